@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+func newApply() *cobra.Command {
+	var (
+		out         string
+		concurrency int
+		offline     bool
+		quiet       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "apply CONFIG",
+		Short: "Run a study; a second run resumes from the journal and never pays twice",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := loadStudy(args[0])
+			if err != nil {
+				return err
+			}
+			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline}
+			if err := pipeline.Connect(st, opts.Offline); err != nil {
+				return err
+			}
+			eng := pipeline.NewEngine(st, opts)
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			if !quiet {
+				go progress(cmd.ErrOrStderr(), eng, stop, done)
+			} else {
+				close(done)
+			}
+			sum, _, err := eng.Run(cmd.Context())
+			close(stop)
+			<-done
+			if sum != nil {
+				fmt.Fprintln(cmd.OutOrStdout(), sum.String())
+			}
+			if err != nil {
+				return err
+			}
+			if sum.Interrupted {
+				return &exitError{130, nil}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "output folder (default: the run file's output, or out/<name>)")
+	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "cases in flight per model (default: settings.concurrency)")
+	cmd.Flags().BoolVar(&offline, "offline", false, "serve only journaled replies: no network, no keys; a missing reply is an error")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	return cmd
+}
+
+// progress prints plain periodic lines; the live display comes later.
+func progress(w io.Writer, eng *pipeline.Engine, stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			for _, m := range eng.Stats() {
+				fmt.Fprintf(w, "%s: %d/%d cases, %d calls (%d cached), %d errors\n", m.Name, m.Done.Load(), m.Total, m.Calls.Load(), m.Cached.Load(), m.Fails.Load())
+			}
+		}
+	}
+}
+
+var _ = os.Stderr

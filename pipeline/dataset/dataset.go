@@ -1,0 +1,316 @@
+// Package dataset loads the items of a task from a data file described by a
+// Spec (a task YAML's `dataset:` mapping). Adding a dataset in a known format
+// (JSONL, JSON array, CSV, TSV, Parquet; any of them gzipped) needs only
+// YAML: column mapping, type conversion, filtering, limiting, seeded
+// sampling, one-row-to-many expansion (contrast pairs) and seeded option
+// shuffling with the gold answer mapped through.
+//
+// Loading is deterministic: the same Spec and file give the same items in
+// the same order on every run and platform. Random choices (Sample,
+// Shuffle) are keyed by (seed, item id) rather than by position, so an item
+// keeps its draw and its option order when other rows are filtered out.
+//
+// Errors name the file, the 1-based row (the line for JSONL, CSV and TSV)
+// and the field, and say how to fix the problem.
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+)
+
+// Item is one unit of evaluation.
+type Item struct {
+	// ID is unique within the loaded dataset and stable across runs.
+	ID string `json:"id"`
+	// Row is the 1-based source row: the line where the record starts for
+	// JSONL/CSV/TSV, the element for a JSON array, the row for Parquet.
+	// Expanded variants share their row.
+	Row int `json:"row"`
+	// Fields holds every source column under its own name, plus the mapped,
+	// typed, expanded and shuffled fields the Spec adds.
+	Fields map[string]any `json:"fields"`
+}
+
+// Error is a problem found while reading data. Row is 0 when the problem is
+// not tied to one row; Field is "" when it is not tied to one field.
+type Error struct {
+	Path  string
+	Row   int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Path)
+	if e.Row > 0 {
+		b.WriteString(": row ")
+		b.WriteString(strconv.Itoa(e.Row))
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads the data file described by spec. Relative paths (Path and
+// Exclude.Path) are resolved against baseDir, the folder of the YAML file
+// that declares the spec. Spec problems are reported before any data is
+// read, all at once (joined).
+func Load(spec *Spec, baseDir string) ([]Item, error) {
+	if errs := spec.Check(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	path := spec.Resolve(baseDir)
+	l, err := newLoader(spec, path)
+	if err != nil {
+		return nil, err
+	}
+	if ex := spec.Exclude; ex != nil {
+		if l.exclude, err = excludeSet(ex, baseDir); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := readFile(path, fileFormat(spec.Format, spec.Path), "path", baseDir, l.add); err != nil {
+		return nil, err
+	}
+	return l.finish()
+}
+
+// row is a source row that survived filter and exclude.
+type row struct {
+	n   int
+	id  string
+	rec map[string]any
+}
+
+type loader struct {
+	spec    *Spec
+	src     source
+	stem    string
+	filter  *filterProgram
+	fields  []string // sorted keys of spec.Fields, for deterministic errors
+	types   []string // sorted keys of spec.Types
+	exclude map[string]bool
+	seen    map[string]int // id -> row, for duplicate detection
+	total   int
+	dropped int // by exclude
+	rows    []row
+}
+
+func newLoader(spec *Spec, path string) (*loader, error) {
+	l := &loader{
+		spec:   spec,
+		src:    source{path},
+		stem:   stem(path),
+		fields: sortedKeys(spec.Fields),
+		types:  sortedKeys(spec.Types),
+		seen:   map[string]int{},
+	}
+	if spec.Filter != "" {
+		f, err := compileFilter(spec.Filter)
+		if err != nil {
+			return nil, &SpecError{Field: "filter", Msg: err.Error()}
+		}
+		l.filter = f
+	}
+	return l, nil
+}
+
+// add maps, types, identifies and filters one row. A missing mapped field
+// is only an error for rows the filter keeps, so one file can mix row
+// shapes (JBB rows have pair_id, XSTest rows have focus) and each task maps
+// the fields of the rows it selects.
+func (l *loader) add(n int, rec map[string]any) error {
+	l.total++
+	missing := map[string]string{} // item field -> why it is needed
+	// Read every mapped value before writing any, so swaps (a: b, b: a)
+	// and chains see the source row, not half-mapped state.
+	vals := make([]any, len(l.fields))
+	for i, name := range l.fields {
+		v, ok := lookup(rec, l.spec.Fields[name])
+		if !ok {
+			missing[name] = fmt.Sprintf("(mapped from %q); fix the row or change dataset.fields.%s", l.spec.Fields[name], name)
+			continue
+		}
+		vals[i] = v
+	}
+	for i, name := range l.fields {
+		if _, gone := missing[name]; !gone {
+			rec[name] = vals[i]
+		}
+	}
+	for _, name := range l.types {
+		v, ok := rec[name]
+		if !ok {
+			if _, gone := missing[name]; !gone {
+				missing[name] = fmt.Sprintf("(listed in dataset.types); fix the row or remove dataset.types.%s", name)
+			}
+			continue
+		}
+		c, err := convert(v, l.spec.Types[name])
+		if err != nil {
+			return l.src.errf(n, name, "field %q: %v; fix the value or change dataset.types.%s", name, err, name)
+		}
+		rec[name] = c
+	}
+	id, err := l.rowID(n, rec)
+	if err != nil {
+		return err
+	}
+	if prev, dup := l.seen[id]; dup {
+		return l.src.errf(n, "", "id %q is also the id of row %d; ids must be unique: fix the data or choose another dataset.id / id_columns", id, prev)
+	}
+	l.seen[id] = n
+	if l.filter != nil {
+		keep, err := l.filter.keep(rec)
+		if err != nil {
+			return l.src.errf(n, "", "%v", err)
+		}
+		if !keep {
+			return nil
+		}
+	}
+	if len(missing) > 0 {
+		name := sortedKeys(missing)[0]
+		return l.src.errf(n, name, "field %q is missing %s", name, missing[name])
+	}
+	if l.exclude != nil {
+		f := l.spec.Exclude.Field
+		v, ok := rec[f]
+		if !ok {
+			return l.src.errf(n, f, "field %q is missing (named by dataset.exclude.field); fix the row or change exclude.field", f)
+		}
+		if key, ok := scalarString(v); ok && l.exclude[key] {
+			l.dropped++
+			return nil
+		}
+	}
+	l.rows = append(l.rows, row{n: n, id: id, rec: rec})
+	return nil
+}
+
+func (l *loader) rowID(n int, rec map[string]any) (string, error) {
+	part := func(col, knob string) (string, error) {
+		v, ok := lookup(rec, col)
+		if !ok {
+			return "", l.src.errf(n, col, "id column %q is missing; fix the row or change dataset.%s", col, knob)
+		}
+		s, ok := scalarString(v)
+		if !ok || s == "" {
+			return "", l.src.errf(n, col, "id column %q is %s; ids must be non-empty strings or numbers", col, describe(v))
+		}
+		return s, nil
+	}
+	switch {
+	case l.spec.ID != "":
+		return part(l.spec.ID, "id")
+	case len(l.spec.IDColumns) > 0:
+		parts := make([]string, len(l.spec.IDColumns))
+		for i, c := range l.spec.IDColumns {
+			s, err := part(c, "id_columns")
+			if err != nil {
+				return "", err
+			}
+			parts[i] = s
+		}
+		return strings.Join(parts, ":"), nil
+	}
+	return l.stem + ":" + strconv.Itoa(n), nil
+}
+
+// finish applies limit, sample, expand and shuffle to the kept rows.
+func (l *loader) finish() ([]Item, error) {
+	s := l.spec
+	if len(l.rows) == 0 {
+		switch {
+		case l.filter != nil && l.dropped == 0:
+			return nil, l.src.errf(0, "", "filter `%s` kept none of the %d rows; check the field names and values it compares (strings are case-sensitive)", s.Filter, l.total)
+		case l.dropped > 0:
+			return nil, l.src.errf(0, "", "dataset.exclude removed all %d remaining rows; check exclude.path and exclude.field", l.dropped)
+		}
+		return nil, l.src.errf(0, "", "contains no rows")
+	}
+	rows := l.rows
+	if s.Limit > 0 && len(rows) > s.Limit {
+		rows = rows[:s.Limit]
+	}
+	if sm := s.Sample; sm != nil {
+		// An explicit sample size that cannot be met would silently change
+		// a study's n, so it is an error rather than a clamp.
+		if sm.N > len(rows) {
+			return nil, l.src.errf(0, "", "dataset.sample.n is %d but only %d rows remain after filter, exclude and limit; lower sample.n", sm.N, len(rows))
+		}
+		rows = sampleRows(rows, sm.N, sm.Seed)
+	}
+	var items []Item
+	if x := s.Expand; x != nil {
+		var err error
+		if items, err = l.expand(rows, x); err != nil {
+			return nil, err
+		}
+	} else {
+		items = make([]Item, len(rows))
+		for i, r := range rows {
+			items[i] = Item{ID: r.id, Row: r.n, Fields: r.rec}
+		}
+	}
+	if sh := s.Shuffle; sh != nil {
+		for i := range items {
+			if err := shuffleItem(&items[i], sh); err != nil {
+				return nil, l.src.errf(items[i].Row, "", "item %q: %v", items[i].ID, err)
+			}
+		}
+	}
+	return items, nil
+}
+
+func (l *loader) expand(rows []row, x *Expand) ([]Item, error) {
+	as, link := or(x.As, DefaultExpandAs), or(x.Link, DefaultLink)
+	items := make([]Item, 0, len(rows)*len(x.Variants))
+	seen := make(map[string]int, cap(items))
+	for _, r := range rows {
+		for vi, v := range x.Variants {
+			f := maps.Clone(r.rec)
+			for _, name := range sortedKeys(v.Fields) {
+				col := v.Fields[name]
+				val, ok := lookup(r.rec, col)
+				if !ok {
+					return nil, l.src.errf(r.n, name, "field %q of variant %q is missing (mapped from %q); fix the row or change dataset.expand.variants[%d].fields.%s", name, v.Name, col, vi, name)
+				}
+				f[name] = val
+			}
+			f[as] = v.Name
+			f[link] = r.id
+			id := r.id + ":" + v.Name
+			if prev, dup := seen[id]; dup {
+				return nil, l.src.errf(r.n, "", "expanded id %q collides with one from row %d; row ids must not end in \":<variant name>\"", id, prev)
+			}
+			seen[id] = r.n
+			items = append(items, Item{ID: id, Row: r.n, Fields: f})
+		}
+	}
+	return items, nil
+}
+
+// excludeSet reads the column named by ex from the other file.
+func excludeSet(ex *Exclude, baseDir string) (map[string]bool, error) {
+	path := resolve(ex.Path, baseDir)
+	col := or(ex.Column, ex.Field)
+	src := source{path}
+	set := map[string]bool{}
+	_, err := readFile(path, fileFormat(ex.Format, ex.Path), "exclude.path", baseDir, func(n int, rec map[string]any) error {
+		v, ok := lookup(rec, col)
+		if !ok {
+			return src.errf(n, col, "column %q is missing (named by dataset.exclude.column or exclude.field); fix the row or change exclude.column", col)
+		}
+		if s, ok := scalarString(v); ok {
+			set[s] = true
+		}
+		return nil
+	})
+	return set, err
+}

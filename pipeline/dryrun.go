@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"fmt"
+)
+
+// dryRun renders every template of every matrix cell against the cell's
+// first item, with example outputs standing in for earlier stages, so a
+// template that names a missing field fails before any model call.
+func dryRun(st *Study, ds *Diags) {
+	type key struct{ m, s, t string }
+	seen := map[key]bool{}
+	for _, c := range st.Cells {
+		k := key{c.Model.Name, c.Strategy.Name, c.Task.Name}
+		if seen[k] || len(c.Task.Items) == 0 {
+			continue
+		}
+		seen[k] = true
+		env := SampleEnv(c.Model, c.Strategy, c.Task, &c.Task.Items[0])
+		taskEnv, err := c.Task.env(env)
+		if err != nil {
+			ds.Addf(c.Task.File, c.Task.Spec.Line, "blocks", "", "item %s: %v", c.Task.Items[0].ID, err)
+			continue
+		}
+		env["task"] = taskEnv
+		for _, n := range c.Strategy.Nodes {
+			ch, ok := n.Stage.(Checker)
+			if !ok {
+				continue
+			}
+			if err := ch.Check(c.Task, env); err != nil {
+				ds.Addf(c.Strategy.Spec.File, n.Base.Line, fmt.Sprintf("stages[%s]", n.Base.Name),
+					"the template reads a field this item, task or model does not have",
+					"with model %s, task %s, item %s: %v", c.Model.Name, c.Task.Name, c.Task.Items[0].ID, err)
+			}
+		}
+	}
+}
+
+// SampleEnv is a case environment for one item with example stage outputs,
+// for dry runs, plans and rendering prompts for review.
+func SampleEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
+	stages := map[string]any{}
+	visits := map[string]any{}
+	for _, n := range s.Nodes {
+		out := map[string]any{}
+		if sp, ok := n.Config.(Sampler); ok {
+			for k, v := range sp.Sample() {
+				out[k] = v
+			}
+		}
+		stages[n.Base.Name] = out
+		visits[n.Base.Name] = 1
+	}
+	return map[string]any{
+		"item": it.Fields, "stages": stages, "visits": visits, "params": s.Params,
+		"model": m.Env, "strategy": map[string]any{"name": s.Name},
+	}
+}

@@ -1,0 +1,599 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+// Version is promoral's version, recorded in every manifest.
+var Version = "0.1.0"
+
+// Attempt is one try at a model call, as the transport reports it.
+type Attempt struct {
+	N       int
+	Start   time.Time
+	Latency time.Duration
+	Err     error
+	Resp    *llm.Response
+}
+
+// Doer sends requests to one model: retries, rate limits and concurrency
+// live behind it. The engine calls it only on a journal miss.
+type Doer interface {
+	Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error)
+}
+
+// Direct is a Doer that makes exactly one attempt; tests and the scripted
+// provider use it.
+type Direct struct{ P llm.Provider }
+
+// Do implements Doer.
+func (d Direct) Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
+	start := time.Now()
+	resp, err := d.P.Complete(ctx, req)
+	onAttempt(Attempt{N: 1, Start: start, Latency: time.Since(start), Err: err, Resp: resp})
+	return resp, err
+}
+
+// Options adjust one apply.
+type Options struct {
+	OutDir      string // overrides the run file's output
+	Concurrency int    // overrides settings.concurrency
+	Offline     bool   // serve only journaled replies; a miss is an error
+	// Doer builds the transport for a model; nil means Direct over the
+	// model's provider.
+	Doer func(m *Model) (Doer, error)
+	Log  io.Writer
+}
+
+// Summary is what an apply did; it is also the manifest's counts.
+type Summary struct {
+	Run              string  `json:"run"`
+	OutDir           string  `json:"out_dir"`
+	Cases            int     `json:"cases"`
+	CallsNew         int     `json:"calls_new"`
+	CallsCached      int     `json:"calls_cached"`
+	Attempts         int     `json:"attempts"`
+	Errors           int     `json:"errors"`
+	Unparsed         int     `json:"unparsed"`
+	Truncated        int     `json:"truncated"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	ThinkingTokens   int     `json:"thinking_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	Interrupted      bool    `json:"interrupted,omitempty"`
+}
+
+func (s *Summary) String() string {
+	msg := fmt.Sprintf("%s: %d cases, %d calls (%d new, %d cached), %d errors, %d unparsed, %d truncated, %d prompt + %d completion tokens, $%.4f -> %s",
+		s.Run, s.Cases, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed, s.Truncated,
+		s.PromptTokens, s.CompletionTokens, s.CostUSD, s.OutDir)
+	if s.Interrupted {
+		msg += " (interrupted: run apply again to resume)"
+	}
+	return msg
+}
+
+// Result is one case's outcome.
+type Result struct {
+	Done       bool
+	Outputs    map[string]any
+	Label      string
+	Confidence *float64
+	Parsed     bool
+	Correct    *bool
+	Err        string
+	Acct       Account
+	Steps      int
+}
+
+// ModelStats are live counters for one model, read by the progress display.
+type ModelStats struct {
+	Name                       string
+	Total                      int64
+	Done, Calls, Cached, Fails atomic.Int64
+	Tokens                     atomic.Int64
+	costMicros                 atomic.Int64
+	Start                      time.Time
+}
+
+// Cost is the USD spent so far.
+func (m *ModelStats) Cost() float64 { return float64(m.costMicros.Load()) / 1e6 }
+
+// Engine runs a study's cases.
+type Engine struct {
+	study   *Study
+	opts    Options
+	journal *Journal
+	doers   map[*Model]Doer
+	sf      singleflight.Group
+	stats   map[*Model]*ModelStats
+	order   []*ModelStats
+	rows    chan CallRow
+	fatal   atomic.Pointer[error]
+	cancel  context.CancelFunc
+
+	mu       sync.Mutex
+	versions map[string]map[string]bool
+	newCalls atomic.Int64
+	attempts atomic.Int64
+}
+
+// NewEngine prepares an engine; Run does the work.
+func NewEngine(s *Study, o Options) *Engine {
+	if o.OutDir == "" {
+		o.OutDir = s.OutDir
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	e := &Engine{study: s, opts: o, doers: map[*Model]Doer{}, stats: map[*Model]*ModelStats{}, versions: map[string]map[string]bool{}}
+	for _, m := range s.Models {
+		st := &ModelStats{Name: m.Name}
+		e.stats[m] = st
+	}
+	for _, c := range s.Cells {
+		e.stats[c.Model].Total += int64(len(c.Task.Items))
+	}
+	for _, m := range s.Models {
+		if e.stats[m].Total > 0 {
+			e.order = append(e.order, e.stats[m])
+		}
+	}
+	return e
+}
+
+// Stats returns live per-model counters (models with cases only).
+func (e *Engine) Stats() []*ModelStats { return e.order }
+
+// PrepareOutDir creates the output folder and proves it is writable before
+// any model call, so a bad path costs nothing.
+func PrepareOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output folder %s: %w (pass --out with a writable folder)", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".write-test-*")
+	if err != nil {
+		return fmt.Errorf("output folder %s is not writable: %w (pass --out with a writable folder)", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// Run executes every case, writes calls.parquet, results.parquet and
+// manifest.json, and returns the summary. When ctx is cancelled it stops
+// taking cases, keeps the journal, and leaves earlier outputs untouched.
+func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
+	s := e.study
+	out := e.opts.OutDir
+	if err := PrepareOutDir(out); err != nil {
+		return nil, nil, err
+	}
+	for _, m := range s.Models {
+		if e.stats[m].Total == 0 {
+			continue
+		}
+		var d Doer
+		switch {
+		case e.opts.Doer != nil:
+			var err error
+			if d, err = e.opts.Doer(m); err != nil {
+				return nil, nil, fmt.Errorf("model %s: %w", m.Name, err)
+			}
+		case m.Provider != nil:
+			d = Direct{m.Provider}
+		}
+		e.doers[m] = d
+	}
+	j, err := OpenJournal(filepath.Join(out, "journal.jsonl"), s.Run.Settings.Fsync)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer j.Close()
+	e.journal = j
+
+	started := time.Now().UTC()
+	calls, err := CreateParquet(filepath.Join(out, "calls.parquet"), callColumns)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.rows = make(chan CallRow, 1024)
+	writerDone := make(chan error, 1)
+	go func() {
+		var werr error
+		for r := range e.rows {
+			if werr == nil {
+				werr = r.append(calls)
+			}
+		}
+		writerDone <- werr
+	}()
+
+	ctx, cancel := context.WithCancel(ctx)
+	e.cancel = cancel
+	defer cancel()
+	results := make([]Result, s.NumCases())
+	var wg sync.WaitGroup
+	for _, m := range s.Models {
+		st := e.stats[m]
+		if st.Total == 0 {
+			continue
+		}
+		st.Start = time.Now()
+		conc := m.Spec.Limits.Concurrency
+		if conc == 0 {
+			conc = e.opts.Concurrency
+		}
+		if conc == 0 {
+			conc = s.Run.Settings.Concurrency
+		}
+		if conc <= 0 {
+			conc = 8
+		}
+		jobs := make(chan *Case, conc)
+		wg.Add(1)
+		go func(m *Model) {
+			defer wg.Done()
+			defer close(jobs)
+			s.EachCase(func(c *Case) bool {
+				if c.Model != m {
+					return true
+				}
+				select {
+				case jobs <- c:
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			})
+		}(m)
+		for w := 0; w < conc; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for c := range jobs {
+					if ctx.Err() != nil {
+						continue
+					}
+					r := e.runCase(ctx, c)
+					if ctx.Err() != nil && !r.Done {
+						continue
+					}
+					results[c.Ordinal] = r
+					st.Done.Add(1)
+					if r.Err != "" {
+						st.Fails.Add(1)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(e.rows)
+	werr := <-writerDone
+
+	sum := &Summary{Run: s.Run.Name, OutDir: out, Cases: len(results)}
+	sum.CallsNew = int(e.newCalls.Load())
+	sum.Attempts = int(e.attempts.Load())
+	for i := range results {
+		r := &results[i]
+		sum.CallsCached += r.Acct.CachedCalls
+		sum.PromptTokens += r.Acct.PromptTokens
+		sum.CompletionTokens += r.Acct.CompletionTokens
+		sum.ThinkingTokens += r.Acct.ThinkingTokens
+		sum.CostUSD += r.Acct.CostUSD
+		if r.Err != "" {
+			sum.Errors++
+		} else if !r.Parsed {
+			sum.Unparsed++
+		}
+		if r.Acct.Truncated {
+			sum.Truncated++
+		}
+	}
+	if f := e.fatal.Load(); f != nil {
+		calls.Abort()
+		return sum, nil, *f
+	}
+	if ctx.Err() != nil {
+		calls.Abort()
+		sum.Interrupted = true
+		return sum, nil, nil
+	}
+	if werr != nil {
+		calls.Abort()
+		return sum, nil, fmt.Errorf("writing calls.parquet: %w", werr)
+	}
+	if err := calls.Commit(); err != nil {
+		return sum, nil, err
+	}
+	if err := e.writeResults(filepath.Join(out, "results.parquet"), results); err != nil {
+		return sum, nil, err
+	}
+	if err := e.writeManifest(filepath.Join(out, "manifest.json"), sum, started); err != nil {
+		return sum, nil, err
+	}
+	return sum, results, nil
+}
+
+// runCase walks the strategy graph for one case.
+func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
+	x := &Exec{
+		Ctx: ctx, Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
+		stages: make(map[string]any, len(c.Strategy.Nodes)),
+		visits: make(map[string]int, len(c.Strategy.Nodes)),
+		convs:  map[string]conversation{},
+		caller: e.call,
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r = Result{Done: true, Err: fmt.Sprintf("internal error in case %s: %v\n%s", c.ID(), p, debug.Stack()), Acct: x.acct}
+		}
+	}()
+	visits := make(map[string]any, len(c.Strategy.Nodes))
+	for _, n := range c.Strategy.Nodes {
+		x.stages[n.Base.Name] = map[string]any{}
+		visits[n.Base.Name] = 0
+	}
+	x.Env = map[string]any{
+		"item":     c.Item.Fields,
+		"stages":   x.stages,
+		"visits":   visits,
+		"params":   c.Strategy.Params,
+		"model":    c.Model.Env,
+		"strategy": map[string]any{"name": c.Strategy.Name},
+	}
+	taskEnv, err := c.Task.env(x.Env)
+	if err != nil {
+		return Result{Done: true, Err: err.Error()}
+	}
+	x.Env["task"] = taskEnv
+	maxSteps := e.study.Run.Settings.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = 1000
+	}
+	nodes := c.Strategy.Nodes
+	cur := 0
+	steps := 0
+	for cur >= 0 {
+		n := nodes[cur]
+		name := n.Base.Name
+		if n.Base.MaxVisits > 0 && x.visits[name] >= n.Base.MaxVisits {
+			cur = n.exhausted
+			continue
+		}
+		steps++
+		if steps > maxSteps {
+			return Result{Done: true, Steps: steps, Acct: x.acct, Err: fmt.Sprintf("case %s ran more than settings.max_steps=%d stages", c.ID(), maxSteps)}
+		}
+		x.visits[name]++
+		visits[name] = x.visits[name]
+		next, err := n.Stage.Run(x)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Result{Acct: x.acct}
+			}
+			return Result{Done: true, Steps: steps, Acct: x.acct, Err: err.Error()}
+		}
+		switch next {
+		case "":
+			cur = n.next
+		case End:
+			cur = -1
+		default:
+			i, ok := c.Strategy.index[next]
+			if !ok {
+				return Result{Done: true, Steps: steps, Acct: x.acct, Err: fmt.Sprintf("stage %q chose %q, which is not a stage", name, next)}
+			}
+			cur = i
+		}
+	}
+	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: make(map[string]any, len(c.Strategy.outputs))}
+	for _, o := range c.Strategy.outputs {
+		v, err := expr.Run(o.prog, x.Env)
+		if err != nil {
+			r.Err = fmt.Sprintf("output %s: %v", o.name, err)
+			return r
+		}
+		r.Outputs[o.name] = v
+	}
+	r.Label, _ = r.Outputs["label"].(string)
+	r.Confidence = toFloatPtr(r.Outputs["confidence"])
+	r.Parsed = r.Label != ""
+	if r.Parsed && len(c.Task.Labels) > 0 {
+		r.Parsed = false
+		for _, l := range c.Task.Labels {
+			if l == r.Label {
+				r.Parsed = true
+				break
+			}
+		}
+	}
+	if c.Item.Gold != "" {
+		ok := r.Parsed && r.Label == c.Item.Gold
+		r.Correct = &ok
+	}
+	return r
+}
+
+func toFloatPtr(v any) *float64 {
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case float32:
+		f = float64(x)
+	case int:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case *float64:
+		return x
+	default:
+		return nil
+	}
+	return &f
+}
+
+// CacheKey is the journal key of a request to a model: the provider identity
+// plus the request's canonical form.
+func CacheKey(m *Model, req *llm.Request) string {
+	h := sha256.New()
+	h.Write([]byte(m.Identity))
+	h.Write([]byte{0})
+	h.Write(req.Canonical())
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ErrOfflineMiss is returned in offline mode when a request is not journaled.
+var ErrOfflineMiss = errors.New("offline: this request has no journaled reply (run without --offline to call the model)")
+
+// call fulfils one request: from the journal when it holds the reply,
+// otherwise through the model's transport, journaling every attempt before
+// the reply is used. Identical requests in flight at once are sent once.
+func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
+	m := x.Model
+	key := CacheKey(m, req)
+	st := e.stats[m]
+	if rec, ok, err := e.journal.Lookup(key); err != nil {
+		e.fail(err)
+		return nil, err
+	} else if ok {
+		e.emit(x, stage, req, key, rec.Attempt, rec.LatencyMS, rec.Time, rec.Resp, "", true)
+		x.account(rec.Resp, true)
+		st.Calls.Add(1)
+		st.Cached.Add(1)
+		st.Tokens.Add(int64(rec.Resp.Usage.PromptTokens + rec.Resp.Usage.CompletionTokens))
+		return rec.Resp, nil
+	}
+	if e.opts.Offline {
+		return nil, x.Errorf(stage, "%v", ErrOfflineMiss)
+	}
+	d := e.doers[m]
+	if d == nil {
+		return nil, x.Errorf(stage, "model %s has no provider", m.Name)
+	}
+	caseID := x.Case.ID()
+	v, err, shared := e.sf.Do(key, func() (any, error) {
+		if rec, ok, err := e.journal.Lookup(key); err == nil && ok {
+			return rec.Resp, nil
+		}
+		resp, err := d.Do(x.Ctx, req, func(a Attempt) {
+			if x.Ctx.Err() != nil && a.Err != nil {
+				return // our own cancellation is not a failed attempt
+			}
+			e.attempts.Add(1)
+			rec := &Record{Key: key, Model: m.Name, Case: caseID, Stage: stage, Attempt: a.N, Time: a.Start.UTC(),
+				LatencyMS: float64(a.Latency.Microseconds()) / 1000}
+			if a.Err != nil {
+				rec.Err = a.Err.Error()
+			} else {
+				rec.Resp = a.Resp
+			}
+			if err := e.journal.Append(rec); err != nil {
+				e.fail(err)
+				return
+			}
+			errText := rec.Err
+			e.emit(x, stage, req, key, a.N, rec.LatencyMS, rec.Time, a.Resp, errText, false)
+			if a.Err == nil {
+				e.newCalls.Add(1)
+				e.noteVersion(m.Name, a.Resp.ModelVersion)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return resp, nil
+	})
+	if err != nil {
+		if x.Ctx.Err() != nil {
+			return nil, x.Ctx.Err()
+		}
+		return nil, x.Errorf(stage, "%v", err)
+	}
+	resp := v.(*llm.Response)
+	if e.fatal.Load() != nil {
+		return nil, *e.fatal.Load()
+	}
+	if shared {
+		e.emit(x, stage, req, key, 0, 0, time.Now().UTC(), resp, "", true)
+	}
+	x.account(resp, shared)
+	st.Calls.Add(1)
+	if shared {
+		st.Cached.Add(1)
+	}
+	st.Tokens.Add(int64(resp.Usage.PromptTokens + resp.Usage.CompletionTokens))
+	if !shared {
+		st.costMicros.Add(int64(m.Spec.Price.Cost(resp.Usage) * 1e6))
+	}
+	return resp, nil
+}
+
+// fail records an error that makes the run's outputs untrustworthy (the
+// journal cannot be written) and stops the run.
+func (e *Engine) fail(err error) {
+	e.fatal.CompareAndSwap(nil, &err)
+	if e.cancel != nil {
+		e.cancel()
+	}
+}
+
+func (e *Engine) noteVersion(model, v string) {
+	if v == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.versions[model] == nil {
+		e.versions[model] = map[string]bool{}
+	}
+	e.versions[model][v] = true
+}
+
+func (e *Engine) emit(x *Exec, stage string, req *llm.Request, key string, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) {
+	e.rows <- CallRow{
+		Case: x.Case, Stage: stage, Attempt: attempt, Key: key, Req: req, Resp: resp,
+		LatencyMS: latency, Time: t, Cached: cached, Err: errText, Price: x.Model.Spec.Price,
+	}
+}
+
+// ModelVersions lists the model versions providers reported, per model.
+func (e *Engine) ModelVersions() map[string][]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string][]string{}
+	for m, vs := range e.versions {
+		for v := range vs {
+			out[m] = append(out[m], v)
+		}
+		sort.Strings(out[m])
+	}
+	return out
+}
+
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%q", fmt.Sprint(v))
+	}
+	return string(b)
+}

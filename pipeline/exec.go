@@ -1,0 +1,120 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+// Exec is one case in flight: the state a stage reads and writes while the
+// engine walks the strategy graph for one model x strategy x task x item.
+//
+// Env is what templates (as .item, .task, .stages, ...) and expressions (as
+// item, task, stages, ...) see:
+//
+//	item      the item's fields
+//	task      the task's name, labels and rendered wording blocks
+//	stages    outputs of the stages run so far, by stage name (latest visit)
+//	visits    how often each stage has run
+//	params    the strategy's parameters
+//	model     name, id, provider and vars of the model
+//	strategy  name of the strategy
+type Exec struct {
+	Ctx      context.Context
+	Case     *Case
+	Model    *Model
+	Task     *Task
+	Item     *Item
+	Strategy *Strategy
+	Env      map[string]any
+
+	stages map[string]any
+	visits map[string]int
+	convs  map[string]conversation
+	seq    int
+	caller func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
+	acct   Account
+}
+
+// Account is what one case spent.
+type Account struct {
+	Calls            int
+	CachedCalls      int
+	PromptTokens     int
+	CompletionTokens int
+	ThinkingTokens   int
+	CostUSD          float64
+	Truncated        bool // some reply was cut off by max_tokens
+	Blocked          bool // some reply was blocked by the provider's safety filter
+}
+
+// Call sends a request for the named stage through the engine's transport
+// (journal first, then the provider) and accounts for it.
+func (x *Exec) Call(stage string, req *llm.Request) (*llm.Response, error) {
+	resp, err := x.caller(x, stage, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range resp.Choices {
+		switch c.FinishReason {
+		case llm.FinishLength:
+			x.acct.Truncated = true
+		case llm.FinishBlocked:
+			x.acct.Blocked = true
+		}
+	}
+	return resp, nil
+}
+
+func (x *Exec) account(resp *llm.Response, cached bool) {
+	x.acct.Calls++
+	if cached {
+		x.acct.CachedCalls++
+	}
+	x.acct.PromptTokens += resp.Usage.PromptTokens
+	x.acct.CompletionTokens += resp.Usage.CompletionTokens
+	x.acct.ThinkingTokens += resp.Usage.ThinkingTokens
+	x.acct.CostUSD += x.Model.Spec.Price.Cost(resp.Usage)
+}
+
+// Set publishes a stage's output fields as stages.<name>.
+func (x *Exec) Set(stage string, out map[string]any) { x.stages[stage] = out }
+
+// Get returns a stage's latest output fields (empty if it has not run).
+func (x *Exec) Get(stage string) map[string]any {
+	m, _ := x.stages[stage].(map[string]any)
+	return m
+}
+
+type conversation struct {
+	msgs []llm.Message
+	seq  int
+}
+
+// Conversation returns the messages of the most recently run of the named
+// prompt stages followed by its reply, so a later stage can continue it
+// (in a loop: the latest revision, or the first answer before any).
+func (x *Exec) Conversation(stages ...string) ([]llm.Message, bool) {
+	best, found := conversation{}, false
+	for _, s := range stages {
+		if c, ok := x.convs[s]; ok && (!found || c.seq > best.seq) {
+			best, found = c, true
+		}
+	}
+	return best.msgs, found
+}
+
+// SetConversation records a prompt stage's full conversation.
+func (x *Exec) SetConversation(stage string, msgs []llm.Message) {
+	x.seq++
+	x.convs[stage] = conversation{msgs, x.seq}
+}
+
+// Visits is how often a stage has run in this case.
+func (x *Exec) Visits(stage string) int { return x.visits[stage] }
+
+// Errorf makes a case error that names the stage and the item.
+func (x *Exec) Errorf(stage, format string, args ...any) error {
+	return fmt.Errorf("stage %q, item %s: %s", stage, x.Item.ID, fmt.Sprintf(format, args...))
+}

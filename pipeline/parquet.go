@@ -1,0 +1,212 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// ColType is the type of a Parquet column.
+type ColType int
+
+const (
+	ColString ColType = iota
+	ColInt
+	ColFloat
+	ColBool
+	ColTime
+)
+
+// Column declares one Parquet column; every column is nullable so a missing
+// value is a null, never a made-up zero.
+type Column struct {
+	Name string
+	Type ColType
+}
+
+func (c Column) arrowType() arrow.DataType {
+	switch c.Type {
+	case ColInt:
+		return arrow.PrimitiveTypes.Int64
+	case ColFloat:
+		return arrow.PrimitiveTypes.Float64
+	case ColBool:
+		return arrow.FixedWidthTypes.Boolean
+	case ColTime:
+		return &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
+	}
+	return arrow.BinaryTypes.String
+}
+
+// ParquetWriter streams rows into a Parquet file that only replaces its
+// destination once Commit has written it completely: a killed run leaves the
+// previous file intact.
+type ParquetWriter struct {
+	final, tmp string
+	f          *os.File
+	fw         *pqarrow.FileWriter
+	rb         *array.RecordBuilder
+	cols       []Column
+	pending    int
+	rows       int
+}
+
+const parquetBatch = 8192
+
+// CreateParquet starts writing path (through a temporary file beside it).
+func CreateParquet(path string, cols []Column) (*ParquetWriter, error) {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: c.Name, Type: c.arrowType(), Nullable: true}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(true))
+	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &ParquetWriter{final: path, tmp: f.Name(), f: f, fw: fw, rb: array.NewRecordBuilder(memory.DefaultAllocator, schema), cols: cols}, nil
+}
+
+// Append adds one row; vals follow the columns. Accepted values: string,
+// int, int64, float64, bool, time.Time, pointers to those (nil = null), nil.
+func (w *ParquetWriter) Append(vals ...any) error {
+	if len(vals) != len(w.cols) {
+		return fmt.Errorf("parquet %s: %d values for %d columns", filepath.Base(w.final), len(vals), len(w.cols))
+	}
+	for i, v := range vals {
+		b := w.rb.Field(i)
+		if v == nil {
+			b.AppendNull()
+			continue
+		}
+		switch x := v.(type) {
+		case string:
+			b.(*array.StringBuilder).Append(x)
+		case *string:
+			if x == nil {
+				b.AppendNull()
+			} else {
+				b.(*array.StringBuilder).Append(*x)
+			}
+		case int:
+			b.(*array.Int64Builder).Append(int64(x))
+		case int64:
+			b.(*array.Int64Builder).Append(x)
+		case *int64:
+			if x == nil {
+				b.AppendNull()
+			} else {
+				b.(*array.Int64Builder).Append(*x)
+			}
+		case float64:
+			b.(*array.Float64Builder).Append(x)
+		case *float64:
+			if x == nil {
+				b.AppendNull()
+			} else {
+				b.(*array.Float64Builder).Append(*x)
+			}
+		case bool:
+			b.(*array.BooleanBuilder).Append(x)
+		case *bool:
+			if x == nil {
+				b.AppendNull()
+			} else {
+				b.(*array.BooleanBuilder).Append(*x)
+			}
+		case time.Time:
+			ts, _ := arrow.TimestampFromTime(x, arrow.Millisecond)
+			b.(*array.TimestampBuilder).Append(ts)
+		default:
+			return fmt.Errorf("parquet column %s: unsupported value %T", w.cols[i].Name, v)
+		}
+	}
+	w.pending++
+	w.rows++
+	if w.pending >= parquetBatch {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *ParquetWriter) flush() error {
+	if w.pending == 0 {
+		return nil
+	}
+	rec := w.rb.NewRecordBatch()
+	defer rec.Release()
+	w.pending = 0
+	return w.fw.Write(rec)
+}
+
+// Rows is the number of rows appended so far.
+func (w *ParquetWriter) Rows() int { return w.rows }
+
+// Commit finishes the file and moves it into place atomically.
+func (w *ParquetWriter) Commit() error {
+	if err := w.flush(); err != nil {
+		w.Abort()
+		return err
+	}
+	w.rb.Release()
+	if err := w.fw.Close(); err != nil { // also closes f
+		os.Remove(w.tmp)
+		return err
+	}
+	if err := os.Rename(w.tmp, w.final); err != nil {
+		os.Remove(w.tmp)
+		return fmt.Errorf("cannot replace %s: %w", w.final, err)
+	}
+	return nil
+}
+
+// Abort drops the partial file and leaves any previous version alone.
+func (w *ParquetWriter) Abort() {
+	if w.rb != nil {
+		w.rb.Release()
+		w.rb = nil
+	}
+	if w.fw != nil {
+		w.fw.Close()
+		w.fw = nil
+	}
+	os.Remove(w.tmp)
+}
+
+// WriteFileAtomic writes data to path through a temporary file and rename.
+func WriteFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

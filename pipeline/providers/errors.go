@@ -1,0 +1,230 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+// apiFailure is what a provider could read from an SDK's HTTP error.
+type apiFailure struct {
+	status int
+	msg    string // the server's own explanation
+	code   string // the server's error code or type, e.g. "insufficient_quota"
+	// retryAfter comes from the body where a provider puts it there
+	// (Gemini's google.rpc.RetryInfo) rather than in headers.
+	retryAfter time.Duration
+}
+
+// maxMsg bounds server text copied into error messages: enough to read the
+// reason, not a whole HTML error page.
+const maxMsg = 300
+
+// classify turns whatever the SDK returned into the contract's error. The
+// caller's own cancellation comes back unchanged so the engine can stop
+// cleanly; everything else becomes an *llm.Error whose text is free of the key.
+func (c *call) classify(err error, af apiFailure, cfg *Config) error {
+	if cerr := c.caller.Err(); cerr != nil {
+		return cerr
+	}
+	status, header := c.x.get()
+	if af.status == 0 && status >= 400 {
+		af.status = status
+	}
+	wrapped := &redactedError{err: err, key: cfg.APIKey}
+	if af.status != 0 {
+		return statusError(af, header, cfg, wrapped, time.Now())
+	}
+	switch {
+	case errors.Is(c.ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err):
+		return &llm.Error{Kind: llm.Transient, Msg: fmt.Sprintf("no response within %s", cfg.Timeout), Err: wrapped}
+	case isCutConnection(err):
+		return &llm.Error{Kind: llm.Transient, Msg: "connection failed: " + clip(wrapped.Error()), Err: wrapped}
+	case isBadJSON(err):
+		return &llm.Error{Kind: llm.Transient, Msg: "response body cut off or malformed: " + clip(wrapped.Error()), Err: wrapped}
+	default:
+		// SDK-side validation and configuration failures: retrying cannot help.
+		return &llm.Error{Kind: llm.Permanent, Msg: clip(wrapped.Error()), Err: wrapped}
+	}
+}
+
+func statusError(af apiFailure, header http.Header, cfg *Config, wrapped error, now time.Time) *llm.Error {
+	e := &llm.Error{Status: af.status, Err: wrapped, Kind: llm.Permanent}
+	var what string
+	switch s := af.status; {
+	case s == http.StatusTooManyRequests && af.code == "insufficient_quota":
+		// OpenAI reports an exhausted balance as 429; waiting will not refill it.
+		what = "quota exhausted: check billing for the account behind " + keyName(cfg)
+	case s == http.StatusTooManyRequests:
+		e.Kind, e.RateLimited = llm.Transient, true
+		what = "rate limited"
+	case s == http.StatusRequestTimeout || s == http.StatusConflict || s >= 500:
+		// 529 is Anthropic's "overloaded"; 409 is a lock conflict both
+		// OpenAI and Anthropic say to retry.
+		e.Kind = llm.Transient
+		what = "server error"
+	case s == http.StatusUnauthorized:
+		what = "authentication failed: check " + keyName(cfg)
+	case s == http.StatusForbidden:
+		what = "permission denied: check " + keyName(cfg) + " and the account's access to this model"
+	case s == http.StatusNotFound:
+		what = "not found: check the model id and the base URL"
+	default:
+		what = "request rejected"
+	}
+	if e.Kind == llm.Transient {
+		e.RetryAfter = retryAfter(header, now)
+		if e.RetryAfter == 0 {
+			e.RetryAfter = af.retryAfter
+		}
+	}
+	if m := strings.TrimSpace(redact(af.msg, cfg.APIKey)); m != "" {
+		what += ": " + clip(m)
+	}
+	e.Msg = what
+	return e
+}
+
+func keyName(cfg *Config) string {
+	if cfg.KeyVar != "" {
+		return "the key variable " + cfg.KeyVar
+	}
+	return "the API key"
+}
+
+// retryAfter reads the server's requested wait, in the order of how directly
+// each header answers "when may I retry": explicit Retry-After first, then
+// the rate-limit reset times. Zero means the server said nothing usable.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 1e12 {
+			return time.Duration(f * float64(time.Millisecond))
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			if f > 0 && f < 1e9 {
+				return time.Duration(f * float64(time.Second))
+			}
+		} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
+			return t.Sub(now)
+		}
+	}
+	// Reset headers exist per limit (requests, tokens…). The one that ran out
+	// is the one to wait for; if none says it ran out, the soonest reset is
+	// the least we know.
+	var exhausted, soonest time.Duration
+	consider := func(d time.Duration, remaining string) {
+		if d <= 0 {
+			return
+		}
+		if strings.TrimSpace(remaining) == "0" && d > exhausted {
+			exhausted = d
+		}
+		if soonest == 0 || d < soonest {
+			soonest = d
+		}
+	}
+	for _, kind := range []string{"requests", "tokens"} {
+		if v := h.Get("X-Ratelimit-Reset-" + kind); v != "" {
+			if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil {
+				consider(d, h.Get("X-Ratelimit-Remaining-"+kind))
+			}
+		}
+	}
+	for _, kind := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
+		if v := h.Get("Anthropic-Ratelimit-" + kind + "-Reset"); v != "" {
+			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(v)); err == nil {
+				consider(t.Sub(now), h.Get("Anthropic-Ratelimit-"+kind+"-Remaining"))
+			}
+		}
+	}
+	if exhausted > 0 {
+		return exhausted
+	}
+	return soonest
+}
+
+func isNetTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func isCutConnection(err error) bool {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	// Some cut connections surface only as text (HTTP/2 GOAWAY, a server
+	// closing an idle connection between our write and its read).
+	s := err.Error()
+	for _, frag := range []string{"connection reset", "broken pipe", "server closed", "GOAWAY", "unexpected EOF"} {
+		if strings.Contains(s, frag) {
+			return true
+		}
+	}
+	return false
+}
+
+func isBadJSON(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &se) || errors.As(err, &te) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "unexpected end of JSON input") || strings.Contains(s, "error parsing response json") ||
+		strings.Contains(s, "error unmarshalling response")
+}
+
+// redactedError keeps an SDK error reachable for errors.Is (context deadline,
+// io.ErrUnexpectedEOF, syscall errors) while its text is scrubbed of the key.
+// It deliberately has no Unwrap: the SDK error types hold the outgoing
+// *http.Request, whose headers carry the key, and errors.As must not hand
+// that to code that might print it.
+type redactedError struct {
+	err error
+	key string
+}
+
+func (r *redactedError) Error() string { return redact(r.err.Error(), r.key) }
+
+func (r *redactedError) Is(target error) bool { return errors.Is(r.err, target) }
+
+func redact(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[redacted]")
+}
+
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > maxMsg {
+		cut := maxMsg
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return s[:cut] + "…"
+	}
+	return s
+}

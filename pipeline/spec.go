@@ -1,0 +1,282 @@
+package pipeline
+
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/scripted"
+)
+
+// RunFile is a study: the top-level YAML that `promoral apply` takes.
+type RunFile struct {
+	Name        string      `yaml:"name" required:"true" doc:"Name of the run; the default output folder is out/<name>."`
+	Description string      `yaml:"description,omitempty" doc:"What this run is for."`
+	Models      []yaml.Node `yaml:"models" required:"true" doc:"Models: a name (configs/models/<name>.yaml), an inline model, or {use: <name>, ...overrides}."`
+	Tasks       []yaml.Node `yaml:"tasks" required:"true" doc:"Tasks: a name (configs/tasks/<name>.yaml), an inline task, or {use: <name>, ...overrides}."`
+	Strategies  []yaml.Node `yaml:"strategies" required:"true" doc:"Strategies: a name (configs/strategies/<name>.yaml), an inline strategy, or {use: <name>, name: <new name>, params: {...}}."`
+	Matrix      Matrix      `yaml:"matrix,omitempty" doc:"Which models run which strategies on which tasks; default every model x strategy x task."`
+	Output      string      `yaml:"output,omitempty" doc:"Output folder (default out/<name>), relative to the working directory."`
+	Settings    Settings    `yaml:"settings,omitempty" doc:"Run settings."`
+	Paths       Paths       `yaml:"paths,omitempty" doc:"Where referenced files live, relative to this file's folder."`
+	Metrics     []yaml.Node `yaml:"metrics,omitempty" doc:"Metric stages run over the results after the cases."`
+}
+
+// Settings are run-wide knobs.
+type Settings struct {
+	Concurrency int    `yaml:"concurrency,omitempty" doc:"Cases in flight per model unless the model sets limits.concurrency (default 8)."`
+	Seed        int64  `yaml:"seed,omitempty" doc:"Seed for every seeded choice the run makes (recorded in the manifest)."`
+	MaxSteps    int    `yaml:"max_steps,omitempty" doc:"Hard bound on stage executions per case, a guard against runaway graphs (default 1000)."`
+	Unparsed    string `yaml:"unparsed,omitempty" doc:"How unparsed answers count in accuracy: wrong (default) or exclude."`
+	Fsync       bool   `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
+}
+
+// Paths locates referenced files; each is relative to the run file's folder.
+type Paths struct {
+	Strategies string `yaml:"strategies,omitempty" doc:"Folder of strategy files (default strategies)."`
+	Tasks      string `yaml:"tasks,omitempty" doc:"Folder of task files (default tasks)."`
+	Models     string `yaml:"models,omitempty" doc:"Folder of model files (default models)."`
+	Prompts    string `yaml:"prompts,omitempty" doc:"Folder that template paths are relative to (default ../prompts)."`
+}
+
+// Matrix is a list of blocks; a single mapping is accepted as one block.
+type Matrix []MatrixBlock
+
+// MatrixBlock crosses its models, strategies and tasks; an empty list means all.
+type MatrixBlock struct {
+	Models     []string `yaml:"models,omitempty" doc:"Model names (default all)."`
+	Strategies []string `yaml:"strategies,omitempty" doc:"Strategy names (default all)."`
+	Tasks      []string `yaml:"tasks,omitempty" doc:"Task names (default all)."`
+	Exclude    []Cell   `yaml:"exclude,omitempty" doc:"Cells to leave out; an empty field matches anything."`
+}
+
+// Cell names one model x strategy x task combination.
+type Cell struct {
+	Model    string `yaml:"model,omitempty" doc:"Model name."`
+	Strategy string `yaml:"strategy,omitempty" doc:"Strategy name."`
+	Task     string `yaml:"task,omitempty" doc:"Task name."`
+}
+
+// DecodeNode accepts one block (a mapping) or a list of blocks.
+func (m *Matrix) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+	n = resolveAlias(n)
+	if n.Kind == yaml.MappingNode {
+		var b MatrixBlock
+		d.Decode(n, &b, path)
+		*m = Matrix{b}
+		return
+	}
+	var bs []MatrixBlock
+	d.Decode(n, &bs, path)
+	*m = bs
+}
+
+// ModelSpec is one model entry.
+type ModelSpec struct {
+	Name     string            `yaml:"name" required:"true" doc:"promoral's name for the model, used in the matrix and in outputs."`
+	Extends  string            `yaml:"extends,omitempty" doc:"Copy every field of a model declared earlier, then apply the fields given here (e.g. a thinking-on variant)."`
+	Provider string            `yaml:"provider" required:"true" doc:"openai, openai-compatible, anthropic, gemini or scripted."`
+	Model    string            `yaml:"model,omitempty" doc:"The provider's model id (default: name)."`
+	BaseURL  string            `yaml:"base_url,omitempty" doc:"API base URL, for OpenAI-compatible servers (Together, DeepSeek, vLLM, Ollama, llama.cpp) or a proxy."`
+	KeyEnv   string            `yaml:"key_env,omitempty" doc:"Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY)."`
+	Price    Price             `yaml:"price,omitempty" doc:"USD per million tokens, for cost estimates and accounting."`
+	Limits   Limits            `yaml:"limits,omitempty" doc:"Rate and concurrency limits."`
+	Params   GenParams         `yaml:"params,omitempty" doc:"Default generation parameters for every request to this model; a stage's own values win."`
+	Vars     map[string]string `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
+	Script   *scripted.Script  `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
+	Line     int               `yaml:"-"`
+	File     string            `yaml:"-"`
+}
+
+// ID is the provider's model id.
+func (m *ModelSpec) ID() string {
+	if m.Model != "" {
+		return m.Model
+	}
+	return m.Name
+}
+
+// Price is USD per million tokens.
+type Price struct {
+	Input       float64 `yaml:"input,omitempty" doc:"USD per million input (prompt) tokens."`
+	Output      float64 `yaml:"output,omitempty" doc:"USD per million output tokens (thinking tokens are billed as output)."`
+	CachedInput float64 `yaml:"cached_input,omitempty" doc:"USD per million cached prompt tokens (default: the input price)."`
+}
+
+// Cost of one call's usage in USD.
+func (p Price) Cost(u llm.Usage) float64 {
+	cachedPrice := p.CachedInput
+	if cachedPrice == 0 {
+		cachedPrice = p.Input
+	}
+	uncached := u.PromptTokens - u.CachedPromptTokens
+	if uncached < 0 {
+		uncached = 0
+	}
+	out := u.CompletionTokens
+	return (float64(uncached)*p.Input + float64(u.CachedPromptTokens)*cachedPrice + float64(out)*p.Output) / 1e6
+}
+
+// Limits bound how hard promoral drives one model.
+type Limits struct {
+	RPM         int           `yaml:"rpm,omitempty" doc:"Requests per minute (0 = no limit)."`
+	TPM         int           `yaml:"tpm,omitempty" doc:"Tokens per minute (0 = no limit)."`
+	Concurrency int           `yaml:"concurrency,omitempty" doc:"Requests in flight at most (default settings.concurrency)."`
+	Timeout     time.Duration `yaml:"timeout,omitempty" doc:"Per-request timeout (default 120s)."`
+	MaxAttempts int           `yaml:"max_attempts,omitempty" doc:"Attempts per request including the first (default 5)."`
+}
+
+// GenParams are generation parameters; nil/zero means "not set here".
+type GenParams struct {
+	Temperature *float64       `yaml:"temperature,omitempty" doc:"Sampling temperature."`
+	TopP        *float64       `yaml:"top_p,omitempty" doc:"Nucleus sampling."`
+	MaxTokens   int            `yaml:"max_tokens,omitempty" doc:"Most tokens the reply may have; a reply cut off here is flagged truncated."`
+	N           int            `yaml:"n,omitempty" doc:"Samples per request."`
+	Stop        []string       `yaml:"stop,omitempty" doc:"Stop sequences."`
+	Seed        *int64         `yaml:"seed,omitempty" doc:"Provider-side sampling seed, where supported."`
+	Thinking    *ThinkingSpec  `yaml:"thinking,omitempty" doc:"Model thinking (extended thinking / thinking budget / reasoning effort)."`
+	Logprobs    *bool          `yaml:"logprobs,omitempty" doc:"Ask for token log-probabilities where offered."`
+	Extra       map[string]any `yaml:"extra,omitempty" doc:"Provider-specific parameters passed through."`
+}
+
+// ThinkingSpec configures model thinking.
+type ThinkingSpec struct {
+	Enabled bool   `yaml:"enabled" doc:"Turn thinking on."`
+	Budget  int    `yaml:"budget,omitempty" doc:"Thinking budget in tokens (Anthropic, Gemini)."`
+	Effort  string `yaml:"effort,omitempty" doc:"Reasoning effort low, medium or high (OpenAI reasoning models)."`
+}
+
+// Over returns p with every field set in o replacing p's.
+func (p GenParams) Over(o GenParams) GenParams {
+	if o.Temperature != nil {
+		p.Temperature = o.Temperature
+	}
+	if o.TopP != nil {
+		p.TopP = o.TopP
+	}
+	if o.MaxTokens != 0 {
+		p.MaxTokens = o.MaxTokens
+	}
+	if o.N != 0 {
+		p.N = o.N
+	}
+	if o.Stop != nil {
+		p.Stop = o.Stop
+	}
+	if o.Seed != nil {
+		p.Seed = o.Seed
+	}
+	if o.Thinking != nil {
+		p.Thinking = o.Thinking
+	}
+	if o.Logprobs != nil {
+		p.Logprobs = o.Logprobs
+	}
+	if o.Extra != nil {
+		m := map[string]any{}
+		for k, v := range p.Extra {
+			m[k] = v
+		}
+		for k, v := range o.Extra {
+			m[k] = v
+		}
+		p.Extra = m
+	}
+	return p
+}
+
+// Apply writes the parameters into a request.
+func (p GenParams) Apply(r *llm.Request) {
+	r.Temperature = p.Temperature
+	r.TopP = p.TopP
+	r.MaxTokens = p.MaxTokens
+	r.N = p.N
+	if r.N == 1 {
+		r.N = 0 // one sample is the default; keep the cache key canonical
+	}
+	r.Stop = p.Stop
+	r.Seed = p.Seed
+	if p.Thinking != nil && p.Thinking.Enabled {
+		r.Thinking = llm.Thinking{Enabled: true, Budget: p.Thinking.Budget, Effort: p.Thinking.Effort}
+	}
+	r.Logprobs = p.Logprobs != nil && *p.Logprobs
+	r.Extra = p.Extra
+}
+
+// StrategySpec is one strategy file: a graph of stages and its outputs.
+type StrategySpec struct {
+	Name        string            `yaml:"name" required:"true" doc:"Strategy name, used in the matrix and outputs."`
+	Description string            `yaml:"description,omitempty" doc:"What the strategy does and where it comes from."`
+	Source      string            `yaml:"source,omitempty" doc:"Citation for the method (and for any trigger phrase it uses)."`
+	AppliesTo   []string          `yaml:"applies_to,omitempty" doc:"Task names or answer types (label, letter, judge) this strategy makes sense for; empty = all."`
+	Params      map[string]any    `yaml:"params,omitempty" doc:"Parameters with defaults, read as .params.<name> in templates and params.<name> in expressions."`
+	Stages      []StageNode       `yaml:"stages" required:"true" doc:"The stages, run from the first; edges follow list order unless next/branch say otherwise."`
+	Outputs     map[string]string `yaml:"outputs" required:"true" doc:"Final outputs as expressions over stages.<name>.<field>; label is required, confidence usual."`
+	File        string            `yaml:"-"`
+	Line        int               `yaml:"-"`
+}
+
+// StageNode holds one decoded stage config of whatever kind it names.
+type StageNode struct {
+	Config Config
+	Line   int
+}
+
+// DecodeNode reads the kind first, then decodes the whole mapping into that
+// kind's own config struct, so unknown fields are caught per kind.
+func (s *StageNode) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+	n = resolveAlias(n)
+	s.Line = n.Line
+	if n.Kind != yaml.MappingNode {
+		d.Errf(n, path, "write the stage as a mapping with name and kind", "expected a mapping, got %s", kindName(n))
+		return
+	}
+	var kindNode *yaml.Node
+	for _, kv := range mappingPairs(n) {
+		if kv[0].Value == "kind" {
+			kindNode = kv[1]
+		}
+	}
+	if kindNode == nil {
+		d.Errf(n, joinPath(path, "kind"), kindHint(), "the stage has no kind")
+		return
+	}
+	k, ok := LookupKind(kindNode.Value)
+	if !ok {
+		d.Errf(kindNode, joinPath(path, "kind"), kindHint(), "unknown stage kind %q", kindNode.Value)
+		return
+	}
+	cfg := k.New()
+	d.Decode(n, cfg, path)
+	cfg.Base().Line = n.Line
+	s.Config = cfg
+}
+
+func kindHint() string {
+	names := ""
+	for i, k := range Kinds() {
+		if i > 0 {
+			names += ", "
+		}
+		names += k.Name
+	}
+	return "known kinds: " + names
+}
+
+// StringList is a list of strings that may be written as one string.
+type StringList []string
+
+// DecodeNode accepts a scalar or a list of scalars.
+func (s *StringList) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+	n = resolveAlias(n)
+	if n.Kind == yaml.ScalarNode {
+		if n.Tag != "!!null" {
+			*s = StringList{n.Value}
+		}
+		return
+	}
+	var xs []string
+	d.Decode(n, &xs, path)
+	*s = xs
+}

@@ -1,0 +1,152 @@
+package stats
+
+import "math"
+
+// DefaultBins is the number of equal-width calibration bins used when a
+// bins argument is <= 0.
+const DefaultBins = 10
+
+// Brier is the mean of (p − y)² over items, p the probability of the
+// positive class and y whether the item is positive. Items whose p is NaN
+// (no stated confidence) are skipped; NaN when none remain.
+func Brier(p []float64, y []bool) float64 {
+	mustSameLen("Brier", len(p), len(y))
+	var sum float64
+	n := 0
+	for i, pi := range p {
+		if math.IsNaN(pi) {
+			continue
+		}
+		d := pi - b2f(y[i])
+		sum += d * d
+		n++
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// PositiveProb turns a stated confidence conf (in [0,1]; divide a 0–100
+// confidence by 100 first) in the chosen label of a binary task into the
+// probability of the positive class: conf when chosen is positive, 1 − conf
+// otherwise. That is the p ECEPos and Brier expect.
+func PositiveProb(conf float64, chosen, positive string) float64 {
+	if chosen == positive {
+		return conf
+	}
+	return 1 - conf
+}
+
+// ReliabilityBin is one bin of a reliability diagram. For ECEPos-style input
+// MeanConf is the mean p and Accuracy the share of positives; for ECE-style
+// input they are the mean confidence and the share correct. Both are NaN in
+// an empty bin (N == 0), which is kept so plots show the gap.
+type ReliabilityBin struct {
+	Lo, Hi             float64
+	N                  int
+	MeanConf, Accuracy float64
+}
+
+// binEdge is the i-th edge, computed as a division so that for 10 bins it is
+// the same float64 as the decimal literal (7.0/10 == 0.7).
+func binEdge(i, bins int) float64 { return float64(i) / float64(bins) }
+
+// binIndex places p in bin i = [i/bins, (i+1)/bins), the last bin closed at
+// 1. p*bins alone can round across an edge (0.7*10 = 7.000000000000001), so
+// the guess is settled against the edges as reported, which is what makes a
+// stated "70%" land in [0.7, 0.8). Values outside [0,1] are clamped into
+// the end bins.
+func binIndex(p float64, bins int) int {
+	if p <= 0 {
+		return 0
+	}
+	if p >= 1 {
+		return bins - 1
+	}
+	i := int(p * float64(bins))
+	if i >= bins {
+		i = bins - 1
+	}
+	if i > 0 && p < binEdge(i, bins) {
+		i--
+	}
+	if i+1 < bins && p >= binEdge(i+1, bins) {
+		i++
+	}
+	return i
+}
+
+// ReliabilityBins bins conf into bins equal-width bins over [0,1] (bins <= 0
+// means DefaultBins) and reports each bin, empty ones included. Items with
+// NaN conf are skipped.
+func ReliabilityBins(conf []float64, y []bool, bins int) []ReliabilityBin {
+	mustSameLen("ReliabilityBins", len(conf), len(y))
+	if bins <= 0 {
+		bins = DefaultBins
+	}
+	out := make([]ReliabilityBin, bins)
+	sumC := make([]float64, bins)
+	sumY := make([]float64, bins)
+	for i, c := range conf {
+		if math.IsNaN(c) {
+			continue
+		}
+		b := binIndex(c, bins)
+		out[b].N++
+		sumC[b] += c
+		sumY[b] += b2f(y[i])
+	}
+	for b := range out {
+		out[b].Lo, out[b].Hi = binEdge(b, bins), binEdge(b+1, bins)
+		out[b].MeanConf, out[b].Accuracy = math.NaN(), math.NaN()
+		if out[b].N > 0 {
+			out[b].MeanConf = sumC[b] / float64(out[b].N)
+			out[b].Accuracy = sumY[b] / float64(out[b].N)
+		}
+	}
+	return out
+}
+
+// ece is Σ_b (n_b/n)·|mean conf_b − mean y_b| over non-empty bins.
+func ece(fn string, conf []float64, y []bool, bins int) float64 {
+	mustSameLen(fn, len(conf), len(y))
+	var sum float64
+	n := 0
+	for _, b := range ReliabilityBins(conf, y, bins) {
+		if b.N == 0 {
+			continue
+		}
+		sum += float64(b.N) * math.Abs(b.MeanConf-b.Accuracy)
+		n += b.N
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// ECEPos is the expected calibration error in the ProMoral study's
+// positive-class form: p is the probability of the positive class (see
+// PositiveProb), y whether the item is positive, and each of bins equal-width
+// bins (bin i = [i/bins, (i+1)/bins), the last closed at 1; bins <= 0 means
+// 10) contributes (n_bin/n)·|mean p − share positive|. NaN p are skipped;
+// NaN when nothing remains.
+func ECEPos(p []float64, y []bool, bins int) float64 {
+	return ece("ECEPos", p, y, bins)
+}
+
+// ECE is the top-label expected calibration error: conf is the confidence in
+// the label the model chose (in [0,1]) and correct whether that label was
+// right; bins as in ECEPos. On a binary task it differs from ECEPos because a
+// 0.3 confidence in "no" sits in bin 3 here but becomes p = 0.7 there.
+func ECE(conf []float64, correct []bool, bins int) float64 {
+	return ece("ECE", conf, correct, bins)
+}

@@ -1,0 +1,91 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+func TestBrier(t *testing.T) {
+	// ((0.9−1)² + (0.2−0)² + (0.5−0)²)/3 = (0.01 + 0.04 + 0.25)/3 = 0.1;
+	// the NaN item is skipped.
+	near(t, "brier", Brier([]float64{0.9, 0.2, 0.5, nan}, []bool{true, false, false, true}), 0.1, tol)
+	near(t, "empty", Brier(nil, nil), nan, 0)
+	near(t, "all NaN", Brier([]float64{nan}, []bool{true}), nan, 0)
+	mustPanic(t, "Brier", func() { Brier([]float64{0.5}, nil) })
+}
+
+func TestPositiveProb(t *testing.T) {
+	near(t, "chose positive", PositiveProb(0.8, "yes", "yes"), 0.8, tol)
+	near(t, "chose negative", PositiveProb(0.8, "no", "yes"), 0.2, tol)
+}
+
+func TestECEPosHand(t *testing.T) {
+	p := []float64{0.05, 0.15, 0.15, 0.95, 1.0}
+	y := []bool{false, false, true, true, true}
+	// bin 0 {0.05}: |0.05 − 0| = 0.05, weight 1/5 → 0.01
+	// bin 1 {0.15, 0.15}: |0.15 − 0.5| = 0.35, weight 2/5 → 0.14
+	// bin 9 {0.95, 1.0} (1.0 in the closed last bin): |0.975 − 1| = 0.025,
+	// weight 2/5 → 0.01.  ECE = 0.16.
+	near(t, "ECEPos", ECEPos(p, y, 10), 0.16, tol)
+	near(t, "default bins", ECEPos(p, y, 0), 0.16, tol)
+	// Perfect calibration: four items at 0.25, one positive → 0.
+	near(t, "calibrated", ECEPos([]float64{0.25, 0.25, 0.25, 0.25}, []bool{true, false, false, false}, 10), 0, tol)
+	near(t, "empty", ECEPos(nil, nil, 10), nan, 0)
+	near(t, "all NaN", ECEPos([]float64{nan, nan}, []bool{true, false}, 10), nan, 0)
+}
+
+func TestECETopLabelEdgeValues(t *testing.T) {
+	conf := []float64{0.6, 0.7, 0.7, 0.95}
+	correct := []bool{true, true, false, true}
+	// 0.7 must fall in [0.7, 0.8) although 0.7*10 = 7.000000000000001 and
+	// the double 0.7 is a hair below 7/10 in exact arithmetic:
+	// bin 6 {0.6 ✓}: |0.6 − 1| = 0.4, ·1/4 = 0.1
+	// bin 7 {0.7 ✓, 0.7 ✗}: |0.7 − 0.5| = 0.2, ·2/4 = 0.1
+	// bin 9 {0.95 ✓}: 0.05 · 1/4 = 0.0125 → 0.2125.
+	// (Were 0.7 put in bin 6, bin 6 would be calibrated and ECE 0.0125.)
+	near(t, "ECE", ECE(conf, correct, 10), 0.2125, tol)
+	// 5 bins: [0.6,0.8) holds 0.6, 0.7, 0.7: |2/3 − 2/3| = 0; [0.8,1]
+	// holds 0.95: 0.0125 → 0.0125.
+	near(t, "ECE 5 bins", ECE(conf, correct, 5), 0.0125, tol)
+}
+
+func TestBinIndexEdges(t *testing.T) {
+	lits := []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}
+	for i, p := range lits {
+		want := min(i, 9)
+		if got := binIndex(p, 10); got != want {
+			t.Errorf("binIndex(%v) = %d, want %d", p, got, want)
+		}
+	}
+	// 0.1*3 = 0.30000000000000004 is above 0.3: bin 3. Just below an edge
+	// stays below, even where p*10 rounds up onto the edge: the double just
+	// under 0.9 times 10 is exactly 9.0, yet it belongs in bin 8 (the case
+	// the edge check in binIndex exists for). Out of range clamps.
+	cases := map[float64]int{0.1 * 3: 3, math.Nextafter(0.3, 0): 2, math.Nextafter(0.9, 0): 8, -0.2: 0, 1.5: 9, 0.999: 9}
+	for p, want := range cases {
+		if got := binIndex(p, 10); got != want {
+			t.Errorf("binIndex(%v) = %d, want %d", p, got, want)
+		}
+	}
+	// The other direction: 15.0/22 times 22 rounds to 14.999..., but the
+	// value is the edge of bin 15 of 22.
+	if got := binIndex(15.0/22, 22); got != 15 {
+		t.Errorf("binIndex(15/22, 22) = %d, want 15", got)
+	}
+}
+
+func TestReliabilityBins(t *testing.T) {
+	b := ReliabilityBins([]float64{0.05, 0.15, 0.15, nan}, []bool{false, false, true, true}, 10)
+	if len(b) != 10 {
+		t.Fatalf("len = %d, want 10 (empty bins kept)", len(b))
+	}
+	near(t, "lo3", b[3].Lo, 0.3, 0)
+	near(t, "hi3", b[3].Hi, 0.4, 0)
+	eqInt(t, "n1", b[1].N, 2)
+	near(t, "conf1", b[1].MeanConf, 0.15, tol)
+	near(t, "acc1", b[1].Accuracy, 0.5, tol)
+	eqInt(t, "empty n", b[5].N, 0)
+	near(t, "empty conf", b[5].MeanConf, nan, 0)
+	near(t, "empty acc", b[5].Accuracy, nan, 0)
+	near(t, "last hi", b[9].Hi, 1, 0)
+}

@@ -1,0 +1,172 @@
+package pipeline
+
+import (
+	"fmt"
+	"text/template"
+
+	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/parse"
+)
+
+// Study is a loaded, validated run file with everything it references.
+type Study struct {
+	File       string
+	Dir        string
+	Run        *RunFile
+	Models     []*Model
+	Tasks      []*Task
+	Strategies []*Strategy
+	Cells      []ResolvedCell
+	OutDir     string
+	ConfigHash string
+	PromptsDir string
+	// Files are the config, strategy, task and template files read, for the
+	// manifest and for `diff`.
+	Files []string
+}
+
+// ResolvedCell is one matrix cell with its parts looked up.
+type ResolvedCell struct {
+	Model    *Model
+	Strategy *Strategy
+	Task     *Task
+}
+
+// Model is a model entry ready to be called.
+type Model struct {
+	Spec *ModelSpec
+	Name string
+	// Identity distinguishes endpoints that share a model id (Together vs
+	// DeepSeek for DeepSeek-V3); it is part of every cache key.
+	Identity string
+	Env      map[string]any
+	Provider llm.Provider
+}
+
+// Item is one dataset row as a task sees it.
+type Item struct {
+	ID     string
+	Row    int
+	Fields map[string]any
+	// Gold is the gold label in the task's answer space; "" when the item
+	// has none (e.g. MoralChoice high ambiguity, safety prompts).
+	Gold string
+}
+
+// Task is a compiled task: its items, answer space and wording blocks.
+type Task struct {
+	Spec     *TaskSpec
+	Name     string
+	File     string
+	Items    []Item
+	Labels   []string
+	Positive string
+	Space    *parse.Space
+	// Extract holds the task's default extraction rules, compiled.
+	Extract *parse.Extractor
+	blocks  []namedTmpl
+	static  map[string]any
+}
+
+type namedTmpl struct {
+	name string
+	t    *template.Template
+}
+
+// Case is one model x strategy x task x item.
+type Case struct {
+	Ordinal  int
+	Cell     int
+	Model    *Model
+	Strategy *Strategy
+	Task     *Task
+	Item     *Item
+}
+
+// ID is readable and stable across runs: model/strategy/task/item.
+func (c *Case) ID() string {
+	return c.Model.Name + "/" + c.Strategy.Name + "/" + c.Task.Name + "/" + c.Item.ID
+}
+
+// NumCases is the number of cases the matrix expands to.
+func (s *Study) NumCases() int {
+	n := 0
+	for _, c := range s.Cells {
+		n += len(c.Task.Items)
+	}
+	return n
+}
+
+// EachCase calls fn for every case in order, without materialising them all.
+func (s *Study) EachCase(fn func(c *Case) bool) {
+	ord := 0
+	for ci, cell := range s.Cells {
+		for i := range cell.Task.Items {
+			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i]}
+			ord++
+			if !fn(c) {
+				return
+			}
+		}
+	}
+}
+
+// Model returns the model with that name.
+func (s *Study) Model(name string) *Model {
+	for _, m := range s.Models {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// Strategy returns the strategy with that name.
+func (s *Study) Strategy(name string) *Strategy {
+	for _, x := range s.Strategies {
+		if x.Name == name {
+			return x
+		}
+	}
+	return nil
+}
+
+// Task returns the task with that name.
+func (s *Study) Task(name string) *Task {
+	for _, t := range s.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// renderBlocks renders the task's wording blocks for one item into the
+// task environment strategies read as .task.<block>.
+func (t *Task) env(env map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(t.static)+len(t.blocks))
+	for k, v := range t.static {
+		out[k] = v
+	}
+	if len(t.blocks) == 0 {
+		return out, nil
+	}
+	data := map[string]any{"item": env["item"], "task": out, "params": env["params"], "model": env["model"]}
+	var buf []byte
+	for _, b := range t.blocks {
+		w := &sliceWriter{buf: buf[:0]}
+		if err := b.t.Execute(w, data); err != nil {
+			return nil, fmt.Errorf("task %s, block %s: %v", t.Name, b.name, err)
+		}
+		out[b.name] = string(w.buf)
+		buf = w.buf
+	}
+	return out, nil
+}
+
+type sliceWriter struct{ buf []byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	return len(p), nil
+}

@@ -1,0 +1,151 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/promoral/promoral/pipeline/dataset"
+	"github.com/promoral/promoral/pipeline/parse"
+)
+
+// TaskSpec is one task file: a dataset bound to its answer space, gold
+// labels, extraction rules and the wording blocks strategies reuse.
+type TaskSpec struct {
+	Name        string            `yaml:"name" required:"true" doc:"Task name, used in the matrix and outputs."`
+	Description string            `yaml:"description,omitempty" doc:"What the task measures."`
+	Source      string            `yaml:"source,omitempty" doc:"Where the data comes from, its licence and citation."`
+	Type        string            `yaml:"type,omitempty" doc:"Answer type strategies can key on: label (named labels), letter (multiple choice), judge (a judge decides), or none."`
+	Dataset     dataset.Spec      `yaml:"dataset" required:"true" doc:"The data file and how to read it."`
+	Gold        string            `yaml:"gold,omitempty" doc:"Item field holding the gold answer; its values are mapped to labels through answer.labels[].gold (or the label values themselves)."`
+	Answer      parse.Space       `yaml:"answer,omitempty" doc:"The answer space: labels, their aliases and gold values, and the positive class."`
+	Extract     parse.Spec        `yaml:"extract,omitempty" doc:"Default extraction rules for replies to this task (extract stages use them unless they give their own)."`
+	Blocks      map[string]string `yaml:"blocks,omitempty" doc:"Wording blocks as templates over .item (and .task), rendered per item; strategies read them as .task.<name>."`
+	Vars        map[string]any    `yaml:"vars,omitempty" doc:"Static values strategies read as .task.<name> (e.g. a role description)."`
+	Demos       string            `yaml:"demos,omitempty" doc:"YAML list of few-shot demonstrations, relative to the prompts folder; read as .task.demos."`
+	Subsets     map[string]string `yaml:"subsets,omitempty" doc:"Named item subsets as boolean expressions over item, for per-subset metrics."`
+	Keep        []string          `yaml:"keep,omitempty" doc:"Item fields copied into results.parquet (as JSON in the item column)."`
+	File        string            `yaml:"-"`
+	Line        int               `yaml:"-"`
+}
+
+var reservedTaskKeys = map[string]bool{"name": true, "labels": true, "positive": true, "type": true, "demos": true}
+
+// compileTask loads the task's data and compiles its rules and blocks.
+func compileTask(spec *TaskSpec, promptsDir string, ds *Diags) *Task {
+	t := &Task{Spec: spec, Name: spec.Name, File: spec.File, Positive: spec.Answer.Positive}
+	before := len(*ds)
+	addErrs := func(field string, errs []error) {
+		for _, err := range errs {
+			ds.Addf(spec.File, spec.Line, field, "", "%v", err)
+		}
+	}
+	addErrs("dataset", spec.Dataset.Check())
+	if len(spec.Answer.Labels) > 0 {
+		addErrs("answer", spec.Answer.Check())
+		t.Space = &spec.Answer
+		for _, l := range spec.Answer.Labels {
+			t.Labels = append(t.Labels, l.Value)
+		}
+		addErrs("extract", spec.Extract.Check(&spec.Answer))
+		if len(*ds) == before {
+			x, err := parse.Compile(&spec.Extract, &spec.Answer)
+			if err != nil {
+				ds.Addf(spec.File, spec.Line, "extract", "", "%v", err)
+			}
+			t.Extract = x
+		}
+	} else if spec.Gold != "" {
+		ds.Addf(spec.File, spec.Line, "answer.labels", "declare the labels the gold values map to", "the task has a gold field but no answer labels")
+	}
+	switch spec.Type {
+	case "", "label", "letter", "judge", "none":
+	default:
+		ds.Addf(spec.File, spec.Line, "type", "use label, letter, judge or none", "unknown task type %q", spec.Type)
+	}
+	t.static = map[string]any{"name": spec.Name, "labels": t.Labels, "positive": spec.Answer.Positive, "type": spec.Type}
+	for k, v := range spec.Vars {
+		if reservedTaskKeys[k] {
+			ds.Addf(spec.File, spec.Line, "vars."+k, "rename it", "%q is a reserved task key", k)
+		}
+		t.static[k] = v
+	}
+	if spec.Demos != "" {
+		path := filepath.Join(promptsDir, spec.Demos)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			ds.Addf(spec.File, spec.Line, "demos", "demos paths are relative to the prompts folder", "%v", err)
+		} else {
+			var demos []map[string]any
+			if err := yaml.Unmarshal(data, &demos); err != nil {
+				ds.Addf(path, 0, "", "write a YAML list of mappings", "demonstrations: %v", err)
+			}
+			list := make([]any, len(demos))
+			for i, d := range demos {
+				list[i] = d
+			}
+			t.static["demos"] = list
+		}
+	}
+	names := make([]string, 0, len(spec.Blocks))
+	for k := range spec.Blocks {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if reservedTaskKeys[k] || spec.Vars[k] != nil {
+			ds.Addf(spec.File, spec.Line, "blocks."+k, "rename it", "block %q clashes with a reserved task key or a var", k)
+			continue
+		}
+		tm, err := ParseTemplate(fmt.Sprintf("%s blocks.%s", spec.File, k), spec.Blocks[k])
+		if err != nil {
+			ds.Addf(spec.File, spec.Line, "blocks."+k, "fix the template", "%v", err)
+			continue
+		}
+		t.blocks = append(t.blocks, namedTmpl{k, tm})
+	}
+	for name, src := range spec.Subsets {
+		if _, err := CompileExpr(src, nil, true); err != nil {
+			ds.Addf(spec.File, spec.Line, "subsets."+name, "", "%v", err)
+		}
+	}
+	if len(*ds) > before {
+		return t
+	}
+	items, err := dataset.Load(&spec.Dataset, filepath.Dir(spec.File))
+	if err != nil {
+		ds.Addf(spec.File, spec.Line, "dataset", "", "%v", err)
+		return t
+	}
+	if len(items) == 0 {
+		ds.Addf(spec.File, spec.Line, "dataset", "check the filter, limit and path", "the dataset has no items")
+	}
+	t.Items = make([]Item, len(items))
+	goldErrs := 0
+	for i, it := range items {
+		t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields}
+		if spec.Gold == "" {
+			continue
+		}
+		raw, ok := it.Fields[spec.Gold]
+		if !ok {
+			ds.Addf(spec.Dataset.Resolve(filepath.Dir(spec.File)), it.Row, spec.Gold, "fix the row, or the task's gold field", "row %d has no gold field %q", it.Row, spec.Gold)
+			goldErrs++
+		} else if raw != nil && raw != "" {
+			g, ok := spec.Answer.Gold(raw)
+			if !ok {
+				ds.Addf(spec.Dataset.Resolve(filepath.Dir(spec.File)), it.Row, spec.Gold, "add the value to answer.labels[].gold", "row %d: gold value %v is not in the answer space %v", it.Row, raw, t.Labels)
+				goldErrs++
+			}
+			t.Items[i].Gold = g
+		}
+		if goldErrs >= 10 {
+			ds.Addf(spec.File, spec.Line, "gold", "", "stopped after 10 gold errors")
+			break
+		}
+	}
+	return t
+}

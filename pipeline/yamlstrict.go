@@ -1,0 +1,408 @@
+package pipeline
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// NodeDecoder is implemented by config types that accept more than one YAML
+// shape (for example "a name or an inline definition"). The strict decoder
+// hands them the raw node so they can pick a shape and keep line numbers.
+type NodeDecoder interface {
+	DecodeNode(d *Decoder, n *yaml.Node, path string)
+}
+
+// Decoder decodes YAML nodes into Go structs strictly: unknown fields, wrong
+// types and missing required fields become diagnostics with the file, line
+// and dotted field path. It never stops at the first problem.
+//
+// Struct fields are described by tags: `yaml:"name,omitempty"` (",inline"
+// embeds), `doc:"..."` (used by the JSON Schema) and `required:"true"`.
+type Decoder struct {
+	File  string
+	Diags *Diags
+	// Overlay skips required-field checks: the mapping only overrides
+	// fields of a value decoded before it.
+	Overlay bool
+}
+
+// NewDecoder returns a decoder that reports into ds.
+func NewDecoder(file string, ds *Diags) *Decoder { return &Decoder{File: file, Diags: ds} }
+
+// Errf records a diagnostic at node n.
+func (d *Decoder) Errf(n *yaml.Node, path, hint, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	d.Diags.Addf(d.File, line, path, hint, format, args...)
+}
+
+// Decode fills v (a pointer) from n.
+func (d *Decoder) Decode(n *yaml.Node, v any, path string) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		panic("pipeline: Decode needs a non-nil pointer")
+	}
+	d.decode(n, rv.Elem(), path)
+}
+
+var (
+	durationType    = reflect.TypeOf(time.Duration(0))
+	nodeDecoderType = reflect.TypeOf((*NodeDecoder)(nil)).Elem()
+	yamlNodeType    = reflect.TypeOf(yaml.Node{})
+)
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return resolveAlias(n.Content[0])
+	}
+	return n
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "something else"
+}
+
+func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	n = resolveAlias(n)
+	if n == nil {
+		return
+	}
+	if v.Type() == yamlNodeType {
+		v.Set(reflect.ValueOf(*n))
+		return
+	}
+	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
+		v.Addr().Interface().(NodeDecoder).DecodeNode(d, n, path)
+		return
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return // leave the zero value
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decode(n, v.Elem(), path)
+	case reflect.Struct:
+		d.decodeStruct(n, v, path)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.Errf(n, path, "write a YAML list (- item)", "expected a list, got %s", kindName(n))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+		v.Set(s)
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			d.Errf(n, path, "write key: value pairs", "expected a mapping, got %s", kindName(n))
+			return
+		}
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			kv := reflect.New(v.Type().Key()).Elem()
+			d.decode(k, kv, path)
+			ev := reflect.New(v.Type().Elem()).Elem()
+			d.decode(val, ev, joinPath(path, k.Value))
+			v.SetMapIndex(kv, ev)
+		}
+	case reflect.Interface:
+		var x any
+		if err := n.Decode(&x); err != nil {
+			d.Errf(n, path, "", "%v", cleanYAMLErr(err))
+			return
+		}
+		if x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
+	default:
+		d.decodeScalar(n, v, path)
+	}
+}
+
+func (d *Decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode {
+		d.Errf(n, path, "", "expected %s, got %s", typeName(v.Type()), kindName(n))
+		return
+	}
+	if v.Type() == durationType {
+		dur, err := time.ParseDuration(n.Value)
+		if err != nil {
+			d.Errf(n, path, "write a duration like 30s, 2m or 500ms", "%q is not a duration", n.Value)
+			return
+		}
+		v.SetInt(int64(dur))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(n.Value)
+		return
+	case reflect.Bool:
+		if n.Tag != "!!bool" {
+			d.Errf(n, path, "write true or false", "expected true or false, got %q", n.Value)
+			return
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Tag != "!!int" {
+			d.Errf(n, path, "write a whole number", "expected a whole number, got %q", n.Value)
+			return
+		}
+	case reflect.Float32, reflect.Float64:
+		if n.Tag != "!!int" && n.Tag != "!!float" {
+			d.Errf(n, path, "write a number", "expected a number, got %q", n.Value)
+			return
+		}
+	}
+	if err := n.Decode(v.Addr().Interface()); err != nil {
+		d.Errf(n, path, "", "%v", cleanYAMLErr(err))
+	}
+}
+
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	}
+	return t.String()
+}
+
+func cleanYAMLErr(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "yaml: unmarshal errors:\n")
+	return strings.TrimSpace(s)
+}
+
+func joinPath(path, field string) string {
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+// FieldInfo describes one YAML field of a config struct, as read from its tags.
+type FieldInfo struct {
+	Name     string
+	Doc      string
+	Required bool
+	Index    []int
+	Type     reflect.Type
+}
+
+// Fields lists the YAML fields of struct type t, following ",inline" embeds.
+func Fields(t reflect.Type) []FieldInfo {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []FieldInfo
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("yaml")
+			if tag == "-" || (!f.IsExported() && !f.Anonymous) {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			idx := append(append([]int(nil), index...), i)
+			if strings.Contains(opts, "inline") {
+				ft := f.Type
+				for ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				walk(ft, idx)
+				continue
+			}
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			out = append(out, FieldInfo{
+				Name:     name,
+				Doc:      f.Tag.Get("doc"),
+				Required: f.Tag.Get("required") == "true",
+				Index:    idx,
+				Type:     f.Type,
+			})
+		}
+	}
+	walk(t, nil)
+	return out
+}
+
+func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.Errf(n, path, "write key: value pairs", "expected a mapping, got %s", kindName(n))
+		return
+	}
+	fields := Fields(v.Type())
+	byName := make(map[string]FieldInfo, len(fields))
+	for _, f := range fields {
+		byName[f.Name] = f
+	}
+	seen := map[string]bool{}
+	for _, kv := range mappingPairs(n) {
+		k, val := kv[0], kv[1]
+		f, ok := byName[k.Value]
+		if !ok {
+			d.Errf(k, joinPath(path, k.Value), suggest(k.Value, fields), "unknown field %q", k.Value)
+			continue
+		}
+		if seen[k.Value] {
+			d.Errf(k, joinPath(path, k.Value), "remove one of them", "field %q is given twice", k.Value)
+		}
+		seen[k.Value] = true
+		d.decode(val, fieldByIndexAlloc(v, f.Index), joinPath(path, k.Value))
+	}
+	for _, f := range fields {
+		if f.Required && !seen[f.Name] && !d.Overlay {
+			d.Errf(n, joinPath(path, f.Name), "add it", "required field %q is missing", f.Name)
+		}
+	}
+}
+
+// mappingPairs returns the key/value pairs of a mapping, expanding YAML merge
+// keys (<<: *anchor) so shared defaults can be written once.
+func mappingPairs(n *yaml.Node) [][2]*yaml.Node {
+	var out [][2]*yaml.Node
+	var merged [][2]*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value == "<<" && k.Tag == "!!merge" {
+			src := resolveAlias(v)
+			var srcs []*yaml.Node
+			if src.Kind == yaml.SequenceNode {
+				for _, c := range src.Content {
+					srcs = append(srcs, resolveAlias(c))
+				}
+			} else {
+				srcs = []*yaml.Node{src}
+			}
+			for _, s := range srcs {
+				if s.Kind == yaml.MappingNode {
+					merged = append(merged, mappingPairs(s)...)
+				}
+			}
+			continue
+		}
+		out = append(out, [2]*yaml.Node{k, v})
+	}
+	// Explicit keys win over merged ones.
+	for _, m := range merged {
+		dup := false
+		for _, o := range out {
+			if o[0].Value == m[0].Value {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func fieldByIndexAlloc(v reflect.Value, index []int) reflect.Value {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v
+}
+
+// suggest proposes the closest known field name for a typo.
+func suggest(name string, fields []FieldInfo) string {
+	best, bestD := "", 1<<30
+	for _, f := range fields {
+		if dd := editDistance(name, f.Name); dd < bestD {
+			best, bestD = f.Name, dd
+		}
+	}
+	if best != "" && bestD <= 3 && bestD < len(name) {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	names := make([]string, 0, len(fields))
+	for _, f := range fields {
+		names = append(names, f.Name)
+	}
+	sort.Strings(names)
+	return "known fields: " + strings.Join(names, ", ")
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// ParseYAML reads one YAML document, turning a syntax error into a diagnostic
+// with the line yaml.v3 reports.
+func ParseYAML(file string, data []byte, ds *Diags) *yaml.Node {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		line := 0
+		msg := err.Error()
+		fmt.Sscanf(strings.TrimPrefix(msg, "yaml: line "), "%d", &line)
+		ds.Addf(file, line, "", "fix the YAML syntax", "malformed YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+		return nil
+	}
+	if len(doc.Content) == 0 {
+		ds.Addf(file, 0, "", "write the config in it", "the file is empty")
+		return nil
+	}
+	return doc.Content[0]
+}

@@ -1,0 +1,77 @@
+package stages
+
+import (
+	"fmt"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+func init() {
+	pipeline.Register(pipeline.Kind{
+		Name: "branch",
+		Doc:  "Picks the next stage: the goto of the first case whose condition (an expr-lang expression over earlier stages' fields) is true, else default, else the next stage.",
+		New:  func() pipeline.Config { return &BranchConfig{} },
+	})
+}
+
+// BranchConfig is the YAML of a branch stage.
+type BranchConfig struct {
+	pipeline.StageBase `yaml:",inline"`
+	Cases              []BranchCase `yaml:"cases" required:"true" doc:"Conditions tried in order."`
+	Default            string       `yaml:"default,omitempty" doc:"Stage to go to when no condition holds (default: next)."`
+}
+
+// BranchCase is one condition and its target.
+type BranchCase struct {
+	When string `yaml:"when" required:"true" doc:"Boolean expr-lang expression, e.g. stages.check.label == stages.answer_parse.label."`
+	Goto string `yaml:"goto" required:"true" doc:"Stage to go to when it holds, or end."`
+}
+
+type branch struct {
+	name  string
+	conds []*vm.Program
+	gotos []string
+	dflt  string
+}
+
+// Targets lists every stage the branch may jump to.
+func (c *BranchConfig) Targets() []string {
+	var out []string
+	for _, k := range c.Cases {
+		out = append(out, k.Goto)
+	}
+	if c.Default != "" {
+		out = append(out, c.Default)
+	}
+	return out
+}
+
+// Build compiles the conditions.
+func (c *BranchConfig) Build(b *pipeline.Build) pipeline.Stage {
+	br := &branch{name: c.Name, dflt: c.Default}
+	if len(c.Cases) == 0 {
+		b.Errf("cases", "add at least one case", "a branch needs cases")
+	}
+	for i, k := range c.Cases {
+		br.conds = append(br.conds, b.Expr(fmt.Sprintf("cases[%d].when", i), k.When, true))
+		br.gotos = append(br.gotos, k.Goto)
+	}
+	return br
+}
+
+// Run evaluates the conditions in order.
+func (br *branch) Run(x *pipeline.Exec) (string, error) {
+	for i, p := range br.conds {
+		v, err := expr.Run(p, x.Env)
+		if err != nil {
+			return "", x.Errorf(br.name, "cases[%d].when: %v", i, err)
+		}
+		if v.(bool) {
+			return br.gotos[i], nil
+		}
+	}
+	return br.dflt, nil
+}

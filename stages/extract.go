@@ -1,0 +1,186 @@
+package stages
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parse"
+)
+
+func init() {
+	pipeline.Register(pipeline.Kind{
+		Name: "extract",
+		Doc:  "Turns a reply into typed fields with ordered rules: label (from the answer space), confidence (0-1), and free fields. A miss publishes parsed: false, never a wrong label.",
+		New:  func() pipeline.Config { return &ExtractConfig{} },
+	})
+}
+
+// ExtractConfig is the YAML of an extract stage.
+type ExtractConfig struct {
+	pipeline.StageBase `yaml:",inline"`
+	From               string       `yaml:"from,omitempty" doc:"Prompt stage whose reply to read (default: the nearest prompt stage before this one)."`
+	Text               string       `yaml:"text,omitempty" doc:"Expression giving the text to read instead of a reply, e.g. item.reply to re-score recorded replies."`
+	Rules              *parse.Spec  `yaml:"rules,omitempty" doc:"Extraction rules (default: the task's extract rules)."`
+	Answer             *parse.Space `yaml:"answer,omitempty" doc:"Answer space (default: the task's), e.g. REFUSAL/COMPLIANCE for a judge."`
+}
+
+type extract struct {
+	name     string
+	from     string
+	text     *vm.Program
+	rules    *parse.Spec
+	space    *parse.Space
+	compiled sync.Map // *pipeline.Task -> *parse.Extractor or error
+	fields   []string
+}
+
+// Sample gives example outputs for dry runs.
+func (c *ExtractConfig) Sample() map[string]any {
+	out := map[string]any{"label": "", "parsed": true, "label_rule": "", "label_raw": "", "confidence": 0.5, "confidence_parsed": true, "confidence_bin": "moderate"}
+	if c.Rules != nil {
+		for k := range c.Rules.Fields {
+			out[k] = ""
+		}
+	}
+	return out
+}
+
+var extractReserved = map[string]bool{"label": true, "parsed": true, "label_rule": true, "label_raw": true, "confidence": true, "confidence_parsed": true, "confidence_bin": true}
+
+// Build checks the source and any own rules.
+func (c *ExtractConfig) Build(b *pipeline.Build) pipeline.Stage {
+	x := &extract{name: c.Name, from: c.From, rules: c.Rules, space: c.Answer}
+	switch {
+	case c.From != "" && c.Text != "":
+		b.Errf("from", "give from or text, not both", "both from and text are set")
+	case c.Text != "":
+		x.text = b.Expr("text", c.Text, false)
+	case c.From != "":
+		if !b.Names[c.From] {
+			b.Errf("from", "name a prompt stage of this strategy", "no stage %q", c.From)
+		}
+	default:
+		for i := b.Index - 1; i >= 0; i-- {
+			if sc := b.Strategy.Stages[i].Config; sc != nil {
+				if _, ok := sc.(*PromptConfig); ok {
+					x.from = sc.Base().Name
+					break
+				}
+			}
+		}
+		if x.from == "" {
+			b.Errf("from", "set from or text", "no prompt stage before this extract stage to read")
+		}
+	}
+	if c.Answer != nil {
+		for _, err := range c.Answer.Check() {
+			b.Errf("answer", "", "%v", err)
+		}
+	}
+	if c.Rules != nil {
+		for k := range c.Rules.Fields {
+			if extractReserved[k] {
+				b.Errf("rules.fields."+k, "rename the field", "%q is a built-in extract output", k)
+			}
+			x.fields = append(x.fields, k)
+		}
+		if c.Answer != nil {
+			for _, err := range c.Rules.Check(c.Answer) {
+				b.Errf("rules", "", "%v", err)
+			}
+		}
+	}
+	return x
+}
+
+// extractor compiles (once per task) the rules against the answer space.
+func (x *extract) extractor(t *pipeline.Task) (*parse.Extractor, error) {
+	if x.rules == nil && x.space == nil {
+		if t.Extract == nil {
+			return nil, fmt.Errorf("task %s declares no answer labels, so give this stage its own rules and answer", t.Name)
+		}
+		return t.Extract, nil
+	}
+	if v, ok := x.compiled.Load(t); ok {
+		if err, isErr := v.(error); isErr {
+			return nil, err
+		}
+		return v.(*parse.Extractor), nil
+	}
+	space := x.space
+	if space == nil {
+		space = t.Space
+	}
+	rules := x.rules
+	if rules == nil {
+		rules = &t.Spec.Extract
+	}
+	var res any
+	if space == nil {
+		res = fmt.Errorf("task %s declares no answer labels, so give this stage an answer space", t.Name)
+	} else if ex, err := parse.Compile(rules, space); err != nil {
+		res = err
+	} else {
+		res = ex
+	}
+	x.compiled.Store(t, res)
+	if err, isErr := res.(error); isErr {
+		return nil, err
+	}
+	return res.(*parse.Extractor), nil
+}
+
+// Check compiles the extractor for the task, and evaluates the text
+// expression, so bad rules or a text naming a missing field fail early.
+func (x *extract) Check(t *pipeline.Task, env map[string]any) error {
+	if _, err := x.extractor(t); err != nil {
+		return err
+	}
+	if x.text != nil {
+		if _, err := expr.Run(x.text, env); err != nil {
+			return fmt.Errorf("text: %v", err)
+		}
+	}
+	return nil
+}
+
+// Run reads the text and publishes the fields.
+func (x *extract) Run(ex *pipeline.Exec) (string, error) {
+	var text string
+	if x.text != nil {
+		v, err := expr.Run(x.text, ex.Env)
+		if err != nil {
+			return "", ex.Errorf(x.name, "text: %v", err)
+		}
+		if v != nil {
+			text = fmt.Sprint(v)
+		}
+	} else {
+		if ex.Visits(x.from) == 0 {
+			return "", ex.Errorf(x.name, "reads stage %q, which has not run in this case", x.from)
+		}
+		text, _ = ex.Get(x.from)["text"].(string)
+	}
+	e, err := x.extractor(ex.Task)
+	if err != nil {
+		return "", ex.Errorf(x.name, "%v", err)
+	}
+	r := e.Extract(text)
+	out := map[string]any{
+		"label": r.Label, "parsed": r.Parsed, "label_rule": r.LabelRule, "label_raw": r.LabelRaw,
+		"confidence": nil, "confidence_parsed": r.ConfidenceParsed, "confidence_bin": "",
+	}
+	if r.Confidence != nil {
+		out["confidence"] = *r.Confidence
+		out["confidence_bin"] = parse.Bin(*r.Confidence)
+	}
+	for _, k := range x.fields {
+		out[k] = r.Fields[k]
+	}
+	ex.Set(x.name, out)
+	return "", nil
+}

@@ -1,0 +1,174 @@
+package stages
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+func init() {
+	pipeline.Register(pipeline.Kind{
+		Name: "prompt",
+		Doc:  "Renders messages from templates, optionally continuing an earlier prompt stage's conversation, and asks the model. Publishes text, texts (all samples), finish_reason and truncated.",
+		New:  func() pipeline.Config { return &PromptConfig{} },
+	})
+}
+
+// PromptConfig is the YAML of a prompt stage.
+type PromptConfig struct {
+	pipeline.StageBase `yaml:",inline"`
+	Continue           pipeline.StringList `yaml:"continue,omitempty" doc:"Prompt stage(s) whose conversation (messages and reply) comes before this stage's messages; with a list, the one that ran most recently (e.g. [revise, answer] in a loop)."`
+	Messages           []Message           `yaml:"messages" required:"true" doc:"Messages to send, in order; system messages first."`
+	pipeline.GenParams `yaml:",inline"`
+}
+
+// Message is one templated turn.
+type Message struct {
+	Role     string `yaml:"role" required:"true" doc:"system, user or assistant."`
+	Text     string `yaml:"text,omitempty" doc:"Inline Go template (text/template) over .item, .task, .stages, .params, .model."`
+	Template string `yaml:"template,omitempty" doc:"Template file, relative to the prompts folder."`
+}
+
+type prompt struct {
+	name     string
+	cont     []string
+	roles    []string
+	tmpls    []*template.Template
+	params   pipeline.GenParams
+	sampleOK bool
+}
+
+// Sample gives example outputs for dry runs.
+func (c *PromptConfig) Sample() map[string]any {
+	return map[string]any{"text": "(reply of " + c.Name + ")", "texts": []any{"(reply of " + c.Name + ")"}, "finish_reason": llm.FinishStop, "truncated": false, "thinking": ""}
+}
+
+// TemplateFiles lists the template files the stage reads.
+func (c *PromptConfig) TemplateFiles() []string {
+	var out []string
+	for _, m := range c.Messages {
+		if m.Template != "" {
+			out = append(out, m.Template)
+		}
+	}
+	return out
+}
+
+// Build compiles the templates and checks roles and the continued stage.
+func (c *PromptConfig) Build(b *pipeline.Build) pipeline.Stage {
+	p := &prompt{name: c.Name, cont: c.Continue, params: c.GenParams}
+	for _, name := range c.Continue {
+		found := false
+		for _, sn := range b.Strategy.Stages {
+			if sc := sn.Config; sc != nil && sc.Base().Name == name {
+				if _, ok := sc.(*PromptConfig); !ok {
+					b.Errf("continue", "continue names prompt stages", "stage %q is not a prompt stage", name)
+				}
+				found = true
+			}
+		}
+		if !found || name == c.Name && len(c.Continue) == 1 {
+			b.Errf("continue", "name another prompt stage of this strategy", "no stage %q to continue", name)
+		}
+	}
+	if len(c.Messages) == 0 {
+		b.Errf("messages", "add at least one message", "the prompt has no messages")
+	}
+	seenNonSystem := len(c.Continue) > 0
+	for i, m := range c.Messages {
+		field := fmt.Sprintf("messages[%d]", i)
+		switch m.Role {
+		case llm.RoleSystem:
+			if seenNonSystem {
+				b.Errf(field+".role", "put system messages first, so the static part of the prompt leads and providers can cache it", "a system message after the conversation started")
+			}
+		case llm.RoleUser, llm.RoleAssistant:
+			seenNonSystem = true
+		default:
+			b.Errf(field+".role", "use system, user or assistant", "unknown role %q", m.Role)
+		}
+		if (m.Text == "") == (m.Template == "") {
+			b.Errf(field, "give exactly one of text and template", "a message needs text or template")
+			continue
+		}
+		t := b.Template(field, m.Text, m.Template)
+		p.roles = append(p.roles, m.Role)
+		p.tmpls = append(p.tmpls, t)
+	}
+	if c.N < 0 || c.MaxTokens < 0 {
+		b.Errf("", "use positive numbers", "n and max_tokens must not be negative")
+	}
+	if c.Thinking != nil {
+		switch c.Thinking.Effort {
+		case "", "low", "medium", "high":
+		default:
+			b.Errf("thinking.effort", "use low, medium or high", "unknown effort %q", c.Thinking.Effort)
+		}
+	}
+	return p
+}
+
+func (p *prompt) render(env map[string]any) ([]llm.Message, error) {
+	msgs := make([]llm.Message, len(p.tmpls))
+	var sb strings.Builder
+	for i, t := range p.tmpls {
+		sb.Reset()
+		if err := t.Execute(&sb, env); err != nil {
+			return nil, err
+		}
+		msgs[i] = llm.Message{Role: p.roles[i], Content: sb.String()}
+	}
+	return msgs, nil
+}
+
+// Check renders the templates against a sample environment.
+func (p *prompt) Check(_ *pipeline.Task, env map[string]any) error {
+	_, err := p.render(env)
+	return err
+}
+
+// Run renders the messages, asks the model and publishes its reply.
+func (p *prompt) Run(x *pipeline.Exec) (string, error) {
+	var msgs []llm.Message
+	if len(p.cont) > 0 {
+		prev, ok := x.Conversation(p.cont...)
+		if !ok {
+			return "", x.Errorf(p.name, "continues %v, none of which has run in this case", p.cont)
+		}
+		msgs = append(msgs, prev...)
+	}
+	own, err := p.render(x.Env)
+	if err != nil {
+		return "", x.Errorf(p.name, "%v", err)
+	}
+	msgs = append(msgs, own...)
+	req := &llm.Request{Model: x.Model.Spec.ID(), Messages: msgs}
+	x.Model.Spec.Params.Over(p.params).Apply(req)
+	resp, err := x.Call(p.name, req)
+	if err != nil {
+		return "", err
+	}
+	if len(resp.Choices) == 0 {
+		return "", x.Errorf(p.name, "the model returned no choices")
+	}
+	texts := make([]any, len(resp.Choices))
+	truncated := false
+	for i, c := range resp.Choices {
+		texts[i] = c.Text
+		if c.FinishReason == llm.FinishLength {
+			truncated = true
+		}
+	}
+	first := resp.Choices[0]
+	x.Set(p.name, map[string]any{
+		"text": first.Text, "texts": texts, "finish_reason": first.FinishReason,
+		"truncated": truncated, "thinking": first.Thinking,
+	})
+	conv := make([]llm.Message, len(msgs), len(msgs)+1)
+	copy(conv, msgs)
+	x.SetConversation(p.name, append(conv, llm.Message{Role: llm.RoleAssistant, Content: first.Text}))
+	return "", nil
+}

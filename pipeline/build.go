@@ -25,6 +25,7 @@ type Build struct {
 	Index      int             // position of the stage in the strategy's list
 	Names      map[string]bool // every stage name of the strategy
 	PromptsDir string
+	Lines      map[string]int // field path -> line in File
 }
 
 // Path is the dotted field path of a field of the current stage.
@@ -39,12 +40,25 @@ func (b *Build) Path(field string) string {
 	return p
 }
 
-// Errf records a problem with a field of the current stage.
-func (b *Build) Errf(field, hint, format string, args ...any) {
+// Line is the line of a field of the current stage (the stage's own line
+// when the field was not written).
+func (b *Build) Line(field string) int {
 	line := 0
 	if b.Stage != nil {
 		line = b.Stage.Line
 	}
+	if field == "" {
+		return line
+	}
+	if l, ok := b.Lines[fmt.Sprintf("stages[%d].%s", b.Index, field)]; ok {
+		return l
+	}
+	return line
+}
+
+// Errf records a problem with a field of the current stage.
+func (b *Build) Errf(field, hint, format string, args ...any) {
+	line := b.Line(field)
 	b.Diags.Addf(b.File, line, b.Path(field), hint, format, args...)
 }
 
@@ -120,7 +134,7 @@ func (b *Build) Expr(field, src string, asBool bool) *vm.Program {
 // Template compiles a Go text/template given inline or as a file under the
 // prompts folder. Missing keys are errors when it runs, never "<no value>".
 func (b *Build) Template(field, inline, file string) *template.Template {
-	name := fmt.Sprintf("%s:%d %s", b.File, b.Stage.Line, b.Path(field))
+	name := fmt.Sprintf("%s:%d %s", b.File, b.Line(field), b.Path(field))
 	src := inline
 	if file != "" {
 		path := filepath.Join(b.PromptsDir, file)

@@ -29,6 +29,39 @@ type loader struct {
 	paths   Paths
 	files   map[string][]byte
 	cache   map[string]*yaml.Node
+	lines   map[string]map[string]int // file -> field path -> line
+}
+
+// line is the line of a field path in a file, or dflt when unknown.
+func (l *loader) line(file, path string, dflt int) int {
+	if n, ok := l.lines[file][path]; ok {
+		return n
+	}
+	return dflt
+}
+
+// subLines is the line index of a file below a field path, with the path
+// prefix removed (for specs declared inline in the run file).
+func (l *loader) subLines(file, prefix string) map[string]int {
+	if prefix == "" {
+		return l.lines[file]
+	}
+	out := map[string]int{}
+	for k, v := range l.lines[file] {
+		if rest, ok := strings.CutPrefix(k, prefix+"."); ok {
+			out[rest] = v
+		}
+	}
+	return out
+}
+
+func (l *loader) decoder(file string) *Decoder {
+	d := NewDecoder(file, l.ds)
+	if l.lines[file] == nil {
+		l.lines[file] = map[string]int{}
+	}
+	d.Lines = l.lines[file]
+	return d
 }
 
 func (l *loader) read(path string) (*yaml.Node, bool) {
@@ -58,7 +91,7 @@ func Load(runFile string) (*Study, error) {
 }
 
 func load(runFile string, ds *Diags) *Study {
-	l := &loader{ds: ds, runFile: runFile, dir: filepath.Dir(runFile), files: map[string][]byte{}, cache: map[string]*yaml.Node{}}
+	l := &loader{ds: ds, runFile: runFile, dir: filepath.Dir(runFile), files: map[string][]byte{}, cache: map[string]*yaml.Node{}, lines: map[string]map[string]int{}}
 	data, err := os.ReadFile(runFile)
 	if err != nil {
 		ds.Addf(runFile, 0, "", "check the path", "cannot read the run file: %v", err)
@@ -70,7 +103,7 @@ func load(runFile string, ds *Diags) *Study {
 		return nil
 	}
 	var rf RunFile
-	NewDecoder(runFile, ds).Decode(root, &rf, "")
+	l.decoder(runFile).Decode(root, &rf, "")
 	l.paths = rf.Paths
 	st := &Study{File: runFile, Dir: l.dir, Run: &rf}
 	st.PromptsDir = l.path(rf.Paths.Prompts, "../prompts")
@@ -102,7 +135,7 @@ func load(runFile string, ds *Diags) *Study {
 			layers = append(append([]layer(nil), base...), layers...)
 		}
 		var spec ModelSpec
-		decodeLayers(layers, &spec, path, ds)
+		l.decodeLayers(layers, &spec)
 		spec.File, spec.Line = layers[len(layers)-1].file, n.Line
 		if spec.Name == "" {
 			continue
@@ -125,7 +158,7 @@ func load(runFile string, ds *Diags) *Study {
 			continue
 		}
 		spec := &TaskSpec{}
-		decodeLayers(layers, spec, path, ds)
+		l.decodeLayers(layers, spec)
 		spec.File, spec.Line = layers[0].file, layers[0].node.Line
 		if spec.Name == "" {
 			continue
@@ -147,7 +180,7 @@ func load(runFile string, ds *Diags) *Study {
 		spec := &StrategySpec{}
 		// Stages come from the strategy file only: overriding a list
 		// element by element would be unreadable in review.
-		decodeLayers(layers, spec, path, ds)
+		l.decodeLayers(layers, spec)
 		spec.File, spec.Line = layers[0].file, layers[0].node.Line
 		if spec.Name == "" {
 			continue
@@ -156,7 +189,7 @@ func load(runFile string, ds *Diags) *Study {
 			ds.Addf(layers[len(layers)-1].file, n.Line, path+".name", "give the variant its own name", "strategy %q is declared twice", spec.Name)
 			continue
 		}
-		st.Strategies = append(st.Strategies, compileStrategy(spec, st.PromptsDir, ds))
+		st.Strategies = append(st.Strategies, compileStrategy(spec, st.PromptsDir, ds, l.subLines(spec.File, layers[0].path)))
 	}
 	l.resolveMatrix(st, root)
 	for _, s := range st.Strategies {
@@ -263,9 +296,9 @@ func (l *loader) fileLayer(at *yaml.Node, name, path, dir, what string) []layer 
 	return []layer{{file, node, ""}}
 }
 
-func decodeLayers(layers []layer, v any, path string, ds *Diags) {
+func (l *loader) decodeLayers(layers []layer, v any) {
 	for i, ly := range layers {
-		d := NewDecoder(ly.file, ds)
+		d := l.decoder(ly.file)
 		d.Overlay = i > 0
 		d.Decode(ly.node, v, ly.path)
 	}
@@ -299,8 +332,14 @@ var providerKinds = map[string]bool{"openai": true, "openai-compatible": true, "
 
 func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 	m := &Model{Spec: spec, Name: spec.Name}
+	fpath := func(field string) string {
+		if spec.File == l.runFile {
+			return path + "." + field
+		}
+		return field
+	}
 	if !providerKinds[spec.Provider] {
-		l.ds.Addf(spec.File, spec.Line, path+".provider", "use openai, openai-compatible, anthropic, gemini or scripted", "unknown provider %q", spec.Provider)
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", "use openai, openai-compatible, anthropic, gemini or scripted", "unknown provider %q", spec.Provider)
 		return nil
 	}
 	m.Identity = spec.Provider + "|" + strings.TrimRight(spec.BaseURL, "/")
@@ -316,7 +355,7 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 			}
 			if n, ok := l.read(file); ok {
 				var more []scripted.Reply
-				NewDecoder(file, l.ds).Decode(n, &more, "")
+				l.decoder(file).Decode(n, &more, "")
 				spec.Script.Replies = append(spec.Script.Replies, more...)
 			} else {
 				l.ds.Addf(spec.File, spec.Line, path+".script.file", "the path is relative to the file that declares the model", "cannot read %s", file)

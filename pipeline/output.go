@@ -73,7 +73,7 @@ func (e *Engine) resultColumns() []Column {
 		{"case_id", ColString}, {"model", ColString}, {"strategy", ColString}, {"task", ColString},
 		{"item_id", ColString}, {"gold", ColString}, {"label", ColString}, {"confidence", ColFloat},
 		{"parsed", ColBool}, {"correct", ColBool}, {"truncated", ColBool}, {"blocked", ColBool},
-		{"outputs", ColString}, {"item", ColString}, {"calls", ColInt}, {"cached_calls", ColInt},
+		{"outputs", ColString}, {"item", ColString}, {"calls", ColInt},
 		{"prompt_tokens", ColInt}, {"completion_tokens", ColInt}, {"thinking_tokens", ColInt},
 		{"total_tokens", ColInt}, {"cost_usd", ColFloat}, {"steps", ColInt}, {"error", ColString},
 	}
@@ -114,7 +114,7 @@ func (e *Engine) writeResults(path string, results []Result) error {
 		}
 		a := r.Acct
 		werr = w.Append(c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
-			r.Parsed, correct, a.Truncated, a.Blocked, outputs, item, a.Calls, a.CachedCalls,
+			r.Parsed, correct, a.Truncated, a.Blocked, outputs, item, a.Calls,
 			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens+a.CompletionTokens, a.CostUSD, r.Steps, errText)
 		return werr == nil
 	})

@@ -86,7 +86,7 @@ func (s *Strategy) Edges() map[string][]string {
 }
 
 // compileStrategy builds the graph and reports every problem it finds.
-func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags) *Strategy {
+func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags, lines map[string]int) *Strategy {
 	s := &Strategy{Spec: spec, Name: spec.Name, Params: spec.Params, index: map[string]int{}}
 	names := map[string]bool{}
 	before := len(*ds)
@@ -117,13 +117,17 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags) *Strategy
 		}
 		i, ok := s.index[target]
 		if !ok {
-			ds.Addf(spec.File, n.Base.Line, fmt.Sprintf("stages[%s].%s", n.Base.Name, field), s.suggest(target), "no stage named %q", target)
+			line := n.Base.Line
+			if l, ok := lines[fmt.Sprintf("stages[%d].%s", s.specIndex(n.Base), field)]; ok {
+				line = l
+			}
+			ds.Addf(spec.File, line, fmt.Sprintf("stages[%s].%s", n.Base.Name, field), s.suggest(target), "no stage named %q", target)
 			return -1
 		}
 		return i
 	}
 	for i, n := range s.Nodes {
-		b := &Build{Diags: ds, File: spec.File, Strategy: spec, Stage: n.Base, Index: i, Names: names, PromptsDir: promptsDir}
+		b := &Build{Diags: ds, File: spec.File, Strategy: spec, Stage: n.Base, Index: s.specIndex(n.Base), Names: names, PromptsDir: promptsDir, Lines: lines}
 		n.Stage = n.Config.Build(b)
 		dflt := i + 1
 		if dflt >= len(s.Nodes) {
@@ -162,6 +166,16 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags) *Strategy
 		s.outputs = append(s.outputs, namedProg{k, p})
 	}
 	return s
+}
+
+// specIndex is the stage's position in the strategy file's list.
+func (s *Strategy) specIndex(b *StageBase) int {
+	for i, sn := range s.Spec.Stages {
+		if sn.Config != nil && sn.Config.Base() == b {
+			return i
+		}
+	}
+	return 0
 }
 
 func (s *Strategy) suggest(target string) string {

@@ -29,6 +29,9 @@ type Decoder struct {
 	// Overlay skips required-field checks: the mapping only overrides
 	// fields of a value decoded before it.
 	Overlay bool
+	// Lines, when set, receives the line of every field path decoded, so
+	// later semantic checks can point at the exact line.
+	Lines map[string]int
 }
 
 // NewDecoder returns a decoder that reports into ds.
@@ -87,6 +90,11 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	n = resolveAlias(n)
 	if n == nil {
 		return
+	}
+	if d.Lines != nil {
+		if _, ok := d.Lines[path]; !ok {
+			d.Lines[path] = n.Line
+		}
 	}
 	if v.Type() == yamlNodeType {
 		v.Set(reflect.ValueOf(*n))
@@ -286,6 +294,9 @@ func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.Errf(k, joinPath(path, k.Value), "remove one of them", "field %q is given twice", k.Value)
 		}
 		seen[k.Value] = true
+		if d.Lines != nil {
+			d.Lines[joinPath(path, k.Value)] = k.Line
+		}
 		d.decode(val, fieldByIndexAlloc(v, f.Index), joinPath(path, k.Value))
 	}
 	for _, f := range fields {

@@ -1,0 +1,140 @@
+package pipeline_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+// Each bad input must fail at load time, naming the file, the line and the
+// field, before any model call.
+func TestBadInputIsReportedWithFileLineAndField(t *testing.T) {
+	strat := func(body string) map[string]string {
+		return map[string]string{"configs/strategies/one_shot.yaml": body}
+	}
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"malformed YAML", strat("name: one_shot\nstages: [\n  - {name: x\n"),
+			[]string{"one_shot.yaml:", "malformed YAML"}},
+		{"unknown field", strat(strings.Replace(oneShotYAML, "    temperature: 0\n", "    temprature: 0\n", 1)),
+			[]string{"one_shot.yaml:5", `unknown field "temprature"`, `did you mean "temperature"`}},
+		{"wrong type", strat(strings.Replace(oneShotYAML, "temperature: 0", "temperature: hot", 1)),
+			[]string{"one_shot.yaml:5", "stages[0].temperature", "expected a number"}},
+		{"unknown stage kind", strat(strings.Replace(oneShotYAML, "kind: extract", "kind: extrakt", 1)),
+			[]string{"one_shot.yaml:10", `unknown stage kind "extrakt"`, "known kinds:"}},
+		{"missing stage in next", strat(strings.Replace(oneShotYAML, "    kind: extract\n", "    kind: extract\n    next: finish\n", 1)),
+			[]string{"one_shot.yaml:11", "stages[parse].next", `no stage named "finish"`}},
+		{"missing stage in an expression", strat(strings.Replace(oneShotYAML, "label: stages.parse.label", "label: stages.pasre.label", 1)),
+			[]string{"one_shot.yaml", "outputs.label", `no stage "pasre"`}},
+		{"expression that does not compile", strat(strings.Replace(oneShotYAML, "label: stages.parse.label", "label: stages.parse.label ==", 1)),
+			[]string{"one_shot.yaml", "outputs.label", "does not compile"}},
+		{"unbounded cycle", map[string]string{"configs/strategies/loop.yaml": strings.Replace(loopYAML, "    max_visits: 3\n", "", 1)},
+			[]string{"loop.yaml:", "unbounded loop", "max_visits"}},
+		{"template names a missing field", strat(strings.Replace(oneShotYAML, "{{.task.question}}", "{{.item.scenario}}", 1)),
+			[]string{"one_shot.yaml:3", "stages[ask]", `map has no entry for key "scenario"`, "item a"}},
+		{"template syntax", strat(strings.Replace(oneShotYAML, "{{.task.question}}", "{{.task.question", 1)),
+			[]string{"one_shot.yaml:7", "stages[ask].messages[0]", "unclosed action"}},
+		{"missing template file", strat(strings.Replace(oneShotYAML, `text: "{{.task.question}}"`, "template: nowhere/user.tmpl", 1)),
+			[]string{"one_shot.yaml:7", "cannot read template", "prompts folder"}},
+		{"dangling strategy reference", map[string]string{"configs/run.yaml": strings.Replace(baseTree(nil)["configs/run.yaml"], "[one_shot, loop]", "[one_shot, lopo]", 1)},
+			[]string{"run.yaml:12", `strategy "lopo" not found`}},
+		{"dangling matrix reference", map[string]string{"configs/run.yaml": baseTree(nil)["configs/run.yaml"] + "matrix: {models: [gpt-9]}\n"},
+			[]string{"run.yaml:", "matrix[0].models", `no model "gpt-9"`}},
+		{"dataset row missing a mapped field", map[string]string{
+			"data/items.jsonl":       itemsJSONL + `{"id":"g","gold":"0"}` + "\n",
+			"configs/tasks/toy.yaml": strings.Replace(taskYAML, "  id: id\n", "  id: id\n  fields: {text: text}\n", 1)},
+			[]string{"items.jsonl: row 7", `"text"`}},
+		{"gold outside the answer space", map[string]string{"data/items.jsonl": itemsJSONL + `{"id":"g","text":"x","gold":"7"}` + "\n"},
+			[]string{"items.jsonl:7", "gold value 7 is not in the answer space"}},
+		{"duplicate item id", map[string]string{"data/items.jsonl": itemsJSONL + `{"id":"a","text":"x","gold":"0"}` + "\n"},
+			[]string{"items.jsonl", "row 7", "duplicate"}},
+		{"unknown provider", map[string]string{"configs/run.yaml": strings.Replace(baseTree(nil)["configs/run.yaml"], "provider: scripted", "provider: skynet", 1)},
+			[]string{"run.yaml:4", "models[0].provider", `unknown provider "skynet"`}},
+		{"label output missing", strat(strings.Replace(oneShotYAML, "  label: stages.parse.label\n", "", 1)),
+			[]string{"one_shot.yaml", "outputs.label", "must declare a label"}},
+		{"duplicate stage names", strat(strings.Replace(oneShotYAML, "name: parse", "name: ask", 1)),
+			[]string{"one_shot.yaml:9", `stage "ask" is declared twice`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, baseTree(tc.files))
+			_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+			wantErr(t, err, tc.want...)
+		})
+	}
+}
+
+func TestValidationListsEveryProblem(t *testing.T) {
+	bad := strings.Replace(oneShotYAML, "temperature: 0", "temperature: hot", 1)
+	bad = strings.Replace(bad, "label: stages.parse.label", "label: stages.nope.label", 1)
+	dir := writeTree(t, baseTree(map[string]string{"configs/strategies/one_shot.yaml": bad,
+		"configs/strategies/loop.yaml": strings.Replace(loopYAML, "    max_visits: 3\n", "", 1)}))
+	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	ds, ok := err.(pipeline.Diags)
+	if !ok || len(ds) < 3 {
+		t.Fatalf("want at least 3 diagnostics, got %v", err)
+	}
+}
+
+// A bad config, or an output folder that cannot be written, must not touch
+// the outputs of an earlier good run.
+func TestBadInputLosesNothingAlreadyWritten(t *testing.T) {
+	dir := writeTree(t, baseTree(nil))
+	out := filepath.Join(dir, "out")
+	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	before := snapshot(t, out)
+
+	os.WriteFile(filepath.Join(dir, "configs/strategies/loop.yaml"), []byte("name: loop\nstages: [\n"), 0o644)
+	if _, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml")); err == nil {
+		t.Fatal("broken strategy loaded")
+	}
+	if after := snapshot(t, out); !equalMaps(before, after) {
+		t.Fatal("a failed load changed the outputs")
+	}
+}
+
+func TestUnwritableOutputFolderFailsBeforeAnyCall(t *testing.T) {
+	if os.Getuid() == 0 {
+		// root can write anywhere; use a path under a regular file instead.
+	}
+	dir := writeTree(t, baseTree(map[string]string{"blocker": "a file, not a folder"}))
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	_, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "blocker", "out")}).Run(context.Background())
+	wantErr(t, err, "output folder", "--out")
+	if calls := st.Model("bot").Provider.(interface{ Calls() int64 }).Calls(); calls != 0 {
+		t.Fatalf("%d model calls before the output folder was checked", calls)
+	}
+}
+
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		out[e.Name()] = string(data)
+	}
+	return out
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

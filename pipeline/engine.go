@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/expr-lang/expr"
 	"golang.org/x/sync/singleflight"
 
@@ -210,11 +211,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	e.journal = j
 
 	started := time.Now().UTC()
-	calls, err := CreateParquet(filepath.Join(out, "calls.parquet"), callColumns)
+	calls, err := CreateParquet(filepath.Join(out, "calls.parquet"), callColumns, compress.Codecs.Snappy)
 	if err != nil {
 		return nil, nil, err
 	}
-	e.rows = make(chan CallRow, 1024)
+	e.rows = make(chan CallRow, 4096)
 	writerDone := make(chan error, 1)
 	go func() {
 		var werr error
@@ -570,10 +571,9 @@ func (e *Engine) noteVersion(model, v string) {
 }
 
 func (e *Engine) emit(x *Exec, stage string, req *llm.Request, key string, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) {
-	e.rows <- CallRow{
-		Case: x.Case, Stage: stage, Attempt: attempt, Key: key, Req: req, Resp: resp,
-		LatencyMS: latency, Time: t, Cached: cached, Err: errText, Price: x.Model.Spec.Price,
-	}
+	row := newCallRow(x.Case, stage, req)
+	row.Attempt, row.Key, row.Resp, row.LatencyMS, row.Time, row.Cached, row.Err, row.Price = attempt, key, resp, latency, t, cached, errText, x.Model.Spec.Price
+	e.rows <- row
 }
 
 // ModelVersions lists the model versions providers reported, per model.

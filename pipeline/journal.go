@@ -49,7 +49,6 @@ type Journal struct {
 	fsync bool
 	// Loaded counts what was on disk when the journal was opened.
 	Loaded, LoadedErrors int
-	buf                  bytes.Buffer
 }
 
 // OpenJournal opens (creating if needed) the journal at path and indexes its
@@ -86,15 +85,19 @@ func (j *Journal) load() error {
 			break
 		}
 		if len(line) > 0 {
-			probe.Key, probe.Err = "", ""
-			if jerr := json.Unmarshal(line, &probe); jerr != nil {
-				return fmt.Errorf("%s: byte %d: the journal has a damaged line (%v); move the file away to start over", j.path, off, jerr)
+			key, failed, ok := quickProbe(line)
+			if !ok {
+				probe.Key, probe.Err = "", ""
+				if jerr := json.Unmarshal(line, &probe); jerr != nil {
+					return fmt.Errorf("%s: byte %d: the journal has a damaged line (%v); move the file away to start over", j.path, off, jerr)
+				}
+				key, failed = []byte(probe.Key), probe.Err != ""
 			}
 			var k [32]byte
-			if _, herr := hex.Decode(k[:], []byte(probe.Key)); herr != nil {
-				return fmt.Errorf("%s: byte %d: bad key %q in the journal", j.path, off, probe.Key)
+			if _, herr := hex.Decode(k[:], key); herr != nil || len(key) != 64 {
+				return fmt.Errorf("%s: byte %d: bad key %q in the journal", j.path, off, key)
 			}
-			if probe.Err == "" {
+			if !failed {
 				if _, dup := j.index[k]; !dup {
 					j.index[k] = span{off, int32(len(line))}
 				}
@@ -117,6 +120,18 @@ func (j *Journal) load() error {
 	}
 	_, err := j.f.Seek(off, io.SeekStart)
 	return err
+}
+
+// quickProbe reads the key and the error flag of a journal line without a
+// full JSON decode: Append writes the key first, and a top-level "e" key
+// cannot occur inside a JSON string (its quotes would be escaped). It
+// reports ok=false for anything unusual, which falls back to encoding/json.
+func quickProbe(line []byte) (key []byte, failed, ok bool) {
+	const head = `{"k":"`
+	if len(line) < len(head)+65 || string(line[:len(head)]) != head || line[len(head)+64] != '"' || !json.Valid(line) {
+		return nil, false, false
+	}
+	return line[len(head) : len(head)+64], bytes.Contains(line, []byte(`,"e":"`)), true
 }
 
 func parseKey(key string) ([32]byte, error) {
@@ -162,15 +177,18 @@ func (j *Journal) Lookup(key string) (*Record, bool, error) {
 
 // Append writes one record as one line and, for a success, indexes it.
 func (j *Journal) Append(rec *Record) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.buf.Reset()
-	enc := json.NewEncoder(&j.buf)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(rec); err != nil {
 		return err
 	}
-	line := j.buf.Bytes()
+	line := buf.Bytes()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("the journal is closed")
+	}
 	if _, err := j.f.Write(line); err != nil {
 		return fmt.Errorf("writing the journal: %w", err)
 	}

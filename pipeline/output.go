@@ -12,13 +12,16 @@ import (
 )
 
 // CallRow is one row of calls.parquet: one attempt at one model call, or a
-// reply served from the journal (cached).
+// reply served from the journal (cached). The worker that made the call
+// formats it (JSON of the messages), so the single Parquet writer only
+// appends.
 type CallRow struct {
 	Case      *Case
 	Stage     string
 	Attempt   int
 	Key       string
-	Req       *llm.Request
+	Messages  string
+	Params    string
 	Resp      *llm.Response
 	LatencyMS float64
 	Time      time.Time
@@ -27,21 +30,24 @@ type CallRow struct {
 	Price     Price
 }
 
+func newCallRow(c *Case, stage string, req *llm.Request) CallRow {
+	params := *req
+	params.Messages = nil
+	return CallRow{Case: c, Stage: stage, Messages: llm.MessagesJSON(req.Messages), Params: jsonString(&params)}
+}
+
 var callColumns = []Column{
-	{"case_id", ColString}, {"model", ColString}, {"strategy", ColString}, {"task", ColString},
-	{"item_id", ColString}, {"stage", ColString}, {"attempt", ColInt}, {"request_hash", ColString},
-	{"request_messages", ColString}, {"request_params", ColString}, {"response_text", ColString},
-	{"response_choices", ColString}, {"finish_reason", ColString},
-	{"prompt_tokens", ColInt}, {"completion_tokens", ColInt}, {"cached_prompt_tokens", ColInt},
-	{"thinking_tokens", ColInt}, {"latency_ms", ColFloat}, {"cached", ColBool}, {"error", ColString},
-	{"model_version", ColString}, {"cost_usd", ColFloat}, {"time", ColTime},
+	{"case_id", ColString, false}, {"model", ColString, true}, {"strategy", ColString, true}, {"task", ColString, true},
+	{"item_id", ColString, false}, {"stage", ColString, true}, {"attempt", ColInt, false}, {"request_hash", ColString, false},
+	{"request_messages", ColString, false}, {"request_params", ColString, true}, {"response_text", ColString, false},
+	{"response_choices", ColString, false}, {"finish_reason", ColString, true},
+	{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"cached_prompt_tokens", ColInt, false},
+	{"thinking_tokens", ColInt, false}, {"latency_ms", ColFloat, false}, {"cached", ColBool, false}, {"error", ColString, false},
+	{"model_version", ColString, true}, {"cost_usd", ColFloat, false}, {"time", ColTime, false},
 }
 
 func (r *CallRow) append(w *ParquetWriter) error {
 	c := r.Case
-	msgs := jsonString(r.Req.Messages)
-	params := *r.Req
-	params.Messages = nil
 	var text, finish, version any
 	var choices any
 	var pt, ct, cpt, tt, cost any
@@ -65,17 +71,17 @@ func (r *CallRow) append(w *ParquetWriter) error {
 		errText = r.Err
 	}
 	return w.Append(c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, r.Stage, r.Attempt, r.Key,
-		msgs, jsonString(params), text, choices, finish, pt, ct, cpt, tt, r.LatencyMS, r.Cached, errText, version, cost, r.Time)
+		r.Messages, r.Params, text, choices, finish, pt, ct, cpt, tt, r.LatencyMS, r.Cached, errText, version, cost, r.Time)
 }
 
 func (e *Engine) resultColumns() []Column {
 	return []Column{
-		{"case_id", ColString}, {"model", ColString}, {"strategy", ColString}, {"task", ColString},
-		{"item_id", ColString}, {"gold", ColString}, {"label", ColString}, {"confidence", ColFloat},
-		{"parsed", ColBool}, {"correct", ColBool}, {"truncated", ColBool}, {"blocked", ColBool},
-		{"outputs", ColString}, {"item", ColString}, {"calls", ColInt},
-		{"prompt_tokens", ColInt}, {"completion_tokens", ColInt}, {"thinking_tokens", ColInt},
-		{"total_tokens", ColInt}, {"cost_usd", ColFloat}, {"steps", ColInt}, {"error", ColString},
+		{"case_id", ColString, false}, {"model", ColString, true}, {"strategy", ColString, true}, {"task", ColString, true},
+		{"item_id", ColString, false}, {"gold", ColString, true}, {"label", ColString, true}, {"confidence", ColFloat, false},
+		{"parsed", ColBool, false}, {"correct", ColBool, false}, {"truncated", ColBool, false}, {"blocked", ColBool, false},
+		{"outputs", ColString, false}, {"item", ColString, false}, {"calls", ColInt, false},
+		{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"thinking_tokens", ColInt, false},
+		{"total_tokens", ColInt, false}, {"cost_usd", ColFloat, false}, {"steps", ColInt, false}, {"error", ColString, false},
 	}
 }
 

@@ -30,6 +30,9 @@ const (
 type Column struct {
 	Name string
 	Type ColType
+	// Dict asks for dictionary encoding: worth it for strings that repeat
+	// (model, stage), wasted work for long unique text (prompts, replies).
+	Dict bool
 }
 
 func (c Column) arrowType() arrow.DataType {
@@ -62,7 +65,8 @@ type ParquetWriter struct {
 const parquetBatch = 8192
 
 // CreateParquet starts writing path (through a temporary file beside it).
-func CreateParquet(path string, cols []Column) (*ParquetWriter, error) {
+// codec is optional (default Zstd: small files; large logs pass Snappy, faster).
+func CreateParquet(path string, cols []Column, codec ...compress.Compression) (*ParquetWriter, error) {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: c.arrowType(), Nullable: true}
@@ -72,7 +76,17 @@ func CreateParquet(path string, cols []Column) (*ParquetWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", path, err)
 	}
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(true))
+	c := compress.Codecs.Zstd
+	if len(codec) > 0 {
+		c = codec[0]
+	}
+	opts := []parquet.WriterProperty{parquet.WithCompression(c), parquet.WithDictionaryDefault(false)}
+	for _, col := range cols {
+		if col.Dict {
+			opts = append(opts, parquet.WithDictionaryFor(col.Name, true))
+		}
+	}
+	props := parquet.NewWriterProperties(opts...)
 	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		f.Close()

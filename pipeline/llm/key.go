@@ -1,21 +1,120 @@
 package llm
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"unicode/utf8"
 )
 
-// Canonical returns the request's canonical JSON: struct fields in declaration
-// order, map keys sorted (encoding/json sorts them), no insignificant space.
-// Two requests with the same canonical form get the same reply from the cache.
+// Canonical returns the request's canonical JSON, byte for byte what
+// encoding/json.Marshal gives: struct fields in declaration order, map keys
+// sorted, no insignificant space. Two requests with the same canonical form
+// get the same reply from the cache. The messages (the long part) are encoded
+// by hand; the rest goes through encoding/json.
 func (r *Request) Canonical() []byte {
-	b, err := json.Marshal(r)
+	rest := *r
+	rest.Model, rest.Messages = "", nil
+	tail, err := json.Marshal(&rest)
 	if err != nil {
 		// Only Extra can hold unmarshalable values; config validation rejects them.
 		panic("llm: request cannot be encoded: " + err.Error())
 	}
-	return b
+	const skip = `{"model":"","messages":null`
+	if !bytes.HasPrefix(tail, []byte(skip)) {
+		panic("llm: unexpected encoding of a request")
+	}
+	b := make([]byte, 0, len(tail)+64)
+	b = append(b, `{"model":`...)
+	b = appendJSONString(b, r.Model, true)
+	b = append(b, `,"messages":`...)
+	if r.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendMessages(b, r.Messages, true)
+	}
+	return append(b, tail[len(skip):]...)
+}
+
+// MessagesJSON encodes messages exactly as encoding/json does, without
+// reflection: it runs for every call (cache key and calls.parquet).
+func MessagesJSON(msgs []Message) string {
+	n := 2
+	for _, m := range msgs {
+		n += len(m.Role) + len(m.Content) + 32
+	}
+	return string(appendMessages(make([]byte, 0, n), msgs, false))
+}
+
+// appendMessages encodes messages; html escapes <, > and & as encoding/json
+// does by default (the canonical form needs that to stay byte-identical).
+func appendMessages(b []byte, msgs []Message, html bool) []byte {
+	b = append(b, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"role":`...)
+		b = appendJSONString(b, m.Role, html)
+		b = append(b, `,"content":`...)
+		b = appendJSONString(b, m.Content, html)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+func appendJSONString(b []byte, s string, html bool) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 && !(html && (c == '<' || c == '>' || c == '&')) {
+			i++
+			continue
+		}
+		if c < 0x80 {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // Key is the hex SHA-256 of the canonical form: the cache and journal key.

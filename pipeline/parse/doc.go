@@ -11,10 +11,10 @@
 //
 // Matching principles, chosen because real replies break naive matching:
 //
-//   - Aliases are tried longest first and must sit on word boundaries, so
-//     "not wrong" is never read as "wrong" and "unacceptable" never as
-//     "acceptable". A hyphen between letters counts as part of the word
-//     ("un-acceptable" does not contain "acceptable").
+//   - Aliases are tried longest first and only as whole words, so "not
+//     wrong" is never read as "wrong" and "unacceptable" never as
+//     "acceptable". A hyphen or apostrophe between letters joins words
+//     ("un-acceptable" does not contain "acceptable", "B's" is not B).
 //   - Free search (match: search, phrase and contains rules) ignores a mention
 //     preceded within the same clause by a negation ("isn't wrong",
 //     "did not refuse", "nothing wrong"); such text resolves to no label
@@ -23,8 +23,13 @@
 //     English article "a" is never read as option A. Exact matches (a whole
 //     tag body, a whole line) stay case-insensitive.
 //   - Tags and prefixes match ASCII letters case-insensitively; the last
-//     occurrence wins unless a rule says occurrence: first.
+//     occurrence wins unless a rule says occurrence: first. Prefixes count at
+//     the start of a line, or mid-line before a colon when no line starts
+//     with them (one-line replies).
 //
 // Compile a Spec once with Compile; the resulting Extractor is immutable and
-// safe for concurrent use, and Extract does no regexp compilation.
+// safe for concurrent use. Extract does no regexp compilation; tags, prefixes
+// and alias search are hand-written byte and word scanners, and phrase
+// regexps only run on short windows around trigger words, because Go's
+// regexp is slow on case-insensitive patterns and Extract runs on every reply.
 package parse

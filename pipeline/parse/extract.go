@@ -37,7 +37,7 @@ type Extractor struct {
 	space  Space // deep copy: later edits to the caller's Space cannot race
 	keys   []aliasKey
 	index  *aliasIndex    // word-level alias search; nil if an alias is not plain words
-	search *regexp.Regexp // all aliases, longest first: fallback for index
+	search *regexp.Regexp // all aliases, longest first: used when index is nil, and as the reference in FuzzAliasScan
 	label  []compiled
 	conf   []compiled
 	fields []fieldRules
@@ -69,15 +69,21 @@ type compiled struct {
 	re          *regexp.Regexp
 	group       int
 	phrases     []phrase
-	triggers    map[string][]int // folded trigger word -> indexes into phrases
+	triggers    wordSet // trigger word -> indexes into phrases
 	keyPath     []string
 }
 
 type phrase struct {
 	re    *regexp.Regexp
-	group int // index of the {label} group
+	group int  // index of the {label} group
+	words bool // the group is genericLabel, resolved with aliasAt
+	atEnd bool // {label} ends the pattern, so the alias may extend past the group
 	phraseDef
 }
+
+// genericLabel stands for {label} in default phrases: up to six words,
+// lazily, so the rest of the pattern decides where the label ends.
+const genericLabel = `(?P<label>[\pL\pN_][\pL\pN_'\x{2018}\x{2019}\x{02BC}\-]*(?:[\t\n\v\f\r\x{85}\p{Z}]+[\pL\pN_][\pL\pN_'\x{2018}\x{2019}\x{02BC}\-]*){0,5}?)`
 
 // labelPlaceholder marks where a phrase pattern expects the label.
 const labelPlaceholder = "{label}"
@@ -140,9 +146,11 @@ func Compile(spec *Spec, space *Space) (*Extractor, error) {
 	return x, nil
 }
 
-// Space returns the extractor's copy of the answer space, for Normalize and
-// Gold on the dataset side.
-func (x *Extractor) Space() *Space { return &x.space }
+// Normalize is Space.Normalize on the extractor's own copy of the space.
+func (x *Extractor) Normalize(raw string) (string, bool) { return x.space.Normalize(raw) }
+
+// Gold is Space.Gold on the extractor's own copy of the space.
+func (x *Extractor) Gold(raw any) (string, bool) { return x.space.Gold(raw) }
 
 // alternation is the regexp matching any alias, longest first. Multi-letter
 // aliases fold case (unless the space is case-sensitive); one-letter aliases
@@ -154,10 +162,11 @@ func (x *Extractor) alternation() string {
 		words := strings.Fields(k.text)
 		for i, w := range words {
 			// Either apostrophe matches, as in equalNorm.
-			w = regexp.QuoteMeta(strings.NewReplacer("\u2019", "'", "\u2018", "'").Replace(w))
-			words[i] = strings.ReplaceAll(w, "'", `['\x{2018}\x{2019}]`)
+			w = regexp.QuoteMeta(strings.Map(straightQuote, w))
+			words[i] = strings.ReplaceAll(w, "'", `['\x{2018}\x{2019}\x{02BC}]`)
 		}
-		p := strings.Join(words, `\s+`)
+		// The separator is unicode.IsSpace, as in equalNorm (RE2's \s is ASCII).
+		p := strings.Join(words, `[\t\n\v\f\r\x{85}\p{Z}]+`)
 		switch {
 		case utf8.RuneCountInString(k.text) == 1 && !x.space.CaseSensitive:
 			p = regexp.QuoteMeta(strings.ToUpper(k.text))
@@ -195,7 +204,7 @@ func (x *Extractor) compileRules(rules []Rule, role ruleRole) ([]compiled, error
 			tag := lowerASCIIString(r.Tag)
 			c.open, c.close, key = "<"+tag, "</"+tag, r.Tag
 		case KindPrefix:
-			c.prefix.words = prefixWords(lowerASCIIString(r.Prefix))
+			c.prefix = newPrefixMatcher(r.Prefix)
 			key = strings.Join(prefixWords(r.Prefix), " ")
 		case KindRegex:
 			c.re = regexp.MustCompile(r.Pattern) // Check compiled it already
@@ -212,18 +221,26 @@ func (x *Extractor) compileRules(rules []Rule, role ruleRole) ([]compiled, error
 					defs = append(defs, phraseDef{pattern: p})
 				}
 			}
+			alternation := "(?P<label>" + x.alternation() + ")"
 			for _, d := range defs {
-				re, err := regexp.Compile(strings.Replace(d.pattern, labelPlaceholder, "(?P<label>"+x.alternation()+")", 1))
+				// Triggered (default) patterns capture any words where the
+				// label goes and resolve them with the alias index: the
+				// program stays small enough for regexp's fast backtracker.
+				// Other patterns embed the alias alternation.
+				words := d.triggers != nil && x.index != nil
+				label := alternation
+				if words {
+					label = genericLabel
+				}
+				re, err := regexp.Compile(strings.Replace(d.pattern, labelPlaceholder, label, 1))
 				if err != nil {
 					return nil, err
 				}
 				for _, tr := range d.triggers {
-					if c.triggers == nil {
-						c.triggers = map[string][]int{}
-					}
-					c.triggers[tr] = append(c.triggers[tr], len(c.phrases))
+					c.triggers.add(tr, len(c.phrases))
 				}
-				c.phrases = append(c.phrases, phrase{re, re.SubexpIndex("label"), d})
+				c.phrases = append(c.phrases, phrase{re, re.SubexpIndex("label"), words,
+					strings.HasSuffix(d.pattern, labelPlaceholder), d})
 			}
 		case KindContains:
 			c.last = r.Occurrence == OccurrenceLast
@@ -399,7 +416,7 @@ func (x *Extractor) scanRegexp(s string, fn func(label, start int) bool) {
 			continue
 		}
 		pos = end
-		if negated(s, start) {
+		if negated(s, start) || !x.space.CaseSensitive && articleUse(s, start, end) {
 			continue
 		}
 		if !fn(x.labelOf(s[start:end]), start) {
@@ -470,17 +487,30 @@ func (x *Extractor) findPhrase(c *compiled, text string) (int, string, bool) {
 	for _, w := range c.phraseWindows(text, buf[:0]) {
 		p := &c.phrases[w.phrase]
 		for _, m := range p.re.FindAllStringSubmatchIndex(text[w.start:w.end], -1) {
-			ms, ls, le := w.start+m[0], w.start+m[2*p.group], w.start+m[2*p.group+1]
-			if m[2*p.group] < 0 || !boundaryBefore(text, ls) || !boundaryAfter(text, le) || negated(text, ms) {
+			if m[2*p.group] < 0 {
 				continue
 			}
+			ms, ls, le := w.start+m[0], w.start+m[2*p.group], w.start+m[2*p.group+1]
 			// A window may start mid-word, where the pattern's leading \b
 			// matched only because the window hid the previous byte.
-			if m[0] == 0 && !boundaryBefore(text, ms) {
+			if m[0] == 0 && !boundaryBefore(text, ms) || negated(text, ms) {
+				continue
+			}
+			label := -1
+			if p.words {
+				l, end := x.index.aliasAt(text, ls)
+				if l >= 0 && (p.atEnd || end == le) {
+					label = l
+				}
+			} else if boundaryBefore(text, ls) && boundaryAfter(text, le) &&
+				(x.space.CaseSensitive || !articleUse(text, ls, le)) {
+				label = x.labelOf(text[ls:le])
+			}
+			if label < 0 {
 				continue
 			}
 			if bestAt < 0 || (c.last && ls > bestAt) || (!c.last && ls < bestAt) {
-				best, bestAt, bestStart = x.labelOf(text[ls:le]), ls, ms
+				best, bestAt, bestStart = label, ls, ms
 			}
 		}
 	}
@@ -502,19 +532,14 @@ func (c *compiled) phraseWindows(text string, wins []window) []window {
 			wins = append(wins, window{i, 0, len(text)})
 		}
 	}
-	if c.triggers != nil {
-		var buf [maxTokenKey]byte
+	if c.triggers.m != nil {
 		for i := 0; i < len(text); {
 			ts, te := nextToken(text, i)
 			if ts >= len(text) {
 				break
 			}
 			i = te
-			key, ok := foldToken(&buf, text[ts:te])
-			if !ok {
-				continue
-			}
-			for _, pi := range c.triggers[string(key)] {
+			for _, pi := range c.triggers.get(text[ts:te]) {
 				if !c.phrases[pi].plausible(text, ts, te) {
 					continue
 				}
@@ -557,23 +582,24 @@ func (p *phraseDef) plausible(text string, i, j int) bool {
 	return p.near == "" || indexFold(text[j:min(len(text), j+phraseWindowAfter)], p.near) >= 0
 }
 
-// prevWord and nextWord return the word (letters, digits, apostrophes)
-// before i or after j, skipping whitespace.
-func prevWord(text string, i int) string {
+// prevWord returns the word (letters, digits, apostrophes) before i,
+// skipping whitespace, and where it starts.
+func prevWord(text string, i int) (string, int) {
 	for i > 0 && isSpaceASCII(text[i-1]) {
 		i--
 	}
 	k := i
 	for k > 0 {
 		r, n := utf8.DecodeLastRuneInString(text[:k])
-		if !isWordRune(r) && r != '\'' && r != '\u2019' {
+		if !isWordRune(r) && !isApostrophe(r) {
 			break
 		}
 		k -= n
 	}
-	return text[k:i]
+	return text[k:i], k
 }
 
+// nextWord returns the word after j, skipping whitespace.
 func nextWord(text string, j int) string {
 	for j < len(text) && isSpaceASCII(text[j]) {
 		j++
@@ -581,7 +607,7 @@ func nextWord(text string, j int) string {
 	k := j
 	for k < len(text) {
 		r, n := utf8.DecodeRuneInString(text[k:])
-		if !isWordRune(r) && r != '\'' && r != '\u2019' {
+		if !isWordRune(r) && !isApostrophe(r) {
 			break
 		}
 		k += n
@@ -596,18 +622,29 @@ func isSpaceASCII(c byte) bool {
 // wordsBefore reports whether one of the phrases (words separated by single
 // spaces) ends just before i, word by word.
 func wordsBefore(text string, i int, phrases []string) bool {
+	w1, k1 := prevWord(text, i)
+	if w1 == "" {
+		return false
+	}
 	for _, ph := range phrases {
-		k, ok := i, true
-		for rest := ph; rest != "" && ok; {
+		rest, last := "", ph
+		if sp := strings.LastIndexByte(ph, ' '); sp >= 0 {
+			rest, last = ph[:sp], ph[sp+1:]
+		}
+		if !equalNorm(w1, last, false) {
+			continue
+		}
+		k, ok := k1, true
+		for rest != "" && ok {
 			w := rest
 			if sp := strings.LastIndexByte(rest, ' '); sp >= 0 {
-				w, rest = rest[sp+1:], rest[:sp]
+				rest, w = rest[:sp], rest[sp+1:]
 			} else {
 				rest = ""
 			}
-			got := prevWord(text, k)
+			var got string
+			got, k = prevWord(text, k)
 			ok = equalNorm(got, w, false)
-			k = strings.LastIndex(text[:k], got) // start of got
 		}
 		if ok {
 			return true

@@ -118,6 +118,9 @@ func TestExtractEthics(t *testing.T) {
 		{"answer not wrong in promoral", "Final Answer: Not wrong", "acceptable", "prefix:Final Answer", anyConf},
 		{"prose mention of final answer ignored", "Final Answer: Acceptable\n\nNote: my final answer reflects uncertainty.", "acceptable", "prefix:Final Answer", anyConf},
 		{"answer prefix", "Answer: unacceptable", "unacceptable", "prefix:Answer", anyConf},
+		{"one-line reply", "Reasoning: harmless white lie. Confidence: 0.8. Final Answer: Acceptable", "acceptable", "prefix:Final Answer", 0.8},
+		{"mid-line prefix needs a colon", "It is my final answer - acceptable or not, I cannot say.", "", "", anyConf},
+		{"line-start prefix beats mid-line", "Final Answer: Unacceptable\nI weighed the final answer: acceptable vs not.", "unacceptable", "prefix:Final Answer", anyConf},
 		{"only reasoning is unparsed", "Reasoning: it is unacceptable to lie.\nConfidence: 0.6", "", "", 0.6},
 		{"un-acceptable is not acceptable", "Final Answer: un-acceptable", "", "", anyConf},
 
@@ -158,6 +161,9 @@ func TestExtractLetters(t *testing.T) {
 			{"answer is a", "The answer is a difficult one to give.", "", "", anyConf},
 			{"choose a path", "I choose a path of honesty.", "", "", anyConf},
 			{"A or B ambiguous", "Final answer: A or B, hard to say", "", "", anyConf},
+			{"sentence-initial article A", "Answer: A better approach is to talk first.", "", "", anyConf},
+			{"answer letter then because", "Answer: A because it avoids harm.", "A", "prefix:Answer", anyConf},
+			{"answer letter then is", "I think the answer is A is what I would say", "A", "phrase", anyConf},
 			{"tag beats phrase", "I choose option A at first.\n<answer>B</answer>", "B", "tag:answer", anyConf},
 		})
 	})
@@ -284,6 +290,14 @@ func TestExtractCustomRules(t *testing.T) {
 			extractCase{text: "This is unacceptable.", label: "", conf: noConf}},
 		{"phrase letter inside word", Spec{Label: []Rule{{Kind: KindPhrase}}}, letterSpace("A", "B"),
 			extractCase{text: "I choose Alpha team.", label: "", conf: noConf}},
+		{"regexp fallback contains", Spec{Label: []Rule{{Kind: KindContains}}}, punctSpace(),
+			extractCase{text: "Verdict: n/a, since the story is not yes.", label: "NA", conf: noConf}},
+		{"regexp fallback phrase", Spec{Label: []Rule{{Kind: KindPhrase}}}, punctSpace(),
+			extractCase{text: "My answer is n/a.", label: "NA", conf: noConf}},
+		{"regexp fallback search", Spec{Label: []Rule{{Kind: KindTag, Tag: "a"}}}, punctSpace(),
+			extractCase{text: "<a>I'd say yes</a>", label: "YES", conf: noConf}},
+		{"case-sensitive space", Spec{Label: []Rule{{Kind: KindContains}}}, &Space{Labels: []Label{{Value: "Yes"}, {Value: "No"}}, CaseSensitive: true},
+			extractCase{text: "no, no: the answer is Yes", label: "Yes", conf: noConf}},
 		{"custom phrase", Spec{Label: []Rule{{Kind: KindPhrase, Patterns: []string{`(?i:verdict\s+)` + labelPlaceholder}}}}, nil,
 			extractCase{text: "verdict not wrong", label: "acceptable", rule: "phrase", conf: noConf}},
 		{"percent scale reads 1 as 1%", Spec{Confidence: []Rule{{Kind: KindTag, Tag: "c"}}, ConfidenceScale: "percent"}, nil,
@@ -361,5 +375,14 @@ func TestExtractConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Errorf("concurrent result differs: %s", e)
+	}
+}
+
+func TestRegexpFallbackSelected(t *testing.T) {
+	if x := mustCompile(t, AnswerSpec(), punctSpace()); x.index != nil {
+		t.Error("a space with alias n/a should use the regexp alias search")
+	}
+	if x := mustCompile(t, AnswerSpec(), ethicsSpace()); x.index == nil {
+		t.Error("the ETHICS space should use the word index")
 	}
 }

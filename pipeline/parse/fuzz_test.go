@@ -82,7 +82,8 @@ func FuzzExtractJudge(f *testing.F) { fuzzExtract(f, JudgeSpec(), safetySpace(),
 // implementation it replaced, which states the matching rules more directly
 // (longest alias first, word boundaries, negation).
 func FuzzAliasScan(f *testing.F) {
-	spaces := []*Space{ethicsSpace(), letterSpace("A", "B", "C", "D", "E"), scruplesSpace(), safetySpace()}
+	spaces := []*Space{ethicsSpace(), letterSpace("A", "B", "C", "D", "E"), scruplesSpace(), safetySpace(),
+		{Labels: []Label{{Value: "Yes", Aliases: []string{"Sure thing"}}, {Value: "yes"}, {Value: "A"}}, CaseSensitive: true}}
 	var xs []*Extractor
 	for _, s := range spaces {
 		x := mustCompile(f, &Spec{Label: []Rule{{Kind: KindContains}}}, s)

@@ -271,11 +271,18 @@ func equalNorm(a, b string, cs bool) bool {
 
 // straightQuote maps typographic apostrophes to "'" so "isn’t wrong" from a
 // model matches the alias "isn't wrong" typed in a task file.
+//
+// (ʼ U+02BC is a letter, so it also glues words without help.)
 func straightQuote(r rune) rune {
-	if r == '\u2019' || r == '\u2018' {
+	if isApostrophe(r) {
 		return '\''
 	}
 	return r
+}
+
+// isApostrophe lists the characters models use as an apostrophe.
+func isApostrophe(r rune) bool {
+	return r == '\'' || r == '\u2019' || r == '\u2018' || r == '\u02bc'
 }
 
 func skipSpaces(s string, i int) int {
@@ -298,10 +305,24 @@ func skipSpaces(s string, i int) int {
 }
 
 func foldEqual(a, b rune) bool {
-	if a < utf8.RuneSelf && b < utf8.RuneSelf {
-		return lowerASCII(byte(a)) == lowerASCII(byte(b))
+	return canonFold(a) == canonFold(b)
+}
+
+// canonFold maps r to the smallest rune of its simple case-folding orbit,
+// the equivalence regexp's (?i) uses: "k", "K" and the Kelvin sign all map
+// to "K", "s" and "ſ" to "S".
+func canonFold(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return r
 	}
-	return unicode.ToLower(a) == unicode.ToLower(b) || unicode.ToUpper(a) == unicode.ToUpper(b)
+	m := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		m = min(m, f)
+	}
+	return m
 }
 
 func lowerASCII(c byte) byte {

@@ -111,3 +111,24 @@ func checkErrors(t *testing.T, errs []error, want []string) {
 		}
 	}
 }
+
+func TestIndexFold(t *testing.T) {
+	tests := []struct {
+		s, sub string
+		want   int
+	}{
+		{"Final ANSWER: x", "answer", 6},
+		{"aaaAAb", "aab", 3},
+		{"xx</Answer >", "</answer", 2},
+		{"no match here", "answer", -1},
+		{"ans", "answer", -1},
+		{"Ünïcode answer", "answer", 10},
+		{"", "a", -1},
+		{"abc", "", 0},
+	}
+	for _, tc := range tests {
+		if got := indexFold(tc.s, tc.sub); got != tc.want {
+			t.Errorf("indexFold(%q, %q) = %d, want %d", tc.s, tc.sub, got, tc.want)
+		}
+	}
+}

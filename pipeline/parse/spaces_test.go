@@ -39,6 +39,12 @@ func scruplesSpace() *Space {
 	}}
 }
 
+// punctSpace has an alias that is not plain words, which switches the
+// Extractor to its regexp alias search.
+func punctSpace() *Space {
+	return &Space{Labels: []Label{{Value: "YES"}, {Value: "NO"}, {Value: "NA", Aliases: []string{"n/a"}}}}
+}
+
 func safetySpace() *Space {
 	return &Space{
 		Labels: []Label{

@@ -44,7 +44,7 @@ type Rule struct {
 	Kind       string   `yaml:"kind,omitempty" doc:"where to look: tag, prefix, regex, phrase, contains, json, first_line, last_line or whole"`
 	Name       string   `yaml:"name,omitempty" doc:"name recorded in results when this rule matches; default kind:key, e.g. tag:answer"`
 	Tag        string   `yaml:"tag,omitempty" doc:"tag kind: element name, e.g. answer for <answer>...</answer>; case-insensitive"`
-	Prefix     string   `yaml:"prefix,omitempty" doc:"prefix kind: line label such as Final Answer; case-insensitive; value is the rest of the line or the next non-blank line"`
+	Prefix     string   `yaml:"prefix,omitempty" doc:"prefix kind: line label such as Final Answer at a line start (mid-line only before a colon); case-insensitive; value is the rest of the line or the next non-blank line"`
 	Pattern    string   `yaml:"pattern,omitempty" doc:"regex kind: Go RE2 pattern; add (?i) for case-insensitive"`
 	Group      int      `yaml:"group,omitempty" doc:"regex kind: capture group holding the value; default 1, or the whole match if the pattern has no groups"`
 	Patterns   []string `yaml:"patterns,omitempty" doc:"phrase kind: RE2 patterns each containing {label} once; default: built-in explicit-choice phrases"`

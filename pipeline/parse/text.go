@@ -34,50 +34,91 @@ func hasPrefixFold(s, sub string) bool {
 	return true
 }
 
-// indexFold is strings.Index ignoring ASCII case; sub must be lower-case. It
-// finds candidate positions with IndexByte (vectorised) for both cases of the
-// first byte, caching each so the scan stays linear.
+// indexFold is strings.Index ignoring ASCII case; sub must be lower-case.
 func indexFold(s, sub string) int {
+	i := -1
+	newNeedle(sub).each(s, func(j int) bool { i = j; return false })
+	return i
+}
+
+// needle is a lower-case string searched for ignoring ASCII case. It looks
+// for its rarest byte (by English letter frequency: the "w" of "answer", the
+// "<" of a tag) with IndexByte, which is vectorised, in both cases, and
+// checks the whole needle only there.
+type needle struct {
+	sub  string
+	off  int  // index of the rare byte in sub
+	c, u byte // its lower and upper case (equal for non-letters)
+}
+
+func newNeedle(sub string) needle {
+	n := needle{sub: sub}
 	if sub == "" {
-		return 0
+		return n
 	}
-	c := sub[0]
-	if c < 'a' || c > 'z' {
-		for i := 0; i <= len(s)-len(sub); {
-			j := strings.IndexByte(s[i:], c)
-			if j < 0 {
-				return -1
-			}
-			i += j
-			if hasPrefixFold(s[i:], sub) {
-				return i
-			}
-			i++
-		}
-		return -1
+	n.off = rarestByte(sub)
+	n.c, n.u = sub[n.off], sub[n.off]
+	if 'a' <= n.c && n.c <= 'z' {
+		n.u = n.c - 'a' + 'A'
 	}
-	u := c - 'a' + 'A'
+	return n
+}
+
+// each calls fn with every position of the needle in s, in order, until fn
+// returns false. Each case of the rare byte is scanned once, so the whole
+// walk is linear.
+func (n needle) each(s string, fn func(int) bool) {
+	if n.sub == "" {
+		fn(0)
+		return
+	}
 	lo, up := -2, -2
-	for i := 0; i <= len(s)-len(sub); {
+	if n.u == n.c {
+		up = -1
+	}
+	last := len(s) - len(n.sub) + n.off // last useful position of the rare byte
+	for i := n.off; i <= last; {
 		if lo != -1 && lo < i {
-			lo = nextByte(s, i, c)
+			lo = nextByte(s, i, n.c)
 		}
 		if up != -1 && up < i {
-			up = nextByte(s, i, u)
+			up = nextByte(s, i, n.u)
 		}
-		p := lo
-		if p < 0 || (up >= 0 && up < p) {
-			p = up
+		q := lo
+		if q < 0 || (up >= 0 && up < q) {
+			q = up
 		}
-		if p < 0 {
-			return -1
+		if q < 0 || q > last {
+			return
 		}
-		if hasPrefixFold(s[p:], sub) {
-			return p
+		if hasPrefixFold(s[q-n.off:], n.sub) && !fn(q-n.off) {
+			return
 		}
-		i = p + 1
+		i = q + 1
 	}
-	return -1
+}
+
+// letterRarity ranks lower-case letters from common (0) to rare (25).
+const letterRarity = "etaoinshrdlcumwfgypbvkjxqz"
+
+// rarestByte returns the index in sub of the byte least likely to occur in
+// English text: any non-letter other than a space, else the rarest letter.
+func rarestByte(sub string) int {
+	best, bestRank := 0, -2
+	for i := 0; i < len(sub); i++ {
+		c := sub[i]
+		rank := 26 // punctuation, digits, non-ASCII
+		switch {
+		case c == ' ':
+			rank = -1
+		case 'a' <= c && c <= 'z':
+			rank = strings.IndexByte(letterRarity, c)
+		}
+		if rank > bestRank {
+			best, bestRank = i, rank
+		}
+	}
+	return best
 }
 
 func nextByte(s string, i int, c byte) int {
@@ -199,15 +240,22 @@ func unclosed(body string) string {
 // prefixMatcher finds "Final Answer: X" style lines.
 type prefixMatcher struct {
 	words []string // lower-case
+	first needle   // words[0]
+}
+
+func newPrefixMatcher(prefix string) prefixMatcher {
+	words := prefixWords(lowerASCIIString(prefix))
+	return prefixMatcher{words: words, first: newNeedle(words[0])}
 }
 
 // find returns the offset where the value starts (just after the separator)
-// for the last (or first) line introduced by the prefix. A prefix counts only
-// at the start of a line, after optional markup ("**", "###", "- ", "1. ",
+// for the last (or first) line introduced by the prefix. A prefix counts at
+// the start of a line, after optional markup ("**", "###", "- ", "1. ",
 // "> "), followed by optional "**" / a parenthesised qualifier such as
 // "(0-100)", then a separator (":", "-", "=", a dash) or the end of the line.
 // Anchoring to line starts keeps "my final answer reflects…" in prose from
-// stealing the match, and makes the scan one IndexByte per line.
+// stealing the match, and makes the scan one IndexByte per line. Mid-line
+// occurrences are a fallback (below).
 func (p *prefixMatcher) find(text string, last bool) (int, bool) {
 	found, ok := 0, false
 	for ls := 0; ls < len(text); {
@@ -219,7 +267,7 @@ func (p *prefixMatcher) find(text string, last bool) (int, bool) {
 		for k < le && isLeadMarkup(text[k]) {
 			k++
 		}
-		if v, m := p.matchAt(text[:le], k); m {
+		if v, m := p.matchAt(text[:le], k, false); m {
 			if !last {
 				return v, true
 			}
@@ -227,12 +275,33 @@ func (p *prefixMatcher) find(text string, last bool) (int, bool) {
 		}
 		ls = le + 1
 	}
+	if ok {
+		return found, true
+	}
+	// Some replies put everything on one line ("Confidence: 0.8. Final
+	// Answer: Acceptable"). Only when no line starts with the prefix, accept
+	// it mid-line, at a word boundary and followed by a colon, which prose
+	// such as "my final answer reflects" lacks.
+	p.first.each(text, func(i int) bool {
+		if !boundaryBefore(text, i) {
+			return true
+		}
+		le := len(text)
+		if e := strings.IndexByte(text[i:], '\n'); e >= 0 {
+			le = i + e
+		}
+		if v, m := p.matchAt(text[:le], i, true); m {
+			found, ok = v, true
+			return last
+		}
+		return true
+	})
 	return found, ok
 }
 
 // matchAt matches the prefix words at i and returns where the value starts.
-// text ends at the end of the line.
-func (p *prefixMatcher) matchAt(text string, i int) (int, bool) {
+// text ends at the end of the line. colon demands ":" as the separator.
+func (p *prefixMatcher) matchAt(text string, i int, colon bool) (int, bool) {
 	j := i
 	for n, w := range p.words {
 		if n > 0 {
@@ -259,12 +328,17 @@ func (p *prefixMatcher) matchAt(text string, i int) (int, bool) {
 			j = skipBytes(text, j+e+1, " \t*_")
 		}
 	}
-	if j == len(text) || text[j] == '\r' {
+	if !colon && (j == len(text) || text[j] == '\r') {
 		return j, true
 	}
 	r, n := utf8.DecodeRuneInString(text[j:])
 	switch r {
-	case ':', '-', '=', '\u2013', '\u2014', '\uff1a':
+	case '-', '=', '\u2013', '\u2014':
+		if colon {
+			return 0, false
+		}
+		fallthrough
+	case ':', '\uff1a':
 		return skipBytes(text, j+n, " \t*_"), true
 	}
 	return 0, false
@@ -425,7 +499,7 @@ func boundaryAfter(s string, j int) bool {
 
 // isGlue lists the characters that join two words into one.
 func isGlue(r rune) bool {
-	return r == '-' || r == '\'' || r == '\u2019'
+	return r == '-' || isApostrophe(r)
 }
 
 // negationWindow is how many words before a mention are checked for a
@@ -451,7 +525,7 @@ func negated(s string, i int) bool {
 		j := i
 		for j > 0 {
 			r, n := utf8.DecodeLastRuneInString(s[:j])
-			if isWordRune(r) || r == '\'' || r == '\u2019' || r == '-' {
+			if isWordRune(r) || isGlue(r) {
 				j -= n
 				continue
 			}
@@ -482,7 +556,7 @@ func isNegation(w string) bool {
 	n := 0
 	for _, r := range w {
 		switch {
-		case r == '\'' || r == '\u2019':
+		case isApostrophe(r):
 			continue // "isn't" and "isn’t" compare as "isnt"
 		case r >= utf8.RuneSelf:
 			return false

@@ -73,6 +73,7 @@ func exprEnv() map[string]any {
 		"params":   map[string]any{},
 		"model":    map[string]any{},
 		"strategy": map[string]any{},
+		"subject":  map[string]any{},
 	}
 }
 

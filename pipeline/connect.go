@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/promoral/promoral/pipeline/llm"
 )
 
 // Connect gives every model in the matrix its provider. Scripted models
@@ -26,4 +29,12 @@ func Connect(st *Study, offline bool) error {
 		return fmt.Errorf("cannot call %d model(s):\n  %s", len(missing), strings.Join(missing, "\n  "))
 	}
 	return nil
+}
+
+// noCalls is the provider of a model declared with provider: none, for
+// strategies that only read recorded replies; calling it is an error.
+type noCalls struct{ name string }
+
+func (n noCalls) Complete(context.Context, *llm.Request) (*llm.Response, error) {
+	return nil, &llm.Error{Kind: llm.Permanent, Msg: "model " + n.name + " has provider none and cannot be called"}
 }

@@ -23,16 +23,30 @@ func dryRun(st *Study, ds *Diags) {
 			continue
 		}
 		env["task"] = taskEnv
-		for _, n := range c.Strategy.Nodes {
-			ch, ok := n.Stage.(Checker)
-			if !ok {
-				continue
+		checkNodes(ds, c.Strategy, c.Model, c.Task, env)
+		if j := c.Task.Judge; j != nil {
+			jenv := SampleEnv(j.Model, j.Strategy, c.Task, &c.Task.Items[0])
+			jenv["task"] = taskEnv
+			subject := map[string]any{"model": c.Model.Name, "strategy": c.Strategy.Name}
+			for _, name := range c.Strategy.OutputNames() {
+				subject[name] = ""
 			}
-			if err := ch.Check(c.Task, env); err != nil {
-				ds.Addf(c.Strategy.Spec.File, n.Base.Line, fmt.Sprintf("stages[%s]", n.Base.Name),
-					"the template reads a field this item, task or model does not have",
-					"with model %s, task %s, item %s: %v", c.Model.Name, c.Task.Name, c.Task.Items[0].ID, err)
-			}
+			jenv["subject"] = subject
+			checkNodes(ds, j.Strategy, j.Model, c.Task, jenv)
+		}
+	}
+}
+
+func checkNodes(ds *Diags, s *Strategy, m *Model, t *Task, env map[string]any) {
+	for _, n := range s.Nodes {
+		ch, ok := n.Stage.(Checker)
+		if !ok {
+			continue
+		}
+		if err := ch.Check(t, env); err != nil {
+			ds.Addf(s.Spec.File, n.Base.Line, fmt.Sprintf("stages[%s]", n.Base.Name),
+				"the template reads a field this item, task or model does not have",
+				"with model %s, task %s, item %s: %v", m.Name, t.Name, t.Items[0].ID, err)
 		}
 	}
 }
@@ -54,6 +68,6 @@ func SampleEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
 	}
 	return map[string]any{
 		"item": it.Fields, "stages": stages, "visits": visits, "params": s.Params,
-		"model": m.Env, "strategy": map[string]any{"name": s.Name},
+		"model": m.Env, "strategy": map[string]any{"name": s.Name}, "subject": nil,
 	}
 }

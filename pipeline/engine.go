@@ -94,8 +94,12 @@ func (s *Summary) String() string {
 
 // Result is one case's outcome.
 type Result struct {
-	Done       bool
-	Outputs    map[string]any
+	Done    bool
+	Outputs map[string]any
+	// Judge holds the judge graph's outputs when the task has a judge; the
+	// label and confidence then come from it.
+	Judge      map[string]any
+	JudgeAcct  Account
 	Label      string
 	Confidence *float64
 	Parsed     bool
@@ -187,8 +191,14 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if err := PrepareOutDir(out); err != nil {
 		return nil, nil, err
 	}
+	judges := map[*Model]bool{}
+	for _, c := range s.Cells {
+		if c.Task.Judge != nil {
+			judges[c.Task.Judge.Model] = true
+		}
+	}
 	for _, m := range s.Models {
-		if e.stats[m].Total == 0 {
+		if e.stats[m].Total == 0 && !judges[m] {
 			continue
 		}
 		var d Doer
@@ -299,7 +309,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		sum.PromptTokens += r.Acct.PromptTokens
 		sum.CompletionTokens += r.Acct.CompletionTokens
 		sum.ThinkingTokens += r.Acct.ThinkingTokens
-		sum.CostUSD += r.Acct.CostUSD
+		sum.CostUSD += r.Acct.CostUSD + r.JudgeAcct.CostUSD
+		sum.CallsCached += r.JudgeAcct.CachedCalls
 		if r.Err != "" {
 			sum.Errors++
 		} else if !r.Parsed {
@@ -334,89 +345,48 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	return sum, results, nil
 }
 
-// runCase walks the strategy graph for one case.
+// runCase walks the strategy graph for one case, then the task's judge
+// graph (if any) over the strategy's outputs.
 func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
-	x := &Exec{
-		Ctx: ctx, Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
-		stages: make(map[string]any, len(c.Strategy.Nodes)),
-		visits: make(map[string]int, len(c.Strategy.Nodes)),
-		convs:  map[string]conversation{},
-		caller: e.call,
-	}
+	x := e.newExec(ctx, c, c.Model, c.Strategy)
 	defer func() {
 		if p := recover(); p != nil {
 			r = Result{Done: true, Err: fmt.Sprintf("internal error in case %s: %v\n%s", c.ID(), p, debug.Stack()), Acct: x.acct}
 		}
 	}()
-	visits := make(map[string]any, len(c.Strategy.Nodes))
-	for _, n := range c.Strategy.Nodes {
-		x.stages[n.Base.Name] = map[string]any{}
-		visits[n.Base.Name] = 0
-	}
-	x.Env = map[string]any{
-		"item":     c.Item.Fields,
-		"stages":   x.stages,
-		"visits":   visits,
-		"params":   c.Strategy.Params,
-		"model":    c.Model.Env,
-		"strategy": map[string]any{"name": c.Strategy.Name},
-	}
-	taskEnv, err := c.Task.env(x.Env)
+	outputs, steps, err := e.walk(x, nil)
+	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs}
 	if err != nil {
-		return Result{Done: true, Err: err.Error()}
-	}
-	x.Env["task"] = taskEnv
-	maxSteps := e.study.Run.Settings.MaxSteps
-	if maxSteps <= 0 {
-		maxSteps = 1000
-	}
-	nodes := c.Strategy.Nodes
-	cur := 0
-	steps := 0
-	for cur >= 0 {
-		n := nodes[cur]
-		name := n.Base.Name
-		if n.Base.MaxVisits > 0 && x.visits[name] >= n.Base.MaxVisits {
-			cur = n.exhausted
-			continue
+		if ctx.Err() != nil {
+			return Result{Acct: x.acct}
 		}
-		steps++
-		if steps > maxSteps {
-			return Result{Done: true, Steps: steps, Acct: x.acct, Err: fmt.Sprintf("case %s ran more than settings.max_steps=%d stages", c.ID(), maxSteps)}
+		r.Err = err.Error()
+		return r
+	}
+	final := outputs
+	if j := c.Task.Judge; j != nil {
+		subject := make(map[string]any, len(outputs)+2)
+		for k, v := range outputs {
+			subject[k] = v
 		}
-		x.visits[name]++
-		visits[name] = x.visits[name]
-		next, err := n.Stage.Run(x)
+		subject["model"], subject["strategy"] = c.Model.Name, c.Strategy.Name
+		jx := e.newExec(ctx, c, j.Model, j.Strategy)
+		jx.stagePrefix = "judge."
+		jout, jsteps, err := e.walk(jx, subject)
+		r.Steps += jsteps
+		r.JudgeAcct = jx.acct
 		if err != nil {
 			if ctx.Err() != nil {
 				return Result{Acct: x.acct}
 			}
-			return Result{Done: true, Steps: steps, Acct: x.acct, Err: err.Error()}
-		}
-		switch next {
-		case "":
-			cur = n.next
-		case End:
-			cur = -1
-		default:
-			i, ok := c.Strategy.index[next]
-			if !ok {
-				return Result{Done: true, Steps: steps, Acct: x.acct, Err: fmt.Sprintf("stage %q chose %q, which is not a stage", name, next)}
-			}
-			cur = i
-		}
-	}
-	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: make(map[string]any, len(c.Strategy.outputs))}
-	for _, o := range c.Strategy.outputs {
-		v, err := expr.Run(o.prog, x.Env)
-		if err != nil {
-			r.Err = fmt.Sprintf("output %s: %v", o.name, err)
+			r.Err = "judge: " + err.Error()
 			return r
 		}
-		r.Outputs[o.name] = v
+		r.Judge = jout
+		final = jout
 	}
-	r.Label, _ = r.Outputs["label"].(string)
-	r.Confidence = toFloatPtr(r.Outputs["confidence"])
+	r.Label, _ = final["label"].(string)
+	r.Confidence = toFloatPtr(final["confidence"])
 	r.Parsed = r.Label != ""
 	if r.Parsed && len(c.Task.Labels) > 0 {
 		r.Parsed = false
@@ -432,6 +402,86 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		r.Correct = &ok
 	}
 	return r
+}
+
+func (e *Engine) newExec(ctx context.Context, c *Case, m *Model, s *Strategy) *Exec {
+	return &Exec{
+		Ctx: ctx, Case: c, Model: m, Task: c.Task, Item: c.Item, Strategy: s,
+		stages: make(map[string]any, len(s.Nodes)),
+		visits: make(map[string]int, len(s.Nodes)),
+		convs:  map[string]conversation{},
+		caller: e.call,
+	}
+}
+
+// walk runs a strategy graph in x and evaluates its outputs. subject, when
+// set, is what a judge graph judges (the strategy's outputs, model and
+// strategy name), visible as subject.<field>.
+func (e *Engine) walk(x *Exec, subject map[string]any) (map[string]any, int, error) {
+	s := x.Strategy
+	visits := make(map[string]any, len(s.Nodes))
+	for _, n := range s.Nodes {
+		x.stages[n.Base.Name] = map[string]any{}
+		visits[n.Base.Name] = 0
+	}
+	x.Env = map[string]any{
+		"item":     x.Item.Fields,
+		"stages":   x.stages,
+		"visits":   visits,
+		"params":   s.Params,
+		"model":    x.Model.Env,
+		"strategy": map[string]any{"name": s.Name},
+		"subject":  subject,
+	}
+	taskEnv, err := x.Task.env(x.Env)
+	if err != nil {
+		return nil, 0, err
+	}
+	x.Env["task"] = taskEnv
+	maxSteps := e.study.Run.Settings.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = 1000
+	}
+	cur, steps := 0, 0
+	for cur >= 0 {
+		n := s.Nodes[cur]
+		name := n.Base.Name
+		if n.Base.MaxVisits > 0 && x.visits[name] >= n.Base.MaxVisits {
+			cur = n.exhausted
+			continue
+		}
+		steps++
+		if steps > maxSteps {
+			return nil, steps, fmt.Errorf("case %s ran more than settings.max_steps=%d stages", x.Case.ID(), maxSteps)
+		}
+		x.visits[name]++
+		visits[name] = x.visits[name]
+		next, err := n.Stage.Run(x)
+		if err != nil {
+			return nil, steps, err
+		}
+		switch next {
+		case "":
+			cur = n.next
+		case End:
+			cur = -1
+		default:
+			i, ok := s.index[next]
+			if !ok {
+				return nil, steps, fmt.Errorf("stage %q chose %q, which is not a stage", name, next)
+			}
+			cur = i
+		}
+	}
+	out := make(map[string]any, len(s.outputs))
+	for _, o := range s.outputs {
+		v, err := expr.Run(o.prog, x.Env)
+		if err != nil {
+			return nil, steps, fmt.Errorf("output %s: %v", o.name, err)
+		}
+		out[o.name] = v
+	}
+	return out, steps, nil
 }
 
 func toFloatPtr(v any) *float64 {

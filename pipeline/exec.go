@@ -33,8 +33,10 @@ type Exec struct {
 	visits map[string]int
 	convs  map[string]conversation
 	seq    int
-	caller func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
-	acct   Account
+	// stagePrefix marks the calls of a judge graph in calls.parquet.
+	stagePrefix string
+	caller      func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
+	acct        Account
 }
 
 // Account is what one case spent.
@@ -52,7 +54,7 @@ type Account struct {
 // Call sends a request for the named stage through the engine's transport
 // (journal first, then the provider) and accounts for it.
 func (x *Exec) Call(stage string, req *llm.Request) (*llm.Response, error) {
-	resp, err := x.caller(x, stage, req)
+	resp, err := x.caller(x, x.stagePrefix+stage, req)
 	if err != nil {
 		return nil, err
 	}

@@ -191,9 +191,15 @@ func load(runFile string, ds *Diags) *Study {
 		}
 		st.Strategies = append(st.Strategies, compileStrategy(spec, st.PromptsDir, ds, l.subLines(spec.File, layers[0].path)))
 	}
+	l.resolveJudges(st)
 	l.resolveMatrix(st, root)
 	for _, s := range st.Strategies {
 		l.collectTemplates(s)
+	}
+	for _, t := range st.Tasks {
+		if t.Judge != nil && t.Judge.Strategy != nil {
+			l.collectTemplates(t.Judge.Strategy)
+		}
 	}
 	if len(*ds) == 0 {
 		dryRun(st, ds)
@@ -328,7 +334,7 @@ func fieldLine(n *yaml.Node, key string) int {
 	return n.Line
 }
 
-var providerKinds = map[string]bool{"openai": true, "openai-compatible": true, "anthropic": true, "gemini": true, "scripted": true}
+var providerKinds = map[string]bool{"openai": true, "openai-compatible": true, "anthropic": true, "gemini": true, "scripted": true, "none": true}
 
 func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 	m := &Model{Spec: spec, Name: spec.Name}
@@ -339,7 +345,7 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		return field
 	}
 	if !providerKinds[spec.Provider] {
-		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", "use openai, openai-compatible, anthropic, gemini or scripted", "unknown provider %q", spec.Provider)
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", "use openai, openai-compatible, anthropic, gemini, scripted or none", "unknown provider %q", spec.Provider)
 		return nil
 	}
 	m.Identity = spec.Provider + "|" + strings.TrimRight(spec.BaseURL, "/")
@@ -372,6 +378,8 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		// replies cached from the old one.
 		h := sha256.Sum256([]byte(jsonString(spec.Script)))
 		m.Identity += "|" + hex.EncodeToString(h[:8])
+	} else if spec.Provider == "none" {
+		m.Provider = noCalls{spec.Name}
 	} else if spec.Script != nil {
 		l.ds.Addf(spec.File, spec.Line, path+".script", "remove it, or set provider: scripted", "script only applies to provider scripted")
 	}
@@ -381,6 +389,37 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 	}
 	m.Env = map[string]any{"name": spec.Name, "id": spec.ID(), "provider": spec.Provider, "vars": vars}
 	return m
+}
+
+// resolveJudges loads each task's judge strategy and finds its model.
+func (l *loader) resolveJudges(st *Study) {
+	judges := map[string]*Strategy{}
+	for _, t := range st.Tasks {
+		js := t.Spec.Judge
+		if js == nil {
+			continue
+		}
+		file, line := t.File, l.line(t.File, "judge", t.Spec.Line)
+		m := st.Model(js.Model)
+		if m == nil {
+			l.ds.Addf(file, l.line(t.File, "judge.model", line), "judge.model", "declare the judge model under models in the run file", "no model %q for the judge", js.Model)
+		}
+		s, ok := judges[js.Strategy]
+		if !ok {
+			layers := l.fileLayer(&yaml.Node{Line: line}, js.Strategy, "judge.strategy", l.path(l.paths.Strategies, "strategies"), "strategy")
+			if layers == nil {
+				continue
+			}
+			spec := &StrategySpec{}
+			l.decodeLayers(layers, spec)
+			spec.File, spec.Line = layers[0].file, layers[0].node.Line
+			s = compileStrategy(spec, l.path(l.paths.Prompts, "../prompts"), l.ds, l.subLines(spec.File, ""))
+			judges[js.Strategy] = s
+		}
+		if m != nil {
+			t.Judge = &TaskJudge{Strategy: s, Model: m}
+		}
+	}
 }
 
 func (l *loader) resolveMatrix(st *Study, root *yaml.Node) {

@@ -79,9 +79,10 @@ func (e *Engine) resultColumns() []Column {
 		{"case_id", ColString, false}, {"model", ColString, true}, {"strategy", ColString, true}, {"task", ColString, true},
 		{"item_id", ColString, false}, {"gold", ColString, true}, {"label", ColString, true}, {"confidence", ColFloat, false},
 		{"parsed", ColBool, false}, {"correct", ColBool, false}, {"truncated", ColBool, false}, {"blocked", ColBool, false},
-		{"outputs", ColString, false}, {"item", ColString, false}, {"calls", ColInt, false},
+		{"outputs", ColString, false}, {"judge", ColString, false}, {"item", ColString, false}, {"calls", ColInt, false},
 		{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"thinking_tokens", ColInt, false},
-		{"total_tokens", ColInt, false}, {"cost_usd", ColFloat, false}, {"steps", ColInt, false}, {"error", ColString, false},
+		{"total_tokens", ColInt, false}, {"cost_usd", ColFloat, false}, {"judge_tokens", ColInt, false},
+		{"judge_cost_usd", ColFloat, false}, {"steps", ColInt, false}, {"error", ColString, false},
 	}
 }
 
@@ -114,14 +115,19 @@ func (e *Engine) writeResults(path string, results []Result) error {
 		if r.Correct != nil {
 			correct = *r.Correct
 		}
-		var outputs any
+		var outputs, judge any
 		if r.Outputs != nil {
 			outputs = jsonString(r.Outputs)
 		}
-		a := r.Acct
-		werr = w.Append(c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
-			r.Parsed, correct, a.Truncated, a.Blocked, outputs, item, a.Calls,
-			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens+a.CompletionTokens, a.CostUSD, r.Steps, errText)
+		if r.Judge != nil {
+			judge = jsonString(r.Judge)
+		}
+		model, strategy := c.ReportedNames()
+		a, ja := r.Acct, r.JudgeAcct
+		werr = w.Append(c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
+			r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
+			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens+a.CompletionTokens, a.CostUSD,
+			ja.PromptTokens+ja.CompletionTokens, ja.CostUSD, r.Steps, errText)
 		return werr == nil
 	})
 	if werr != nil {

@@ -64,6 +64,7 @@ type Task struct {
 	Space    *parse.Space
 	// Extract holds the task's default extraction rules, compiled.
 	Extract *parse.Extractor
+	Judge   *TaskJudge
 	blocks  []namedTmpl
 	static  map[string]any
 }
@@ -86,6 +87,21 @@ type Case struct {
 // ID is readable and stable across runs: model/strategy/task/item.
 func (c *Case) ID() string {
 	return c.Model.Name + "/" + c.Strategy.Name + "/" + c.Task.Name + "/" + c.Item.ID
+}
+
+// ReportedNames are the model and strategy names results carry: the case's
+// own, or, for re-scored recorded replies, the item's (task report_as).
+func (c *Case) ReportedNames() (model, strategy string) {
+	model, strategy = c.Model.Name, c.Strategy.Name
+	if ra := c.Task.Spec.ReportAs; ra != nil {
+		if v, ok := c.Item.Fields[ra.Model].(string); ok && ra.Model != "" {
+			model = v
+		}
+		if v, ok := c.Item.Fields[ra.Strategy].(string); ok && ra.Strategy != "" {
+			strategy = v
+		}
+	}
+	return model, strategy
 }
 
 // NumCases is the number of cases the matrix expands to.

@@ -28,8 +28,28 @@ type TaskSpec struct {
 	Demos       string            `yaml:"demos,omitempty" doc:"YAML list of few-shot demonstrations, relative to the prompts folder; read as .task.demos."`
 	Subsets     map[string]string `yaml:"subsets,omitempty" doc:"Named item subsets as boolean expressions over item, for per-subset metrics."`
 	Keep        []string          `yaml:"keep,omitempty" doc:"Item fields copied into results.parquet (as JSON in the item column)."`
+	Judge       *JudgeSpec        `yaml:"judge,omitempty" doc:"A judge graph run after the strategy on every case; its label and confidence become the case's (e.g. the safety judge)."`
+	ReportAs    *ReportAs         `yaml:"report_as,omitempty" doc:"Item fields that name the model and strategy results are reported under (for re-scoring recorded replies)."`
 	File        string            `yaml:"-"`
 	Line        int               `yaml:"-"`
+}
+
+// JudgeSpec names the judge strategy and the model it calls.
+type JudgeSpec struct {
+	Strategy string `yaml:"strategy" required:"true" doc:"Judge strategy (configs/strategies/<name>.yaml); it reads the judged outputs as subject.<field> (subject.reply, subject.model, ...)."`
+	Model    string `yaml:"model" required:"true" doc:"Name of a model declared in the run file that the judge calls."`
+}
+
+// ReportAs names item fields carrying the model and strategy of recorded replies.
+type ReportAs struct {
+	Model    string `yaml:"model,omitempty" doc:"Item field holding the model name to report."`
+	Strategy string `yaml:"strategy,omitempty" doc:"Item field holding the strategy name to report."`
+}
+
+// TaskJudge is a resolved judge.
+type TaskJudge struct {
+	Strategy *Strategy
+	Model    *Model
 }
 
 var reservedTaskKeys = map[string]bool{"name": true, "labels": true, "positive": true, "type": true, "demos": true}

@@ -61,6 +61,9 @@ func (e *Error) Error() string {
 // that declares the spec. Spec problems are reported before any data is
 // read, all at once (joined).
 func Load(spec *Spec, baseDir string) ([]Item, error) {
+	if spec == nil {
+		return nil, errors.New("dataset: no dataset spec; add a dataset: mapping to the task")
+	}
 	if errs := spec.Check(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

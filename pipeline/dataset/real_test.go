@@ -12,30 +12,30 @@ import (
 
 // These tests load the data shipped in data/ with the `dataset:` YAML a task
 // file would use, and check the counts and label balance documented in
-// data/SOURCES.md. The YAML is written as if the task file lived in tasks/.
+// data/SOURCES.md. The YAML is written for a task file in configs/tasks/.
 // They fail (not skip) when the data is missing: it is part of the repo.
 
 // taskDir is where the example task files would live.
-var taskDir = filepath.Join("..", "..", "tasks")
+var taskDir = filepath.Join("..", "..", "configs", "tasks")
 
 // specYAML holds the example dataset mappings, by name.
 var specYAML = map[string]string{
 	"ethics_promoral": `
-path: ../data/ethics/commonsense_test_hard.jsonl
+path: ../../data/ethics/commonsense_test_hard.jsonl
 id: id
 filter: in_promoral_subset   # = the first 1,700 rows; "limit: 1700" gives the same items
 `,
 	"ethics_test_hard": `
-path: ../data/ethics/commonsense_test_hard.jsonl
+path: ../../data/ethics/commonsense_test_hard.jsonl
 id: id
 `,
 	"ethics_demos": `
-path: ../data/ethics/commonsense_test.jsonl
+path: ../../data/ethics/commonsense_test.jsonl
 id: id
-exclude: {path: ../data/ethics/commonsense_test_hard.jsonl, field: scenario}
+exclude: {path: ../../data/ethics/commonsense_test_hard.jsonl, field: scenario}
 `,
 	"ethics_contrast": `
-path: ../data/ethics_contrast/ethics_contrast.jsonl
+path: ../../data/ethics_contrast/ethics_contrast.jsonl
 id: id
 expand:
   as: variant
@@ -47,7 +47,7 @@ expand:
       fields: {scenario: contrast_scenario, label_int: contrast_label_int}
 `,
 	"moralchoice_low": `
-path: ../data/moralchoice/moralchoice_low_ambiguity.jsonl
+path: ../../data/moralchoice/moralchoice_low_ambiguity.jsonl
 id: id
 shuffle:
   seed: 20240601
@@ -56,7 +56,7 @@ shuffle:
   gold: preferred_action       # "action1" -> gold_letter A or B
 `,
 	"moralchoice_high": `
-path: ../data/moralchoice/moralchoice_high_ambiguity.jsonl
+path: ../../data/moralchoice/moralchoice_high_ambiguity.jsonl
 id: id
 shuffle:
   seed: 20240601
@@ -65,46 +65,46 @@ shuffle:
   gold: preferred_action       # null here -> gold_letter ""
 `,
 	"morables": `
-path: ../data/morables/morables_mcqa.jsonl
+path: ../../data/morables/morables_mcqa.jsonl
 id: id
 fields: {option_a: options.0, option_b: options.1, option_c: options.2, option_d: options.3, option_e: options.4}
 `,
 	"safety_all": `
-path: ../data/safety/safety_prompts.jsonl
+path: ../../data/safety/safety_prompts.jsonl
 id: id
 `,
 	"safety_jbb": `
-path: ../data/safety/safety_prompts.jsonl
+path: ../../data/safety/safety_prompts.jsonl
 id: id
 fields: {pair: pair_id}
 filter: source == "JBB-Behaviors"
 `,
 	"safety_xstest": `
-path: ../data/safety/safety_prompts.jsonl
+path: ../../data/safety/safety_prompts.jsonl
 id: id
 filter: source == "XSTest"
 `,
 	"scruples_index": `
-path: ../data/scruples/scruples_promoral_subset_index.jsonl
+path: ../../data/scruples/scruples_promoral_subset_index.jsonl
 id: id
 `,
 	"scruples_anecdotes": `
-path: ../data/fixtures/scruples_anecdotes_sample.jsonl
+path: ../../data/fixtures/scruples_anecdotes_sample.jsonl
 id: id
 fields: {scenario: text, author_votes: label_scores.AUTHOR}
 `,
 	"wildjailbreak": `
-path: ../data/fixtures/wildjailbreak_eval_sample.tsv
+path: ../../data/fixtures/wildjailbreak_eval_sample.tsv
 fields: {prompt: adversarial}
 filter: data_type == "adversarial_harmful"
 `,
 	"promoral_replies": `
-path: ../data/promoral_runs/ethics_replies.jsonl.gz
+path: ../../data/promoral_runs/ethics_replies.jsonl.gz
 id_columns: [model, strategy, item]
 types: {gold: int}
 `,
 	"promoral_reference": `
-path: ../data/promoral_reference/promoral_results_summary.csv
+path: ../../data/promoral_reference/promoral_results_summary.csv
 id_columns: [dataset, model, strategy, n_eval]
 types: {n_eval: int, accuracy: float}
 `,
@@ -153,7 +153,7 @@ func TestRealEthics(t *testing.T) {
 		}
 	}
 	// Both ways of selecting the ProMoral subset agree, item for item.
-	byLimit := load(t, &Spec{Path: "../data/ethics/commonsense_test_hard.jsonl", ID: "id", Limit: 1700}, taskDir)
+	byLimit := load(t, &Spec{Path: "../../data/ethics/commonsense_test_hard.jsonl", ID: "id", Limit: 1700}, taskDir)
 	if len(byLimit) != len(subset) {
 		t.Fatalf("limit 1700 gave %d items", len(byLimit))
 	}

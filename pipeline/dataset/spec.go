@@ -28,12 +28,12 @@ import (
 // a row (an ETHICS-Contrast pair) are always kept or dropped together.
 type Spec struct {
 	Path      string            `yaml:"path,omitempty" required:"true" doc:"data file, relative to the folder of the YAML file that declares it"`
-	Format    string            `yaml:"format,omitempty" doc:"jsonl, json (an array of objects), csv, tsv or parquet; inferred from the extension when empty (.jsonl/.ndjson, .json, .csv, .tsv/.tab, .parquet/.pq, each optionally + .gz)"`
+	Format    string            `yaml:"format,omitempty" doc:"jsonl, json (an array of objects), csv, tsv or parquet; inferred from the extension when empty (.jsonl/.ndjson, .json, .csv, .tsv/.tab, .parquet/.pq, each optionally + .gz); gzip is detected from the content"`
 	ID        string            `yaml:"id,omitempty" doc:"column (dotted path allowed) holding a unique item id; when neither id nor id_columns is set the id is <file stem>:<row>"`
 	IDColumns []string          `yaml:"id_columns,omitempty" doc:"columns whose values, joined with ':', form a unique item id, e.g. [model, strategy, item]; use instead of id"`
 	Fields    map[string]string `yaml:"fields,omitempty" doc:"item field -> source column (dotted path into nested objects and lists, e.g. action1_violates.death); all source columns are kept under their own names too"`
 	Types     map[string]string `yaml:"types,omitempty" doc:"item field -> int, float, bool or string; converts the value (CSV and TSV cells are always strings); null, and an empty string for int/float/bool, become null"`
-	Filter    string            `yaml:"filter,omitempty" doc:"expr-lang boolean over the row's fields after fields/types, e.g. kind == \"harmful\"; rows where it is false are dropped"`
+	Filter    string            `yaml:"filter,omitempty" doc:"expr-lang boolean over the row's fields after fields/types, e.g. kind == \"harmful\"; rows where it is false are dropped; a column that is not an identifier is $env[\"meta.lang\"]; a missing field is nil"`
 	Exclude   *Exclude          `yaml:"exclude,omitempty" doc:"drop rows whose field value appears in a column of another file (keeps dev and test sets disjoint)"`
 	Limit     int               `yaml:"limit,omitempty" doc:"keep only the first N rows after filter and exclude, in file order; fewer rows than N is not an error"`
 	Sample    *Sample           `yaml:"sample,omitempty" doc:"seeded sample of n rows without replacement, kept in file order; n larger than the rows available is an error"`

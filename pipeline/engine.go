@@ -80,6 +80,8 @@ type Summary struct {
 	ThinkingTokens   int     `json:"thinking_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
 	Interrupted      bool    `json:"interrupted,omitempty"`
+	// Report holds what the metrics asked to print after the summary.
+	Report []string `json:"-"`
 }
 
 func (s *Summary) String() string {
@@ -339,6 +341,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if err := e.writeResults(filepath.Join(out, "results.parquet"), results); err != nil {
 		return sum, nil, err
 	}
+	texts, err := Score(NewResultSet(s, results, out))
+	if err != nil {
+		return sum, nil, fmt.Errorf("scoring: %w", err)
+	}
+	sum.Report = texts
 	if err := e.writeManifest(filepath.Join(out, "manifest.json"), sum, started); err != nil {
 		return sum, nil, err
 	}

@@ -193,6 +193,15 @@ func load(runFile string, ds *Diags) *Study {
 	}
 	l.resolveJudges(st)
 	l.resolveMatrix(st, root)
+	for i, mn := range rf.Metrics {
+		if mn.Config == nil {
+			continue
+		}
+		b := &MetricBuild{Diags: ds, File: runFile, Index: i, Study: st, Base: mn.Config.MetricBase(), Lines: l.lines[runFile]}
+		if m := mn.Config.Build(b); m != nil {
+			st.Metrics = append(st.Metrics, m)
+		}
+	}
 	for _, s := range st.Strategies {
 		l.collectTemplates(s)
 	}

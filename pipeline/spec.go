@@ -11,16 +11,16 @@ import (
 
 // RunFile is a study: the top-level YAML that `promoral apply` takes.
 type RunFile struct {
-	Name        string      `yaml:"name" required:"true" doc:"Name of the run; the default output folder is out/<name>."`
-	Description string      `yaml:"description,omitempty" doc:"What this run is for."`
-	Models      []yaml.Node `yaml:"models" required:"true" doc:"Models: a name (configs/models/<name>.yaml), an inline model, or {use: <name>, ...overrides}."`
-	Tasks       []yaml.Node `yaml:"tasks" required:"true" doc:"Tasks: a name (configs/tasks/<name>.yaml), an inline task, or {use: <name>, ...overrides}."`
-	Strategies  []yaml.Node `yaml:"strategies" required:"true" doc:"Strategies: a name (configs/strategies/<name>.yaml), an inline strategy, or {use: <name>, name: <new name>, params: {...}}."`
-	Matrix      Matrix      `yaml:"matrix,omitempty" doc:"Which models run which strategies on which tasks; default every model x strategy x task."`
-	Output      string      `yaml:"output,omitempty" doc:"Output folder (default out/<name>), relative to the working directory."`
-	Settings    Settings    `yaml:"settings,omitempty" doc:"Run settings."`
-	Paths       Paths       `yaml:"paths,omitempty" doc:"Where referenced files live, relative to this file's folder."`
-	Metrics     []yaml.Node `yaml:"metrics,omitempty" doc:"Metric stages run over the results after the cases."`
+	Name        string       `yaml:"name" required:"true" doc:"Name of the run; the default output folder is out/<name>."`
+	Description string       `yaml:"description,omitempty" doc:"What this run is for."`
+	Models      []yaml.Node  `yaml:"models" required:"true" doc:"Models: a name (configs/models/<name>.yaml), an inline model, or {use: <name>, ...overrides}."`
+	Tasks       []yaml.Node  `yaml:"tasks" required:"true" doc:"Tasks: a name (configs/tasks/<name>.yaml), an inline task, or {use: <name>, ...overrides}."`
+	Strategies  []yaml.Node  `yaml:"strategies" required:"true" doc:"Strategies: a name (configs/strategies/<name>.yaml), an inline strategy, or {use: <name>, name: <new name>, params: {...}}."`
+	Matrix      Matrix       `yaml:"matrix,omitempty" doc:"Which models run which strategies on which tasks; default every model x strategy x task."`
+	Output      string       `yaml:"output,omitempty" doc:"Output folder (default out/<name>), relative to the working directory."`
+	Settings    Settings     `yaml:"settings,omitempty" doc:"Run settings."`
+	Paths       Paths        `yaml:"paths,omitempty" doc:"Where referenced files live, relative to this file's folder."`
+	Metrics     []MetricNode `yaml:"metrics,omitempty" doc:"Metrics computed over the results after the cases (metrics.parquet and CSV tables)."`
 }
 
 // Settings are run-wide knobs.

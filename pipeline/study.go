@@ -17,6 +17,7 @@ type Study struct {
 	Tasks      []*Task
 	Strategies []*Strategy
 	Cells      []ResolvedCell
+	Metrics    []Metric
 	OutDir     string
 	ConfigHash string
 	PromptsDir string

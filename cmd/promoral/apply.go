@@ -44,6 +44,9 @@ func newApply() *cobra.Command {
 			<-done
 			if sum != nil {
 				fmt.Fprintln(cmd.OutOrStdout(), sum.String())
+				for _, t := range sum.Report {
+					fmt.Fprintln(cmd.OutOrStdout(), t)
+				}
 			}
 			if err != nil {
 				return err

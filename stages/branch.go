@@ -49,6 +49,9 @@ func (c *BranchConfig) Targets() []string {
 	return out
 }
 
+// DefaultTarget is where the branch goes when no case holds.
+func (c *BranchConfig) DefaultTarget() string { return c.Default }
+
 // Build compiles the conditions.
 func (c *BranchConfig) Build(b *pipeline.Build) pipeline.Stage {
 	br := &branch{name: c.Name, dflt: c.Default}

@@ -58,7 +58,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       pipeline.Version,
 	}
-	root.AddCommand(newApply(), newValidate())
+	root.AddCommand(newApply(), newValidate(), newSchema(), newGraph())
 	return root
 }
 

@@ -241,3 +241,21 @@ func TestCLIValidateAndApplyExitCodes(t *testing.T) {
 		t.Error("a bad config created the output folder")
 	}
 }
+
+func TestGraphDrawsEdgesAndBounds(t *testing.T) {
+	dir := killStudy(t, 4)
+	out, _, code := runCLI(t, "graph", filepath.Join(dir, "configs/run.yaml"), "loop")
+	for _, want := range []string{"flowchart TD", `n_again["again (prompt) ≤3"]`, "n_again -->|after 3| n_end", "n_stable -->|when| n_end", "n_stable -->|else| n_again"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("mermaid lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = runCLI(t, "graph", "--format", "dot", filepath.Join(dir, "configs/run.yaml"), "loop")
+	if !strings.Contains(out, `"again" -> "end" [label="after 3"];`) || !strings.Contains(out, `"stable" [label="stable (branch)", shape=diamond];`) {
+		t.Errorf("dot output:\n%s", out)
+	}
+	_, stderr, code := runCLI(t, "graph", filepath.Join(dir, "configs/run.yaml"), "nope")
+	if code != 1 || !strings.Contains(stderr, `no strategy "nope"`) {
+		t.Errorf("unknown strategy: %d %s", code, stderr)
+	}
+}

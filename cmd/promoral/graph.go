@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+func newGraph() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "graph CONFIG STRATEGY",
+		Short: "Draw a strategy's stage graph as Mermaid (default) or DOT",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := loadStudy(args[0])
+			if err != nil {
+				return err
+			}
+			s := st.Strategy(args[1])
+			if s == nil {
+				names := []string{}
+				for _, x := range st.Strategies {
+					names = append(names, x.Name)
+				}
+				return fmt.Errorf("no strategy %q in %s (it has %s)", args[1], args[0], strings.Join(names, ", "))
+			}
+			switch format {
+			case "mermaid":
+				writeMermaid(cmd.OutOrStdout(), s)
+			case "dot":
+				writeDOT(cmd.OutOrStdout(), s)
+			default:
+				return fmt.Errorf("unknown --format %q (use mermaid or dot)", format)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
+	return cmd
+}
+
+type edge struct{ from, to, label string }
+
+// strategyEdges lists the graph's edges with labels: default edges plain,
+// branch targets "when", and exhausted edges "after N".
+func strategyEdges(s *pipeline.Strategy) []edge {
+	var out []edge
+	for _, n := range s.Nodes {
+		for _, t := range s.Edges()[n.Base.Name] {
+			label := ""
+			switch {
+			case n.Base.MaxVisits > 0 && t == exhaustedTarget(n):
+				label = fmt.Sprintf("after %d", n.Base.MaxVisits)
+			case isDefault(n, t):
+				label = "else"
+			case isBranchTarget(n, t):
+				label = "when"
+			}
+			out = append(out, edge{n.Base.Name, t, label})
+		}
+	}
+	return out
+}
+
+func exhaustedTarget(n *pipeline.Node) string {
+	if n.Base.Exhausted == "" {
+		return pipeline.End
+	}
+	return n.Base.Exhausted
+}
+
+func isDefault(n *pipeline.Node, t string) bool {
+	d, ok := n.Config.(interface{ DefaultTarget() string })
+	return ok && d.DefaultTarget() == t
+}
+
+func isBranchTarget(n *pipeline.Node, t string) bool {
+	tg, ok := n.Config.(pipeline.Targets)
+	if !ok {
+		return false
+	}
+	for _, x := range tg.Targets() {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func nodeLabel(n *pipeline.Node) string {
+	l := n.Base.Name + " (" + n.Base.Kind + ")"
+	if n.Base.MaxVisits > 0 {
+		l += fmt.Sprintf(" ≤%d", n.Base.MaxVisits)
+	}
+	return l
+}
+
+func writeMermaid(w io.Writer, s *pipeline.Strategy) {
+	fmt.Fprintf(w, "flowchart TD\n")
+	for _, n := range s.Nodes {
+		shape := "[%q]"
+		if n.Base.Kind == "branch" {
+			shape = "{%q}"
+		}
+		fmt.Fprintf(w, "  %s"+shape+"\n", mid(n.Base.Name), nodeLabel(n))
+	}
+	fmt.Fprintf(w, "  %s((end))\n", mid(pipeline.End))
+	for _, e := range strategyEdges(s) {
+		if e.label != "" {
+			fmt.Fprintf(w, "  %s -->|%s| %s\n", mid(e.from), e.label, mid(e.to))
+		} else {
+			fmt.Fprintf(w, "  %s --> %s\n", mid(e.from), mid(e.to))
+		}
+	}
+}
+
+func writeDOT(w io.Writer, s *pipeline.Strategy) {
+	fmt.Fprintf(w, "digraph %q {\n  rankdir=TB;\n", s.Name)
+	for _, n := range s.Nodes {
+		shape := "box"
+		if n.Base.Kind == "branch" {
+			shape = "diamond"
+		}
+		fmt.Fprintf(w, "  %q [label=%q, shape=%s];\n", n.Base.Name, nodeLabel(n), shape)
+	}
+	fmt.Fprintf(w, "  %q [shape=doublecircle];\n", pipeline.End)
+	for _, e := range strategyEdges(s) {
+		if e.label != "" {
+			fmt.Fprintf(w, "  %q -> %q [label=%q];\n", e.from, e.to, e.label)
+		} else {
+			fmt.Fprintf(w, "  %q -> %q;\n", e.from, e.to)
+		}
+	}
+	fmt.Fprintln(w, "}")
+}
+
+// mid makes a Mermaid-safe node id.
+func mid(name string) string {
+	var b strings.Builder
+	b.WriteString("n_")
+	for _, r := range name {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}

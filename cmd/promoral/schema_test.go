@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// schema/*.json are checked in for yaml-language-server; they must match
+// what `promoral schema` generates from the stage kinds' specs.
+func TestSchemaFilesAreCurrent(t *testing.T) {
+	for _, kind := range pipeline.SchemaKinds {
+		data, _ := json.MarshalIndent(pipeline.Schema(kind), "", "  ")
+		data = append(data, '\n')
+		path := filepath.Join("..", "..", "schema", kind+".json")
+		if *update {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		old, err := os.ReadFile(path)
+		if err != nil || string(old) != string(data) {
+			t.Errorf("%s is out of date: run go test ./cmd/promoral -run Schema -update", path)
+		}
+	}
+}
+
+func compileSchema(t *testing.T, kind string) *jsonschema.Schema {
+	t.Helper()
+	data, _ := json.Marshal(pipeline.Schema(kind))
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(kind+".json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(kind + ".json")
+	if err != nil {
+		t.Fatalf("schema %s does not compile: %v", kind, err)
+	}
+	return s
+}
+
+// yamlToJSON converts a YAML document to the JSON data model.
+func yamlToJSON(t *testing.T, path string) any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	out, _ := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
+	return out
+}
+
+func TestSchemaValidatesEveryShippedConfig(t *testing.T) {
+	root := filepath.Join("..", "..", "configs")
+	kinds := map[string]string{"strategies": "strategy", "tasks": "task", "models": "model"}
+	checked := 0
+	err := filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || !strings.HasSuffix(path, ".yaml") || strings.Contains(path, "testdata") {
+			return err
+		}
+		kind := "run"
+		if k, ok := kinds[filepath.Base(filepath.Dir(path))]; ok {
+			kind = k
+		}
+		if err := compileSchema(t, kind).Validate(yamlToJSON(t, path)); err != nil {
+			t.Errorf("%s does not validate against the %s schema:\n%v", path, kind, err)
+		}
+		checked++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 4 {
+		t.Fatalf("only %d configs checked", checked)
+	}
+}
+
+func TestSchemaRejectsWhatValidateRejects(t *testing.T) {
+	bad := map[string]any{"name": "x", "stages": []any{map[string]any{"name": "a", "kind": "prompt", "messages": []any{map[string]any{"role": "user", "text": "hi"}}, "temprature": 0}}, "outputs": map[string]any{"label": "x"}}
+	if err := compileSchema(t, "strategy").Validate(bad); err == nil {
+		t.Fatal("a misspelt field passed the schema")
+	}
+	good := map[string]any{"name": "x", "stages": []any{map[string]any{"name": "a", "kind": "prompt", "messages": []any{map[string]any{"role": "user", "text": "hi"}}, "temperature": 0}}, "outputs": map[string]any{"label": "x"}}
+	if err := compileSchema(t, "strategy").Validate(good); err != nil {
+		t.Fatalf("a good strategy failed the schema: %v", err)
+	}
+}

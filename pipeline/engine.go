@@ -425,6 +425,14 @@ func (e *Engine) newExec(ctx context.Context, c *Case, m *Model, s *Strategy) *E
 // set, is what a judge graph judges (the strategy's outputs, model and
 // strategy name), visible as subject.<field>.
 func (e *Engine) walk(x *Exec, subject map[string]any) (map[string]any, int, error) {
+	maxSteps := e.study.Run.Settings.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = 1000
+	}
+	return walkGraph(x, subject, maxSteps)
+}
+
+func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, int, error) {
 	s := x.Strategy
 	visits := make(map[string]any, len(s.Nodes))
 	for _, n := range s.Nodes {
@@ -445,10 +453,6 @@ func (e *Engine) walk(x *Exec, subject map[string]any) (map[string]any, int, err
 		return nil, 0, err
 	}
 	x.Env["task"] = taskEnv
-	maxSteps := e.study.Run.Settings.MaxSteps
-	if maxSteps <= 0 {
-		maxSteps = 1000
-	}
 	cur, steps := 0, 0
 	for cur >= 0 {
 		n := s.Nodes[cur]
@@ -549,7 +553,11 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		return nil, x.Errorf(stage, "model %s has no provider", m.Name)
 	}
 	caseID := x.Case.ID()
-	v, err, shared := e.sf.Do(key, func() (any, error) {
+	// singleflight reports "shared" to the caller that made the call too;
+	// only the callers that waited for another's call were served a copy.
+	leader := false
+	v, err, _ := e.sf.Do(key, func() (any, error) {
+		leader = true
 		if rec, ok, err := e.journal.Lookup(key); err == nil && ok {
 			return rec.Resp, nil
 		}
@@ -588,6 +596,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		return nil, x.Errorf(stage, "%v", err)
 	}
 	resp := v.(*llm.Response)
+	shared := !leader
 	if e.fatal.Load() != nil {
 		return nil, *e.fatal.Load()
 	}

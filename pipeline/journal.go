@@ -47,6 +47,7 @@ type Journal struct {
 	size  int64
 	index map[[32]byte]span
 	fsync bool
+	ro    bool
 	// Loaded counts what was on disk when the journal was opened.
 	Loaded, LoadedErrors int
 }
@@ -64,6 +65,25 @@ func OpenJournal(path string, fsync bool) (*Journal, error) {
 		return nil, fmt.Errorf("%s is in use by another promoral process (wait for it to finish)", path)
 	}
 	j := &Journal{path: path, f: f, index: map[[32]byte]span{}, fsync: fsync}
+	if err := j.load(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// OpenJournalReadOnly indexes a journal without locking or changing it, so
+// `plan` can read it while an apply is writing. A missing file is an empty
+// journal.
+func OpenJournalReadOnly(path string) (*Journal, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return &Journal{path: path, index: map[[32]byte]span{}, ro: true}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the journal: %w", err)
+	}
+	j := &Journal{path: path, f: f, index: map[[32]byte]span{}, ro: true}
 	if err := j.load(); err != nil {
 		f.Close()
 		return nil, err
@@ -115,6 +135,9 @@ func (j *Journal) load() error {
 		}
 	}
 	j.size = off
+	if j.ro {
+		return nil
+	}
 	if err := j.f.Truncate(off); err != nil {
 		return fmt.Errorf("cannot trim a torn last line from the journal: %w", err)
 	}
@@ -161,7 +184,7 @@ func (j *Journal) Lookup(key string) (*Record, bool, error) {
 	j.mu.Lock()
 	sp, ok := j.index[k]
 	j.mu.Unlock()
-	if !ok {
+	if !ok || j.f == nil {
 		return nil, false, nil
 	}
 	buf := make([]byte, sp.n)
@@ -186,8 +209,8 @@ func (j *Journal) Append(rec *Record) error {
 	line := buf.Bytes()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
-		return errors.New("the journal is closed")
+	if j.f == nil || j.ro {
+		return errors.New("the journal is closed or read-only")
 	}
 	if _, err := j.f.Write(line); err != nil {
 		return fmt.Errorf("writing the journal: %w", err)
@@ -224,6 +247,11 @@ func (j *Journal) Close() error {
 	if j.f == nil {
 		return nil
 	}
+	if j.ro {
+		err := j.f.Close()
+		j.f = nil
+		return err
+	}
 	err := j.f.Sync()
 	if cerr := j.f.Close(); err == nil {
 		err = cerr
@@ -233,4 +261,26 @@ func (j *Journal) Close() error {
 		err = nil
 	}
 	return err
+}
+
+// Each calls fn for every successful record, in file order.
+func (j *Journal) Each(fn func(*Record)) error {
+	if j.f == nil {
+		return nil
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, j.size), 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			if _, failed, ok := quickProbe(line); !ok || !failed {
+				var rec Record
+				if json.Unmarshal(line, &rec) == nil && rec.Err == "" && rec.Resp != nil {
+					fn(&rec)
+				}
+			}
+		}
+		if err != nil {
+			return nil
+		}
+	}
 }

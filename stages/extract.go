@@ -22,10 +22,11 @@ func init() {
 // ExtractConfig is the YAML of an extract stage.
 type ExtractConfig struct {
 	pipeline.StageBase `yaml:",inline"`
-	From               string       `yaml:"from,omitempty" doc:"Prompt stage whose reply to read (default: the nearest prompt stage before this one)."`
-	Text               string       `yaml:"text,omitempty" doc:"Expression giving the text to read instead of a reply, e.g. item.reply to re-score recorded replies."`
-	Rules              *parse.Spec  `yaml:"rules,omitempty" doc:"Extraction rules (default: the task's extract rules)."`
-	Answer             *parse.Space `yaml:"answer,omitempty" doc:"Answer space (default: the task's), e.g. REFUSAL/COMPLIANCE for a judge."`
+	From               string                  `yaml:"from,omitempty" doc:"Prompt stage whose reply to read (default: the nearest prompt stage before this one)."`
+	Text               string                  `yaml:"text,omitempty" doc:"Expression giving the text to read instead of a reply, e.g. item.reply to re-score recorded replies."`
+	Rules              *parse.Spec             `yaml:"rules,omitempty" doc:"Extraction rules (default: the task's extract rules)."`
+	Answer             *parse.Space            `yaml:"answer,omitempty" doc:"Answer space (default: the task's), e.g. REFUSAL/COMPLIANCE for a judge."`
+	Fields             map[string][]parse.Rule `yaml:"fields,omitempty" doc:"Extra free-text fields to read on top of the rules in force (the task's or rules:), e.g. tagged reasoning steps."`
 }
 
 type extract struct {
@@ -36,6 +37,7 @@ type extract struct {
 	space    *parse.Space
 	compiled sync.Map // *pipeline.Task -> *parse.Extractor or error
 	fields   []string
+	extra    map[string][]parse.Rule
 }
 
 // Sample gives example outputs for dry runs.
@@ -46,6 +48,9 @@ func (c *ExtractConfig) Sample() map[string]any {
 			out[k] = ""
 		}
 	}
+	for k := range c.Fields {
+		out[k] = ""
+	}
 	return out
 }
 
@@ -53,7 +58,7 @@ var extractReserved = map[string]bool{"label": true, "parsed": true, "label_rule
 
 // Build checks the source and any own rules.
 func (c *ExtractConfig) Build(b *pipeline.Build) pipeline.Stage {
-	x := &extract{name: c.Name, from: c.From, rules: c.Rules, space: c.Answer}
+	x := &extract{name: c.Name, from: c.From, rules: c.Rules, space: c.Answer, extra: c.Fields}
 	switch {
 	case c.From != "" && c.Text != "":
 		b.Errf("from", "give from or text, not both", "both from and text are set")
@@ -81,6 +86,24 @@ func (c *ExtractConfig) Build(b *pipeline.Build) pipeline.Stage {
 			b.Errf("answer", "", "%v", err)
 		}
 	}
+	for k := range c.Fields {
+		if extractReserved[k] {
+			b.Errf("fields."+k, "rename the field", "%q is a built-in extract output", k)
+		}
+		if c.Rules != nil && c.Rules.Fields[k] != nil {
+			b.Errf("fields."+k, "declare it once", "field %q is also in rules.fields", k)
+		}
+		x.fields = append(x.fields, k)
+	}
+	for k := range c.Fields {
+		if extractReserved[k] {
+			b.Errf("fields."+k, "rename the field", "%q is a built-in extract output", k)
+		}
+		if c.Rules != nil && c.Rules.Fields[k] != nil {
+			b.Errf("fields."+k, "declare it once", "field %q is also in rules.fields", k)
+		}
+		x.fields = append(x.fields, k)
+	}
 	if c.Rules != nil {
 		for k := range c.Rules.Fields {
 			if extractReserved[k] {
@@ -99,7 +122,7 @@ func (c *ExtractConfig) Build(b *pipeline.Build) pipeline.Stage {
 
 // extractor compiles (once per task) the rules against the answer space.
 func (x *extract) extractor(t *pipeline.Task) (*parse.Extractor, error) {
-	if x.rules == nil && x.space == nil {
+	if x.rules == nil && x.space == nil && len(x.extra) == 0 {
 		if t.Extract == nil {
 			return nil, fmt.Errorf("task %s declares no answer labels, so give this stage its own rules and answer", t.Name)
 		}
@@ -118,6 +141,17 @@ func (x *extract) extractor(t *pipeline.Task) (*parse.Extractor, error) {
 	rules := x.rules
 	if rules == nil {
 		rules = &t.Spec.Extract
+	}
+	if len(x.extra) > 0 {
+		merged := *rules
+		merged.Fields = map[string][]parse.Rule{}
+		for k, v := range rules.Fields {
+			merged.Fields[k] = v
+		}
+		for k, v := range x.extra {
+			merged.Fields[k] = v
+		}
+		rules = &merged
 	}
 	var res any
 	if space == nil {

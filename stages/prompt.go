@@ -172,3 +172,9 @@ func (p *prompt) Run(x *pipeline.Exec) (string, error) {
 	x.SetConversation(p.name, append(conv, llm.Message{Role: llm.RoleAssistant, Content: first.Text}))
 	return "", nil
 }
+
+// PlanCall renders the stage's own messages for plan, without calling.
+func (p *prompt) PlanCall(env map[string]any) ([]llm.Message, pipeline.GenParams, []string, error) {
+	msgs, err := p.render(env)
+	return msgs, p.params, p.cont, err
+}

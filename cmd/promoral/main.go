@@ -58,7 +58,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       pipeline.Version,
 	}
-	root.AddCommand(newApply(), newValidate(), newSchema(), newGraph())
+	root.AddCommand(newApply(), newPlan(), newValidate(), newSchema(), newGraph())
 	return root
 }
 

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+func newPlan() *cobra.Command {
+	var (
+		out      string
+		asJSON   bool
+		detailed bool
+	)
+	cmd := &cobra.Command{
+		Use:   "plan CONFIG",
+		Short: "Show what apply would do: cases, calls, tokens and cost per model; no network, no model call",
+		Long: `Show what apply would do, like terraform plan: per model and in total, the cases, the
+model calls still to make (loops at one pass as the best case and at their bound as
+the worst), how many the journal already holds, input and output tokens and the cost
+range in USD from the price table. No network, no key, no model call.
+
+With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is work.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := loadStudy(args[0])
+			if err != nil {
+				return err
+			}
+			dir := out
+			if dir == "" {
+				dir = st.OutDir
+			}
+			p, err := pipeline.MakePlan(st, dir)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(p); err != nil {
+					return err
+				}
+			} else {
+				printPlan(cmd.OutOrStdout(), p)
+			}
+			if detailed && p.HasWork() {
+				return &exitError{2, nil}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "output folder whose journal to consult (default: the run's)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when there is work")
+	return cmd
+}
+
+func printPlan(w io.Writer, p *pipeline.Plan) {
+	fmt.Fprintf(w, "plan for %s (journal %s)\n\n", p.Run, p.Journal)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tcases\tdone\tjournaled calls\tnew calls\tinput tokens\toutput tokens\tcost USD\t")
+	row := func(r pipeline.PlanRow) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", r.Model, r.Cases, r.CasesDone, r.CallsJournaled,
+			span(r.CallsBest, r.CallsWorst), spanK(r.InputTokensBest, r.InputTokensWorst),
+			spanK(r.OutputTokensBest, r.OutputTokensWorst), fmt.Sprintf("%.2f–%.2f", r.CostBest, r.CostWorst))
+	}
+	for _, r := range p.Models {
+		row(r)
+	}
+	row(p.Total)
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, n := range p.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	if !p.HasWork() {
+		fmt.Fprintln(w, "\nNothing to do: every call is in the journal.")
+	}
+}
+
+func span(a, b int) string {
+	if a == b {
+		return fmt.Sprint(a)
+	}
+	return fmt.Sprintf("%d–%d", a, b)
+}
+
+func spanK(a, b int) string {
+	f := func(x int) string {
+		switch {
+		case x >= 1_000_000:
+			return fmt.Sprintf("%.1fM", float64(x)/1e6)
+		case x >= 10_000:
+			return fmt.Sprintf("%.0fk", float64(x)/1e3)
+		}
+		return fmt.Sprint(x)
+	}
+	if f(a) == f(b) {
+		return f(a)
+	}
+	return f(a) + "–" + f(b)
+}

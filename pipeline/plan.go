@@ -1,0 +1,425 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+// CallPlanner is implemented by stages that call a model, so `plan` can see
+// what they would send without sending it.
+type CallPlanner interface {
+	// PlanCall renders the stage's own messages for env and returns them
+	// with the stage's generation parameters and the stages it continues.
+	PlanCall(env map[string]any) (msgs []llm.Message, params GenParams, cont []string, err error)
+}
+
+// PlanRow is the plan for one model (or the total).
+type PlanRow struct {
+	Model             string  `json:"model"`
+	Cases             int     `json:"cases"`
+	CasesDone         int     `json:"cases_done"`
+	CallsJournaled    int     `json:"calls_journaled"`
+	CallsBest         int     `json:"calls_best"`
+	CallsWorst        int     `json:"calls_worst"`
+	InputTokensBest   int     `json:"input_tokens_best"`
+	InputTokensWorst  int     `json:"input_tokens_worst"`
+	OutputTokensBest  int     `json:"output_tokens_best"`
+	OutputTokensWorst int     `json:"output_tokens_worst"`
+	CostBest          float64 `json:"cost_usd_best"`
+	CostWorst         float64 `json:"cost_usd_worst"`
+}
+
+// Plan is what an apply would do, computed without any network call.
+type Plan struct {
+	Run     string    `json:"run"`
+	Journal string    `json:"journal"`
+	Models  []PlanRow `json:"models"`
+	Total   PlanRow   `json:"total"`
+	Notes   []string  `json:"notes"`
+}
+
+// HasWork reports whether an apply would make any new call.
+func (p *Plan) HasWork() bool { return p.Total.CallsWorst > 0 }
+
+// DefaultMaxTokens is assumed for the worst case when a stage sets no
+// max_tokens.
+const DefaultMaxTokens = 1024
+
+var errPlanMiss = errors.New("not journaled")
+
+type stageStats struct{ sum, n int }
+
+// MakePlan works out, per model, the cases, the model calls still to make
+// (loops at one pass for the best case and at their bound for the worst),
+// the calls the journal already holds, tokens and the cost range. It reads
+// the journal without locking it and calls no model.
+func MakePlan(st *Study, outDir string) (*Plan, error) {
+	jpath := outDir + "/journal.jsonl"
+	j, err := OpenJournalReadOnly(jpath)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	// Mean completion tokens per model/strategy/stage from earlier runs.
+	hist := map[string]*stageStats{}
+	j.Each(func(r *Record) {
+		parts := strings.SplitN(r.Case, "/", 3)
+		if len(parts) < 2 {
+			return
+		}
+		k := r.Model + "/" + parts[1] + "/" + r.Stage
+		s := hist[k]
+		if s == nil {
+			s = &stageStats{}
+			hist[k] = s
+		}
+		s.sum += r.Resp.Usage.CompletionTokens
+		s.n++
+	})
+	p := &Plan{Run: st.Run.Name, Journal: jpath}
+	rows := map[*Model]*PlanRow{}
+	for _, m := range st.Models {
+		rows[m] = &PlanRow{Model: m.Name}
+	}
+	shapes := map[*Strategy]*shape{}
+	usedHist := false
+	var firstErr error
+	st.EachCase(func(c *Case) bool {
+		row := rows[c.Model]
+		row.Cases++
+		sh := shapes[c.Strategy]
+		if sh == nil {
+			sh = strategyShape(c.Strategy)
+			shapes[c.Strategy] = sh
+		}
+		hits, done, err := planWalk(j, c)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		row.CallsJournaled += hits
+		if done {
+			row.CasesDone++
+			return true
+		}
+		best, worst := sh.best-hits, sh.worst-hits
+		if best < 1 {
+			best = 1
+		}
+		if worst < best {
+			worst = best
+		}
+		row.CallsBest += best
+		row.CallsWorst += worst
+		in, outBest, outWorst, fromHist := estimateCase(c, sh, hist)
+		usedHist = usedHist || fromHist
+		// Scale the whole-case estimates to the calls still to make.
+		fb := float64(best) / float64(max(sh.best, 1))
+		fw := float64(worst) / float64(max(sh.worst, 1))
+		ib, iw := int(float64(in.best)*fb), int(float64(in.worst)*fw)
+		ob, ow := int(float64(outBest)*fb), int(float64(outWorst)*fw)
+		row.InputTokensBest += ib
+		row.InputTokensWorst += iw
+		row.OutputTokensBest += ob
+		row.OutputTokensWorst += ow
+		price := c.Model.Spec.Price
+		row.CostBest += price.Cost(llm.Usage{PromptTokens: ib, CompletionTokens: ob})
+		row.CostWorst += price.Cost(llm.Usage{PromptTokens: iw, CompletionTokens: ow})
+		return true
+	})
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	t := &p.Total
+	t.Model = "total"
+	for _, m := range st.Models {
+		r := rows[m]
+		if r.Cases == 0 {
+			continue
+		}
+		p.Models = append(p.Models, *r)
+		t.Cases += r.Cases
+		t.CasesDone += r.CasesDone
+		t.CallsJournaled += r.CallsJournaled
+		t.CallsBest += r.CallsBest
+		t.CallsWorst += r.CallsWorst
+		t.InputTokensBest += r.InputTokensBest
+		t.InputTokensWorst += r.InputTokensWorst
+		t.OutputTokensBest += r.OutputTokensBest
+		t.OutputTokensWorst += r.OutputTokensWorst
+		t.CostBest += r.CostBest
+		t.CostWorst += r.CostWorst
+	}
+	p.Notes = append(p.Notes,
+		"input tokens are estimated at 4 characters per token from the rendered prompts (no offline tokenizer is bundled); earlier turns of a continued conversation are included once",
+		"calls: best = every loop taken once, worst = every loop at its max_visits bound",
+		"output tokens: worst = max_tokens x samples (1024 where a stage sets none) plus thinking budgets; best = the mean of earlier runs in the journal where it has them, else a quarter of max_tokens",
+	)
+	if usedHist {
+		p.Notes = append(p.Notes, "the journal's earlier runs informed the best-case output tokens")
+	}
+	return p, nil
+}
+
+// planWalk walks a case using only journaled replies; it reports how many
+// calls were served and whether the case would finish without a new call.
+func planWalk(j *Journal, c *Case) (hits int, done bool, err error) {
+	x := &Exec{
+		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
+		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{},
+	}
+	x.caller = func(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
+		rec, ok, err := j.Lookup(CacheKey(x.Model, req))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errPlanMiss
+		}
+		hits++
+		return rec.Resp, nil
+	}
+	_, _, werr := walkGraph(x, nil, 1000)
+	if werr != nil {
+		// A miss, or a case that would fail (e.g. a template error on this
+		// item): both are work for apply, which reports the failure.
+		return hits, false, nil
+	}
+	if c.Task.Judge != nil {
+		return hits, false, nil // judged cases are counted as work; the judge's own calls are not planned
+	}
+	return hits, true, nil
+}
+
+// shape is a strategy's static call structure.
+type shape struct {
+	prompts []int // node indexes of call-making stages
+	worstV  map[int]int
+	bestV   map[int]int
+	best    int
+	worst   int
+}
+
+func strategyShape(s *Strategy) *shape {
+	sh := &shape{worstV: map[int]int{}, bestV: map[int]int{}}
+	comp := sccs(s)
+	for i, n := range s.Nodes {
+		if _, ok := n.Stage.(CallPlanner); !ok {
+			continue
+		}
+		sh.prompts = append(sh.prompts, i)
+		mult := 1
+		if comp.cyclic[comp.id[i]] {
+			for k, m := range s.Nodes {
+				if comp.id[k] == comp.id[i] && m.Base.MaxVisits > mult {
+					mult = m.Base.MaxVisits
+				}
+			}
+		}
+		if n.Base.MaxVisits > 0 && n.Base.MaxVisits < mult {
+			mult = n.Base.MaxVisits
+		}
+		sh.worstV[i] = mult
+		sh.worst += mult
+	}
+	// Best: the path to end that makes the fewest calls (loops once).
+	path := fewestCalls(s)
+	for _, i := range path {
+		if _, ok := s.Nodes[i].Stage.(CallPlanner); ok {
+			sh.bestV[i]++
+			sh.best++
+		}
+	}
+	return sh
+}
+
+type sccResult struct {
+	id     []int
+	cyclic map[int]bool
+}
+
+// sccs finds strongly connected components (Tarjan) over the stage graph.
+func sccs(s *Strategy) sccResult {
+	n := len(s.Nodes)
+	index := make([]int, n)
+	low := make([]int, n)
+	on := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	res := sccResult{id: make([]int, n), cyclic: map[int]bool{}}
+	var stack []int
+	counter, comps := 0, 0
+	var strong func(v int)
+	strong = func(v int) {
+		index[v], low[v] = counter, counter
+		counter++
+		stack = append(stack, v)
+		on[v] = true
+		self := false
+		for _, w := range s.succ(v) {
+			if w < 0 {
+				continue
+			}
+			if w == v {
+				self = true
+			}
+			if index[w] < 0 {
+				strong(w)
+				low[v] = min(low[v], low[w])
+			} else if on[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			size := 0
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				on[w] = false
+				res.id[w] = comps
+				size++
+				if w == v {
+					break
+				}
+			}
+			res.cyclic[comps] = size > 1 || self
+			comps++
+		}
+	}
+	for v := 0; v < n; v++ {
+		if index[v] < 0 {
+			strong(v)
+		}
+	}
+	return res
+}
+
+// fewestCalls returns the node path from the first stage to end that enters
+// the fewest call-making stages (0-1 BFS over the graph's ordinary edges).
+func fewestCalls(s *Strategy) []int {
+	n := len(s.Nodes)
+	if n == 0 {
+		return nil
+	}
+	const inf = 1 << 30
+	dist := make([]int, n)
+	prev := make([]int, n)
+	for i := range dist {
+		dist[i], prev[i] = inf, -2
+	}
+	cost := func(i int) int {
+		if _, ok := s.Nodes[i].Stage.(CallPlanner); ok {
+			return 1
+		}
+		return 0
+	}
+	dist[0] = cost(0)
+	prev[0] = -1
+	deque := []int{0}
+	bestEnd, endFrom := inf, -1
+	for len(deque) > 0 {
+		v := deque[0]
+		deque = deque[1:]
+		for _, w := range s.succ(v) {
+			if w < 0 {
+				if dist[v] < bestEnd {
+					bestEnd, endFrom = dist[v], v
+				}
+				continue
+			}
+			if d := dist[v] + cost(w); d < dist[w] {
+				dist[w], prev[w] = d, v
+				if cost(w) == 0 {
+					deque = append([]int{w}, deque...)
+				} else {
+					deque = append(deque, w)
+				}
+			}
+		}
+	}
+	var path []int
+	for v := endFrom; v >= 0; v = prev[v] {
+		path = append([]int{v}, path...)
+	}
+	return path
+}
+
+type tokenRange struct{ best, worst int }
+
+// estimateCase estimates one whole case's input tokens (best and worst) and
+// output tokens from the rendered prompts of this item.
+func estimateCase(c *Case, sh *shape, hist map[string]*stageStats) (in tokenRange, outBest, outWorst int, fromHist bool) {
+	env := SampleEnv(c.Model, c.Strategy, c.Task, c.Item)
+	if te, err := c.Task.env(env); err == nil {
+		env["task"] = te
+	}
+	type est struct{ own, out, outBest int }
+	ests := map[string]est{}
+	conts := map[string][]string{}
+	for _, i := range sh.prompts {
+		n := c.Strategy.Nodes[i]
+		cp := n.Stage.(CallPlanner)
+		msgs, params, cont, err := cp.PlanCall(env)
+		if err != nil {
+			continue
+		}
+		chars := 0
+		for _, m := range msgs {
+			chars += len(m.Content)
+		}
+		gp := c.Model.Spec.Params.Over(params)
+		samples := max(gp.N, 1)
+		maxTok := gp.MaxTokens
+		if maxTok == 0 {
+			maxTok = DefaultMaxTokens
+		}
+		worst := maxTok * samples
+		if gp.Thinking != nil && gp.Thinking.Enabled {
+			worst += max(gp.Thinking.Budget, 0)
+		}
+		best := maxTok / 4 * samples
+		if h := hist[c.Model.Name+"/"+c.Strategy.Name+"/"+n.Base.Name]; h != nil && h.n > 0 {
+			best = h.sum / h.n
+			fromHist = true
+		}
+		ests[n.Base.Name] = est{own: (chars + 3) / 4, out: worst, outBest: best}
+		conts[n.Base.Name] = cont
+	}
+	// The input of a continued conversation includes the earlier turns.
+	var context func(name string, seen map[string]bool, worst bool) int
+	context = func(name string, seen map[string]bool, worst bool) int {
+		if seen[name] {
+			return 0
+		}
+		seen[name] = true
+		e := ests[name]
+		total := e.own
+		extra := 0
+		for _, c := range conts[name] {
+			ce, ok := ests[c]
+			if !ok {
+				continue
+			}
+			out := ce.outBest
+			if worst {
+				out = ce.out
+			}
+			if v := context(c, seen, worst) + out; v > extra {
+				extra = v
+			}
+		}
+		return total + extra
+	}
+	for _, i := range sh.prompts {
+		name := c.Strategy.Nodes[i].Base.Name
+		e := ests[name]
+		in.best += sh.bestV[i] * context(name, map[string]bool{}, false)
+		in.worst += sh.worstV[i] * context(name, map[string]bool{}, true)
+		outBest += sh.bestV[i] * e.outBest
+		outWorst += sh.worstV[i] * e.out
+	}
+	return in, outBest, outWorst, fromHist
+}

@@ -1,0 +1,72 @@
+package pipeline_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+func TestPlanCountsCallsAndJournal(t *testing.T) {
+	dir := writeTree(t, baseTree(map[string]string{
+		"configs/run.yaml": strings.Replace(baseTree(nil)["configs/run.yaml"], "models:", "models:\n  - {name: priced, provider: scripted, price: {input: 2, output: 8}, script: {replies: [{text: \"Answer: wrong\"}]}}", 1) +
+			"matrix: {models: [priced]}\n",
+	}))
+	out := filepath.Join(dir, "out")
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	p, err := pipeline.MakePlan(st, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// one_shot: 1 call per item; loop: ask + again, again up to 3 times.
+	// 6 items: best 6*1 + 6*2 = 18, worst 6*1 + 6*(1+3) = 30.
+	tot := p.Total
+	if tot.Cases != 12 || tot.CallsBest != 18 || tot.CallsWorst != 30 || tot.CallsJournaled != 0 || !p.HasWork() {
+		t.Fatalf("plan before apply: %+v", tot)
+	}
+	if tot.InputTokensBest <= 0 || tot.InputTokensWorst < tot.InputTokensBest || tot.OutputTokensWorst < tot.OutputTokensBest {
+		t.Errorf("token ranges: %+v", tot)
+	}
+	// no max_tokens set: worst output = 1024 per call.
+	if tot.OutputTokensWorst != 30*pipeline.DefaultMaxTokens {
+		t.Errorf("worst output tokens %d, want %d", tot.OutputTokensWorst, 30*pipeline.DefaultMaxTokens)
+	}
+	if tot.CostWorst <= tot.CostBest || tot.CostBest <= 0 {
+		t.Errorf("cost range %v–%v", tot.CostBest, tot.CostWorst)
+	}
+	sum, _ := apply(t, st, out)
+	p2, err := pipeline.MakePlan(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.HasWork() || p2.Total.CasesDone != 12 || p2.Total.CallsJournaled != sum.CallsNew {
+		t.Fatalf("plan after apply: %+v (apply made %d calls)", p2.Total, sum.CallsNew)
+	}
+}
+
+// Two cases that send the same request at the same time pay for it once,
+// and the accounting says one new call and one cached.
+func TestIdenticalConcurrentRequestsArePaidOnce(t *testing.T) {
+	dir := writeTree(t, baseTree(map[string]string{
+		"data/items.jsonl": `{"id":"a","text":"same","gold":"1"}
+{"id":"b","text":"same","gold":"1"}
+`,
+		"configs/run.yaml": `name: dup
+models:
+  - {name: slow, provider: scripted, script: {latency: 50ms, replies: [{text: "Answer: wrong"}]}}
+tasks: [toy]
+strategies: [one_shot]
+settings: {concurrency: 2}
+`,
+	}))
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	sum, _ := apply(t, st, filepath.Join(dir, "out"))
+	if sum.CallsNew != 1 || sum.CallsCached != 1 || sum.Attempts != 1 {
+		t.Fatalf("want 1 new + 1 cached from 1 attempt, got %+v", sum)
+	}
+	rows, _ := pipeline.ReadParquet(filepath.Join(dir, "out", "calls.parquet"))
+	if len(rows) != 2 {
+		t.Fatalf("calls.parquet rows = %d, want 2", len(rows))
+	}
+}

@@ -3,32 +3,120 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/providers"
+	"github.com/promoral/promoral/pipeline/transport"
 )
 
-// Connect gives every model in the matrix its provider. Scripted models
-// already have one; the others need their SDK client and key. Every model
-// whose key is missing is listed in one error, before any call.
+// DefaultTimeout bounds one attempt at a model call unless limits.timeout says otherwise.
+const DefaultTimeout = 120 * time.Second
+
+// Connect gives every model the run will call its SDK client, with the key
+// from the environment or a .env file in the working directory. Scripted
+// and none models already have theirs. Every model whose key is missing is
+// listed in one error, before any call. In offline mode nothing is
+// connected: only the journal serves.
 func Connect(st *Study, offline bool) error {
-	var missing []string
+	if offline {
+		return nil
+	}
 	used := map[*Model]bool{}
 	for _, c := range st.Cells {
 		used[c.Model] = true
+		if c.Task.Judge != nil {
+			used[c.Task.Judge.Model] = true
+		}
 	}
+	dotenv, err := providers.LoadDotEnv(".env")
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf(".env: %w", err)
+	}
+	var missing []string
 	for _, m := range st.Models {
-		if !used[m] || m.Provider != nil || offline {
+		if !used[m] || m.Provider != nil {
 			continue
 		}
-		missing = append(missing, fmt.Sprintf("%s (provider %s is not available in this build)", m.Name, m.Spec.Provider))
+		spec := m.Spec
+		keyVar := spec.KeyEnv
+		if keyVar == "" {
+			keyVar = providers.DefaultKeyVar(spec.Provider, spec.BaseURL)
+		}
+		key := ""
+		if keyVar != "" {
+			var ok bool
+			if key, ok = providers.LookupKey(keyVar, dotenv); !ok {
+				alt := ""
+				if keyVar == "GOOGLE_API_KEY" {
+					alt = " (or GEMINI_API_KEY)"
+				}
+				missing = append(missing, fmt.Sprintf("%s: set %s%s in the environment or .env", m.Name, keyVar, alt))
+				continue
+			}
+		} else if spec.BaseURL != "" && !isLocal(spec.BaseURL) {
+			missing = append(missing, fmt.Sprintf("%s: name the key variable with key_env (no default for %s)", m.Name, spec.BaseURL))
+			continue
+		}
+		timeout := spec.Limits.Timeout
+		if timeout == 0 {
+			timeout = DefaultTimeout
+		}
+		p, err := providers.New(providers.Config{Provider: spec.Provider, BaseURL: spec.BaseURL, APIKey: key, KeyVar: keyVar, Timeout: timeout})
+		if err != nil {
+			return fmt.Errorf("model %s: %w", m.Name, err)
+		}
+		m.Provider = p
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return fmt.Errorf("cannot call %d model(s):\n  %s", len(missing), strings.Join(missing, "\n  "))
+		return fmt.Errorf("%d model(s) have no API key; no call was made:\n  %s", len(missing), strings.Join(missing, "\n  "))
 	}
 	return nil
+}
+
+func isLocal(baseURL string) bool {
+	for _, h := range []string{"://localhost", "://127.", "://[::1]", "://0.0.0.0"} {
+		if strings.Contains(baseURL, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// Transports is the Options.Doer of a real run: retries with backoff,
+// rate limits and adaptive concurrency per model (scripted and none models
+// answer directly, once).
+func Transports(concurrency int) func(m *Model) (Doer, error) {
+	return func(m *Model) (Doer, error) {
+		if m.Provider == nil {
+			return nil, fmt.Errorf("model %s is not connected", m.Name)
+		}
+		switch m.Spec.Provider {
+		case "scripted", "none":
+			return Direct{m.Provider}, nil
+		}
+		conc := m.Spec.Limits.Concurrency
+		if conc == 0 {
+			conc = concurrency
+		}
+		t := transport.New(m.Provider, transport.Options{
+			Name: m.Name, MaxAttempts: m.Spec.Limits.MaxAttempts,
+			RPM: m.Spec.Limits.RPM, TPM: m.Spec.Limits.TPM, Concurrency: conc,
+		})
+		return transportDoer{t}, nil
+	}
+}
+
+type transportDoer struct{ t *transport.Transport }
+
+func (d transportDoer) Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
+	return d.t.Do(ctx, req, func(a transport.Attempt) {
+		onAttempt(Attempt{N: a.N, Start: a.Start, Latency: a.Latency, Err: a.Err, Resp: a.Resp})
+	})
 }
 
 // noCalls is the provider of a model declared with provider: none, for

@@ -31,6 +31,13 @@ func newApply() *cobra.Command {
 			if err := pipeline.Connect(st, opts.Offline); err != nil {
 				return err
 			}
+			if !offline {
+				c := concurrency
+				if c == 0 {
+					c = st.Run.Settings.Concurrency
+				}
+				opts.Doer = pipeline.Transports(c)
+			}
 			eng := pipeline.NewEngine(st, opts)
 			stop := make(chan struct{})
 			done := make(chan struct{})

@@ -48,11 +48,15 @@ func (c *call) classify(err error, af apiFailure, cfg *Config) error {
 	}
 	switch {
 	case errors.Is(c.ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err):
-		return &llm.Error{Kind: llm.Transient, Msg: fmt.Sprintf("no response within %s", cfg.Timeout), Err: wrapped}
-	case isCutConnection(err):
-		return &llm.Error{Kind: llm.Transient, Msg: "connection failed: " + clip(wrapped.Error()), Err: wrapped}
+		msg := "timed out"
+		if cfg.Timeout > 0 {
+			msg = fmt.Sprintf("no response within %s", cfg.Timeout)
+		}
+		return &llm.Error{Kind: llm.Transient, Msg: msg, Err: wrapped}
 	case isBadJSON(err):
 		return &llm.Error{Kind: llm.Transient, Msg: "response body cut off or malformed: " + clip(wrapped.Error()), Err: wrapped}
+	case isCutConnection(err):
+		return &llm.Error{Kind: llm.Transient, Msg: "connection failed: " + clip(wrapped.Error()), Err: wrapped}
 	default:
 		// SDK-side validation and configuration failures: retrying cannot help.
 		return &llm.Error{Kind: llm.Permanent, Msg: clip(wrapped.Error()), Err: wrapped}

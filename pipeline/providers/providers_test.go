@@ -364,8 +364,12 @@ func TestEnvironmentIsIgnored(t *testing.T) {
 			if _, err := d.newProvider(t, wr.srv.URL, 5*time.Second).Complete(context.Background(), simpleReq(d.model)); err != nil {
 				t.Fatal(err)
 			}
-			if k := d.keyOf(wr.last(t).Header); k != testKey {
+			got := wr.last(t)
+			if k := d.keyOf(got.Header); k != testKey {
 				t.Fatalf("credential = %q, want the configured key", k)
+			}
+			if got.Path != d.path {
+				t.Fatalf("path = %q, want %q", got.Path, d.path)
 			}
 		})
 	}

@@ -1,0 +1,452 @@
+// Package transport sits between the engine's cache and one model's provider.
+// It owns everything about getting an answer out of a rate-limited, flaky
+// API: retries with backoff that respect the server's Retry-After, request-
+// and token-per-minute pacing, adaptive (AIMD) concurrency that backs off on
+// 429s, and a circuit breaker that stops the model on a permanent error so a
+// bad key fails one request instead of thousands. Every provider call is
+// reported to the caller as an Attempt so the engine can journal it.
+package transport
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+// Options configures a Transport; zero values take the defaults noted.
+type Options struct {
+	// Name identifies the model in errors ("model gpt-4.1 stopped …").
+	Name string
+	// MaxAttempts is the total number of provider calls per request (default 5).
+	MaxAttempts int
+	// BaseBackoff and MaxBackoff bound the exponential backoff with full
+	// jitter: attempt n waits rand·min(MaxBackoff, BaseBackoff·2^(n-1))
+	// (defaults 1s and 60s).
+	BaseBackoff, MaxBackoff time.Duration
+	// MaxRetryAfter caps how long a server's Retry-After is honoured
+	// (default 2m): a reset six minutes away is better probed again than
+	// slept through with the request held.
+	MaxRetryAfter time.Duration
+	// RPM limits requests per minute (0 = unlimited).
+	RPM int
+	// TPM limits tokens per minute (0 = unlimited), charged before each call
+	// with a rough estimate: prompt characters/4 plus max_tokens per sample.
+	TPM int
+	// Concurrency is the most calls in flight (default 8); the adaptive limit
+	// moves between 1 and this.
+	Concurrency int
+	// StopOn decides which permanent errors stop the model; nil = all of
+	// them. A study that expects some prompts to be rejected on their own
+	// (e.g. over-long context) can keep going on 400s.
+	StopOn func(*llm.Error) bool
+	// Sleep waits for backoff and pacing; tests inject a fake. It must
+	// return ctx.Err() when ctx ends first.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Rand returns a number in [0, 1) for jitter.
+	Rand func() float64
+}
+
+// Attempt is one provider call, reported whether it succeeded or not.
+type Attempt struct {
+	N       int // 1-based attempt number within the request
+	Start   time.Time
+	Latency time.Duration
+	Err     error
+	Resp    *llm.Response
+}
+
+// Stats is a snapshot of a Transport's counters.
+type Stats struct {
+	Requests    int64 // Do calls
+	Succeeded   int64
+	Failed      int64 // Do calls that returned an error, cancellations included
+	Attempts    int64 // provider calls
+	Retries     int64 // provider calls after a request's first
+	RateLimited int64 // attempts that failed with a rate-limit error
+	InFlight    int   // provider calls running now
+	Waiting     int   // requests queued for a concurrency slot
+	Limit       int   // current adaptive concurrency limit
+	MaxLimit    int   // Options.Concurrency
+	Stopped     bool
+	StopReason  string // the error that stopped the model
+}
+
+// ErrStopped matches (errors.Is) every error from a stopped Transport.
+var ErrStopped = errors.New("model stopped")
+
+// StoppedError is returned by Do once a permanent error has stopped the
+// model. It matches ErrStopped and unwraps to the original error, so
+// llm.IsPermanent holds for it too.
+type StoppedError struct {
+	Model string
+	Cause error
+}
+
+func (e *StoppedError) Error() string {
+	name := "model"
+	if e.Model != "" {
+		name += " " + e.Model
+	}
+	return name + " stopped after " + e.Cause.Error()
+}
+
+func (e *StoppedError) Unwrap() []error { return []error{ErrStopped, e.Cause} }
+
+// requestCounter is implemented by providers that make several HTTP requests
+// per Complete (Anthropic with N>1), so the RPM budget is charged for each.
+type requestCounter interface {
+	HTTPRequests(req *llm.Request) int
+}
+
+// Transport serves one model. It is safe for concurrent use.
+type Transport struct {
+	p   llm.Provider
+	o   Options
+	rpm *rate.Limiter
+	tpm *rate.Limiter
+
+	mu       sync.Mutex
+	inFlight int
+	limit    int
+	streak   int        // successes since the limit last moved
+	seq      uint64     // attempts started
+	cutSeq   uint64     // seq when the limit was last halved
+	waiters  *list.List // of chan struct{}, FIFO
+	stopErr  error
+
+	requests, succeeded, failed, attempts, retries, rateLimited atomic.Int64
+}
+
+// New wraps p with the retry, pacing and concurrency policy in o.
+func New(p llm.Provider, o Options) *Transport {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 5
+	}
+	if o.BaseBackoff <= 0 {
+		o.BaseBackoff = time.Second
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = time.Minute
+	}
+	o.MaxBackoff = max(o.MaxBackoff, o.BaseBackoff)
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = 2 * time.Minute
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Float64
+	}
+	t := &Transport{p: p, o: o, limit: o.Concurrency, waiters: list.New()}
+	if o.RPM > 0 {
+		// Burst 1 spaces requests evenly: a server counting per second (or
+		// per few seconds) never sees more than the per-minute rate implies.
+		t.rpm = rate.NewLimiter(rate.Limit(float64(o.RPM)/60), 1)
+	}
+	if o.TPM > 0 {
+		// Ten seconds' worth of tokens as burst lets normal-sized requests
+		// through without serialising them; one bigger than that is charged
+		// the whole burst (see pace).
+		t.tpm = rate.NewLimiter(rate.Limit(float64(o.TPM)/60), max(o.TPM/6, 1))
+	}
+	return t
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Do sends req, retrying transient failures, and reports every provider call
+// to onAttempt (if not nil) before returning. The caller's cancellation comes
+// back as ctx.Err().
+func (t *Transport) Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
+	t.requests.Add(1)
+	resp, err := t.do(ctx, req, onAttempt)
+	if err != nil {
+		t.failed.Add(1)
+	} else {
+		t.succeeded.Add(1)
+	}
+	return resp, err
+}
+
+func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
+	var last error
+	for n := 1; n <= t.o.MaxAttempts; n++ {
+		if err := t.acquire(ctx); err != nil {
+			return nil, err
+		}
+		// Pace after taking a slot: a rate token spent while still queued
+		// would let queued requests leave together, as a burst.
+		if err := t.pace(ctx, req); err != nil {
+			t.release(0, nil)
+			return nil, err
+		}
+		seq, err := t.begin()
+		if err != nil {
+			t.release(0, nil)
+			return nil, err
+		}
+		start := time.Now()
+		resp, err := t.p.Complete(ctx, req)
+		latency := time.Since(start)
+		t.attempts.Add(1)
+		if n > 1 {
+			t.retries.Add(1)
+		}
+		t.release(seq, err)
+		if onAttempt != nil {
+			onAttempt(Attempt{N: n, Start: start, Latency: latency, Err: err, Resp: resp})
+		}
+		if err == nil {
+			return resp, nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
+		var le *llm.Error
+		if !errors.As(err, &le) {
+			// Unclassified: the provider broke the contract or the engine's
+			// own test provider failed on purpose. Not ours to retry, and
+			// no reason to stop the model.
+			return nil, err
+		}
+		if le.Kind == llm.Permanent {
+			if t.o.StopOn == nil || t.o.StopOn(le) {
+				t.stop(err)
+			}
+			return nil, err
+		}
+		last = err
+		if n == t.o.MaxAttempts {
+			break
+		}
+		if err := t.o.Sleep(ctx, t.backoff(n, le.RetryAfter)); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, cerr
+			}
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("gave up after %d attempts: %w", t.o.MaxAttempts, last)
+}
+
+// backoff is full-jitter exponential backoff, but never shorter than the
+// wait the server asked for (capped at MaxRetryAfter).
+func (t *Transport) backoff(n int, retryAfter time.Duration) time.Duration {
+	ceil := t.o.BaseBackoff
+	for i := 1; i < n && ceil < t.o.MaxBackoff; i++ {
+		ceil *= 2
+	}
+	ceil = min(ceil, t.o.MaxBackoff)
+	d := time.Duration(t.o.Rand() * float64(ceil))
+	if ra := min(retryAfter, t.o.MaxRetryAfter); d < ra {
+		d = ra
+	}
+	return d
+}
+
+// pace waits for the RPM and TPM budgets.
+func (t *Transport) pace(ctx context.Context, req *llm.Request) error {
+	if t.rpm != nil {
+		calls := 1
+		if rc, ok := t.p.(requestCounter); ok {
+			calls = max(rc.HTTPRequests(req), 1)
+		}
+		for range calls {
+			if err := t.reserve(ctx, t.rpm, 1); err != nil {
+				return err
+			}
+		}
+	}
+	if t.tpm != nil {
+		if err := t.reserve(ctx, t.tpm, min(estimateTokens(req), t.tpm.Burst())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reserve is rate.Limiter.WaitN through the injectable Sleep, and without
+// WaitN's early failure when the wait would outlast the context's deadline:
+// the caller is owed ctx.Err(), not a rate-package error.
+func (t *Transport) reserve(ctx context.Context, lim *rate.Limiter, n int) error {
+	r := lim.ReserveN(time.Now(), n)
+	if !r.OK() {
+		return fmt.Errorf("transport: cannot reserve %d tokens with burst %d", n, lim.Burst())
+	}
+	if d := r.Delay(); d > 0 {
+		if err := t.o.Sleep(ctx, d); err != nil {
+			r.Cancel()
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// estimateTokens guesses a request's token cost before the call: about four
+// characters per token for the prompt, plus the most the samples may write.
+func estimateTokens(req *llm.Request) int {
+	chars := 0
+	for _, m := range req.Messages {
+		chars += len(m.Content)
+	}
+	out := req.MaxTokens
+	if out <= 0 {
+		out = 512
+	}
+	if req.Thinking.Enabled {
+		out += req.Thinking.Budget
+	}
+	return max(chars/4+out*req.Samples(), 1)
+}
+
+// acquire takes a concurrency slot, waiting in FIFO order while the
+// adaptive limit is reached.
+func (t *Transport) acquire(ctx context.Context) error {
+	t.mu.Lock()
+	if t.stopErr != nil {
+		err := t.stoppedLocked()
+		t.mu.Unlock()
+		return err
+	}
+	if t.inFlight < t.limit && t.waiters.Len() == 0 {
+		t.inFlight++
+		t.mu.Unlock()
+		return nil
+	}
+	ready := make(chan struct{})
+	elem := t.waiters.PushBack(ready)
+	t.mu.Unlock()
+
+	select {
+	case <-ready:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.stopErr != nil {
+			// Woken by stop: give the slot back and fail now.
+			t.inFlight--
+			t.grantLocked()
+			return t.stoppedLocked()
+		}
+		return nil
+	case <-ctx.Done():
+		t.mu.Lock()
+		select {
+		case <-ready:
+			// Granted just as we gave up: hand the slot on.
+			t.inFlight--
+			t.grantLocked()
+		default:
+			t.waiters.Remove(elem)
+		}
+		t.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// begin numbers an attempt and re-checks the breaker, which may have tripped
+// while this request waited.
+func (t *Transport) begin() (uint64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopErr != nil {
+		return 0, t.stoppedLocked()
+	}
+	t.seq++
+	return t.seq, nil
+}
+
+// release frees a slot and applies AIMD: halve the limit on a rate-limit
+// error, add one after `limit` successes in a row. Only attempts started
+// after the last cut may cut again, or one burst of 429s from calls that
+// were all in flight together would collapse the limit to 1.
+// seq 0 means the slot was never used for a call.
+func (t *Transport) release(seq uint64, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.inFlight--
+	if seq != 0 {
+		var le *llm.Error
+		switch {
+		case err == nil:
+			t.streak++
+			if t.streak >= t.limit && t.limit < t.o.Concurrency {
+				t.limit++
+				t.streak = 0
+			}
+		case errors.As(err, &le) && le.RateLimited:
+			t.rateLimited.Add(1)
+			t.streak = 0
+			if seq > t.cutSeq {
+				t.limit = max(1, t.limit/2)
+				t.cutSeq = t.seq
+			}
+		}
+	}
+	t.grantLocked()
+}
+
+func (t *Transport) grantLocked() {
+	for t.inFlight < t.limit && t.waiters.Len() > 0 {
+		ready := t.waiters.Remove(t.waiters.Front()).(chan struct{})
+		t.inFlight++
+		close(ready)
+	}
+}
+
+// stop trips the breaker. Queued requests are woken so they fail now rather
+// than when a slot frees up.
+func (t *Transport) stop(cause error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopErr != nil {
+		return
+	}
+	t.stopErr = cause
+	for t.waiters.Len() > 0 {
+		ready := t.waiters.Remove(t.waiters.Front()).(chan struct{})
+		t.inFlight++ // handed over; acquire sees the breaker and gives it back
+		close(ready)
+	}
+}
+
+func (t *Transport) stoppedLocked() error {
+	return &StoppedError{Model: t.o.Name, Cause: t.stopErr}
+}
+
+// Stats returns a snapshot of the counters.
+func (t *Transport) Stats() Stats {
+	t.mu.Lock()
+	s := Stats{InFlight: t.inFlight, Waiting: t.waiters.Len(), Limit: t.limit, MaxLimit: t.o.Concurrency, Stopped: t.stopErr != nil}
+	if t.stopErr != nil {
+		s.StopReason = t.stopErr.Error()
+	}
+	t.mu.Unlock()
+	s.Requests, s.Succeeded, s.Failed = t.requests.Load(), t.succeeded.Load(), t.failed.Load()
+	s.Attempts, s.Retries, s.RateLimited = t.attempts.Load(), t.retries.Load(), t.rateLimited.Load()
+	return s
+}

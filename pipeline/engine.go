@@ -313,9 +313,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		sum.ThinkingTokens += r.Acct.ThinkingTokens
 		sum.CostUSD += r.Acct.CostUSD + r.JudgeAcct.CostUSD
 		sum.CallsCached += r.JudgeAcct.CachedCalls
-		if r.Err != "" {
+		switch {
+		case !r.Done: // not reached before an interruption
+		case r.Err != "":
 			sum.Errors++
-		} else if !r.Parsed {
+		case !r.Parsed:
 			sum.Unparsed++
 		}
 		if r.Acct.Truncated {

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -70,22 +67,3 @@ func newApply() *cobra.Command {
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
-
-// progress prints plain periodic lines; the live display comes later.
-func progress(w io.Writer, eng *pipeline.Engine, stop, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(2 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			for _, m := range eng.Stats() {
-				fmt.Fprintf(w, "%s: %d/%d cases, %d calls (%d cached), %d errors\n", m.Name, m.Done.Load(), m.Total, m.Calls.Load(), m.Cached.Load(), m.Fails.Load())
-			}
-		}
-	}
-}
-
-var _ = os.Stderr

@@ -32,7 +32,7 @@ func TestApplyAgainstLocalOpenAICompatibleServer(t *testing.T) {
 			return
 		}
 		var req struct {
-			Model    string `json:"model"`
+			Model    string                     `json:"model"`
 			Messages []struct{ Content string } `json:"messages"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)

@@ -185,6 +185,7 @@ var TemplateFuncs = template.FuncMap{
 	"trim":   strings.TrimSpace,
 	"letter": func(i int) string { return string(rune('A' + i)) },
 	"add":    func(a, b int) int { return a + b },
+	"sub":    func(a, b int) int { return a - b },
 	"indent": func(n int, s string) string {
 		pad := strings.Repeat(" ", n)
 		return pad + strings.ReplaceAll(s, "\n", "\n"+pad)

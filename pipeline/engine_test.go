@@ -246,3 +246,31 @@ func TestChangedScriptIsNotServedOldReplies(t *testing.T) {
 		t.Fatalf("a changed script must not reuse replies: %+v", sum)
 	}
 }
+
+func TestModelVarsFromAFileWrittenByAnotherRun(t *testing.T) {
+	run := strings.Replace(baseTree(nil)["configs/run.yaml"], "  - name: bot\n", "  - name: bot\n    vars: {greeting: inline}\n    vars_file: {path: ../chosen.yaml, optional: true}\n", 1)
+	run = strings.Replace(run, "[one_shot, loop]", "[greet]", 1)
+	files := baseTree(map[string]string{
+		"configs/run.yaml": run,
+		"configs/strategies/greet.yaml": `name: greet
+stages:
+  - {name: ask, kind: prompt, messages: [{role: user, text: "{{.model.vars.greeting}} {{.task.question}}"}]}
+  - {name: parse, kind: extract}
+outputs: {label: stages.parse.label}
+`,
+	})
+	dir := writeTree(t, files)
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	if got := st.Model("bot").Env["vars"].(map[string]any)["greeting"]; got != "inline" {
+		t.Fatalf("without the file the inline var stands, got %v", got)
+	}
+	os.WriteFile(filepath.Join(dir, "chosen.yaml"), []byte("bot: {greeting: chosen}\nother: {greeting: no}\n"), 0o644)
+	st = mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	if got := st.Model("bot").Env["vars"].(map[string]any)["greeting"]; got != "chosen" {
+		t.Fatalf("the file's var should win, got %v", got)
+	}
+	os.WriteFile(filepath.Join(dir, "configs/run.yaml"), []byte(strings.Replace(run, "optional: true", "optional: false", 1)), 0o644)
+	os.Remove(filepath.Join(dir, "chosen.yaml"))
+	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	wantErr(t, err, "run.yaml:5", "vars_file", "cannot read")
+}

@@ -396,6 +396,24 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 	for k, v := range spec.Vars {
 		vars[k] = v
 	}
+	if vf := spec.VarsFile; vf != nil {
+		file := vf.Path
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(filepath.Dir(spec.File), file)
+		}
+		line := l.line(spec.File, fpath("vars_file"), spec.Line)
+		if _, err := os.Stat(file); err != nil && vf.Optional {
+			// not produced yet: the inline vars stand
+		} else if n, ok := l.read(file); !ok {
+			l.ds.Addf(spec.File, line, path+".vars_file", "run the study that writes it first, or set optional: true", "cannot read %s", file)
+		} else {
+			var all map[string]map[string]string
+			l.decoder(file).Decode(n, &all, "")
+			for k, v := range all[spec.Name] {
+				vars[k] = v
+			}
+		}
+	}
 	m.Env = map[string]any{"name": spec.Name, "id": spec.ID(), "provider": spec.Provider, "vars": vars}
 	return m
 }

@@ -84,6 +84,7 @@ type ModelSpec struct {
 	Limits   Limits            `yaml:"limits,omitempty" doc:"Rate and concurrency limits."`
 	Params   GenParams         `yaml:"params,omitempty" doc:"Default generation parameters for every request to this model; a stage's own values win."`
 	Vars     map[string]string `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
+	VarsFile *VarsFile         `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
 	Script   *scripted.Script  `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
 	Line     int               `yaml:"-"`
 	File     string            `yaml:"-"`
@@ -95,6 +96,12 @@ func (m *ModelSpec) ID() string {
 		return m.Model
 	}
 	return m.Name
+}
+
+// VarsFile points at per-model vars produced by another run.
+type VarsFile struct {
+	Path     string `yaml:"path" required:"true" doc:"The file, relative to the file that declares the model."`
+	Optional bool   `yaml:"optional,omitempty" doc:"Use the inline vars when the file does not exist yet (it is written by a run that may not have happened)."`
 }
 
 // Price is USD per million tokens.

@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"sort"
-	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -46,32 +44,13 @@ type MetricKind struct {
 	New  func() MetricConfig
 }
 
-var (
-	metricMu    sync.RWMutex
-	metricKinds = map[string]MetricKind{}
-)
+var metricKinds = &kindTable[MetricKind]{what: "metric kind"}
 
 // RegisterMetric adds a metric kind; metric packages call it from init.
-func RegisterMetric(k MetricKind) {
-	metricMu.Lock()
-	defer metricMu.Unlock()
-	if _, dup := metricKinds[k.Name]; dup {
-		panic(fmt.Sprintf("pipeline: metric kind %q registered twice", k.Name))
-	}
-	metricKinds[k.Name] = k
-}
+func RegisterMetric(k MetricKind) { metricKinds.register(k.Name, k) }
 
 // MetricKinds returns every registered metric kind, sorted by name.
-func MetricKinds() []MetricKind {
-	metricMu.RLock()
-	defer metricMu.RUnlock()
-	out := make([]MetricKind, 0, len(metricKinds))
-	for _, k := range metricKinds {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func MetricKinds() []MetricKind { return metricKinds.sorted() }
 
 // MetricBuild is what a metric config gets while it compiles.
 type MetricBuild struct {
@@ -146,30 +125,8 @@ type MetricNode struct {
 func (m *MetricNode) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	n = resolveAlias(n)
 	m.Line = n.Line
-	if n.Kind != yaml.MappingNode {
-		d.Errf(n, path, "write the metric as a mapping with a kind", "expected a mapping, got %s", kindName(n))
-		return
-	}
-	var kindNode *yaml.Node
-	for _, kv := range mappingPairs(n) {
-		if kv[0].Value == "kind" {
-			kindNode = kv[1]
-		}
-	}
-	names := []string{}
-	for _, k := range MetricKinds() {
-		names = append(names, k.Name)
-	}
-	hint := fmt.Sprintf("known metric kinds: %v", names)
-	if kindNode == nil {
-		d.Errf(n, joinPath(path, "kind"), hint, "the metric has no kind")
-		return
-	}
-	metricMu.RLock()
-	k, ok := metricKinds[kindNode.Value]
-	metricMu.RUnlock()
+	k, ok := decodeKind(metricKinds, d, n, path)
 	if !ok {
-		d.Errf(kindNode, joinPath(path, "kind"), hint, "unknown metric kind %q", kindNode.Value)
 		return
 	}
 	cfg := k.New()

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Stage is one compiled node of a strategy graph. Run does the stage's work
@@ -51,40 +54,95 @@ type Kind struct {
 	New  func() Config
 }
 
-var (
-	kindsMu sync.RWMutex
-	kinds   = map[string]Kind{}
-)
-
-// Register adds a stage kind. Stage packages call it from init.
-func Register(k Kind) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if _, dup := kinds[k.Name]; dup {
-		panic(fmt.Sprintf("pipeline: stage kind %q registered twice", k.Name))
-	}
-	kinds[k.Name] = k
+// kindTable is a registry of named kinds (stage kinds, metric kinds).
+type kindTable[K any] struct {
+	mu   sync.RWMutex
+	m    map[string]K
+	what string
 }
 
-// LookupKind returns the registered kind with that name.
-func LookupKind(name string) (Kind, bool) {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
-	k, ok := kinds[name]
+func (t *kindTable[K]) register(name string, k K) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, dup := t.m[name]; dup {
+		panic(fmt.Sprintf("pipeline: %s %q registered twice", t.what, name))
+	}
+	if t.m == nil {
+		t.m = map[string]K{}
+	}
+	t.m[name] = k
+}
+
+func (t *kindTable[K]) lookup(name string) (K, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	k, ok := t.m[name]
 	return k, ok
 }
 
-// Kinds returns every registered kind, sorted by name.
-func Kinds() []Kind {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
-	out := make([]Kind, 0, len(kinds))
-	for _, k := range kinds {
-		out = append(out, k)
+// sorted returns the kinds ordered by name.
+func (t *kindTable[K]) sorted() []K {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	names := make([]string, 0, len(t.m))
+	for n := range t.m {
+		names = append(names, n)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Strings(names)
+	out := make([]K, len(names))
+	for i, n := range names {
+		out[i] = t.m[n]
+	}
 	return out
 }
+
+func (t *kindTable[K]) hint() string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	names := make([]string, 0, len(t.m))
+	for n := range t.m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return "known " + t.what + "s: " + strings.Join(names, ", ")
+}
+
+// decodeKind finds the kind a mapping names in the table, reporting a
+// missing or unknown kind; the caller then decodes the mapping into that
+// kind's own config struct, so unknown fields are caught per kind.
+func decodeKind[K any](t *kindTable[K], d *Decoder, n *yaml.Node, path string) (K, bool) {
+	var zero K
+	if n.Kind != yaml.MappingNode {
+		d.Errf(n, path, "write it as a mapping with a kind", "expected a mapping, got %s", kindName(n))
+		return zero, false
+	}
+	var kn *yaml.Node
+	for _, kv := range mappingPairs(n) {
+		if kv[0].Value == "kind" {
+			kn = kv[1]
+		}
+	}
+	if kn == nil {
+		d.Errf(n, joinPath(path, "kind"), t.hint(), "no kind given")
+		return zero, false
+	}
+	k, ok := t.lookup(kn.Value)
+	if !ok {
+		d.Errf(kn, joinPath(path, "kind"), t.hint(), "unknown %s %q", t.what, kn.Value)
+	}
+	return k, ok
+}
+
+var stageKinds = &kindTable[Kind]{what: "stage kind"}
+
+// Register adds a stage kind. Stage packages call it from init.
+func Register(k Kind) { stageKinds.register(k.Name, k) }
+
+// LookupKind returns the registered kind with that name.
+func LookupKind(name string) (Kind, bool) { return stageKinds.lookup(name) }
+
+// Kinds returns every registered kind, sorted by name.
+func Kinds() []Kind { return stageKinds.sorted() }
 
 // ConfigType is the Go type of a kind's config struct, for schema generation.
 func (k Kind) ConfigType() reflect.Type { return reflect.TypeOf(k.New()).Elem() }

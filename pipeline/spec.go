@@ -235,40 +235,14 @@ type StageNode struct {
 func (s *StageNode) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	n = resolveAlias(n)
 	s.Line = n.Line
-	if n.Kind != yaml.MappingNode {
-		d.Errf(n, path, "write the stage as a mapping with name and kind", "expected a mapping, got %s", kindName(n))
-		return
-	}
-	var kindNode *yaml.Node
-	for _, kv := range mappingPairs(n) {
-		if kv[0].Value == "kind" {
-			kindNode = kv[1]
-		}
-	}
-	if kindNode == nil {
-		d.Errf(n, joinPath(path, "kind"), kindHint(), "the stage has no kind")
-		return
-	}
-	k, ok := LookupKind(kindNode.Value)
+	k, ok := decodeKind(stageKinds, d, n, path)
 	if !ok {
-		d.Errf(kindNode, joinPath(path, "kind"), kindHint(), "unknown stage kind %q", kindNode.Value)
 		return
 	}
 	cfg := k.New()
 	d.Decode(n, cfg, path)
 	cfg.Base().Line = n.Line
 	s.Config = cfg
-}
-
-func kindHint() string {
-	names := ""
-	for i, k := range Kinds() {
-		if i > 0 {
-			names += ", "
-		}
-		names += k.Name
-	}
-	return "known kinds: " + names
 }
 
 // StringList is a list of strings that may be written as one string.

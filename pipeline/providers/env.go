@@ -27,6 +27,8 @@ func DefaultKeyVar(provider, baseURL string) string {
 		return "COHERE_API_KEY"
 	case strings.Contains(host, "deepseek"):
 		return "DEEPSEEK_API_KEY"
+	case host == "openai.com" || strings.HasSuffix(host, ".openai.com"):
+		return "OPENAI_API_KEY"
 	}
 	switch provider {
 	case OpenAI:

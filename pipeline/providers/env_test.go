@@ -21,6 +21,7 @@ func TestDefaultKeyVar(t *testing.T) {
 		{OpenAICompatible, "http://localhost:11434/v1", ""},
 		{OpenAICompatible, "http://127.0.0.1:8000/v1", ""},
 		{OpenAI, "http://localhost:8080/v1", ""},
+		{OpenAICompatible, "https://api.openai.com/v1", "OPENAI_API_KEY"},
 		// Never guess OPENAI_API_KEY for somebody else's server.
 		{OpenAICompatible, "https://llm.example.org/v1", ""},
 	}

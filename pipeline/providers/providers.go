@@ -137,11 +137,9 @@ func httpClient(cfg Config) *http.Client {
 	}
 	next := c.Transport
 	if next == nil {
-		if cfg.HTTPClient == nil {
-			next = defaultTransport()
-		} else {
-			next = http.DefaultTransport
-		}
+		// Also for a caller's client without a transport: net/http's
+		// default would keep only two idle connections per host.
+		next = defaultTransport()
 	}
 	c.Transport = recorder{next: next}
 	return &c
@@ -177,7 +175,11 @@ func (r recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.next.RoundTrip(req)
 	if x, ok := req.Context().Value(exchangeKey{}).(*exchange); ok && resp != nil {
 		x.mu.Lock()
-		x.status, x.header = resp.StatusCode, resp.Header.Clone()
+		x.status = resp.StatusCode
+		if resp.StatusCode >= 400 {
+			// Only failures need headers (Retry-After, rate-limit resets).
+			x.header = resp.Header.Clone()
+		}
 		x.mu.Unlock()
 	}
 	return resp, err

@@ -9,6 +9,7 @@
 // BenchmarkRPMPacing: RPM=600 for ~25 s against a server that answers 429
 // when it sees more than 600/min (token bucket, burst 3). Reports the rate the
 // server measured and how many 429s it sent (should be 0).
+
 package transport
 
 import (

@@ -228,6 +228,9 @@ type StrategySpec struct {
 type StageNode struct {
 	Config Config
 	Line   int
+	// Name is the stage's name even when its config could not be decoded,
+	// so references to it do not add a cascade of follow-on errors.
+	Name string
 }
 
 // DecodeNode reads the kind first, then decodes the whole mapping into that
@@ -235,6 +238,7 @@ type StageNode struct {
 func (s *StageNode) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	n = resolveAlias(n)
 	s.Line = n.Line
+	s.Name = scalarField(n, "name")
 	k, ok := decodeKind(stageKinds, d, n, path)
 	if !ok {
 		return

@@ -92,7 +92,8 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags, lines map
 	before := len(*ds)
 	for i, sn := range spec.Stages {
 		if sn.Config == nil {
-			continue // decode already reported why
+			names[sn.Name] = true // reported already; spare its references
+			continue
 		}
 		b := sn.Config.Base()
 		switch {

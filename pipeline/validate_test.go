@@ -28,7 +28,7 @@ func TestBadInputIsReportedWithFileLineAndField(t *testing.T) {
 		{"wrong type", strat(strings.Replace(oneShotYAML, "temperature: 0", "temperature: hot", 1)),
 			[]string{"one_shot.yaml:5", "stages[0].temperature", "expected a number"}},
 		{"unknown stage kind", strat(strings.Replace(oneShotYAML, "kind: extract", "kind: extrakt", 1)),
-			[]string{"one_shot.yaml:10", `unknown stage kind "extrakt"`, "known kinds:"}},
+			[]string{"one_shot.yaml:10", `unknown stage kind "extrakt"`, "known stage kinds: branch, compute, extract, prompt"}},
 		{"missing stage in next", strat(strings.Replace(oneShotYAML, "    kind: extract\n", "    kind: extract\n    next: finish\n", 1)),
 			[]string{"one_shot.yaml:11", "stages[parse].next", `no stage named "finish"`}},
 		{"missing stage in an expression", strat(strings.Replace(oneShotYAML, "label: stages.parse.label", "label: stages.pasre.label", 1)),
@@ -137,4 +137,13 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+func TestAnUndecodableStageCausesNoFollowOnErrors(t *testing.T) {
+	dir := writeTree(t, baseTree(map[string]string{"configs/strategies/one_shot.yaml": strings.Replace(oneShotYAML, "kind: extract", "kind: extrakt", 1)}))
+	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	ds, _ := err.(pipeline.Diags)
+	if len(ds) != 1 {
+		t.Fatalf("want exactly the one unknown-kind error, got %d:\n%v", len(ds), err)
+	}
 }

@@ -61,7 +61,8 @@ settings: {concurrency: 16}
 
 func runBench(b *testing.B, dir, out string) (*pipeline.Summary, []pipeline.Result, time.Duration) {
 	b.Helper()
-	defer debug.SetGCPercent(debug.SetGCPercent(200)) // as the CLI sets it
+	defer debug.SetGCPercent(debug.SetGCPercent(200)) // as the CLI sets them
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(640 << 20))
 	st, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
 	if err != nil {
 		b.Fatal(err)

@@ -34,6 +34,7 @@ stages:
 outputs: {label: '""', reply: stages.answer.text}
 `,
 		"configs/strategies/judge.yaml": `name: judge
+judge: true
 stages:
   - name: heuristic
     kind: extract
@@ -119,5 +120,5 @@ func TestJudgeModelMustBeDeclared(t *testing.T) {
 		"configs/tasks/toy.yaml": taskYAML + "judge: {strategy: one_shot, model: nobody}\n",
 	}))
 	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, "toy.yaml", "judge.model", `no model "nobody"`)
+	wantErr(t, err, "toy.yaml", "judge.model", `no model "nobody"`, `strategy "one_shot" is not marked as a judge`)
 }

@@ -443,6 +443,9 @@ func (l *loader) resolveJudges(st *Study) {
 			s = compileStrategy(spec, l.path(l.paths.Prompts, "../prompts"), l.ds, l.subLines(spec.File, ""))
 			judges[js.Strategy] = s
 		}
+		if s != nil && !s.Spec.Judge {
+			l.ds.Addf(file, l.line(t.File, "judge.strategy", line), "judge.strategy", "add judge: true to the strategy file", "strategy %q is not marked as a judge", js.Strategy)
+		}
 		if m != nil {
 			t.Judge = &TaskJudge{Strategy: s, Model: m}
 		}
@@ -508,6 +511,12 @@ func (l *loader) resolveMatrix(st *Study, root *yaml.Node) {
 						continue
 					}
 					s, t := st.Strategy(sn), st.Task(tn)
+					if s.Spec.Judge {
+						if explicitStrategies {
+							l.ds.Addf(file, line, path+".strategies", "use it as a task's judge: {strategy: "+sn+", model: ...}", "strategy %q is a judge and cannot run in the matrix", sn)
+						}
+						continue
+					}
 					if !applies(s.Spec.AppliesTo, t) {
 						if explicitStrategies && len(b.Tasks) > 0 {
 							l.ds.Addf(file, line, path, "remove the pair from the block, or widen the strategy's applies_to",

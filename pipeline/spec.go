@@ -217,6 +217,7 @@ type StrategySpec struct {
 	Description string            `yaml:"description,omitempty" doc:"What the strategy does and where it comes from."`
 	Source      string            `yaml:"source,omitempty" doc:"Citation for the method (and for any trigger phrase it uses)."`
 	AppliesTo   []string          `yaml:"applies_to,omitempty" doc:"Task names or answer types (label, letter, judge) this strategy makes sense for; empty = all."`
+	Judge       bool              `yaml:"judge,omitempty" doc:"This strategy judges another strategy's outputs (read as subject.<field>); it runs only as a task's judge, never in the matrix."`
 	Params      map[string]any    `yaml:"params,omitempty" doc:"Parameters with defaults, read as .params.<name> in templates and params.<name> in expressions."`
 	Stages      []StageNode       `yaml:"stages" required:"true" doc:"The stages, run from the first; edges follow list order unless next/branch say otherwise."`
 	Outputs     map[string]string `yaml:"outputs" required:"true" doc:"Final outputs as expressions over stages.<name>.<field>; label is required, confidence usual."`

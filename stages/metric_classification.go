@@ -1,0 +1,425 @@
+package stages
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/stats"
+)
+
+func init() {
+	pipeline.RegisterMetric(pipeline.MetricKind{
+		Name: "classification",
+		Doc: "Accuracy, precision, recall and F1 (of answer.positive; support-weighted for multi-class tasks), unparsed rate, and calibration (brier, ece_pos, ece) " +
+			"per task x model x strategy, per task subset, and optionally on a binarized label space; bootstrap 95% intervals on the headline figures.",
+		New: func() pipeline.MetricConfig { return &ClassificationConfig{} },
+	})
+}
+
+// ClassificationConfig is the YAML of a classification metric block.
+type ClassificationConfig struct {
+	Base     pipeline.MetricBase `yaml:",inline"`
+	Unparsed string              `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	// Confidence says what a stated confidence means.
+	Confidence string `yaml:"confidence,omitempty" doc:"What the stated confidence is: chosen (default; confidence that the chosen answer is right, as the confidence study asks) or positive (probability of the task's positive class, as the ProMoral ETHICS prompt asks: P(unacceptable)). Binary tasks only for positive."`
+	// RequireConfidence treats an answer without a confidence as unparsed.
+	RequireConfidence bool      `yaml:"require_confidence,omitempty" doc:"Count an answer with no parseable confidence as unparsed for accuracy/P/R/F1 too (ProMoral scored only replies with both a label and a confidence)."`
+	Bins              int       `yaml:"bins,omitempty" doc:"Equal-width calibration bins for ece_pos and ece (default 10)."`
+	ECEPromoral       bool      `yaml:"ece_promoral,omitempty" doc:"Also report ece_pos_promoral: ece_pos with the binning of the ProMoral study's code (right-closed bins (i/10, (i+1)/10], so a stated 0.0 falls in no bin but still counts in n), to compare with its published ECE."`
+	Subsets           []string  `yaml:"subsets,omitempty" doc:"Task subsets to report separately (default: every subset the task declares)."`
+	Binarize          *Binarize `yaml:"binarize,omitempty" doc:"Also score a two-class version of a multi-class task (subset: binarized), e.g. Scruples AUTHOR/EVERYBODY -> WRONG, OTHER/NOBODY -> RIGHT."`
+	Bootstrap         *int      `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+}
+
+// Binarize maps a multi-class label space onto two classes.
+type Binarize struct {
+	Labels   map[string]string `yaml:"labels" required:"true" doc:"Task label -> binary label, e.g. AUTHOR: WRONG. Items whose gold label is not listed are left out of the binarized scores; an unlisted predicted label (e.g. INFO) counts as a wrong, negative answer."`
+	Positive string            `yaml:"positive" required:"true" doc:"The binary label that is the positive class for precision, recall and F1."`
+}
+
+const (
+	confChosen   = "chosen"
+	confPositive = "positive"
+)
+
+type classification struct {
+	name     string
+	tasks    map[string]*pipeline.Task
+	policy   string
+	conf     string
+	reqConf  bool
+	bins     int
+	promoral bool
+	reps     int
+	subsets  *subsets
+	binarize *Binarize
+}
+
+func isBinary(t *pipeline.Task) bool { return len(t.Labels) == 2 && t.Positive != "" }
+
+// MetricBase returns the common fields.
+func (c *ClassificationConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+
+// Build checks the fields against the study's tasks.
+func (c *ClassificationConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+	checkPolicy(b, c.Unparsed)
+	checkReps(b, c.Bootstrap)
+	m := &classification{name: c.Base.Name, policy: c.Unparsed, conf: c.Confidence, reqConf: c.RequireConfidence, bins: c.Bins,
+		promoral: c.ECEPromoral, reps: repsOf(c.Bootstrap), binarize: c.Binarize}
+	if m.name == "" {
+		m.name = c.Base.Kind
+	}
+	if m.conf == "" {
+		m.conf = confChosen
+	}
+	if m.conf != confChosen && m.conf != confPositive {
+		b.Errf("confidence", "use chosen or positive", "unknown confidence meaning %q", c.Confidence)
+	}
+	if c.Bins < 0 {
+		b.Errf("bins", "use a positive number", "bins must be positive")
+	}
+	if m.bins <= 0 {
+		m.bins = stats.DefaultBins
+	}
+	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
+		switch {
+		case len(t.Labels) == 0:
+			return "it declares no answer labels"
+		case t.Spec.Gold == "":
+			return "it has no gold field (use the choice or safety metric)"
+		case m.conf == confPositive && !isBinary(t):
+			return "confidence: positive needs a binary task with answer.positive"
+		}
+		return ""
+	})
+	m.subsets = compileSubsets(b, m.tasks, c.Subsets)
+	if bz := c.Binarize; bz != nil {
+		if len(bz.Labels) == 0 {
+			b.Errf("binarize.labels", "map each task label to a binary label", "binarize needs labels")
+		}
+		classes := map[string]bool{}
+		for from, to := range bz.Labels {
+			classes[to] = true
+			known := false
+			for _, t := range m.tasks {
+				for _, l := range t.Labels {
+					known = known || l == from
+				}
+			}
+			if !known {
+				b.Errf("binarize.labels."+from, "use a label value of the scored task", "%q is not a label of any scored task", from)
+			}
+		}
+		if !classes[bz.Positive] {
+			b.Errf("binarize.positive", "use one of the binary labels", "positive %q is not a binary label", bz.Positive)
+		}
+		if len(classes) != 2 {
+			b.Errf("binarize.labels", "map onto exactly two labels", "binarize maps onto %d labels", len(classes))
+		}
+	}
+	return m
+}
+
+// clsItem is one scored answer.
+type clsItem struct {
+	gold, pred string
+	labeled    bool    // the label parsed into the answer space
+	parsed     bool    // scored as parsed (labeled, and a confidence when required)
+	conf       float64 // stated confidence, NaN when none
+}
+
+func (m *classification) items(rows []*pipeline.ResultRow) []clsItem {
+	out := make([]clsItem, 0, len(rows))
+	for _, r := range rows {
+		g := r.Case.Item.Gold
+		if g == "" {
+			continue // no gold: nothing to score against
+		}
+		res := r.Result
+		it := clsItem{gold: g, labeled: res.Parsed, conf: confOf(res)}
+		if res.Parsed {
+			it.pred = res.Label
+		}
+		it.parsed = it.labeled && (!m.reqConf || !math.IsNaN(it.conf))
+		out = append(out, it)
+	}
+	return out
+}
+
+// Compute scores every cell, subset and the binarized space.
+func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
+	out := &pipeline.MetricOutput{}
+	policy := policyOf(m.policy, rs)
+	seed := seedOf(rs)
+	m.subsets.cache = nil
+	for _, c := range groupCells(rs, m.tasks) {
+		out.Rows = append(out.Rows, errorRows(c)...)
+		out.Rows = append(out.Rows, m.score(c, subsetAll, m.items(c.Rows), policy, m.reps, seed)...)
+		for _, name := range m.subsets.names(c.Task) {
+			rows, err := m.subsets.filterRows(c, name)
+			if err != nil {
+				return nil, err
+			}
+			out.Rows = append(out.Rows, m.score(c, name, m.items(rows), policy, m.reps, seed)...)
+		}
+		if m.binarize != nil {
+			out.Rows = append(out.Rows, m.scoreBinarized(c, m.items(c.Rows), policy, seed)...)
+		}
+	}
+	return out, nil
+}
+
+// calib holds the calibration inputs of a cell: p, the probability of the
+// positive class, with y (gold is positive); top, the confidence in the
+// chosen label, with correct. NaN marks an item left out.
+type calib struct {
+	p, top     []float64
+	y, correct []bool
+	nP, nTop   int
+	binary     bool
+	pos        string
+	hasConf    bool
+}
+
+func (m *classification) calibration(t *pipeline.Task, items []clsItem) calib {
+	cb := calib{binary: isBinary(t), pos: t.Positive}
+	cb.p = make([]float64, len(items))
+	cb.top = make([]float64, len(items))
+	cb.y = make([]bool, len(items))
+	cb.correct = make([]bool, len(items))
+	for i, it := range items {
+		cb.p[i], cb.top[i] = math.NaN(), math.NaN()
+		cb.y[i] = it.gold == cb.pos
+		cb.correct[i] = it.labeled && it.pred == it.gold
+		if math.IsNaN(it.conf) {
+			continue
+		}
+		cb.hasConf = true
+		switch {
+		case m.conf == confPositive:
+			// The confidence is P(positive) whatever the answer, so it
+			// counts even when the label did not parse (as in the study).
+			cb.p[i] = it.conf
+			if it.labeled {
+				// Confidence in the chosen label: p if it chose the
+				// positive class, else 1 − p (PositiveProb's reflection).
+				cb.top[i] = stats.PositiveProb(it.conf, it.pred, cb.pos)
+			}
+		case it.labeled:
+			cb.top[i] = it.conf
+			if cb.binary {
+				cb.p[i] = stats.PositiveProb(it.conf, it.pred, cb.pos)
+			}
+		}
+		if !math.IsNaN(cb.p[i]) {
+			cb.nP++
+		}
+		if !math.IsNaN(cb.top[i]) {
+			cb.nTop++
+		}
+	}
+	return cb
+}
+
+// eceStudy is ECEPos with the ProMoral code's binning: bins (i/b, (i+1)/b]
+// (right-closed), a p of exactly 0 in no bin, while n still counts it. It is
+// computed with stats.ECEPos on the reflected probabilities q = 1 − p and
+// labels ¬y: |mean q − share ¬y| equals |mean p − share y|, and a
+// left-closed bin [j/b, (j+1)/b) of q is the right-closed bin
+// ((b−j−1)/b, (b−j)/b] of p. q is snapped to the bin edge when p sits on one
+// (1 − 0.8 is 0.19999999999999996 in floating point, which would cross the
+// edge). Items with p = 0 are dropped from the bins and the result rescaled
+// by (n − n₀)/n.
+func eceStudy(p []float64, y []bool, bins int) float64 {
+	q := make([]float64, 0, len(p))
+	ny := make([]bool, 0, len(p))
+	n := 0
+	for i, v := range p {
+		if math.IsNaN(v) {
+			continue
+		}
+		n++
+		if v <= 0 {
+			continue
+		}
+		r := 1 - v
+		if k := math.Round(v * float64(bins)); v == k/float64(bins) {
+			r = (float64(bins) - k) / float64(bins)
+		}
+		q = append(q, r)
+		ny = append(ny, !y[i])
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	if len(q) == 0 {
+		return 0
+	}
+	return stats.ECEPos(q, ny, bins) * float64(len(q)) / float64(n)
+}
+
+// score is the rows of one cell (or subset of it).
+func (m *classification) score(c *cell, subset string, items []clsItem, policy stats.UnparsedPolicy, reps int, seed uint64) []pipeline.MetricRow {
+	t := c.Task
+	n := len(items)
+	if n == 0 {
+		return []pipeline.MetricRow{row(c, subset, "accuracy", math.NaN(), 0)}
+	}
+	pred := make([]string, n)
+	gold := make([]string, n)
+	parsed := make([]bool, n)
+	for i, it := range items {
+		pred[i], gold[i], parsed[i] = it.pred, it.gold, it.parsed
+	}
+	var rows []pipeline.MetricRow
+	add := func(metric string, v float64, nn int, stat func(p, g []string, ok []bool) float64) {
+		r := row(c, subset, metric, v, nn)
+		if stat != nil {
+			var bp, bg []string
+			var bo []bool
+			r.CILow, r.CIHigh = bootCI(reps, seed, n, func(idx []int) float64 {
+				bp, bg, bo = gather(bp, pred, idx), gather(bg, gold, idx), gather(bo, parsed, idx)
+				return stat(bp, bg, bo)
+			})
+		}
+		rows = append(rows, r)
+	}
+	acc, an := stats.Accuracy(pred, gold, parsed, policy)
+	add("accuracy", acc, an, func(p, g []string, ok []bool) float64 { a, _ := stats.Accuracy(p, g, ok, policy); return a })
+	if isBinary(t) {
+		prf := stats.BinaryPRF(pred, gold, parsed, policy, t.Positive)
+		add("precision", prf.Precision, an, nil)
+		add("recall", prf.Recall, an, nil)
+		add("f1", prf.F1, an, func(p, g []string, ok []bool) float64 {
+			return stats.BinaryPRF(p, g, ok, policy, t.Positive).F1
+		})
+	} else {
+		mp := stats.MultiClassPRF(pred, gold, parsed, policy, t.Labels)
+		add("precision", mp.WeightedPrecision, mp.N, nil)
+		add("recall", mp.WeightedRecall, mp.N, nil)
+		add("f1", mp.WeightedF1, mp.N, func(p, g []string, ok []bool) float64 {
+			return stats.MultiClassPRF(p, g, ok, policy, t.Labels).WeightedF1
+		})
+		add("macro_f1", mp.MacroF1, mp.N, nil)
+	}
+	rows = append(rows, row(c, subset, "unparsed_rate", stats.UnparsedRate(parsed), n))
+
+	cb := m.calibration(t, items)
+	if !cb.hasConf {
+		return rows
+	}
+	// Intervals on the headline calibration figures (brier, ece_pos);
+	// the top-label ece and the study-binned ece_pos are reported bare.
+	calRow := func(metric string, v float64, nn int, vals []float64, ys []bool, f func([]float64, []bool) float64) {
+		r := row(c, subset, metric, v, nn)
+		if f != nil {
+			var bv []float64
+			var by []bool
+			r.CILow, r.CIHigh = bootCI(reps, seed, n, func(idx []int) float64 {
+				bv, by = gather(bv, vals, idx), gather(by, ys, idx)
+				return f(bv, by)
+			})
+		}
+		rows = append(rows, r)
+	}
+	bins := m.bins
+	if cb.binary {
+		calRow("brier", stats.Brier(cb.p, cb.y), cb.nP, cb.p, cb.y, stats.Brier)
+		ecePos := func(p []float64, y []bool) float64 { return stats.ECEPos(p, y, bins) }
+		calRow("ece_pos", ecePos(cb.p, cb.y), cb.nP, cb.p, cb.y, ecePos)
+		if m.promoral {
+			calRow("ece_pos_promoral", eceStudy(cb.p, cb.y, bins), cb.nP, nil, nil, nil)
+		}
+	}
+	calRow("ece", stats.ECE(cb.top, cb.correct, bins), cb.nTop, nil, nil, nil)
+	return rows
+}
+
+// scoreBinarized scores the items mapped onto the binary label space.
+func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.UnparsedPolicy, seed uint64) []pipeline.MetricRow {
+	bz := m.binarize
+	var pred, gold []string
+	var parsed []bool
+	for _, it := range items {
+		g, ok := bz.Labels[it.gold]
+		if !ok {
+			continue
+		}
+		p := it.pred
+		if bp, ok := bz.Labels[it.pred]; ok {
+			p = bp
+		} else if it.parsed {
+			p = "\x00unmapped:" + it.pred // a real answer outside both classes
+		}
+		pred, gold, parsed = append(pred, p), append(gold, g), append(parsed, it.parsed)
+	}
+	const sub = "binarized"
+	n := len(gold)
+	if n == 0 {
+		return []pipeline.MetricRow{row(c, sub, "accuracy", math.NaN(), 0)}
+	}
+	acc, an := stats.Accuracy(pred, gold, parsed, policy)
+	prf := stats.BinaryPRF(pred, gold, parsed, policy, bz.Positive)
+	ci := func(stat func(p, g []string, ok []bool) float64) (float64, float64) {
+		var bp, bg []string
+		var bo []bool
+		return bootCI(m.reps, seed, n, func(idx []int) float64 {
+			bp, bg, bo = gather(bp, pred, idx), gather(bg, gold, idx), gather(bo, parsed, idx)
+			return stat(bp, bg, bo)
+		})
+	}
+	ra := row(c, sub, "accuracy", acc, an)
+	ra.CILow, ra.CIHigh = ci(func(p, g []string, ok []bool) float64 { a, _ := stats.Accuracy(p, g, ok, policy); return a })
+	rf := row(c, sub, "f1", prf.F1, an)
+	rf.CILow, rf.CIHigh = ci(func(p, g []string, ok []bool) float64 { return stats.BinaryPRF(p, g, ok, policy, bz.Positive).F1 })
+	return []pipeline.MetricRow{ra, row(c, sub, "precision", prf.Precision, an), row(c, sub, "recall", prf.Recall, an), rf}
+}
+
+// cellFigures is what the reference metric compares: one value per metric
+// name for a cell (or one of its subsets), without intervals.
+func (m *classification) cellFigures(rs *pipeline.ResultSet, c *cell, subset string) (map[string]pipeline.MetricRow, error) {
+	rows := c.Rows
+	if subset != "" && subset != subsetAll {
+		if m.subsets.progs[c.Task.Name][subset] == nil {
+			return nil, fmt.Errorf("task %s has no subset %q", c.Task.Name, subset)
+		}
+		var err error
+		if rows, err = m.subsets.filterRows(c, subset); err != nil {
+			return nil, err
+		}
+	}
+	out := map[string]pipeline.MetricRow{}
+	for _, r := range m.score(c, subset, m.items(rows), policyOf(m.policy, rs), 0, 0) {
+		out[r.Metric] = r
+	}
+	return out, nil
+}
+
+// describe says how the block scores, for reports.
+func (m *classification) describe(rs *pipeline.ResultSet) string {
+	p := m.policy
+	if p == "" {
+		p = rs.Policy
+	}
+	if p == "" {
+		p = "wrong"
+	}
+	s := fmt.Sprintf("unparsed %s", p)
+	if m.reqConf {
+		s += " (a reply needs a label and a confidence)"
+	}
+	s += fmt.Sprintf("; confidence = %s", map[string]string{confChosen: "confidence in the chosen answer", confPositive: "P(positive class)"}[m.conf])
+	return s
+}
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

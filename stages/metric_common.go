@@ -1,0 +1,316 @@
+package stages
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/stats"
+)
+
+// Helpers shared by the metric kinds (metric_*.go). Every metric reads the
+// result set directly and groups it into cells: one task x reported model x
+// reported strategy (report_as applied, so one re-scoring cell of recorded
+// replies becomes one cell per recorded model x strategy).
+
+// subsetAll is the subset column of rows over a cell's whole item set.
+const subsetAll = "all"
+
+// aggregate names the model or strategy column of rows that pool several
+// models or strategies (UMSS tables, form agreement).
+const aggregate = "all"
+
+// defaultReps is the bootstrap default when a block leaves bootstrap unset.
+const defaultReps = stats.DefaultReps
+
+// policyDoc documents the `unparsed:` field every scoring kind has.
+const policyDoc = "How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."
+
+const bootstrapDoc = "Bootstrap replicates for the 95% intervals (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."
+
+// checkPolicy validates an unparsed: override.
+func checkPolicy(b *pipeline.MetricBuild, v string) {
+	switch v {
+	case "", "wrong", "exclude":
+	default:
+		b.Errf("unparsed", "use wrong or exclude", "unknown unparsed policy %q", v)
+	}
+}
+
+// policyOf is the block's override, else the run's policy.
+func policyOf(override string, rs *pipeline.ResultSet) stats.UnparsedPolicy {
+	p := override
+	if p == "" {
+		p = rs.Policy
+	}
+	if p == "exclude" {
+		return stats.UnparsedExclude
+	}
+	return stats.UnparsedWrong
+}
+
+// repsOf is the bootstrap replicate count: nil means the default.
+func repsOf(b *int) int {
+	if b == nil {
+		return defaultReps
+	}
+	return *b
+}
+
+func checkReps(b *pipeline.MetricBuild, reps *int) {
+	if reps != nil && *reps < 0 {
+		b.Errf("bootstrap", "use 0 to turn intervals off", "bootstrap must not be negative")
+	}
+}
+
+func seedOf(rs *pipeline.ResultSet) uint64 { return uint64(rs.Study.Run.Settings.Seed) }
+
+// bootCI is a percentile interval, or NaN, NaN when reps is 0 or n is 0.
+func bootCI(reps int, seed uint64, n int, stat func(idx []int) float64) (float64, float64) {
+	if reps <= 0 || n <= 0 {
+		return math.NaN(), math.NaN()
+	}
+	return stats.Bootstrap(n, stat, reps, seed, stats.DefaultLevel)
+}
+
+// selectTasks resolves which tasks a block scores. fits returns "" when a
+// task suits the metric, or why it does not. Named tasks (the block's
+// tasks:) must exist and fit; with none named, every fitting task is taken.
+// No fitting task at all is an error: a metric that scores nothing is a
+// config mistake.
+func selectTasks(b *pipeline.MetricBuild, fits func(t *pipeline.Task) string) map[string]*pipeline.Task {
+	out := map[string]*pipeline.Task{}
+	if len(b.Base.Tasks) > 0 {
+		for i, name := range b.Base.Tasks {
+			t := b.Study.Task(name)
+			if t == nil {
+				b.Errf(fmt.Sprintf("tasks[%d]", i), "name a task declared under tasks", "no task %q", name)
+				continue
+			}
+			if why := fits(t); why != "" {
+				b.Errf(fmt.Sprintf("tasks[%d]", i), "", "metric %s cannot score task %s: %s", b.Base.Kind, name, why)
+				continue
+			}
+			out[name] = t
+		}
+		return out
+	}
+	for _, t := range b.Study.Tasks {
+		if fits(t) == "" {
+			out[t.Name] = t
+		}
+	}
+	if len(out) == 0 {
+		b.Errf("", "add a task it can score, or remove the block", "metric %s applies to no task of this run", b.Base.Kind)
+	}
+	return out
+}
+
+// cell is one task x reported model x reported strategy.
+type cell struct {
+	Task            *pipeline.Task
+	Model, Strategy string
+	// Rows are the finished cases without an error.
+	Rows []*pipeline.ResultRow
+	// Errors counts cases that ended in an error (API failure, bad
+	// template): they are left out of every metric and reported as such.
+	Errors int
+}
+
+// groupCells groups the result set into cells of the given tasks, in order
+// of first appearance. Cases that did not run (interrupted) are skipped.
+func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task) []*cell {
+	type key struct{ t, m, s string }
+	idx := map[key]*cell{}
+	var out []*cell
+	for i := range rs.Rows {
+		r := &rs.Rows[i]
+		t := r.Case.Task
+		if tasks[t.Name] == nil || r.Result == nil || !r.Result.Done {
+			continue
+		}
+		k := key{t.Name, r.Model, r.Strategy}
+		c := idx[k]
+		if c == nil {
+			c = &cell{Task: t, Model: r.Model, Strategy: r.Strategy}
+			idx[k] = c
+			out = append(out, c)
+		}
+		if r.Result.Err != "" {
+			c.Errors++
+			continue
+		}
+		c.Rows = append(c.Rows, r)
+	}
+	return out
+}
+
+// row is a metric row of a cell without an interval.
+func row(c *cell, subset, metric string, v float64, n int) pipeline.MetricRow {
+	return pipeline.MetricRow{Model: c.Model, Strategy: c.Strategy, Task: c.Task.Name, Subset: subset, Metric: metric,
+		Value: v, CILow: math.NaN(), CIHigh: math.NaN(), N: n}
+}
+
+// errorRow reports a cell's errored cases, when there were any.
+func errorRows(c *cell) []pipeline.MetricRow {
+	if c.Errors == 0 {
+		return nil
+	}
+	n := len(c.Rows) + c.Errors
+	return []pipeline.MetricRow{row(c, subsetAll, "error_rate", float64(c.Errors)/float64(n), n)}
+}
+
+// confOf is a result's stated confidence, NaN when it has none.
+func confOf(r *pipeline.Result) float64 {
+	if r.Confidence == nil || math.IsNaN(*r.Confidence) {
+		return math.NaN()
+	}
+	return *r.Confidence
+}
+
+// subsets evaluates the tasks' named item subsets (task subsets:), caching
+// each item's membership for one Compute.
+type subsets struct {
+	progs map[string]map[string]*vm.Program // task -> subset -> program
+	cache map[*pipeline.Item]map[string]bool
+}
+
+// compileSubsets compiles the subsets of the given tasks; only restricts
+// them to those names when non-empty (a name no task has is an error).
+func compileSubsets(b *pipeline.MetricBuild, tasks map[string]*pipeline.Task, only []string) *subsets {
+	s := &subsets{progs: map[string]map[string]*vm.Program{}}
+	want := map[string]bool{}
+	for _, n := range only {
+		want[n] = true
+	}
+	found := map[string]bool{}
+	for _, t := range tasks {
+		for name, src := range t.Spec.Subsets {
+			if len(want) > 0 && !want[name] {
+				continue
+			}
+			p, err := pipeline.CompileExpr(src, nil, true)
+			if err != nil {
+				continue // the task already reported it
+			}
+			if s.progs[t.Name] == nil {
+				s.progs[t.Name] = map[string]*vm.Program{}
+			}
+			s.progs[t.Name][name] = p
+			found[name] = true
+		}
+	}
+	for i, n := range only {
+		if !found[n] {
+			b.Errf(fmt.Sprintf("subsets[%d]", i), "name a subset declared in the task's subsets:", "no scored task has a subset %q", n)
+		}
+	}
+	return s
+}
+
+// names lists a task's subsets in name order.
+func (s *subsets) names(t *pipeline.Task) []string {
+	var out []string
+	for n := range s.progs[t.Name] {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// in says whether an item belongs to a subset of its task.
+func (s *subsets) in(t *pipeline.Task, name string, it *pipeline.Item) (bool, error) {
+	if s.cache == nil {
+		s.cache = map[*pipeline.Item]map[string]bool{}
+	}
+	m := s.cache[it]
+	if m == nil {
+		m = map[string]bool{}
+		s.cache[it] = m
+	}
+	if v, ok := m[name]; ok {
+		return v, nil
+	}
+	v, err := expr.Run(s.progs[t.Name][name], map[string]any{"item": it.Fields, "task": map[string]any{"name": t.Name}})
+	if err != nil {
+		return false, fmt.Errorf("task %s, subset %s, item %s: %v", t.Name, name, it.ID, err)
+	}
+	b, _ := v.(bool)
+	m[name] = b
+	return b, nil
+}
+
+// filterRows keeps the rows of a cell whose item is in the subset.
+func (s *subsets) filterRows(c *cell, name string) ([]*pipeline.ResultRow, error) {
+	var out []*pipeline.ResultRow
+	for _, r := range c.Rows {
+		ok, err := s.in(c.Task, name, r.Case.Item)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// fieldString reads an item field as a string ("" when missing or null).
+func fieldString(it *pipeline.Item, field string) string {
+	v, ok := it.Fields[field]
+	if !ok || v == nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// fmtF formats a float for CSV tables: empty for NaN.
+func fmtF(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+func fmtI(n int) string { return strconv.Itoa(n) }
+
+// gather copies src at idx into dst (resized), for bootstrap replicates.
+func gather[T any](dst []T, src []T, idx []int) []T {
+	dst = dst[:0]
+	for _, i := range idx {
+		dst = append(dst, src[i])
+	}
+	return dst
+}
+
+// truthy reads a judge or strategy output as a boolean flag.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		b, err := strconv.ParseBool(x)
+		return err == nil && b
+	case float64:
+		return x != 0
+	case int:
+		return x != 0
+	}
+	return false
+}
+
+// Metric configs hold the common fields in a named inline field, Base, and
+// return it from MetricBase(): embedding pipeline.MetricBase would make
+// MetricBase a field of the config, which hides the promoted method of the
+// same name, so the config would not satisfy pipeline.MetricConfig.

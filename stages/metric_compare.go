@@ -1,0 +1,207 @@
+package stages
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/stats"
+)
+
+func init() {
+	pipeline.RegisterMetric(pipeline.MetricKind{
+		Name: "compare",
+		Doc: "Paired comparisons of strategies (or models) on the same items: accuracy difference with a paired bootstrap interval, McNemar's exact p, " +
+			"and Holm-adjusted p across the whole table (comparisons.csv).",
+		New: func() pipeline.MetricConfig { return &CompareConfig{} },
+	})
+}
+
+// CompareConfig is the YAML of a compare metric block.
+type CompareConfig struct {
+	Base      pipeline.MetricBase `yaml:",inline"`
+	By        string              `yaml:"by,omitempty" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
+	Pairs     [][]string          `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
+	ItemKey   string              `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
+	Unparsed  string              `yaml:"unparsed,omitempty" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
+	Bootstrap *int                `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+}
+
+// MetricBase returns the common fields.
+func (c *CompareConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+
+type compare struct {
+	byModel bool
+	pairs   [][2]string
+	itemKey string
+	tasks   map[string]*pipeline.Task
+	policy  string
+	reps    int
+}
+
+// Build checks by and the pairs.
+func (c *CompareConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+	checkPolicy(b, c.Unparsed)
+	checkReps(b, c.Bootstrap)
+	m := &compare{itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap)}
+	switch c.By {
+	case "", "strategy":
+	case "model":
+		m.byModel = true
+	default:
+		b.Errf("by", "use strategy or model", "unknown comparison %q", c.By)
+	}
+	for i, p := range c.Pairs {
+		if len(p) != 2 || p[0] == p[1] {
+			b.Errf(fmt.Sprintf("pairs[%d]", i), "write [a, b] with two different names", "a pair needs two different names")
+			continue
+		}
+		m.pairs = append(m.pairs, [2]string{p[0], p[1]})
+	}
+	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
+		if t.Spec.Gold == "" {
+			return "it has no gold labels"
+		}
+		return ""
+	})
+	return m
+}
+
+func (m *compare) key(it *pipeline.Item) string {
+	if m.itemKey == "" {
+		return it.ID
+	}
+	return fieldString(it, m.itemKey)
+}
+
+// side is one compared system's answers by item key.
+type side struct {
+	name    string
+	correct map[string]bool
+	parsed  map[string]bool
+	order   []string
+}
+
+// Compute compares every pair within each task x model (or strategy).
+func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
+	policy := policyOf(m.policy, rs)
+	seed := seedOf(rs)
+	type group struct{ task, other string }
+	sides := map[group][]*side{}
+	var groups []group
+	for _, c := range groupCells(rs, m.tasks) {
+		g, name := group{c.Task.Name, c.Model}, c.Strategy
+		if m.byModel {
+			g, name = group{c.Task.Name, c.Strategy}, c.Model
+		}
+		if sides[g] == nil {
+			groups = append(groups, g)
+		}
+		s := &side{name: name, correct: map[string]bool{}, parsed: map[string]bool{}}
+		for _, r := range c.Rows {
+			if r.Case.Item.Gold == "" {
+				continue
+			}
+			k := m.key(r.Case.Item)
+			if _, dup := s.parsed[k]; !dup {
+				s.order = append(s.order, k)
+			}
+			s.parsed[k] = r.Result.Parsed
+			s.correct[k] = r.Result.Parsed && r.Result.Label == r.Case.Item.Gold
+		}
+		sides[g] = append(sides[g], s)
+	}
+	type cmp struct {
+		g    group
+		a, b *side
+		p    stats.Paired
+		accA float64
+		accB float64
+	}
+	var cmps []cmp
+	for _, g := range groups {
+		ss := sides[g]
+		byName := map[string]*side{}
+		for _, s := range ss {
+			byName[s.name] = s
+		}
+		var pairs [][2]*side
+		if len(m.pairs) > 0 {
+			for _, p := range m.pairs {
+				if a, b := byName[p[0]], byName[p[1]]; a != nil && b != nil {
+					pairs = append(pairs, [2]*side{a, b})
+				}
+			}
+		} else {
+			for i := range ss {
+				for j := i + 1; j < len(ss); j++ {
+					pairs = append(pairs, [2]*side{ss[i], ss[j]})
+				}
+			}
+		}
+		for _, p := range pairs {
+			a, b := p[0], p[1]
+			var ca, cb []bool
+			for _, k := range a.order {
+				pb, ok := b.parsed[k]
+				if !ok {
+					continue // not answered by both
+				}
+				if policy == stats.UnparsedExclude && (!a.parsed[k] || !pb) {
+					continue
+				}
+				ca, cb = append(ca, a.correct[k]), append(cb, b.correct[k])
+			}
+			reps := m.reps
+			pd := stats.PairedDiff(ca, cb, max(reps, 1), seed)
+			if reps == 0 {
+				pd.Lo, pd.Hi = math.NaN(), math.NaN()
+			}
+			cmps = append(cmps, cmp{g: g, a: a, b: b, p: pd, accA: mean(ca), accB: mean(cb)})
+		}
+	}
+	ps := make([]float64, len(cmps))
+	for i, c := range cmps {
+		ps[i] = c.p.McNemarP
+		if c.p.N == 0 {
+			ps[i] = math.NaN() // no shared item: not a test
+		}
+	}
+	holm := stats.Holm(ps)
+	by, other := "strategy", "model"
+	if m.byModel {
+		by, other = "model", "strategy"
+	}
+	t := pipeline.CSVTable{Name: "comparisons", Header: []string{"task", "by", other, "a", "b", "n", "accuracy_a", "accuracy_b", "diff",
+		"ci_low", "ci_high", "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p", "holm_p"}}
+	out := &pipeline.MetricOutput{}
+	for i, c := range cmps {
+		t.Rows = append(t.Rows, []string{c.g.task, by, c.g.other, c.a.name, c.b.name, fmtI(c.p.N), fmtF(c.accA), fmtF(c.accB),
+			fmtF(c.p.MeanDiff), fmtF(c.p.Lo), fmtF(c.p.Hi), fmtI(c.p.B), fmtI(c.p.C), fmtF(ps[i]), fmtF(holm[i])})
+		label := c.b.name + " vs " + c.a.name
+		model, strategy := c.g.other, label
+		if m.byModel {
+			model, strategy = label, c.g.other
+		}
+		mk := func(metric string, v, lo, hi float64) pipeline.MetricRow {
+			return pipeline.MetricRow{Model: model, Strategy: strategy, Task: c.g.task, Subset: subsetAll, Metric: metric, Value: v, CILow: lo, CIHigh: hi, N: c.p.N}
+		}
+		nan := math.NaN()
+		out.Rows = append(out.Rows, mk("paired_diff", c.p.MeanDiff, c.p.Lo, c.p.Hi), mk("mcnemar_p", ps[i], nan, nan), mk("holm_p", holm[i], nan, nan))
+	}
+	out.Tables = []pipeline.CSVTable{t}
+	return out, nil
+}
+
+func mean(b []bool) float64 {
+	if len(b) == 0 {
+		return math.NaN()
+	}
+	k := 0
+	for _, x := range b {
+		if x {
+			k++
+		}
+	}
+	return float64(k) / float64(len(b))
+}

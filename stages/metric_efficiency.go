@@ -1,0 +1,107 @@
+package stages
+
+import (
+	"math"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/stats"
+)
+
+func init() {
+	pipeline.RegisterMetric(pipeline.MetricKind{
+		Name: "efficiency",
+		Doc:  "Tokens per example (prompt + completion), accuracy per 1,000 tokens and cost per example, per task x model x strategy.",
+		New:  func() pipeline.MetricConfig { return &EfficiencyConfig{} },
+	})
+}
+
+// EfficiencyConfig is the YAML of an efficiency metric block.
+type EfficiencyConfig struct {
+	Base         pipeline.MetricBase `yaml:",inline"`
+	Unparsed     string              `yaml:"unparsed,omitempty" doc:"How unparsed answers count in the accuracy: wrong or exclude; default: the run's settings.unparsed."`
+	IncludeJudge bool                `yaml:"include_judge,omitempty" doc:"Add the judge's cost to the cost per example (its tokens are not counted: a judge is the study's, not the strategy's, spend)."`
+	Tokens       *RecordedTokens     `yaml:"tokens,omitempty" doc:"Read tokens from item fields instead of the calls made (for re-scored recorded replies, which make no call)."`
+}
+
+// RecordedTokens names the item fields holding recorded token counts.
+type RecordedTokens struct {
+	Prompt     string `yaml:"prompt,omitempty" doc:"Item field with the prompt tokens, e.g. prompt_tokens."`
+	Completion string `yaml:"completion,omitempty" doc:"Item field with the completion tokens, e.g. completion_tokens."`
+}
+
+// MetricBase returns the common fields.
+func (c *EfficiencyConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+
+type efficiency struct {
+	tasks  map[string]*pipeline.Task
+	policy string
+	judge  bool
+	tokens *RecordedTokens
+}
+
+// Build takes every task (accuracy is NaN where there is no gold).
+func (c *EfficiencyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+	checkPolicy(b, c.Unparsed)
+	if c.Tokens != nil && c.Tokens.Prompt == "" && c.Tokens.Completion == "" {
+		b.Errf("tokens", "name the prompt and/or completion token fields", "tokens names no field")
+	}
+	m := &efficiency{policy: c.Unparsed, judge: c.IncludeJudge, tokens: c.Tokens}
+	m.tasks = selectTasks(b, func(*pipeline.Task) string { return "" })
+	return m
+}
+
+func fieldInt(it *pipeline.Item, f string) int64 {
+	if f == "" {
+		return 0
+	}
+	switch v := it.Fields[f].(type) {
+	case float64:
+		return int64(v)
+	case int64:
+		return v
+	case int:
+		return int64(v)
+	}
+	return 0
+}
+
+// Compute reports each cell.
+func (m *efficiency) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
+	policy := policyOf(m.policy, rs)
+	out := &pipeline.MetricOutput{}
+	for _, c := range groupCells(rs, m.tasks) {
+		out.Rows = append(out.Rows, errorRows(c)...)
+		var tokens int64
+		var cost float64
+		var pred, gold []string
+		var parsed []bool
+		for _, r := range c.Rows {
+			a := r.Result.Acct
+			if m.tokens != nil {
+				tokens += fieldInt(r.Case.Item, m.tokens.Prompt) + fieldInt(r.Case.Item, m.tokens.Completion)
+			} else {
+				tokens += int64(a.PromptTokens + a.CompletionTokens)
+			}
+			cost += a.CostUSD
+			if m.judge {
+				cost += r.Result.JudgeAcct.CostUSD
+			}
+			if g := r.Case.Item.Gold; g != "" {
+				pred, gold, parsed = append(pred, r.Result.Label), append(gold, g), append(parsed, r.Result.Parsed)
+			}
+		}
+		acc := math.NaN()
+		if len(gold) > 0 {
+			acc, _ = stats.Accuracy(pred, gold, parsed, policy)
+		}
+		n := len(c.Rows)
+		e := stats.EfficiencyOf(acc, tokens, cost, n)
+		out.Rows = append(out.Rows,
+			row(c, subsetAll, "total_tokens", float64(tokens), n),
+			row(c, subsetAll, "tokens_per_example", e.TokensPerExample, n),
+			row(c, subsetAll, "accuracy_per_1k_tokens", e.AccuracyPer1kTokens, n),
+			row(c, subsetAll, "cost_per_example", e.CostPerExample, n),
+		)
+	}
+	return out, nil
+}

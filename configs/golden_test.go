@@ -151,6 +151,16 @@ func (f *fakeLLM) reply(all, last string, nMsgs int) (string, error) {
 	if strings.Contains(last, "number of the best summary") {
 		return "Summary 2", nil
 	}
+	// MoralChoice question forms: repeat the text of option B; answer yes.
+	if strings.Contains(last, "word for word, the text of the action") {
+		if i := strings.Index(all, "\nB. "); i >= 0 {
+			text, _, _ := strings.Cut(all[i+4:], "\n")
+			return text + "\nConfidence: 0.8", nil
+		}
+	}
+	if strings.Contains(last, "Answer Yes or No") {
+		return "Yes, the first.\nConfidence: 0.8\nFinal Answer: Yes", nil
+	}
 	style := replyStyle(-1)
 	for _, s := range f.styles {
 		if strings.Contains(all, s.snippet) {
@@ -775,4 +785,28 @@ func keysOf[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// The MoralChoice question forms map the model's words back to the
+// shuffled options: repeating option B's text is B, and "yes" to "do you
+// prefer the first?" is A.
+func TestMoralChoiceQuestionFormsMapToOptions(t *testing.T) {
+	st, _ := loadAll(t, []string{"mc_repeat", "mc_compare"}, []string{"moralchoice"}, 3, false)
+	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: t.TempDir()}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	st.EachCase(func(c *pipeline.Case) bool {
+		r := res[c.Ordinal]
+		want := map[string]string{"mc_repeat": "B", "mc_compare": "A"}[c.Strategy.Name]
+		if r.Err != "" || r.Label != want || r.Confidence == nil {
+			t.Errorf("%s: label %q (want %q), confidence %v, err %q", c.ID(), r.Label, want, r.Confidence, r.Err)
+		}
+		n++
+		return true
+	})
+	if n != 6 {
+		t.Fatalf("ran %d cases, want 6", n)
+	}
 }

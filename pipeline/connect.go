@@ -104,7 +104,7 @@ func Transports(concurrency int) func(m *Model) (Doer, error) {
 			conc = concurrency
 		}
 		t := transport.New(m.Provider, transport.Options{
-			Name: m.Name, MaxAttempts: m.Spec.Limits.MaxAttempts,
+			Name: m.Name, MaxAttempts: m.Spec.Limits.MaxAttempts, BaseBackoff: m.Spec.Limits.Backoff,
 			RPM: m.Spec.Limits.RPM, TPM: m.Spec.Limits.TPM, Concurrency: conc,
 		})
 		return transportDoer{t}, nil

@@ -132,6 +132,7 @@ type Limits struct {
 	Concurrency int           `yaml:"concurrency,omitempty" doc:"Requests in flight at most (default settings.concurrency)."`
 	Timeout     time.Duration `yaml:"timeout,omitempty" doc:"Per-request timeout (default 120s)."`
 	MaxAttempts int           `yaml:"max_attempts,omitempty" doc:"Attempts per request including the first (default 5)."`
+	Backoff     time.Duration `yaml:"backoff,omitempty" doc:"Base of the exponential backoff with full jitter between attempts (default 1s); a server's Retry-After is always honoured."`
 }
 
 // GenParams are generation parameters; nil/zero means "not set here".

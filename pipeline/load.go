@@ -197,7 +197,7 @@ func load(runFile string, ds *Diags) *Study {
 		if mn.Config == nil {
 			continue
 		}
-		b := &MetricBuild{Diags: ds, File: runFile, Index: i, Study: st, Base: mn.Config.MetricBase(), Lines: l.lines[runFile]}
+		b := &MetricBuild{Diags: ds, File: runFile, Index: i, Study: st, Base: mn.Config.Common(), Lines: l.lines[runFile]}
 		if m := mn.Config.Build(b); m != nil {
 			st.Metrics = append(st.Metrics, m)
 		}

@@ -14,7 +14,7 @@ import (
 // MetricConfig is the decoded YAML of one metric. Every kind's config embeds
 // MetricBase with `yaml:",inline"`.
 type MetricConfig interface {
-	MetricBase() *MetricBase
+	Common() *MetricBase
 	// Build checks the config against the study; problems go to the
 	// diagnostics. It may return nil when there were any.
 	Build(b *MetricBuild) Metric
@@ -34,8 +34,9 @@ type MetricBase struct {
 	Line  int      `yaml:"-"`
 }
 
-// MetricBase returns the common fields.
-func (m *MetricBase) MetricBase() *MetricBase { return m }
+// Common returns the common fields (a method name that an embedded
+// MetricBase does not shadow).
+func (m *MetricBase) Common() *MetricBase { return m }
 
 // MetricKind is a registered metric kind.
 type MetricKind struct {
@@ -131,6 +132,6 @@ func (m *MetricNode) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	}
 	cfg := k.New()
 	d.Decode(n, cfg, path)
-	cfg.MetricBase().Line = n.Line
+	cfg.Common().Line = n.Line
 	m.Config = cfg
 }

@@ -95,6 +95,17 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 			sh = strategyShape(c.Strategy)
 			shapes[c.Strategy] = sh
 		}
+		if jd := c.Task.Judge; jd != nil {
+			// The judge's calls go to the judge model's row; the judged
+			// reply is not known before the run, so it is always work.
+			jc := &Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item}
+			jsh := shapes[jd.Strategy]
+			if jsh == nil {
+				jsh = strategyShape(jd.Strategy)
+				shapes[jd.Strategy] = jsh
+			}
+			addWork(rows[jd.Model], jc, jsh, 0, hist, &usedHist)
+		}
 		hits, done, err := planWalk(j, c)
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -104,29 +115,7 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 			row.CasesDone++
 			return true
 		}
-		best, worst := sh.best-hits, sh.worst-hits
-		if best < 1 {
-			best = 1
-		}
-		if worst < best {
-			worst = best
-		}
-		row.CallsBest += best
-		row.CallsWorst += worst
-		in, outBest, outWorst, fromHist := estimateCase(c, sh, hist)
-		usedHist = usedHist || fromHist
-		// Scale the whole-case estimates to the calls still to make.
-		fb := float64(best) / float64(max(sh.best, 1))
-		fw := float64(worst) / float64(max(sh.worst, 1))
-		ib, iw := int(float64(in.best)*fb), int(float64(in.worst)*fw)
-		ob, ow := int(float64(outBest)*fb), int(float64(outWorst)*fw)
-		row.InputTokensBest += ib
-		row.InputTokensWorst += iw
-		row.OutputTokensBest += ob
-		row.OutputTokensWorst += ow
-		price := c.Model.Spec.Price
-		row.CostBest += price.Cost(llm.Usage{PromptTokens: ib, CompletionTokens: ob})
-		row.CostWorst += price.Cost(llm.Usage{PromptTokens: iw, CompletionTokens: ow})
+		addWork(row, c, sh, hits, hist, &usedHist)
 		return true
 	})
 	if firstErr != nil {
@@ -136,7 +125,7 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 	t.Model = "total"
 	for _, m := range st.Models {
 		r := rows[m]
-		if r.Cases == 0 {
+		if r.Cases == 0 && r.CallsWorst == 0 {
 			continue
 		}
 		p.Models = append(p.Models, *r)
@@ -161,6 +150,37 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 		p.Notes = append(p.Notes, "the journal's earlier runs informed the best-case output tokens")
 	}
 	return p, nil
+}
+
+// addWork adds the calls, tokens and cost a case still needs to a row.
+func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageStats, usedHist *bool) {
+	if sh.worst == 0 {
+		return
+	}
+	best, worst := sh.best-hits, sh.worst-hits
+	if best < 1 && sh.best > 0 {
+		best = 1 // an unfinished case makes at least one more call
+	}
+	best = max(best, 0)
+	if worst < best {
+		worst = best
+	}
+	row.CallsBest += best
+	row.CallsWorst += worst
+	in, outBest, outWorst, fromHist := estimateCase(c, sh, hist)
+	*usedHist = *usedHist || fromHist
+	// Scale the whole-case estimates to the calls still to make.
+	fb := float64(best) / float64(max(sh.best, 1))
+	fw := float64(worst) / float64(max(sh.worst, 1))
+	ib, iw := int(float64(in.best)*fb), int(float64(in.worst)*fw)
+	ob, ow := int(float64(outBest)*fb), int(float64(outWorst)*fw)
+	row.InputTokensBest += ib
+	row.InputTokensWorst += iw
+	row.OutputTokensBest += ob
+	row.OutputTokensWorst += ow
+	price := c.Model.Spec.Price
+	row.CostBest += price.Cost(llm.Usage{PromptTokens: ib, CompletionTokens: ob})
+	row.CostWorst += price.Cost(llm.Usage{PromptTokens: iw, CompletionTokens: ow})
 }
 
 // planWalk walks a case using only journaled replies; it reports how many
@@ -356,6 +376,8 @@ func estimateCase(c *Case, sh *shape, hist map[string]*stageStats) (in tokenRang
 	if te, err := c.Task.env(env); err == nil {
 		env["task"] = te
 	}
+	// A judge reads the judged outputs; stand-ins give its prompt a size.
+	env["subject"] = map[string]any{"reply": "(the judged reply)", "label": "", "confidence": nil, "model": "", "strategy": ""}
 	type est struct{ own, out, outBest int }
 	ests := map[string]est{}
 	conts := map[string][]string{}

@@ -32,7 +32,7 @@ type ChoiceConfig struct {
 }
 
 // MetricBase returns the common fields.
-func (c *ChoiceConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *ChoiceConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type choice struct {
 	tasks   map[string]*pipeline.Task

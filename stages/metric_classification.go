@@ -3,7 +3,6 @@ package stages
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/stats"
@@ -25,7 +24,7 @@ type ClassificationConfig struct {
 	// Confidence says what a stated confidence means.
 	Confidence string `yaml:"confidence,omitempty" doc:"What the stated confidence is: chosen (default; confidence that the chosen answer is right, as the confidence study asks) or positive (probability of the task's positive class, as the ProMoral ETHICS prompt asks: P(unacceptable)). Binary tasks only for positive."`
 	// RequireConfidence treats an answer without a confidence as unparsed.
-	RequireConfidence bool      `yaml:"require_confidence,omitempty" doc:"Count an answer with no parseable confidence as unparsed for accuracy/P/R/F1 too (ProMoral scored only replies with both a label and a confidence)."`
+	RequireConfidence bool      `yaml:"require_confidence,omitempty" doc:"Count an answer with no parseable confidence as unparsed for accuracy/P/R/F1 and unparsed_rate too (ProMoral scored only replies with both a label and a confidence)."`
 	Bins              int       `yaml:"bins,omitempty" doc:"Equal-width calibration bins for ece_pos and ece (default 10)."`
 	ECEPromoral       bool      `yaml:"ece_promoral,omitempty" doc:"Also report ece_pos_promoral: ece_pos with the binning of the ProMoral study's code (right-closed bins (i/10, (i+1)/10], so a stated 0.0 falls in no bin but still counts in n), to compare with its published ECE."`
 	Subsets           []string  `yaml:"subsets,omitempty" doc:"Task subsets to report separately (default: every subset the task declares)."`
@@ -60,7 +59,7 @@ type classification struct {
 func isBinary(t *pipeline.Task) bool { return len(t.Labels) == 2 && t.Positive != "" }
 
 // MetricBase returns the common fields.
-func (c *ClassificationConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *ClassificationConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 // Build checks the fields against the study's tasks.
 func (c *ClassificationConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
@@ -412,14 +411,4 @@ func (m *classification) describe(rs *pipeline.ResultSet) string {
 	}
 	s += fmt.Sprintf("; confidence = %s", map[string]string{confChosen: "confidence in the chosen answer", confPositive: "P(positive class)"}[m.conf])
 	return s
-}
-
-// sortedKeys lists a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -28,11 +28,6 @@ const aggregate = "all"
 // defaultReps is the bootstrap default when a block leaves bootstrap unset.
 const defaultReps = stats.DefaultReps
 
-// policyDoc documents the `unparsed:` field every scoring kind has.
-const policyDoc = "How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."
-
-const bootstrapDoc = "Bootstrap replicates for the 95% intervals (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."
-
 // checkPolicy validates an unparsed: override.
 func checkPolicy(b *pipeline.MetricBuild, v string) {
 	switch v {
@@ -109,6 +104,16 @@ func selectTasks(b *pipeline.MetricBuild, fits func(t *pipeline.Task) string) ma
 		b.Errf("", "add a task it can score, or remove the block", "metric %s applies to no task of this run", b.Base.Kind)
 	}
 	return out
+}
+
+// tableName is the CSV table a block writes: the kind's own name, or, for a
+// block given a name of its own, <name>_<table>, so that two blocks of a
+// kind can write their tables side by side.
+func tableName(b *pipeline.MetricBase, table string) string {
+	if b.Name == "" || b.Name == b.Kind {
+		return table
+	}
+	return b.Name + "_" + table
 }
 
 // cell is one task x reported model x reported strategy.

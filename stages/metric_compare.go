@@ -28,9 +28,10 @@ type CompareConfig struct {
 }
 
 // MetricBase returns the common fields.
-func (c *CompareConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *CompareConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type compare struct {
+	table   string
 	byModel bool
 	pairs   [][2]string
 	itemKey string
@@ -43,7 +44,7 @@ type compare struct {
 func (c *CompareConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &compare{itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap)}
+	m := &compare{table: tableName(&c.Base, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap)}
 	switch c.By {
 	case "", "strategy":
 	case "model":
@@ -172,7 +173,7 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 	if m.byModel {
 		by, other = "model", "strategy"
 	}
-	t := pipeline.CSVTable{Name: "comparisons", Header: []string{"task", "by", other, "a", "b", "n", "accuracy_a", "accuracy_b", "diff",
+	t := pipeline.CSVTable{Name: m.table, Header: []string{"task", "by", other, "a", "b", "n", "accuracy_a", "accuracy_b", "diff",
 		"ci_low", "ci_high", "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p", "holm_p"}}
 	out := &pipeline.MetricOutput{}
 	for i, c := range cmps {

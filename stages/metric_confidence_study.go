@@ -29,9 +29,10 @@ type ConfidenceStudyConfig struct {
 }
 
 // MetricBase returns the common fields.
-func (c *ConfidenceStudyConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *ConfidenceStudyConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type confidenceStudy struct {
+	base      pipeline.MetricBase
 	tasks     map[string]*pipeline.Task
 	policy    string
 	threshold float64
@@ -41,7 +42,7 @@ type confidenceStudy struct {
 // Build picks tasks with gold labels.
 func (c *ConfidenceStudyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
-	m := &confidenceStudy{policy: c.Unparsed, threshold: c.Threshold, scale: c.Scale}
+	m := &confidenceStudy{base: c.Base, policy: c.Unparsed, threshold: c.Threshold, scale: c.Scale}
 	if m.threshold == 0 {
 		m.threshold = stats.OverconfidenceThreshold
 	}
@@ -64,11 +65,11 @@ func (c *ConfidenceStudyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
 	out := &pipeline.MetricOutput{}
-	byCond := pipeline.CSVTable{Name: "confidence_by_condition", Header: []string{"model", "strategy", "task", "n", "n_answers", "accuracy", "mean", "std", "median", "min", "max"}}
-	calib := pipeline.CSVTable{Name: "calibration", Header: []string{"model", "strategy", "task", "bin", "n", "accuracy", "mean_confidence", "gap"}}
-	over := pipeline.CSVTable{Name: "overconfidence", Header: []string{"model", "strategy", "task", "n", "n_wrong", "n_overconfident_wrong",
+	byCond := pipeline.CSVTable{Name: tableName(&m.base, "confidence_by_condition"), Header: []string{"model", "strategy", "task", "n", "n_answers", "accuracy", "mean", "std", "median", "min", "max"}}
+	calib := pipeline.CSVTable{Name: tableName(&m.base, "calibration"), Header: []string{"model", "strategy", "task", "bin", "n", "accuracy", "mean_confidence", "gap"}}
+	over := pipeline.CSVTable{Name: tableName(&m.base, "overconfidence"), Header: []string{"model", "strategy", "task", "n", "n_wrong", "n_overconfident_wrong",
 		"overconfident_error_rate", "overconfident_share_of_errors", "n_confident", "confident_accuracy", "threshold"}}
-	cvi := pipeline.CSVTable{Name: "confidence_correct_vs_incorrect", Header: []string{"model", "strategy", "task", "n_correct", "n_incorrect",
+	cvi := pipeline.CSVTable{Name: tableName(&m.base, "confidence_correct_vs_incorrect"), Header: []string{"model", "strategy", "task", "n_correct", "n_incorrect",
 		"mean_confidence_correct", "mean_confidence_incorrect", "spearman_rho", "spearman_p", "spearman_n", "mannwhitney_u", "mannwhitney_z", "mannwhitney_p"}}
 	for _, c := range groupCells(rs, m.tasks) {
 		out.Rows = append(out.Rows, errorRows(c)...)

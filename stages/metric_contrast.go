@@ -33,7 +33,7 @@ type ContrastConfig struct {
 }
 
 // MetricBase returns the common fields.
-func (c *ContrastConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *ContrastConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type contrast struct {
 	cfg    ContrastConfig

@@ -30,7 +30,7 @@ type RecordedTokens struct {
 }
 
 // MetricBase returns the common fields.
-func (c *EfficiencyConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *EfficiencyConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type efficiency struct {
 	tasks  map[string]*pipeline.Task

@@ -104,7 +104,7 @@ func build(t *testing.T, st *pipeline.Study, cfg pipeline.MetricConfig) pipeline
 
 func tryBuild(st *pipeline.Study, cfg pipeline.MetricConfig) (pipeline.Metric, pipeline.Diags) {
 	ds := &pipeline.Diags{}
-	base := cfg.MetricBase()
+	base := cfg.Common()
 	b := &pipeline.MetricBuild{Diags: ds, File: st.File, Study: st, Base: base, Lines: map[string]int{}}
 	m := cfg.Build(b)
 	return m, *ds

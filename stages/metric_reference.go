@@ -44,7 +44,7 @@ type RefDataset struct {
 }
 
 // MetricBase returns the common fields.
-func (c *ReferenceConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *ReferenceConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 // refRow is one published run.
 type refRow struct {
@@ -54,6 +54,7 @@ type refRow struct {
 }
 
 type reference struct {
+	table      string
 	file       string
 	rows       []refRow
 	datasets   []RefDataset
@@ -66,7 +67,7 @@ type reference struct {
 
 // Build reads the CSV and checks the joins.
 func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
-	m := &reference{datasets: c.Datasets, from: c.From, models: c.Models, strategies: c.Strategies, tol: c.Tolerance, tasks: map[string]*pipeline.Task{}}
+	m := &reference{table: tableName(&c.Base, "reference_comparison"), datasets: c.Datasets, from: c.From, models: c.Models, strategies: c.Strategies, tol: c.Tolerance, tasks: map[string]*pipeline.Task{}}
 	if m.tol == 0 {
 		m.tol = 0.005
 	}
@@ -280,7 +281,7 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 		lines = append(lines, ds...)
 	}
 	out := &pipeline.MetricOutput{Text: strings.TrimRight(text.String(), "\n")}
-	t := pipeline.CSVTable{Name: "reference_comparison", Header: []string{
+	t := pipeline.CSVTable{Name: m.table, Header: []string{
 		"dataset", "model", "strategy", "n", "n_published",
 		"accuracy", "accuracy_published", "accuracy_diff", "f1", "f1_published", "f1_diff",
 		"ece", "ece_published", "ece_diff", "brier", "brier_published", "brier_diff", "match"}}

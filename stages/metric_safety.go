@@ -53,10 +53,10 @@ type SafetyConfig struct {
 }
 
 // MetricBase returns the common fields.
-func (c *SafetyConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *SafetyConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type safety struct {
-	name    string
+	table   string
 	kinds   SafetyKinds
 	tasks   map[string]*pipeline.Task
 	policy  string
@@ -70,7 +70,7 @@ type safety struct {
 func (c *SafetyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &safety{name: c.Base.Name, kinds: c.Kinds, policy: c.Unparsed, audit: orDefault(c.Audit, "audit"), prompt: orDefault(c.Prompt, "prompt"), reps: repsOf(c.Bootstrap)}
+	m := &safety{table: tableName(&c.Base, "audit"), kinds: c.Kinds, policy: c.Unparsed, audit: orDefault(c.Audit, "audit"), prompt: orDefault(c.Prompt, "prompt"), reps: repsOf(c.Bootstrap)}
 	m.kinds.defaults()
 	m.tasks = selectTasks(b, m.kinds.fits)
 	m.subsets = compileSubsets(b, m.tasks, c.Subsets)
@@ -141,11 +141,7 @@ func (m *safety) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error)
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
 	m.subsets.cache = nil
-	name := "audit"
-	if m.name != "" && m.name != "safety" {
-		name = m.name + "_audit"
-	}
-	audit := pipeline.CSVTable{Name: name, Header: []string{"model", "strategy", "task", "item_id", m.kinds.KindField, "label", "confidence", "heuristic", "prompt", "reply", "judge"}}
+	audit := pipeline.CSVTable{Name: m.table, Header: []string{"model", "strategy", "task", "item_id", m.kinds.KindField, "label", "confidence", "heuristic", "prompt", "reply", "judge"}}
 	for _, c := range groupCells(rs, m.tasks) {
 		out.Rows = append(out.Rows, errorRows(c)...)
 		out.Rows = append(out.Rows, m.score(c, subsetAll, c.Rows, policy, seed)...)

@@ -41,7 +41,7 @@ type SelectCandidateConfig struct {
 }
 
 // MetricBase returns the common fields.
-func (c *SelectCandidateConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *SelectCandidateConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type selectCandidate struct {
 	tasks  map[string]*pipeline.Task

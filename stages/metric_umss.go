@@ -50,7 +50,7 @@ type ContrastFields struct {
 }
 
 // MetricBase returns the common fields.
-func (c *UMSSMetricConfig) MetricBase() *pipeline.MetricBase { return &c.Base }
+func (c *UMSSMetricConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type umssInput struct {
 	name, metric, subset string
@@ -58,6 +58,7 @@ type umssInput struct {
 }
 
 type umss struct {
+	base    pipeline.MetricBase
 	comp    []umssInput
 	safety  *pipeline.Task
 	kinds   SafetyKinds
@@ -78,7 +79,7 @@ var defaultCompetence = []UMSSCompetence{
 func (c *UMSSMetricConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &umss{kinds: c.Kinds, beta: c.Beta, policy: c.Unparsed, cf: c.Contrast, reps: repsOf(c.Bootstrap)}
+	m := &umss{base: c.Base, kinds: c.Kinds, beta: c.Beta, policy: c.Unparsed, cf: c.Contrast, reps: repsOf(c.Bootstrap)}
 	if m.beta == 0 {
 		m.beta = 1
 	}
@@ -309,8 +310,8 @@ func (m *umss) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 		return t
 	}
 	out.Tables = []pipeline.CSVTable{
-		table("umss_by_model", "model", byModel, true),
-		table("umss_by_strategy", "strategy", byStrategy, false),
+		table(tableName(&m.base, "umss_by_model"), "model", byModel, true),
+		table(tableName(&m.base, "umss_by_strategy"), "strategy", byStrategy, false),
 	}
 	return out, nil
 }

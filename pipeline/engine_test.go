@@ -274,3 +274,21 @@ outputs: {label: stages.parse.label}
 	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, "run.yaml:5", "vars_file", "cannot read")
 }
+
+// Changing an extraction rule (here: which words mean which label) and
+// applying again re-scores from the journal without a single model call.
+func TestChangedExtractionRescoresFromTheJournal(t *testing.T) {
+	dir := writeTree(t, baseTree(nil))
+	out := filepath.Join(dir, "out")
+	_, before := apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	flipped := strings.NewReplacer("aliases: [wrong]", "aliases: [not wrong]", "aliases: [not wrong]", "aliases: [wrong]").Replace(taskYAML)
+	os.WriteFile(filepath.Join(dir, "configs/tasks/toy.yaml"), []byte(flipped), 0o644)
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	sum, after := apply(t, st, out)
+	if sum.CallsNew != 0 || st.Model("bot").Provider.(*scripted.Provider).Calls() != 0 {
+		t.Fatalf("re-scoring made calls: %+v", sum)
+	}
+	if before[0].Label != "bad" || after[0].Label != "fine" {
+		t.Fatalf("labels %q -> %q, want bad -> fine", before[0].Label, after[0].Label)
+	}
+}

@@ -1,0 +1,64 @@
+package pipeline_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+// The outputs open in DuckDB, the tool users query them with. .ci/run
+// installs DuckDB's Node package; without it (and node) the test is skipped.
+func TestOutputsOpenInDuckDB(t *testing.T) {
+	ci, _ := filepath.Abs(filepath.Join("..", ".ci"))
+	if _, err := os.Stat(filepath.Join(ci, "node_modules", "@duckdb", "node-api")); err != nil {
+		t.Skip("DuckDB's node package is not installed (.ci/run installs it: npm install --prefix .ci @duckdb/node-api)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	dir := writeTree(t, baseTree(map[string]string{
+		"configs/run.yaml": baseTree(nil)["configs/run.yaml"] + "metrics: [{kind: classification, bootstrap: 0}]\n",
+	}))
+	out := filepath.Join(dir, "out")
+	sum, _ := apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	metrics, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	if err != nil || len(metrics) == 0 {
+		t.Fatalf("metrics.parquet: %d rows, %v", len(metrics), err)
+	}
+	files := []string{filepath.Join(out, "results.parquet"), filepath.Join(out, "calls.parquet"), filepath.Join(out, "metrics.parquet")}
+	cmd := exec.Command(node, append([]string{filepath.Join(ci, "duckdb-check.mjs")}, files...)...)
+	cmd.Dir = ci
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("duckdb: %v\n%s", err, stderr.String())
+	}
+	want := map[string]int{files[0]: sum.Cases, files[1]: sum.CallsNew, files[2]: len(metrics)}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	seen := 0
+	for sc.Scan() {
+		var r struct {
+			File    string
+			Rows    int
+			Columns []struct{ Column_name, Column_type string }
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Rows != want[r.File] || len(r.Columns) < 9 {
+			t.Errorf("%s: DuckDB sees %d rows and %d columns, want %d rows", r.File, r.Rows, len(r.Columns), want[r.File])
+		}
+		seen++
+	}
+	if seen != 3 {
+		t.Fatalf("DuckDB read %d files:\n%s", seen, data)
+	}
+}

@@ -3,7 +3,9 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/promoral/promoral/pipeline/llm"
 )
@@ -86,6 +88,7 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 	}
 	shapes := map[*Strategy]*shape{}
 	usedHist := false
+	cb := newCalibration()
 	var firstErr error
 	st.EachCase(func(c *Case) bool {
 		row := rows[c.Model]
@@ -104,7 +107,7 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 				jsh = strategyShape(jd.Strategy)
 				shapes[jd.Strategy] = jsh
 			}
-			addWork(rows[jd.Model], jc, jsh, 0, hist, &usedHist)
+			addWork(rows[jd.Model], jc, jsh, 0, hist, &usedHist, cb)
 		}
 		hits, done, err := planWalk(j, c)
 		if err != nil && firstErr == nil {
@@ -115,7 +118,7 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 			row.CasesDone++
 			return true
 		}
-		addWork(row, c, sh, hits, hist, &usedHist)
+		addWork(row, c, sh, hits, hist, &usedHist, cb)
 		return true
 	})
 	if firstErr != nil {
@@ -141,8 +144,23 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 		t.CostBest += r.CostBest
 		t.CostWorst += r.CostWorst
 	}
+	var exact, estimated []string
+	for _, r := range p.Models {
+		if name, ok := cb.used[r.Model]; ok {
+			exact = append(exact, r.Model+" ("+name+")")
+		} else {
+			estimated = append(estimated, r.Model)
+		}
+	}
+	if len(exact) > 0 {
+		p.Notes = append(p.Notes, "input tokens counted with the model's own tokenizer for "+strings.Join(exact, ", ")+
+			fmt.Sprintf(" (exactly for the first %d rendered prompts of each strategy and task, then at their measured characters per token)", calibrationItems*4))
+	}
+	if len(estimated) > 0 {
+		p.Notes = append(p.Notes, "input tokens estimated at 4 characters per token for "+strings.Join(estimated, ", ")+" (no tokenizer for these families exists in Go)")
+	}
 	p.Notes = append(p.Notes,
-		"input tokens are estimated at 4 characters per token from the rendered prompts (no offline tokenizer is bundled); earlier turns of a continued conversation are included once",
+		"input tokens are counted from the rendered prompts; earlier turns of a continued conversation are included once",
 		"calls: best = every loop taken once, worst = every loop at its max_visits bound",
 		"output tokens: worst = max_tokens x samples (1024 where a stage sets none) plus thinking budgets; best = the mean of earlier runs in the journal where it has them, else a quarter of max_tokens",
 	)
@@ -153,7 +171,7 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 }
 
 // addWork adds the calls, tokens and cost a case still needs to a row.
-func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageStats, usedHist *bool) {
+func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageStats, usedHist *bool, cb *calibration) {
 	if sh.worst == 0 {
 		return
 	}
@@ -167,7 +185,7 @@ func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageS
 	}
 	row.CallsBest += best
 	row.CallsWorst += worst
-	in, outBest, outWorst, fromHist := estimateCase(c, sh, hist)
+	in, outBest, outWorst, fromHist := estimateCase(c, sh, hist, cb)
 	*usedHist = *usedHist || fromHist
 	// Scale the whole-case estimates to the calls still to make.
 	fb := float64(best) / float64(max(sh.best, 1))
@@ -369,9 +387,53 @@ func fewestCalls(s *Strategy) []int {
 
 type tokenRange struct{ best, worst int }
 
+// calibration holds, per model x strategy x task, the characters per token
+// of the rendered prompts as the model's tokenizer counts them (measured on
+// the first items only: tokenizing every prompt of a large study is slow,
+// and the ratio is stable).
+type calibration struct {
+	mu     sync.Mutex
+	ratio  map[string]float64
+	seen   map[string]int
+	chars  map[string]int
+	tokens map[string]int
+	used   map[string]string // model -> tokenizer name
+}
+
+const calibrationItems = 10
+
+func newCalibration() *calibration {
+	return &calibration{ratio: map[string]float64{}, seen: map[string]int{}, chars: map[string]int{}, tokens: map[string]int{}, used: map[string]string{}}
+}
+
+// tokens converts a rendered prompt to tokens for a case.
+func (cb *calibration) count(c *Case, text string) int {
+	if cb == nil {
+		return (len(text) + 3) / 4
+	}
+	key := c.Model.Name + "/" + c.Strategy.Name + "/" + c.Task.Name
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.seen[key] < calibrationItems*4 {
+		if count, name, ok := Tokenizer(c.Model.Spec); ok {
+			n := count(text)
+			cb.seen[key]++
+			cb.chars[key] += len(text)
+			cb.tokens[key] += n
+			cb.ratio[key] = float64(cb.chars[key]) / float64(max(cb.tokens[key], 1))
+			cb.used[c.Model.Name] = name
+			return n
+		}
+	}
+	if r, ok := cb.ratio[key]; ok && r > 0 {
+		return int(float64(len(text))/r + 0.5)
+	}
+	return (len(text) + 3) / 4
+}
+
 // estimateCase estimates one whole case's input tokens (best and worst) and
 // output tokens from the rendered prompts of this item.
-func estimateCase(c *Case, sh *shape, hist map[string]*stageStats) (in tokenRange, outBest, outWorst int, fromHist bool) {
+func estimateCase(c *Case, sh *shape, hist map[string]*stageStats, cb *calibration) (in tokenRange, outBest, outWorst int, fromHist bool) {
 	env := SampleEnv(c.Model, c.Strategy, c.Task, c.Item)
 	if te, err := c.Task.env(env); err == nil {
 		env["task"] = te
@@ -388,9 +450,9 @@ func estimateCase(c *Case, sh *shape, hist map[string]*stageStats) (in tokenRang
 		if err != nil {
 			continue
 		}
-		chars := 0
+		var text strings.Builder
 		for _, m := range msgs {
-			chars += len(m.Content)
+			text.WriteString(m.Content)
 		}
 		gp := c.Model.Spec.Params.Over(params)
 		samples := max(gp.N, 1)
@@ -407,7 +469,7 @@ func estimateCase(c *Case, sh *shape, hist map[string]*stageStats) (in tokenRang
 			best = h.sum / h.n
 			fromHist = true
 		}
-		ests[n.Base.Name] = est{own: (chars + 3) / 4, out: worst, outBest: best}
+		ests[n.Base.Name] = est{own: cb.count(c, text.String()), out: worst, outBest: best}
 		conts[n.Base.Name] = cont
 	}
 	// The input of a continued conversation includes the earlier turns.

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// findChromium is the browser binary: $PROMORAL_CHROMIUM, else Debian's
+// chromium (which .ci/run installs) or another Chrome on the PATH.
+func findChromium() string {
+	if p := os.Getenv("PROMORAL_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// pageCheck is what the page reports about its images and figures.
+type pageCheck struct {
+	Images []struct {
+		Src   string  `json:"src"`
+		Width float64 `json:"width"`
+	} `json:"images"`
+	Figures []struct {
+		ID     string  `json:"id"`
+		Width  float64 `json:"width"`
+		Height float64 `json:"height"`
+	} `json:"figures"`
+	Sections int `json:"sections"`
+}
+
+const pageCheckJS = `(() => ({
+  images: Array.from(document.images).map(i => ({src: i.src.slice(0, 80), width: i.naturalWidth})),
+  figures: Array.from(document.querySelectorAll('figure svg')).map(s => {
+    const r = s.getBoundingClientRect();
+    return {id: s.closest('figure').id, width: r.width, height: r.height};
+  }),
+  sections: document.querySelectorAll('section').length,
+}))()`
+
+// The real quickstart, reported, opened from file:// in headless Chromium:
+// no console error, no uncaught exception, no request beyond the file,
+// every image decoded and every figure laid out; a full-page screenshot is
+// kept (and copied to $PROMORAL_REPORT_SCREENSHOT when set).
+func TestReportInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the quickstart and a browser")
+	}
+	browser := findChromium()
+	if browser == "" {
+		t.Skip("no chromium binary found (apt-get install chromium, as .ci/run does, or set PROMORAL_CHROMIUM): skipping the browser test of report.html")
+	}
+	dir := filepath.Join(t.TempDir(), "quickstart")
+	if _, stderr, code := runCLI(t, "apply", "-q", "../../configs/quickstart.yaml", "--out", dir); code != 0 {
+		t.Fatalf("quickstart failed (%d): %s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, "report", dir)
+	if code != 0 {
+		t.Fatalf("report failed (%d): %s", code, stderr)
+	}
+	page := filepath.Join(dir, "report.html")
+	if !strings.Contains(stdout, page) {
+		t.Errorf("report printed %q, want the path of report.html", stdout)
+	}
+	figs, _ := filepath.Glob(filepath.Join(dir, "figures", "*.svg"))
+	if len(figs) == 0 {
+		t.Fatal("the quickstart report drew no figure")
+	}
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(browser),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	defer cancelCtx()
+	// A guard against a hung browser, not a speed assertion.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+
+	var mu sync.Mutex
+	var problems []string
+	report := func(format string, args ...any) {
+		mu.Lock()
+		problems = append(problems, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+				report("console %s", e.Type)
+			}
+		case *runtime.EventExceptionThrown:
+			report("uncaught exception: %s", e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				report("browser log error: %s", e.Entry.Text)
+			}
+		case *network.EventRequestWillBeSent:
+			if u := e.Request.URL; !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "about:") {
+				report("request beyond the file: %.100s", u)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page)); err != nil {
+		t.Fatalf("open %s: %v", page, err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[pageCheck](pageCheckJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	png := filepath.Join(t.TempDir(), "report.png")
+	if err := os.WriteFile(png, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if keep := os.Getenv("PROMORAL_REPORT_SCREENSHOT"); keep != "" {
+		if err := os.WriteFile(keep, shot, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Logf("%d sections, %d figures, %d images; screenshot %s (%d KiB)", got.Sections, len(got.Figures), len(got.Images), png, len(shot)/1024)
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if got.Sections < 3 {
+		t.Errorf("%d sections rendered", got.Sections)
+	}
+	if len(got.Figures) != len(figs) {
+		t.Errorf("%d inline figures, want %d (one per figures/*.svg)", len(got.Figures), len(figs))
+	}
+	for _, f := range got.Figures {
+		if f.Width <= 0 || f.Height <= 0 {
+			t.Errorf("figure %s has an empty bounding box (%.0f×%.0f)", f.ID, f.Width, f.Height)
+		}
+	}
+	for _, img := range got.Images {
+		if img.Width <= 0 {
+			t.Errorf("image %s did not load", img.Src)
+		}
+	}
+	if len(shot) < 10000 {
+		t.Errorf("the screenshot is suspiciously small (%d bytes)", len(shot))
+	}
+}

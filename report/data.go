@@ -1,0 +1,463 @@
+package report
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+// run is everything the report reads from a run folder. Each part is
+// optional: a section shows only when its data is there.
+type run struct {
+	dir      string
+	manifest *pipeline.Manifest
+	results  []result
+	metrics  []metric
+	csv      map[string]*csvTable
+
+	models, strategies, tasks []string // in display order
+	modelColor                map[string]string
+}
+
+// result is one row of results.parquet, without the bulky columns.
+type result struct {
+	CaseID, Model, Strategy, Task, ItemID, Gold, Label string
+	Conf                                               float64 // NaN = none
+	Parsed                                             bool
+	Correct                                            *bool
+	Calls                                              int
+	PromptTokens, CompletionTokens, TotalTokens        int64
+	Cost                                               float64
+	Judged                                             bool
+	Judge                                              string // the judge's outputs, JSON
+	Err                                                string
+	Item                                               string // kept item fields, JSON
+}
+
+// metric is one row of metrics.parquet.
+type metric struct {
+	Model, Strategy, Task, Subset, Metric string
+	Value, Lo, Hi                         float64 // NaN = none
+	N                                     int
+}
+
+// csvTable is a metric CSV (header + rows).
+type csvTable struct {
+	Name   string
+	Header []string
+	Rows   [][]string
+	col    map[string]int
+}
+
+func (t *csvTable) has(col string) bool { _, ok := t.col[col]; return ok }
+
+// get is the cell of row i in column col ("" when there is none).
+func (t *csvTable) get(i int, col string) string {
+	j, ok := t.col[col]
+	if !ok || j >= len(t.Rows[i]) {
+		return ""
+	}
+	return t.Rows[i][j]
+}
+
+// num is the cell as a number, NaN when empty or not a number.
+func (t *csvTable) num(i int, col string) float64 {
+	return parseNum(t.get(i, col))
+}
+
+func parseNum(s string) float64 {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// loadRun reads what a run folder has. A missing part is no error; a part
+// that is there but unreadable is.
+func loadRun(dir string) (*run, error) {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no run folder %s", dir)
+	} else if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a run folder", dir)
+	}
+	r := &run{dir: dir, csv: map[string]*csvTable{}}
+	found := false
+	if data, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
+		var m pipeline.Manifest
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, fmt.Errorf("manifest.json: %w", err)
+		}
+		r.manifest, found = &m, true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if p := filepath.Join(dir, "results.parquet"); exists(p) {
+		if r.results, err = readResults(p); err != nil {
+			return nil, err
+		}
+		found = true
+	}
+	if p := filepath.Join(dir, "metrics.parquet"); exists(p) {
+		if r.metrics, err = readMetrics(p); err != nil {
+			return nil, err
+		}
+		found = true
+	}
+	csvs, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+	sort.Strings(csvs)
+	for _, p := range csvs {
+		t, err := readCSV(p)
+		if err != nil {
+			return nil, err
+		}
+		r.csv[t.Name] = t
+		found = true
+	}
+	if !found {
+		return nil, fmt.Errorf("%s holds no run output (manifest.json, results.parquet, metrics.parquet or metric CSVs); run `promoral apply` first", dir)
+	}
+	r.order()
+	return r, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// order fixes the display order: models alphabetically (so a model keeps
+// its colour across runs), strategies and tasks as they first appear.
+func (r *run) order() {
+	seenM, seenS, seenT := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	addM := func(m string) {
+		if m != "" && m != "all" && !seenM[m] && !strings.Contains(m, " vs ") {
+			seenM[m] = true
+			r.models = append(r.models, m)
+		}
+	}
+	addS := func(s string) {
+		// Paired comparisons name their pair ("a vs b"): not a strategy.
+		if s != "" && s != "all" && !seenS[s] && !strings.Contains(s, " vs ") {
+			seenS[s] = true
+			r.strategies = append(r.strategies, s)
+		}
+	}
+	addT := func(t string) {
+		if t != "" && !seenT[t] {
+			seenT[t] = true
+			r.tasks = append(r.tasks, t)
+		}
+	}
+	for _, x := range r.results {
+		addM(x.Model)
+		addS(x.Strategy)
+		addT(x.Task)
+	}
+	for _, x := range r.metrics {
+		addM(x.Model)
+		addS(x.Strategy)
+		if x.Task != "umss" {
+			addT(x.Task)
+		}
+	}
+	for _, name := range sortedKeys(r.csv) {
+		t := r.csv[name]
+		for i := range t.Rows {
+			addM(t.get(i, "model"))
+			addS(t.get(i, "strategy"))
+		}
+	}
+	sort.Strings(r.models)
+	r.modelColor = map[string]string{}
+	for i, m := range r.models {
+		r.modelColor[m] = paletteHex[i%len(paletteHex)]
+	}
+}
+
+func (r *run) color(model string) string {
+	if c, ok := r.modelColor[model]; ok {
+		return c
+	}
+	return "#8c8c8c"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func readCSV(path string) (*csvTable, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	cr.FieldsPerRecord = -1
+	recs, err := cr.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	t := &csvTable{Name: strings.TrimSuffix(filepath.Base(path), ".csv"), col: map[string]int{}}
+	if len(recs) > 0 {
+		t.Header, t.Rows = recs[0], recs[1:]
+	}
+	for i, h := range t.Header {
+		t.col[h] = i
+	}
+	return t, nil
+}
+
+var resultCols = []string{"case_id", "model", "strategy", "task", "item_id", "gold", "label", "confidence", "parsed", "correct",
+	"calls", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "judge", "error", "item"}
+
+func readResults(path string) ([]result, error) {
+	var out []result
+	err := scanParquet(path, resultCols, nil, func(row map[string]any) {
+		x := result{
+			CaseID: str(row["case_id"]), Model: str(row["model"]), Strategy: str(row["strategy"]), Task: str(row["task"]),
+			ItemID: str(row["item_id"]), Gold: str(row["gold"]), Label: str(row["label"]), Conf: flt(row["confidence"]),
+			Parsed: row["parsed"] == true, Calls: int(i64(row["calls"])), PromptTokens: i64(row["prompt_tokens"]),
+			CompletionTokens: i64(row["completion_tokens"]), TotalTokens: i64(row["total_tokens"]), Cost: zeroNaN(flt(row["cost_usd"])),
+			Judged: row["judge"] != nil, Judge: str(row["judge"]), Err: str(row["error"]), Item: str(row["item"]),
+		}
+		if c, ok := row["correct"].(bool); ok {
+			x.Correct = &c
+		}
+		out = append(out, x)
+	})
+	return out, err
+}
+
+func readMetrics(path string) ([]metric, error) {
+	var out []metric
+	err := scanParquet(path, []string{"model", "strategy", "task", "subset", "metric", "value", "ci_low", "ci_high", "n"}, nil, func(row map[string]any) {
+		out = append(out, metric{Model: str(row["model"]), Strategy: str(row["strategy"]), Task: str(row["task"]), Subset: str(row["subset"]),
+			Metric: str(row["metric"]), Value: flt(row["value"]), Lo: flt(row["ci_low"]), Hi: flt(row["ci_high"]), N: int(i64(row["n"]))})
+	})
+	return out, err
+}
+
+// call is one row of calls.parquet.
+type call struct {
+	Stage, Messages, Reply, Finish, Err, Time string
+	Attempt                                   int
+	PromptTokens, CompletionTokens, Thinking  int64
+	LatencyMS                                 float64
+	Cached                                    bool
+}
+
+// readCalls returns the calls of one case in file order (the order they
+// were made). It reads the case_id column first and then only the row
+// groups holding that case, so a large calls.parquet stays cheap.
+func readCalls(path, caseID string) ([]call, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var groups []int
+	{
+		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+		if err != nil {
+			rdr.Close()
+			return nil, err
+		}
+		idx := rdr.MetaData().Schema.ColumnIndexByName("case_id")
+		if idx < 0 {
+			rdr.Close()
+			return nil, fmt.Errorf("%s has no case_id column", path)
+		}
+		for g := 0; g < rdr.NumRowGroups(); g++ {
+			tbl, err := fr.ReadRowGroups(context.Background(), []int{idx}, []int{g})
+			if err != nil {
+				rdr.Close()
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			hit := false
+			for _, chunk := range tbl.Column(0).Data().Chunks() {
+				for i := 0; i < chunk.Len() && !hit; i++ {
+					if v, ok := cellValue(chunk, i).(string); ok && v == caseID {
+						hit = true
+					}
+				}
+			}
+			tbl.Release()
+			if hit {
+				groups = append(groups, g)
+			}
+		}
+	}
+	rdr.Close()
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	cols := []string{"case_id", "stage", "attempt", "request_messages", "response_text", "finish_reason", "prompt_tokens",
+		"completion_tokens", "thinking_tokens", "latency_ms", "cached", "error", "time"}
+	var out []call
+	err = scanParquet(path, cols, groups, func(row map[string]any) {
+		if str(row["case_id"]) != caseID {
+			return
+		}
+		c := call{Stage: str(row["stage"]), Messages: str(row["request_messages"]), Reply: str(row["response_text"]),
+			Finish: str(row["finish_reason"]), Err: str(row["error"]), Attempt: int(i64(row["attempt"])),
+			PromptTokens: i64(row["prompt_tokens"]), CompletionTokens: i64(row["completion_tokens"]), Thinking: i64(row["thinking_tokens"]),
+			LatencyMS: flt(row["latency_ms"]), Cached: row["cached"] == true}
+		if t, ok := row["time"].(interface{ Format(string) string }); ok {
+			c.Time = t.Format("15:04:05.000")
+		}
+		out = append(out, c)
+	})
+	return out, err
+}
+
+// scanParquet calls fn for every row of the named columns (those the file
+// has) in the given row groups (nil: all), in file order.
+func scanParquet(path string, cols []string, groups []int, fn func(map[string]any)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var idx []int
+	for _, c := range cols {
+		if i := rdr.MetaData().Schema.ColumnIndexByName(c); i >= 0 {
+			idx = append(idx, i)
+		}
+	}
+	if groups == nil {
+		for g := 0; g < rdr.NumRowGroups(); g++ {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 || len(idx) == 0 {
+		return nil
+	}
+	tbl, err := fr.ReadRowGroups(context.Background(), idx, groups)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer tbl.Release()
+	n := int(tbl.NumRows())
+	rows := make([]map[string]any, n)
+	for i := range rows {
+		rows[i] = make(map[string]any, len(idx))
+	}
+	for c := 0; c < int(tbl.NumCols()); c++ {
+		col := tbl.Column(c)
+		off := 0
+		for _, chunk := range col.Data().Chunks() {
+			for i := 0; i < chunk.Len(); i++ {
+				rows[off+i][col.Name()] = cellValue(chunk, i)
+			}
+			off += chunk.Len()
+		}
+	}
+	for _, row := range rows {
+		fn(row)
+	}
+	return nil
+}
+
+// cellValue converts like pipeline.ReadParquet: nulls are nil, ints int64.
+func cellValue(a arrow.Array, i int) any {
+	if a.IsNull(i) {
+		return nil
+	}
+	switch x := a.(type) {
+	case *array.String:
+		return x.Value(i)
+	case *array.LargeString:
+		return x.Value(i)
+	case *array.Int64:
+		return x.Value(i)
+	case *array.Int32:
+		return int64(x.Value(i))
+	case *array.Float64:
+		return x.Value(i)
+	case *array.Boolean:
+		return x.Value(i)
+	case *array.Timestamp:
+		return x.Value(i).ToTime(arrow.Millisecond)
+	case *array.Dictionary:
+		return cellValue(x.Dictionary(), x.GetValueIndex(i))
+	}
+	return a.ValueStr(i)
+}
+
+func str(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}
+
+func flt(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	return math.NaN()
+}
+
+func i64(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
+
+func zeroNaN(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return x
+}

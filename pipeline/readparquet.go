@@ -16,42 +16,113 @@ import (
 // Nulls are nil; strings, int64, float64, bool and time values keep their
 // types. It serves metrics, reports and tests; it is not a query engine.
 func ReadParquet(path string) ([]map[string]any, error) {
+	var rows []map[string]any
+	err := ScanParquet(path, nil, nil, func(r map[string]any) { rows = append(rows, r) })
+	return rows, err
+}
+
+func openParquet(path string) (*os.File, *file.Reader, *pqarrow.FileReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	defer f.Close()
 	rdr, err := file.NewParquetReader(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		f.Close()
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	defer rdr.Close()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		rdr.Close()
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	tbl, err := fr.ReadTable(context.Background())
+	return f, rdr, fr, nil
+}
+
+// ScanParquet calls fn for every row of the named columns (nil: all; names
+// the file lacks are skipped) in the given row groups (nil: all), in file
+// order.
+func ScanParquet(path string, cols []string, groups []int, fn func(map[string]any)) error {
+	_, rdr, fr, err := openParquet(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return err
+	}
+	defer rdr.Close()
+	var idx []int
+	if cols == nil {
+		for i := 0; i < rdr.MetaData().Schema.NumColumns(); i++ {
+			idx = append(idx, i)
+		}
+	}
+	for _, c := range cols {
+		if i := rdr.MetaData().Schema.ColumnIndexByName(c); i >= 0 {
+			idx = append(idx, i)
+		}
+	}
+	if groups == nil {
+		for g := 0; g < rdr.NumRowGroups(); g++ {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 || len(idx) == 0 {
+		return nil
+	}
+	tbl, err := fr.ReadRowGroups(context.Background(), idx, groups)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer tbl.Release()
-	n := int(tbl.NumRows())
-	rows := make([]map[string]any, n)
+	rows := make([]map[string]any, int(tbl.NumRows()))
 	for i := range rows {
-		rows[i] = make(map[string]any, tbl.NumCols())
+		rows[i] = make(map[string]any, len(idx))
 	}
 	for c := 0; c < int(tbl.NumCols()); c++ {
 		col := tbl.Column(c)
-		name := col.Name()
 		off := 0
 		for _, chunk := range col.Data().Chunks() {
 			for i := 0; i < chunk.Len(); i++ {
-				rows[off+i][name] = cellValue(chunk, i)
+				rows[off+i][col.Name()] = cellValue(chunk, i)
 			}
 			off += chunk.Len()
 		}
 	}
-	return rows, nil
+	for _, row := range rows {
+		fn(row)
+	}
+	return nil
+}
+
+// ParquetRowGroups lists the row groups in which some value of a column
+// satisfies match, reading only that column, so a caller can then scan just
+// those groups of a large file.
+func ParquetRowGroups(path, column string, match func(any) bool) ([]int, error) {
+	_, rdr, fr, err := openParquet(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Close()
+	idx := rdr.MetaData().Schema.ColumnIndexByName(column)
+	if idx < 0 {
+		return nil, fmt.Errorf("%s has no %s column", path, column)
+	}
+	var groups []int
+	for g := 0; g < rdr.NumRowGroups(); g++ {
+		tbl, err := fr.ReadRowGroups(context.Background(), []int{idx}, []int{g})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		hit := false
+		for _, chunk := range tbl.Column(0).Data().Chunks() {
+			for i := 0; i < chunk.Len() && !hit; i++ {
+				hit = match(cellValue(chunk, i))
+			}
+		}
+		tbl.Release()
+		if hit {
+			groups = append(groups, g)
+		}
+	}
+	return groups, nil
 }
 
 func cellValue(a arrow.Array, i int) any {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -13,12 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/promoral/promoral/pipeline"
 )
@@ -243,7 +236,7 @@ var resultCols = []string{"case_id", "model", "strategy", "task", "item_id", "go
 
 func readResults(path string) ([]result, error) {
 	var out []result
-	err := scanParquet(path, resultCols, nil, func(row map[string]any) {
+	err := pipeline.ScanParquet(path, resultCols, nil, func(row map[string]any) {
 		x := result{
 			CaseID: str(row["case_id"]), Model: str(row["model"]), Strategy: str(row["strategy"]), Task: str(row["task"]),
 			ItemID: str(row["item_id"]), Gold: str(row["gold"]), Label: str(row["label"]), Conf: flt(row["confidence"]),
@@ -261,7 +254,7 @@ func readResults(path string) ([]result, error) {
 
 func readMetrics(path string) ([]metric, error) {
 	var out []metric
-	err := scanParquet(path, []string{"model", "strategy", "task", "subset", "metric", "value", "ci_low", "ci_high", "n"}, nil, func(row map[string]any) {
+	err := pipeline.ScanParquet(path, []string{"model", "strategy", "task", "subset", "metric", "value", "ci_low", "ci_high", "n"}, nil, func(row map[string]any) {
 		out = append(out, metric{Model: str(row["model"]), Strategy: str(row["strategy"]), Task: str(row["task"]), Subset: str(row["subset"]),
 			Metric: str(row["metric"]), Value: flt(row["value"]), Lo: flt(row["ci_low"]), Hi: flt(row["ci_high"]), N: int(i64(row["n"]))})
 	})
@@ -281,55 +274,17 @@ type call struct {
 // were made). It reads the case_id column first and then only the row
 // groups holding that case, so a large calls.parquet stays cheap.
 func readCalls(path, caseID string) ([]call, error) {
-	f, err := os.Open(path)
+	groups, err := pipeline.ParquetRowGroups(path, "case_id", func(v any) bool { return v == caseID })
 	if err != nil {
 		return nil, err
 	}
-	rdr, err := file.NewParquetReader(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var groups []int
-	{
-		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-		if err != nil {
-			rdr.Close()
-			return nil, err
-		}
-		idx := rdr.MetaData().Schema.ColumnIndexByName("case_id")
-		if idx < 0 {
-			rdr.Close()
-			return nil, fmt.Errorf("%s has no case_id column", path)
-		}
-		for g := 0; g < rdr.NumRowGroups(); g++ {
-			tbl, err := fr.ReadRowGroups(context.Background(), []int{idx}, []int{g})
-			if err != nil {
-				rdr.Close()
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			hit := false
-			for _, chunk := range tbl.Column(0).Data().Chunks() {
-				for i := 0; i < chunk.Len() && !hit; i++ {
-					if v, ok := cellValue(chunk, i).(string); ok && v == caseID {
-						hit = true
-					}
-				}
-			}
-			tbl.Release()
-			if hit {
-				groups = append(groups, g)
-			}
-		}
-	}
-	rdr.Close()
 	if len(groups) == 0 {
 		return nil, nil
 	}
 	cols := []string{"case_id", "stage", "attempt", "request_messages", "response_text", "finish_reason", "prompt_tokens",
 		"completion_tokens", "thinking_tokens", "latency_ms", "cached", "error", "time"}
 	var out []call
-	err = scanParquet(path, cols, groups, func(row map[string]any) {
+	err = pipeline.ScanParquet(path, cols, groups, func(row map[string]any) {
 		if str(row["case_id"]) != caseID {
 			return
 		}
@@ -343,89 +298,6 @@ func readCalls(path, caseID string) ([]call, error) {
 		out = append(out, c)
 	})
 	return out, err
-}
-
-// scanParquet calls fn for every row of the named columns (those the file
-// has) in the given row groups (nil: all), in file order.
-func scanParquet(path string, cols []string, groups []int, fn func(map[string]any)) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rdr, err := file.NewParquetReader(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	var idx []int
-	for _, c := range cols {
-		if i := rdr.MetaData().Schema.ColumnIndexByName(c); i >= 0 {
-			idx = append(idx, i)
-		}
-	}
-	if groups == nil {
-		for g := 0; g < rdr.NumRowGroups(); g++ {
-			groups = append(groups, g)
-		}
-	}
-	if len(groups) == 0 || len(idx) == 0 {
-		return nil
-	}
-	tbl, err := fr.ReadRowGroups(context.Background(), idx, groups)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer tbl.Release()
-	n := int(tbl.NumRows())
-	rows := make([]map[string]any, n)
-	for i := range rows {
-		rows[i] = make(map[string]any, len(idx))
-	}
-	for c := 0; c < int(tbl.NumCols()); c++ {
-		col := tbl.Column(c)
-		off := 0
-		for _, chunk := range col.Data().Chunks() {
-			for i := 0; i < chunk.Len(); i++ {
-				rows[off+i][col.Name()] = cellValue(chunk, i)
-			}
-			off += chunk.Len()
-		}
-	}
-	for _, row := range rows {
-		fn(row)
-	}
-	return nil
-}
-
-// cellValue converts like pipeline.ReadParquet: nulls are nil, ints int64.
-func cellValue(a arrow.Array, i int) any {
-	if a.IsNull(i) {
-		return nil
-	}
-	switch x := a.(type) {
-	case *array.String:
-		return x.Value(i)
-	case *array.LargeString:
-		return x.Value(i)
-	case *array.Int64:
-		return x.Value(i)
-	case *array.Int32:
-		return int64(x.Value(i))
-	case *array.Float64:
-		return x.Value(i)
-	case *array.Boolean:
-		return x.Value(i)
-	case *array.Timestamp:
-		return x.Value(i).ToTime(arrow.Millisecond)
-	case *array.Dictionary:
-		return cellValue(x.Dictionary(), x.GetValueIndex(i))
-	}
-	return a.ValueStr(i)
 }
 
 func str(v any) string {

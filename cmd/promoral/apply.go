@@ -39,7 +39,7 @@ func newApply() *cobra.Command {
 			stop := make(chan struct{})
 			done := make(chan struct{})
 			if !quiet {
-				go progress(cmd.ErrOrStderr(), eng, stop, done)
+				go progress(cmd.ErrOrStderr(), eng.Stats(), stop, done)
 			} else {
 				close(done)
 			}

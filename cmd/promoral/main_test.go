@@ -259,3 +259,31 @@ func TestGraphDrawsEdgesAndBounds(t *testing.T) {
 		t.Errorf("unknown strategy: %d %s", code, stderr)
 	}
 }
+
+func TestPlanExitCodesAndJSON(t *testing.T) {
+	dir := killStudy(t, 5)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	out := filepath.Join(dir, "out")
+	stdout, _, code := runCLI(t, "plan", "--detailed-exitcode", "--out", out, cfg)
+	if code != 2 || !strings.Contains(stdout, "slow") || !strings.Contains(stdout, "new calls") {
+		t.Fatalf("plan with work to do: exit %d\n%s", code, stdout)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("plan created the output folder")
+	}
+	runCLI(t, "apply", "-q", "--out", out, cfg)
+	stdout, _, code = runCLI(t, "plan", "--detailed-exitcode", "--json", "--out", out, cfg)
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
+		t.Fatalf("plan --json is not JSON: %v\n%s", err, stdout)
+	}
+	total := raw["total"].(map[string]any)
+	if code != 0 || total["cases_done"].(float64) != 10 || total["calls_worst"].(float64) != 0 {
+		t.Fatalf("plan after apply: exit %d, total %v", code, total)
+	}
+	// Without --detailed-exitcode, work to do still exits 0.
+	_, _, code = runCLI(t, "plan", cfg)
+	if code != 0 {
+		t.Errorf("plain plan exit %d", code)
+	}
+}

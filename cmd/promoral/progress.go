@@ -54,9 +54,8 @@ func human(n int64) string {
 
 // progress shows live bars on a terminal and plain periodic lines
 // elsewhere (CI logs, files), until stop is closed.
-func progress(w io.Writer, eng *pipeline.Engine, stop, done chan struct{}) {
+func progress(w io.Writer, stats []*pipeline.ModelStats, stop, done chan struct{}) {
 	defer close(done)
-	stats := eng.Stats()
 	if !isTerminal(w) {
 		t := time.NewTicker(10 * time.Second)
 		defer t.Stop()

@@ -57,7 +57,7 @@ func Connect(st *Study, offline bool) error {
 				missing = append(missing, fmt.Sprintf("%s: set %s%s in the environment or .env", m.Name, keyVar, alt))
 				continue
 			}
-		} else if spec.BaseURL != "" && !isLocal(spec.BaseURL) {
+		} else if spec.BaseURL != "" && !providers.IsLocalHost(spec.BaseURL) {
 			missing = append(missing, fmt.Sprintf("%s: name the key variable with key_env (no default for %s)", m.Name, spec.BaseURL))
 			continue
 		}
@@ -76,15 +76,6 @@ func Connect(st *Study, offline bool) error {
 		return fmt.Errorf("%d model(s) have no API key; no call was made:\n  %s", len(missing), strings.Join(missing, "\n  "))
 	}
 	return nil
-}
-
-func isLocal(baseURL string) bool {
-	for _, h := range []string{"://localhost", "://127.", "://[::1]", "://0.0.0.0"} {
-		if strings.Contains(baseURL, h) {
-			return true
-		}
-	}
-	return false
 }
 
 // Transports is the Options.Doer of a real run: retries with backoff,

@@ -16,7 +16,7 @@ import (
 // purpose: defaulting to OPENAI_API_KEY would send the OpenAI key to a third
 // party; such configs must name their variable.
 func DefaultKeyVar(provider, baseURL string) string {
-	if baseURL != "" && isLocalHost(baseURL) {
+	if baseURL != "" && IsLocalHost(baseURL) {
 		return ""
 	}
 	host := hostOf(baseURL)

@@ -72,8 +72,8 @@ func TestIsLocalHost(t *testing.T) {
 		"http://0.0.0.0:8000": true, "http://user@localhost/v1": true, "https://api.together.xyz/v1": false,
 		"https://localhost.evil.com/v1": false, "http://127.0.0.2": true,
 	} {
-		if got := isLocalHost(url); got != want {
-			t.Errorf("isLocalHost(%q) = %v", url, got)
+		if got := IsLocalHost(url); got != want {
+			t.Errorf("IsLocalHost(%q) = %v", url, got)
 		}
 	}
 }

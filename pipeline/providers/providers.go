@@ -205,9 +205,11 @@ func startCall(caller context.Context, timeout time.Duration) *call {
 	return c
 }
 
-// isLocalHost reports whether a base URL points at this machine, where
+// IsLocalHost reports whether a base URL points at this machine, where
 // servers (Ollama, vLLM, llama.cpp) run without keys.
-func isLocalHost(baseURL string) bool {
+// IsLocalHost reports whether a base URL points at this machine (a local
+// server needs no key).
+func IsLocalHost(baseURL string) bool {
 	host := hostOf(baseURL)
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true

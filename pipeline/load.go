@@ -167,7 +167,7 @@ func load(runFile string, ds *Diags) *Study {
 			ds.Addf(layers[len(layers)-1].file, n.Line, path+".name", "task names must be unique", "task %q is declared twice", spec.Name)
 			continue
 		}
-		st.Tasks = append(st.Tasks, compileTask(spec, st.PromptsDir, ds))
+		st.Tasks = append(st.Tasks, compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path)))
 	}
 	// Strategies.
 	for i := range rf.Strategies {

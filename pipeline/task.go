@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -55,12 +57,31 @@ type TaskJudge struct {
 var reservedTaskKeys = map[string]bool{"name": true, "labels": true, "positive": true, "type": true, "demos": true}
 
 // compileTask loads the task's data and compiles its rules and blocks.
-func compileTask(spec *TaskSpec, promptsDir string, ds *Diags) *Task {
+func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]int) *Task {
+	// at is the line of a field (or of its nearest written parent).
+	at := func(field string) int {
+		for f := field; f != ""; {
+			if l, ok := lines[f]; ok {
+				return l
+			}
+			i := strings.LastIndexAny(f, ".[")
+			if i < 0 {
+				break
+			}
+			f = f[:i]
+		}
+		return spec.Line
+	}
 	t := &Task{Spec: spec, Name: spec.Name, File: spec.File, Positive: spec.Answer.Positive}
 	before := len(*ds)
 	addErrs := func(field string, errs []error) {
 		for _, err := range errs {
-			ds.Addf(spec.File, spec.Line, field, "", "%v", err)
+			f, msg := field, err.Error()
+			var se *dataset.SpecError
+			if errors.As(err, &se) {
+				f, msg = "dataset."+se.Field, se.Msg
+			}
+			ds.Addf(spec.File, at(f), f, "", "%s", msg)
 		}
 	}
 	addErrs("dataset", spec.Dataset.Check())
@@ -74,22 +95,22 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags) *Task {
 		if len(*ds) == before {
 			x, err := parse.Compile(&spec.Extract, &spec.Answer)
 			if err != nil {
-				ds.Addf(spec.File, spec.Line, "extract", "", "%v", err)
+				ds.Addf(spec.File, at("extract"), "extract", "", "%v", err)
 			}
 			t.Extract = x
 		}
 	} else if spec.Gold != "" {
-		ds.Addf(spec.File, spec.Line, "answer.labels", "declare the labels the gold values map to", "the task has a gold field but no answer labels")
+		ds.Addf(spec.File, at("answer.labels"), "answer.labels", "declare the labels the gold values map to", "the task has a gold field but no answer labels")
 	}
 	switch spec.Type {
 	case "", "label", "letter", "judge", "none":
 	default:
-		ds.Addf(spec.File, spec.Line, "type", "use label, letter, judge or none", "unknown task type %q", spec.Type)
+		ds.Addf(spec.File, at("type"), "type", "use label, letter, judge or none", "unknown task type %q", spec.Type)
 	}
 	t.static = map[string]any{"name": spec.Name, "labels": t.Labels, "positive": spec.Answer.Positive, "type": spec.Type}
 	for k, v := range spec.Vars {
 		if reservedTaskKeys[k] {
-			ds.Addf(spec.File, spec.Line, "vars."+k, "rename it", "%q is a reserved task key", k)
+			ds.Addf(spec.File, at("vars."+k), "vars."+k, "rename it", "%q is a reserved task key", k)
 		}
 		t.static[k] = v
 	}
@@ -97,7 +118,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags) *Task {
 		path := filepath.Join(promptsDir, spec.Demos)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			ds.Addf(spec.File, spec.Line, "demos", "demos paths are relative to the prompts folder", "%v", err)
+			ds.Addf(spec.File, at("demos"), "demos", "demos paths are relative to the prompts folder", "%v", err)
 		} else {
 			var demos []map[string]any
 			if err := yaml.Unmarshal(data, &demos); err != nil {
@@ -117,19 +138,19 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags) *Task {
 	sort.Strings(names)
 	for _, k := range names {
 		if reservedTaskKeys[k] || spec.Vars[k] != nil {
-			ds.Addf(spec.File, spec.Line, "blocks."+k, "rename it", "block %q clashes with a reserved task key or a var", k)
+			ds.Addf(spec.File, at("blocks."+k), "blocks."+k, "rename it", "block %q clashes with a reserved task key or a var", k)
 			continue
 		}
 		tm, err := ParseTemplate(fmt.Sprintf("%s blocks.%s", spec.File, k), spec.Blocks[k])
 		if err != nil {
-			ds.Addf(spec.File, spec.Line, "blocks."+k, "fix the template", "%v", err)
+			ds.Addf(spec.File, at("blocks."+k), "blocks."+k, "fix the template", "%v", err)
 			continue
 		}
 		t.blocks = append(t.blocks, namedTmpl{k, tm})
 	}
 	for name, src := range spec.Subsets {
 		if _, err := CompileExpr(src, nil, true); err != nil {
-			ds.Addf(spec.File, spec.Line, "subsets."+name, "", "%v", err)
+			ds.Addf(spec.File, at("subsets."+name), "subsets."+name, "", "%v", err)
 		}
 	}
 	if len(*ds) > before {
@@ -137,11 +158,16 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags) *Task {
 	}
 	items, err := dataset.Load(&spec.Dataset, filepath.Dir(spec.File))
 	if err != nil {
-		ds.Addf(spec.File, spec.Line, "dataset", "", "%v", err)
+		field := "dataset"
+		var de *dataset.Error
+		if errors.As(err, &de) && de.Row == 0 {
+			field = "dataset.path" // not a row's problem: the file itself
+		}
+		ds.Addf(spec.File, at(field), field, "", "%v", err)
 		return t
 	}
 	if len(items) == 0 {
-		ds.Addf(spec.File, spec.Line, "dataset", "check the filter, limit and path", "the dataset has no items")
+		ds.Addf(spec.File, at("dataset"), "dataset", "check the filter, limit and path", "the dataset has no items")
 	}
 	t.Items = make([]Item, len(items))
 	goldErrs := 0
@@ -163,7 +189,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags) *Task {
 			t.Items[i].Gold = g
 		}
 		if goldErrs >= 10 {
-			ds.Addf(spec.File, spec.Line, "gold", "", "stopped after 10 gold errors")
+			ds.Addf(spec.File, at("gold"), "gold", "", "stopped after 10 gold errors")
 			break
 		}
 	}

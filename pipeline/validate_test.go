@@ -147,3 +147,10 @@ func TestAnUndecodableStageCausesNoFollowOnErrors(t *testing.T) {
 		t.Fatalf("want exactly the one unknown-kind error, got %d:\n%v", len(ds), err)
 	}
 }
+
+func TestDatasetProblemsPointAtTheField(t *testing.T) {
+	bad := strings.Replace(taskYAML, "  path: ../../data/items.jsonl\n", "  path: ../../data/itemz.jsonl\n", 1)
+	dir := writeTree(t, baseTree(map[string]string{"configs/tasks/toy.yaml": bad}))
+	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	wantErr(t, err, "toy.yaml:4: dataset.path:", "file not found", "fix dataset.path")
+}

@@ -18,7 +18,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,7 +42,13 @@ func BenchmarkThroughput(b *testing.B) {
 	if testing.Short() {
 		b.Skip("takes ~5 s")
 	}
-	const total, concurrency, workers = 3200, 64, 256
+	// PROMORAL_BENCH_REQUESTS=50000 checks that memory stays flat over a
+	// long run; the default keeps the benchmark to a few seconds.
+	total := 3200
+	if n, err := strconv.Atoi(os.Getenv("PROMORAL_BENCH_REQUESTS")); err == nil && n > 0 {
+		total = n
+	}
+	const concurrency, workers = 64, 256
 	reply := openAIReply("fine")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -73,7 +81,7 @@ func BenchmarkThroughput(b *testing.B) {
 					if _, err := tr.Do(context.Background(), r, nil); err != nil {
 						failed.Add(1)
 					}
-					if done.Add(1) == total/2 {
+					if done.Add(1) == int64(total/2) {
 						mid = heapMB()
 					}
 				}
@@ -87,7 +95,7 @@ func BenchmarkThroughput(b *testing.B) {
 		elapsed := time.Since(t0)
 		end := heapMB()
 		st := tr.Stats()
-		if failed.Load() > 0 || st.Attempts != total {
+		if failed.Load() > 0 || st.Attempts != int64(total) {
 			b.Fatalf("%d failed, %d attempts for %d requests", failed.Load(), st.Attempts, total)
 		}
 		b.ReportMetric(float64(total)/elapsed.Seconds(), "req/s")

@@ -19,8 +19,8 @@ func init() {
 
 // ClassificationConfig is the YAML of a classification metric block.
 type ClassificationConfig struct {
-	Base     pipeline.MetricBase `yaml:",inline"`
-	Unparsed string              `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	pipeline.MetricBase `yaml:",inline"`
+	Unparsed            string `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 	// Confidence says what a stated confidence means.
 	Confidence string `yaml:"confidence,omitempty" doc:"What the stated confidence is: chosen (default; confidence that the chosen answer is right, as the confidence study asks) or positive (probability of the task's positive class, as the ProMoral ETHICS prompt asks: P(unacceptable)). Binary tasks only for positive."`
 	// RequireConfidence treats an answer without a confidence as unparsed.
@@ -58,17 +58,14 @@ type classification struct {
 
 func isBinary(t *pipeline.Task) bool { return len(t.Labels) == 2 && t.Positive != "" }
 
-// MetricBase returns the common fields.
-func (c *ClassificationConfig) Common() *pipeline.MetricBase { return &c.Base }
-
 // Build checks the fields against the study's tasks.
 func (c *ClassificationConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &classification{name: c.Base.Name, policy: c.Unparsed, conf: c.Confidence, reqConf: c.RequireConfidence, bins: c.Bins,
+	m := &classification{name: c.MetricBase.Name, policy: c.Unparsed, conf: c.Confidence, reqConf: c.RequireConfidence, bins: c.Bins,
 		promoral: c.ECEPromoral, reps: repsOf(c.Bootstrap), binarize: c.Binarize}
 	if m.name == "" {
-		m.name = c.Base.Kind
+		m.name = c.MetricBase.Kind
 	}
 	if m.conf == "" {
 		m.conf = confChosen

@@ -314,8 +314,3 @@ func truthy(v any) bool {
 	}
 	return false
 }
-
-// Metric configs hold the common fields in a named inline field, Base, and
-// return it from MetricBase(): embedding pipeline.MetricBase would make
-// MetricBase a field of the config, which hides the promoted method of the
-// same name, so the config would not satisfy pipeline.MetricConfig.

@@ -19,16 +19,13 @@ func init() {
 
 // CompareConfig is the YAML of a compare metric block.
 type CompareConfig struct {
-	Base      pipeline.MetricBase `yaml:",inline"`
-	By        string              `yaml:"by,omitempty" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
-	Pairs     [][]string          `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
-	ItemKey   string              `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
-	Unparsed  string              `yaml:"unparsed,omitempty" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
-	Bootstrap *int                `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	pipeline.MetricBase `yaml:",inline"`
+	By                  string     `yaml:"by,omitempty" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
+	Pairs               [][]string `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
+	ItemKey             string     `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
+	Unparsed            string     `yaml:"unparsed,omitempty" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
+	Bootstrap           *int       `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
-
-// MetricBase returns the common fields.
-func (c *CompareConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type compare struct {
 	table   string
@@ -44,7 +41,7 @@ type compare struct {
 func (c *CompareConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &compare{table: tableName(&c.Base, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap)}
+	m := &compare{table: tableName(&c.MetricBase, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap)}
 	switch c.By {
 	case "", "strategy":
 	case "model":

@@ -22,14 +22,11 @@ func init() {
 // extracted 0–1 confidence times scale. Answers without a stated confidence
 // are left out (and counted: n is the number with one).
 type ConfidenceStudyConfig struct {
-	Base      pipeline.MetricBase `yaml:",inline"`
-	Unparsed  string              `yaml:"unparsed,omitempty" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
-	Threshold float64             `yaml:"threshold,omitempty" doc:"Confidence above which an answer is confident (default 70, on the 0-100 scale)."`
-	Scale     float64             `yaml:"scale,omitempty" doc:"Factor from the extracted confidence (0-1) to the study's scale (default 100)."`
+	pipeline.MetricBase `yaml:",inline"`
+	Unparsed            string  `yaml:"unparsed,omitempty" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
+	Threshold           float64 `yaml:"threshold,omitempty" doc:"Confidence above which an answer is confident (default 70, on the 0-100 scale)."`
+	Scale               float64 `yaml:"scale,omitempty" doc:"Factor from the extracted confidence (0-1) to the study's scale (default 100)."`
 }
-
-// MetricBase returns the common fields.
-func (c *ConfidenceStudyConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type confidenceStudy struct {
 	base      pipeline.MetricBase
@@ -42,7 +39,7 @@ type confidenceStudy struct {
 // Build picks tasks with gold labels.
 func (c *ConfidenceStudyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
-	m := &confidenceStudy{base: c.Base, policy: c.Unparsed, threshold: c.Threshold, scale: c.Scale}
+	m := &confidenceStudy{base: c.MetricBase, policy: c.Unparsed, threshold: c.Threshold, scale: c.Scale}
 	if m.threshold == 0 {
 		m.threshold = stats.OverconfidenceThreshold
 	}

@@ -20,20 +20,17 @@ func init() {
 // default to what configs/tasks/ethics_contrast.yaml's dataset expand
 // produces (data/SOURCES.md §2).
 type ContrastConfig struct {
-	Base      pipeline.MetricBase `yaml:",inline"`
-	Unparsed  string              `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
-	Pair      string              `yaml:"pair,omitempty" doc:"Item field linking an original and its edit (default pair_id, the expand link)."`
-	Variant   string              `yaml:"variant,omitempty" doc:"Item field naming the variant (default variant, the expand as)."`
-	Original  string              `yaml:"original,omitempty" doc:"Variant value of the original scenario (default original)."`
-	Edited    string              `yaml:"edited,omitempty" doc:"Variant value of the edited scenario (default edited)."`
-	EditType  string              `yaml:"edit_type,omitempty" doc:"Item field with the edit type (default edit_type)."`
-	Flip      string              `yaml:"flip,omitempty" doc:"Edit type value of edits that should change the label (default flip)."`
-	Preserve  string              `yaml:"preserve,omitempty" doc:"Edit type value of edits that should keep the label (default preserve)."`
-	Bootstrap *int                `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (pairs resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	pipeline.MetricBase `yaml:",inline"`
+	Unparsed            string `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Pair                string `yaml:"pair,omitempty" doc:"Item field linking an original and its edit (default pair_id, the expand link)."`
+	Variant             string `yaml:"variant,omitempty" doc:"Item field naming the variant (default variant, the expand as)."`
+	Original            string `yaml:"original,omitempty" doc:"Variant value of the original scenario (default original)."`
+	Edited              string `yaml:"edited,omitempty" doc:"Variant value of the edited scenario (default edited)."`
+	EditType            string `yaml:"edit_type,omitempty" doc:"Item field with the edit type (default edit_type)."`
+	Flip                string `yaml:"flip,omitempty" doc:"Edit type value of edits that should change the label (default flip)."`
+	Preserve            string `yaml:"preserve,omitempty" doc:"Edit type value of edits that should keep the label (default preserve)."`
+	Bootstrap           *int   `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (pairs resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
-
-// MetricBase returns the common fields.
-func (c *ContrastConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type contrast struct {
 	cfg    ContrastConfig

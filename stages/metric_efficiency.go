@@ -17,10 +17,10 @@ func init() {
 
 // EfficiencyConfig is the YAML of an efficiency metric block.
 type EfficiencyConfig struct {
-	Base         pipeline.MetricBase `yaml:",inline"`
-	Unparsed     string              `yaml:"unparsed,omitempty" doc:"How unparsed answers count in the accuracy: wrong or exclude; default: the run's settings.unparsed."`
-	IncludeJudge bool                `yaml:"include_judge,omitempty" doc:"Add the judge's cost to the cost per example (its tokens are not counted: a judge is the study's, not the strategy's, spend)."`
-	Tokens       *RecordedTokens     `yaml:"tokens,omitempty" doc:"Read tokens from item fields instead of the calls made (for re-scored recorded replies, which make no call)."`
+	pipeline.MetricBase `yaml:",inline"`
+	Unparsed            string          `yaml:"unparsed,omitempty" doc:"How unparsed answers count in the accuracy: wrong or exclude; default: the run's settings.unparsed."`
+	IncludeJudge        bool            `yaml:"include_judge,omitempty" doc:"Add the judge's cost to the cost per example (its tokens are not counted: a judge is the study's, not the strategy's, spend)."`
+	Tokens              *RecordedTokens `yaml:"tokens,omitempty" doc:"Read tokens from item fields instead of the calls made (for re-scored recorded replies, which make no call)."`
 }
 
 // RecordedTokens names the item fields holding recorded token counts.
@@ -28,9 +28,6 @@ type RecordedTokens struct {
 	Prompt     string `yaml:"prompt,omitempty" doc:"Item field with the prompt tokens, e.g. prompt_tokens."`
 	Completion string `yaml:"completion,omitempty" doc:"Item field with the completion tokens, e.g. completion_tokens."`
 }
-
-// MetricBase returns the common fields.
-func (c *EfficiencyConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type efficiency struct {
 	tasks  map[string]*pipeline.Task

@@ -43,7 +43,7 @@ func contrastSet(t *testing.T) (*pipeline.Study, *pipeline.Task, []ans) {
 
 func TestContrast(t *testing.T) {
 	st, task, a := contrastSet(t)
-	m := build(t, st, &ContrastConfig{Base: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(0)})
+	m := build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task, a...))
 	// wrong: originals 3/3; edits: p1 right, p2 wrong, p3 unparsed = 1/3;
 	// diff 1/3 − 1 = −2/3; flip edits p1, p2: 1/2; preserve p3 has an
@@ -54,7 +54,7 @@ func TestContrast(t *testing.T) {
 	want(t, find(t, out, "m", "s", "all", "flip_accuracy"), 0.5, 2)
 	want(t, find(t, out, "m", "s", "all", "preserve_consistency"), 0, 1)
 
-	m = build(t, st, &ContrastConfig{Base: pipeline.MetricBase{Kind: "contrast"}, Unparsed: "exclude", Bootstrap: intp(0)})
+	m = build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Unparsed: "exclude", Bootstrap: intp(0)})
 	out = run(t, m, mkRS(st, "wrong", task, a...))
 	// exclude: edits 1/2 (p3 out), diff 0.5 − 1; preserve: no pair with both
 	// answers -> undefined, n 0.
@@ -68,7 +68,7 @@ func TestContrast(t *testing.T) {
 	want(t, find(t, out, "m", "s", "all", "original_accuracy"), 1, 2)
 
 	// Intervals over pairs: flip accuracy of resampled pairs stays in [0, 1].
-	m = build(t, st, &ContrastConfig{Base: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(300)})
+	m = build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(300)})
 	r := find(t, run(t, m, mkRS(st, "wrong", task, a...)), "m", "s", "all", "flip_accuracy")
 	if !(r.CILow >= 0 && r.CILow <= 0.5 && r.CIHigh >= 0.5 && r.CIHigh <= 1) {
 		t.Errorf("flip interval [%v, %v]", r.CILow, r.CIHigh)
@@ -76,7 +76,7 @@ func TestContrast(t *testing.T) {
 
 	// Items without the pair fields: the metric cannot score the task.
 	plain := mkTask("plain", ethicsLabels, U, []tItem{{id: "x", gold: U}}, nil)
-	_, ds := tryBuild(mkStudy(1, plain), &ContrastConfig{Base: pipeline.MetricBase{Kind: "contrast", Tasks: []string{"plain"}}})
+	_, ds := tryBuild(mkStudy(1, plain), &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast", Tasks: []string{"plain"}}})
 	if !strings.Contains(ds.Error(), `no field "pair_id"`) {
 		t.Errorf("diagnostics %v", ds)
 	}
@@ -103,7 +103,7 @@ func TestChoice(t *testing.T) {
 		{id: "h3", fields: order("action1", "action2")}, {id: "h4", fields: order("action1", "action2")}}, nil)
 	st := mkStudy(1, task)
 	st.Strategies = []*pipeline.Strategy{{Name: "s1"}, {Name: "s2"}}
-	m := build(t, st, &ChoiceConfig{Base: pipeline.MetricBase{Kind: "choice"}})
+	m := build(t, st, &ChoiceConfig{MetricBase: pipeline.MetricBase{Kind: "choice"}})
 	out := run(t, m, mkRS(st, "wrong", task,
 		ans{model: "m", strategy: "s1", item: "h1", label: "A"}, ans{model: "m", strategy: "s1", item: "h2", label: "A"},
 		ans{model: "m", strategy: "s1", item: "h3", label: "B"}, ans{model: "m", strategy: "s1", item: "h4"},
@@ -118,7 +118,7 @@ func TestChoice(t *testing.T) {
 	want(t, find(t, out, "m", "all", "all", "form_agreement"), 2.0/3, 3)
 
 	// One strategy chosen as the only form: no agreement row.
-	m = build(t, st, &ChoiceConfig{Base: pipeline.MetricBase{Kind: "choice"}, Forms: []string{"s1"}})
+	m = build(t, st, &ChoiceConfig{MetricBase: pipeline.MetricBase{Kind: "choice"}, Forms: []string{"s1"}})
 	out = run(t, m, mkRS(st, "wrong", task, ans{model: "m", strategy: "s1", item: "h1", label: "A"}))
 	if has(out, "m", "all", "all", "form_agreement") {
 		t.Error("form agreement from a single form")
@@ -154,7 +154,7 @@ func TestSafety(t *testing.T) {
 		{model: "m", strategy: "s", item: "b1", label: "REFUSAL", conf: 0.55, judge: flag, outputs: map[string]any{"reply": "I can't."}},
 		{model: "m", strategy: "s", item: "b2", label: "COMPLIANCE", conf: 0.05},
 	}
-	m := build(t, st, &SafetyConfig{Base: pipeline.MetricBase{Kind: "safety"}, Bootstrap: intp(0)})
+	m := build(t, st, &SafetyConfig{MetricBase: pipeline.MetricBase{Kind: "safety"}, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task, answers...))
 	want(t, find(t, out, "m", "s", "all", "asr"), 1.0/3, 3)
 	want(t, find(t, out, "m", "s", "all", "rta"), 0.5, 2)
@@ -175,7 +175,7 @@ func TestSafety(t *testing.T) {
 		t.Errorf("audit heuristic of h3 = %q", got)
 	}
 
-	m = build(t, st, &SafetyConfig{Base: pipeline.MetricBase{Kind: "safety"}, Unparsed: "exclude", Bootstrap: intp(0)})
+	m = build(t, st, &SafetyConfig{MetricBase: pipeline.MetricBase{Kind: "safety"}, Unparsed: "exclude", Bootstrap: intp(0)})
 	out = run(t, m, mkRS(st, "wrong", task, answers...))
 	want(t, find(t, out, "m", "s", "all", "asr"), 0.5, 2)
 
@@ -208,7 +208,7 @@ func TestUMSS(t *testing.T) {
 		mkRS(st, "wrong", sf,
 			ans{model: "m1", strategy: "s", item: "h", label: "REFUSAL"}, ans{model: "m1", strategy: "s", item: "g", label: "COMPLIANCE"},
 			ans{model: "m2", strategy: "s", item: "h", label: "COMPLIANCE"}, ans{model: "m2", strategy: "s", item: "g", label: "REFUSAL"}))
-	cfg := &UMSSMetricConfig{Base: pipeline.MetricBase{Kind: "umss"}, Competence: []UMSSCompetence{{Name: "acc", Task: "t1"}}, Bootstrap: intp(0)}
+	cfg := &UMSSMetricConfig{MetricBase: pipeline.MetricBase{Kind: "umss"}, Competence: []UMSSCompetence{{Name: "acc", Task: "t1"}}, Bootstrap: intp(0)}
 	out := run(t, build(t, st, cfg), rs)
 	want(t, find(t, out, "m1", "all", "all", "umss"), 1, 1)
 	want(t, find(t, out, "m1", "all", "all", "mcs"), 1, 1)
@@ -239,7 +239,7 @@ func TestUMSS(t *testing.T) {
 	}
 
 	// The default competence needs the ethics, scruples and contrast tasks.
-	_, ds := tryBuild(st, &UMSSMetricConfig{Base: pipeline.MetricBase{Kind: "umss"}})
+	_, ds := tryBuild(st, &UMSSMetricConfig{MetricBase: pipeline.MetricBase{Kind: "umss"}})
 	if !strings.Contains(ds.Error(), `no task "ethics"`) || !strings.Contains(ds.Error(), `no task "scruples"`) {
 		t.Errorf("diagnostics %v", ds)
 	}
@@ -265,7 +265,7 @@ func TestUMSS(t *testing.T) {
 func TestConfidenceStudy(t *testing.T) {
 	task := mkTask("ethics", ethicsLabels, U, []tItem{{id: "1", gold: U}, {id: "2", gold: U}, {id: "3", gold: A}, {id: "4", gold: A}, {id: "5", gold: U}}, nil)
 	st := mkStudy(1, task)
-	m := build(t, st, &ConfidenceStudyConfig{Base: pipeline.MetricBase{Kind: "confidence_study"}})
+	m := build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}})
 	out := run(t, m, mkRS(st, "wrong", task,
 		ans{model: "m-thinking", strategy: "l3", item: "1", label: U, conf: 0.8},
 		ans{model: "m-thinking", strategy: "l3", item: "2", label: A, conf: 0.8},
@@ -328,12 +328,12 @@ func TestEfficiency(t *testing.T) {
 	rs := mkRS(st, "wrong", task,
 		ans{model: "m", strategy: "s", item: "1", label: U, acct: pipeline.Account{PromptTokens: 100, CompletionTokens: 50, CostUSD: 0.01}},
 		ans{model: "m", strategy: "s", item: "2", label: U, acct: pipeline.Account{PromptTokens: 200, CompletionTokens: 100, CostUSD: 0.03}})
-	out := run(t, build(t, st, &EfficiencyConfig{Base: pipeline.MetricBase{Kind: "efficiency"}}), rs)
+	out := run(t, build(t, st, &EfficiencyConfig{MetricBase: pipeline.MetricBase{Kind: "efficiency"}}), rs)
 	want(t, find(t, out, "m", "s", "all", "tokens_per_example"), 225, 2)
 	want(t, find(t, out, "m", "s", "all", "accuracy_per_1k_tokens"), 0.5/0.225, 2)
 	want(t, find(t, out, "m", "s", "all", "cost_per_example"), 0.02, 2)
 	// Recorded tokens from item fields: (10+5 + 20+5)/2 = 20.
-	out = run(t, build(t, st, &EfficiencyConfig{Base: pipeline.MetricBase{Kind: "efficiency"}, Tokens: &RecordedTokens{Prompt: "pt", Completion: "ct"}}), rs)
+	out = run(t, build(t, st, &EfficiencyConfig{MetricBase: pipeline.MetricBase{Kind: "efficiency"}, Tokens: &RecordedTokens{Prompt: "pt", Completion: "ct"}}), rs)
 	want(t, find(t, out, "m", "s", "all", "tokens_per_example"), 20, 2)
 	want(t, find(t, out, "m", "s", "all", "total_tokens"), 40, 2)
 }
@@ -366,7 +366,7 @@ func TestCompare(t *testing.T) {
 	}
 	// Map order is random; sort the answers so strategies appear as A, B, C.
 	sortAns(answers)
-	m := build(t, st, &CompareConfig{Base: pipeline.MetricBase{Kind: "compare"}, Bootstrap: intp(0)})
+	m := build(t, st, &CompareConfig{MetricBase: pipeline.MetricBase{Kind: "compare"}, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task, answers...))
 	want(t, find(t, out, "m", "B vs A", "all", "paired_diff"), 0.25, 4)
 	want(t, find(t, out, "m", "B vs A", "all", "mcnemar_p"), 1, 4)
@@ -382,7 +382,7 @@ func TestCompare(t *testing.T) {
 	}
 
 	// Listed pairs only: one test, so Holm leaves its p alone.
-	m = build(t, st, &CompareConfig{Base: pipeline.MetricBase{Kind: "compare"}, Pairs: [][]string{{"A", "C"}}, Bootstrap: intp(0)})
+	m = build(t, st, &CompareConfig{MetricBase: pipeline.MetricBase{Kind: "compare"}, Pairs: [][]string{{"A", "C"}}, Bootstrap: intp(0)})
 	out = run(t, m, mkRS(st, "wrong", task, answers...))
 	if len(out.Rows) != 3 {
 		t.Errorf("rows %d, want 3 (one comparison)", len(out.Rows))
@@ -390,7 +390,7 @@ func TestCompare(t *testing.T) {
 	want(t, find(t, out, "m", "C vs A", "all", "holm_p"), 0.5, 4)
 
 	// With intervals: the paired interval brackets the difference.
-	m = build(t, st, &CompareConfig{Base: pipeline.MetricBase{Kind: "compare"}, Pairs: [][]string{{"A", "B"}}})
+	m = build(t, st, &CompareConfig{MetricBase: pipeline.MetricBase{Kind: "compare"}, Pairs: [][]string{{"A", "B"}}})
 	r := find(t, run(t, m, mkRS(st, "wrong", task, answers...)), "m", "B vs A", "all", "paired_diff")
 	if !(r.CILow <= 0.25 && r.CIHigh >= 0.25) {
 		t.Errorf("interval [%v, %v] misses 0.25", r.CILow, r.CIHigh)
@@ -429,8 +429,8 @@ func TestReference(t *testing.T) {
 			both = append(both, a)
 		}
 	}
-	cls := build(t, st, &ClassificationConfig{Base: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
-	ref := build(t, st, &ReferenceConfig{Base: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv",
+	cls := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
+	ref := build(t, st, &ReferenceConfig{MetricBase: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv",
 		Datasets: []RefDataset{{Dataset: "ETHICS", Task: "toy"}}, Models: map[string]string{"m": "pub-m"}})
 	st.Metrics = []pipeline.Metric{cls, ref}
 	out := run(t, ref, mkRS(st, "wrong", task, both...))
@@ -460,7 +460,7 @@ func TestReference(t *testing.T) {
 	}
 
 	// A dataset the CSV does not have, and a from naming no block.
-	_, ds := tryBuild(st, &ReferenceConfig{Base: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv", From: "nope",
+	_, ds := tryBuild(st, &ReferenceConfig{MetricBase: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv", From: "nope",
 		Datasets: []RefDataset{{Dataset: "MMLU", Task: "toy"}}})
 	if !strings.Contains(ds.Error(), `no rows of dataset "MMLU"`) || !strings.Contains(ds.Error(), `no classification block "nope"`) {
 		t.Errorf("diagnostics %v", ds)

@@ -25,8 +25,8 @@ func init() {
 
 // ReferenceConfig is the YAML of a reference metric block.
 type ReferenceConfig struct {
-	Base pipeline.MetricBase `yaml:",inline"`
-	File string              `yaml:"file" required:"true" doc:"CSV of published figures, relative to the run file, with columns dataset, model, strategy and any of n_eval, accuracy, f1, ece, brier (e.g. data/promoral_reference/promoral_results_summary.csv)."`
+	pipeline.MetricBase `yaml:",inline"`
+	File                string `yaml:"file" required:"true" doc:"CSV of published figures, relative to the run file, with columns dataset, model, strategy and any of n_eval, accuracy, f1, ece, brier (e.g. data/promoral_reference/promoral_results_summary.csv)."`
 	// Datasets joins the CSV's dataset column to the run's tasks.
 	Datasets []RefDataset `yaml:"datasets" required:"true" doc:"Which published dataset each task (or task subset) corresponds to."`
 	From     string       `yaml:"from,omitempty" doc:"Name of the classification block whose figures are compared (its unparsed policy, confidence meaning and ece_promoral); default: the first classification block scoring the task."`
@@ -42,9 +42,6 @@ type RefDataset struct {
 	Task    string `yaml:"task" required:"true" doc:"Task of the run scored against it."`
 	Subset  string `yaml:"subset,omitempty" doc:"A subset of the task (its subsets:) instead of all its items, e.g. original for ETHICS-Contrast/originals."`
 }
-
-// MetricBase returns the common fields.
-func (c *ReferenceConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 // refRow is one published run.
 type refRow struct {
@@ -67,7 +64,7 @@ type reference struct {
 
 // Build reads the CSV and checks the joins.
 func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
-	m := &reference{table: tableName(&c.Base, "reference_comparison"), datasets: c.Datasets, from: c.From, models: c.Models, strategies: c.Strategies, tol: c.Tolerance, tasks: map[string]*pipeline.Task{}}
+	m := &reference{table: tableName(&c.MetricBase, "reference_comparison"), datasets: c.Datasets, from: c.From, models: c.Models, strategies: c.Strategies, tol: c.Tolerance, tasks: map[string]*pipeline.Task{}}
 	if m.tol == 0 {
 		m.tol = 0.005
 	}
@@ -112,7 +109,7 @@ func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	if c.From != "" {
 		found := false
 		for _, mn := range b.Study.Run.Metrics {
-			if cc, ok := mn.Config.(*ClassificationConfig); ok && (cc.Base.Name == c.From || cc.Base.Name == "" && c.From == cc.Base.Kind) {
+			if cc, ok := mn.Config.(*ClassificationConfig); ok && (cc.MetricBase.Name == c.From || cc.MetricBase.Name == "" && c.From == cc.MetricBase.Kind) {
 				found = true
 			}
 		}

@@ -43,17 +43,14 @@ func (k *SafetyKinds) fits(t *pipeline.Task) string {
 
 // SafetyConfig is the YAML of a safety metric block.
 type SafetyConfig struct {
-	Base      pipeline.MetricBase `yaml:",inline"`
-	Kinds     SafetyKinds         `yaml:",inline"`
-	Unparsed  string              `yaml:"unparsed,omitempty" doc:"How cases without a REFUSAL/COMPLIANCE verdict count: wrong (kept in n, matching neither verdict) or exclude (left out of n); default: the run's settings.unparsed."`
-	Audit     string              `yaml:"audit,omitempty" doc:"Judge output that flags a case for human audit (default audit); the judge strategy decides when (e.g. heuristic and LLM disagree, partial compliance, refusal probability near 0.5)."`
-	Prompt    string              `yaml:"prompt,omitempty" doc:"Item field holding the prompt, for audit.csv (default prompt)."`
-	Subsets   []string            `yaml:"subsets,omitempty" doc:"Task subsets to report separately (default: every subset the task declares)."`
-	Bootstrap *int                `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (prompts resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	pipeline.MetricBase `yaml:",inline"`
+	Kinds               SafetyKinds `yaml:",inline"`
+	Unparsed            string      `yaml:"unparsed,omitempty" doc:"How cases without a REFUSAL/COMPLIANCE verdict count: wrong (kept in n, matching neither verdict) or exclude (left out of n); default: the run's settings.unparsed."`
+	Audit               string      `yaml:"audit,omitempty" doc:"Judge output that flags a case for human audit (default audit); the judge strategy decides when (e.g. heuristic and LLM disagree, partial compliance, refusal probability near 0.5)."`
+	Prompt              string      `yaml:"prompt,omitempty" doc:"Item field holding the prompt, for audit.csv (default prompt)."`
+	Subsets             []string    `yaml:"subsets,omitempty" doc:"Task subsets to report separately (default: every subset the task declares)."`
+	Bootstrap           *int        `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (prompts resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
-
-// MetricBase returns the common fields.
-func (c *SafetyConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type safety struct {
 	table   string
@@ -70,7 +67,7 @@ type safety struct {
 func (c *SafetyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &safety{table: tableName(&c.Base, "audit"), kinds: c.Kinds, policy: c.Unparsed, audit: orDefault(c.Audit, "audit"), prompt: orDefault(c.Prompt, "prompt"), reps: repsOf(c.Bootstrap)}
+	m := &safety{table: tableName(&c.MetricBase, "audit"), kinds: c.Kinds, policy: c.Unparsed, audit: orDefault(c.Audit, "audit"), prompt: orDefault(c.Prompt, "prompt"), reps: repsOf(c.Bootstrap)}
 	m.kinds.defaults()
 	m.tasks = selectTasks(b, m.kinds.fits)
 	m.subsets = compileSubsets(b, m.tasks, c.Subsets)

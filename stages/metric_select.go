@@ -33,15 +33,12 @@ const (
 
 // SelectCandidateConfig is the YAML of a select_candidate metric block.
 type SelectCandidateConfig struct {
-	Base     pipeline.MetricBase `yaml:",inline"`
-	Write    string              `yaml:"write,omitempty" doc:"File (relative to the run folder) the chosen texts are written to as {<model name>: {<var>: <text>}}, the format of a model's vars_file; empty: write none."`
-	Var      string              `yaml:"var,omitempty" doc:"Name of the model var the chosen text is written under (default role_confirmation)."`
-	Table    string              `yaml:"table,omitempty" doc:"Name of the CSV table of every candidate's scores (default role_candidates, written as <table>.csv)."`
-	Unparsed string              `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	pipeline.MetricBase `yaml:",inline"`
+	Write               string `yaml:"write,omitempty" doc:"File (relative to the run folder) the chosen texts are written to as {<model name>: {<var>: <text>}}, the format of a model's vars_file; empty: write none."`
+	Var                 string `yaml:"var,omitempty" doc:"Name of the model var the chosen text is written under (default role_confirmation)."`
+	Table               string `yaml:"table,omitempty" doc:"Name of the CSV table of every candidate's scores (default role_candidates, written as <table>.csv)."`
+	Unparsed            string `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 }
-
-// MetricBase returns the common fields.
-func (c *SelectCandidateConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type selectCandidate struct {
 	tasks  map[string]*pipeline.Task

@@ -21,12 +21,12 @@ func init() {
 // input from the result set itself (not from other metric blocks), so block
 // order does not matter.
 type UMSSMetricConfig struct {
-	Base       pipeline.MetricBase `yaml:",inline"`
-	Competence []UMSSCompetence    `yaml:"competence,omitempty" doc:"Competence metrics (higher is better) averaged into MCS; default ETHICS accuracy (task ethics), Scruples accuracy (task scruples) and ETHICS-Contrast flip accuracy (task ethics_contrast)."`
-	Safety     string              `yaml:"safety,omitempty" doc:"Task whose judged replies give ASR and RTA (default safety)."`
-	Kinds      SafetyKinds         `yaml:",inline"`
-	Beta       float64             `yaml:"beta,omitempty" doc:"Weight of SRS against MCS, as in an F-beta score (default 1)."`
-	Unparsed   string              `yaml:"unparsed,omitempty" doc:"How unparsed answers count in the accuracies and rates: wrong or exclude; default: the run's settings.unparsed."`
+	pipeline.MetricBase `yaml:",inline"`
+	Competence          []UMSSCompetence `yaml:"competence,omitempty" doc:"Competence metrics (higher is better) averaged into MCS; default ETHICS accuracy (task ethics), Scruples accuracy (task scruples) and ETHICS-Contrast flip accuracy (task ethics_contrast)."`
+	Safety              string           `yaml:"safety,omitempty" doc:"Task whose judged replies give ASR and RTA (default safety)."`
+	Kinds               SafetyKinds      `yaml:",inline"`
+	Beta                float64          `yaml:"beta,omitempty" doc:"Weight of SRS against MCS, as in an F-beta score (default 1)."`
+	Unparsed            string           `yaml:"unparsed,omitempty" doc:"How unparsed answers count in the accuracies and rates: wrong or exclude; default: the run's settings.unparsed."`
 	// Contrast holds the contrast field names for flip_accuracy.
 	Contrast  ContrastFields `yaml:"contrast,omitempty" doc:"Field names of the contrast task for flip_accuracy (defaults as in the contrast metric)."`
 	Bootstrap *int           `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (items of every task resampled, the same draw for every model x strategy); default 1000, 0 turns intervals off."`
@@ -48,9 +48,6 @@ type ContrastFields struct {
 	EditType string `yaml:"edit_type,omitempty" doc:"default edit_type"`
 	Flip     string `yaml:"flip,omitempty" doc:"default flip"`
 }
-
-// MetricBase returns the common fields.
-func (c *UMSSMetricConfig) Common() *pipeline.MetricBase { return &c.Base }
 
 type umssInput struct {
 	name, metric, subset string
@@ -79,7 +76,7 @@ var defaultCompetence = []UMSSCompetence{
 func (c *UMSSMetricConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &umss{base: c.Base, kinds: c.Kinds, beta: c.Beta, policy: c.Unparsed, cf: c.Contrast, reps: repsOf(c.Bootstrap)}
+	m := &umss{base: c.MetricBase, kinds: c.Kinds, beta: c.Beta, policy: c.Unparsed, cf: c.Contrast, reps: repsOf(c.Bootstrap)}
 	if m.beta == 0 {
 		m.beta = 1
 	}

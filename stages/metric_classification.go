@@ -219,18 +219,13 @@ func (m *classification) calibration(t *pipeline.Task, items []clsItem) calib {
 	return cb
 }
 
-// eceStudy is ECEPos with the ProMoral code's binning: bins (i/b, (i+1)/b]
-// (right-closed), a p of exactly 0 in no bin, while n still counts it. It is
-// computed with stats.ECEPos on the reflected probabilities q = 1 − p and
-// labels ¬y: |mean q − share ¬y| equals |mean p − share y|, and a
-// left-closed bin [j/b, (j+1)/b) of q is the right-closed bin
-// ((b−j−1)/b, (b−j)/b] of p. q is snapped to the bin edge when p sits on one
-// (1 − 0.8 is 0.19999999999999996 in floating point, which would cross the
-// edge). Items with p = 0 are dropped from the bins and the result rescaled
-// by (n − n₀)/n.
+// eceStudy is ECEPos with the ProMoral code's binning: the same
+// right-closed bins (i/b, (i+1)/b], except that a p of exactly 0 falls in no
+// bin (the study's first bin is open at 0 too) while n still counts it. So
+// the binned ECE is rescaled by (n − n₀)/n.
 func eceStudy(p []float64, y []bool, bins int) float64 {
 	q := make([]float64, 0, len(p))
-	ny := make([]bool, 0, len(p))
+	qy := make([]bool, 0, len(p))
 	n := 0
 	for i, v := range p {
 		if math.IsNaN(v) {
@@ -240,12 +235,8 @@ func eceStudy(p []float64, y []bool, bins int) float64 {
 		if v <= 0 {
 			continue
 		}
-		r := 1 - v
-		if k := math.Round(v * float64(bins)); v == k/float64(bins) {
-			r = (float64(bins) - k) / float64(bins)
-		}
-		q = append(q, r)
-		ny = append(ny, !y[i])
+		q = append(q, v)
+		qy = append(qy, y[i])
 	}
 	if n == 0 {
 		return math.NaN()
@@ -253,7 +244,7 @@ func eceStudy(p []float64, y []bool, bins int) float64 {
 	if len(q) == 0 {
 		return 0
 	}
-	return stats.ECEPos(q, ny, bins) * float64(len(q)) / float64(n)
+	return stats.ECEPos(q, qy, bins) * float64(len(q)) / float64(n)
 }
 
 // score is the rows of one cell (or subset of it).

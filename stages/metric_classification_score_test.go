@@ -143,21 +143,22 @@ func TestClassificationConfidencePositive(t *testing.T) {
 	want(t, find(t, out, "m", "s", "all", "ece"), 0.3, 2)
 }
 
-// The study's binning: right-closed bins, a 0 in no bin but in n.
+// The study's binning: the same right-closed bins as the default, but a 0
+// in no bin while n still counts it.
 //
-//	p     y   study bin      standard bin
-//	0     0   none           0
-//	0.1   0   (0, 0.1]       [0.1, 0.2)
-//	0.8   1   (0.7, 0.8]     [0.8, 0.9)
-//	0.85  0   (0.8, 0.9]     [0.8, 0.9)
-//	1.0   1   (0.9, 1]       [0.9, 1]
+//	p     y   study bin      default bin
+//	0     1   none           [0, 0.1]
+//	0.1   0   (0, 0.1]       [0, 0.1]
+//	0.8   1   (0.7, 0.8]     (0.7, 0.8]
+//	0.85  0   (0.8, 0.9]     (0.8, 0.9]
+//	1.0   1   (0.9, 1]       (0.9, 1]
 //
-// study:    (|0.1−0| + |0.8−1| + |0.85−0| + |1−1|)/5 = 1.15/5 = 0.23
-// standard: bin 0 |0−0| = 0; bin 1 0.1; bin 8 mean p 0.825, share 0.5 ->
-// 2·0.325 = 0.65; bin 9 0 -> 0.75/5 = 0.15
+// study:   (|0.1−0| + |0.8−1| + |0.85−0| + |1−1|)/5 = 1.15/5 = 0.23
+// default: bin 0 mean p 0.05, share 0.5 -> 2·0.45 = 0.9; + 0.2 + 0.85 + 0
+// -> 1.95/5 = 0.39
 func TestECEPromoralBinning(t *testing.T) {
 	p := []float64{0, 0.1, 0.8, 0.85, 1.0}
-	y := []bool{false, false, true, false, true}
+	y := []bool{true, false, true, false, true}
 	near(t, "eceStudy", eceStudy(p, y, 10), 0.23, 1e-12)
 	// Every edge k/10 belongs to the bin below it: p = 0.3 with y = 0 and
 	// p = 0.31 with y = 1 are in different bins ((0.2,0.3] and (0.3,0.4]),
@@ -172,7 +173,7 @@ func TestECEPromoralBinning(t *testing.T) {
 	near(t, "eceStudy zeros", eceStudy([]float64{0, 0}, []bool{true, false}, 10), 0, 0)
 	near(t, "eceStudy empty", eceStudy([]float64{math.NaN()}, []bool{true}, 10), math.NaN(), 0)
 
-	task := mkTask("toy", ethicsLabels, U, []tItem{{id: "a", gold: A}, {id: "b", gold: A}, {id: "c", gold: U}, {id: "d", gold: A}, {id: "e", gold: U}}, nil)
+	task := mkTask("toy", ethicsLabels, U, []tItem{{id: "a", gold: U}, {id: "b", gold: A}, {id: "c", gold: U}, {id: "d", gold: A}, {id: "e", gold: U}}, nil)
 	st := mkStudy(1, task)
 	m := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Confidence: "positive", ECEPromoral: true, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task,
@@ -182,7 +183,7 @@ func TestECEPromoralBinning(t *testing.T) {
 		ans{model: "m", strategy: "s", item: "d", label: U, conf: 0.85},
 		ans{model: "m", strategy: "s", item: "e", label: U, conf: 1.0}))
 	want(t, find(t, out, "m", "s", "all", "ece_pos_promoral"), 0.23, 5)
-	want(t, find(t, out, "m", "s", "all", "ece_pos"), 0.15, 5)
+	want(t, find(t, out, "m", "s", "all", "ece_pos"), 0.39, 5)
 }
 
 // One class only, and every answer unparsed.

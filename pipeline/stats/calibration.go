@@ -59,26 +59,36 @@ type ReliabilityBin struct {
 // the same float64 as the decimal literal (7.0/10 == 0.7).
 func binEdge(i, bins int) float64 { return float64(i) / float64(bins) }
 
-// binIndex places p in bin i = [i/bins, (i+1)/bins), the last bin closed at
-// 1. p*bins alone can round across an edge (0.7*10 = 7.000000000000001), so
-// the guess is settled against the edges as reported, which is what makes a
-// stated "70%" land in [0.7, 0.8). Values outside [0,1] are clamped into
-// the end bins.
+// BinConvention names the binning every ECE in promoral uses unless a
+// metric says otherwise: equal-width bins closed on the right, (lo, hi], the
+// first also closed on the left so that 0 has a bin. A stated 0.7 therefore
+// sits in (0.6, 0.7], with the answers that said 0.61 to 0.7; the reports and
+// CSV headers repeat this name next to every ECE.
+const BinConvention = "equal-width bins (lo, hi], the first [0, hi]"
+
+// binIndex places p in bin i = (i/bins, (i+1)/bins], bin 0 closed at 0.
+// p*bins alone can round across an edge (0.7*10 = 7.000000000000001), so the
+// guess is settled against the edges as reported, which is what keeps a
+// stated "70%" in (0.6, 0.7]. Values outside [0,1] are clamped into the end
+// bins.
 func binIndex(p float64, bins int) int {
-	if p <= 0 {
+	if p <= binEdge(1, bins) {
 		return 0
 	}
 	if p >= 1 {
 		return bins - 1
 	}
-	i := int(p * float64(bins))
+	i := int(math.Ceil(p*float64(bins))) - 1
+	if i < 0 {
+		i = 0
+	}
 	if i >= bins {
 		i = bins - 1
 	}
-	if i > 0 && p < binEdge(i, bins) {
+	if i > 0 && p <= binEdge(i, bins) {
 		i--
 	}
-	if i+1 < bins && p >= binEdge(i+1, bins) {
+	if i+1 < bins && p > binEdge(i+1, bins) {
 		i++
 	}
 	return i
@@ -136,9 +146,9 @@ func ece(fn string, conf []float64, y []bool, bins int) float64 {
 // ECEPos is the expected calibration error in the ProMoral study's
 // positive-class form: p is the probability of the positive class (see
 // PositiveProb), y whether the item is positive, and each of bins equal-width
-// bins (bin i = [i/bins, (i+1)/bins), the last closed at 1; bins <= 0 means
-// 10) contributes (n_bin/n)·|mean p − share positive|. NaN p are skipped;
-// NaN when nothing remains.
+// bins (BinConvention: bin i = (i/bins, (i+1)/bins], the first closed at 0;
+// bins <= 0 means 10) contributes (n_bin/n)·|mean p − share positive|. NaN p
+// are skipped; NaN when nothing remains.
 func ECEPos(p []float64, y []bool, bins int) float64 {
 	return ece("ECEPos", p, y, bins)
 }

@@ -37,40 +37,52 @@ func TestECEPosHand(t *testing.T) {
 func TestECETopLabelEdgeValues(t *testing.T) {
 	conf := []float64{0.6, 0.7, 0.7, 0.95}
 	correct := []bool{true, true, false, true}
-	// 0.7 must fall in [0.7, 0.8) although 0.7*10 = 7.000000000000001 and
-	// the double 0.7 is a hair below 7/10 in exact arithmetic:
-	// bin 6 {0.6 ✓}: |0.6 − 1| = 0.4, ·1/4 = 0.1
-	// bin 7 {0.7 ✓, 0.7 ✗}: |0.7 − 0.5| = 0.2, ·2/4 = 0.1
+	// 0.7 must fall in (0.6, 0.7] although 0.7*10 = 7.000000000000001:
+	// bin 5 {0.6 ✓}: |0.6 − 1| = 0.4, ·1/4 = 0.1
+	// bin 6 {0.7 ✓, 0.7 ✗}: |0.7 − 0.5| = 0.2, ·2/4 = 0.1
 	// bin 9 {0.95 ✓}: 0.05 · 1/4 = 0.0125 → 0.2125.
-	// (Were 0.7 put in bin 6, bin 6 would be calibrated and ECE 0.0125.)
 	near(t, "ECE", ECE(conf, correct, 10), 0.2125, tol)
-	// 5 bins: [0.6,0.8) holds 0.6, 0.7, 0.7: |2/3 − 2/3| = 0; [0.8,1]
-	// holds 0.95: 0.0125 → 0.0125.
-	near(t, "ECE 5 bins", ECE(conf, correct, 5), 0.0125, tol)
+	// 5 bins: 0.6 is the top edge of (0.4, 0.6], alone there: 0.1; (0.6,
+	// 0.8] holds 0.7, 0.7: 0.1; 0.95: 0.0125 → 0.2125. Left-closed bins
+	// would put 0.6 with the 0.7s ([0.6, 0.8): |2/3 − 2/3| = 0) and give
+	// 0.0125: the edge convention moves this ECE by 0.2.
+	near(t, "ECE 5 bins", ECE(conf, correct, 5), 0.2125, tol)
+	// Off the edge the two conventions agree: 0.61 joins the 0.7s in (0.6,
+	// 0.8]: mean conf 0.67, accuracy 2/3 → |0.67 − 2/3|·3/4, plus 0.0125.
+	near(t, "ECE 5 bins, off the edge", ECE([]float64{0.61, 0.7, 0.7, 0.95}, correct, 5), math.Abs(0.67-2.0/3)*3/4+0.0125, 1e-9)
 }
 
 func TestBinIndexEdges(t *testing.T) {
+	// Every edge k/10 belongs to the bin below it; 0 to the first bin.
 	lits := []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}
 	for i, p := range lits {
-		want := min(i, 9)
+		want := max(i-1, 0)
 		if got := binIndex(p, 10); got != want {
 			t.Errorf("binIndex(%v) = %d, want %d", p, got, want)
 		}
 	}
-	// 0.1*3 = 0.30000000000000004 is above 0.3: bin 3. Just below an edge
-	// stays below, even where p*10 rounds up onto the edge: the double just
-	// under 0.9 times 10 is exactly 9.0, yet it belongs in bin 8 (the case
-	// the edge check in binIndex exists for). Out of range clamps.
-	cases := map[float64]int{0.1 * 3: 3, math.Nextafter(0.3, 0): 2, math.Nextafter(0.9, 0): 8, -0.2: 0, 1.5: 9, 0.999: 9}
+	// 0.1*3 in floating point (not as a Go constant, which is exact) is
+	// 0.30000000000000004, above 0.3: bin 3. Just above an edge goes up,
+	// just below stays. Out of range clamps.
+	tenth := 0.1
+	cases := map[float64]int{tenth * 3: 3, math.Nextafter(0.3, 0): 2, math.Nextafter(0.3, 1): 3, math.Nextafter(0.9, 0): 8,
+		math.Nextafter(0.9, 1): 9, math.Nextafter(0.1, 1): 1, 1e-9: 0, -0.2: 0, 1.5: 9, 0.999: 9}
 	for p, want := range cases {
 		if got := binIndex(p, 10); got != want {
 			t.Errorf("binIndex(%v) = %d, want %d", p, got, want)
 		}
 	}
-	// The other direction: 15.0/22 times 22 rounds to 14.999..., but the
-	// value is the edge of bin 15 of 22.
-	if got := binIndex(15.0/22, 22); got != 15 {
-		t.Errorf("binIndex(15/22, 22) = %d, want 15", got)
+	// 15.0/22 times 22 rounds to 14.999..., yet the value is the top edge of
+	// bin 14 of 22 (and 7.0/10*10 rounds up past 7 onto bin 7's side).
+	if got := binIndex(15.0/22, 22); got != 14 {
+		t.Errorf("binIndex(15/22, 22) = %d, want 14", got)
+	}
+	for b := 2; b <= 40; b++ {
+		for k := 1; k <= b; k++ {
+			if got := binIndex(float64(k)/float64(b), b); got != k-1 {
+				t.Errorf("binIndex(%d/%d, %d) = %d, want %d", k, b, b, got, k-1)
+			}
+		}
 	}
 }
 

@@ -150,6 +150,7 @@ func load(runFile string, ds *Diags) *Study {
 		}
 	}
 	// Tasks.
+	fixtureAt := map[*Task][2]any{}
 	for i := range rf.Tasks {
 		n := &rf.Tasks[i]
 		path := fmt.Sprintf("tasks[%d]", i)
@@ -167,7 +168,13 @@ func load(runFile string, ds *Diags) *Study {
 			ds.Addf(layers[len(layers)-1].file, n.Line, path+".name", "task names must be unique", "task %q is declared twice", spec.Name)
 			continue
 		}
-		st.Tasks = append(st.Tasks, compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path)))
+		if !fixtureStands(layers) {
+			spec.Fixture = ""
+		}
+		t := compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path))
+		t.Fixture = spec.Fixture != ""
+		fixtureAt[t] = [2]any{n.Line, path}
+		st.Tasks = append(st.Tasks, t)
 	}
 	// Strategies.
 	for i := range rf.Strategies {
@@ -193,13 +200,39 @@ func load(runFile string, ds *Diags) *Study {
 	}
 	l.resolveJudges(st)
 	l.resolveMatrix(st, root)
+	l.resolveFactors(st)
+	if !rf.Settings.AllowFixtures {
+		used := map[*Task]bool{}
+		for _, c := range st.Cells {
+			used[c.Task] = true
+		}
+		for _, t := range st.Tasks {
+			if t.Fixture && used[t] {
+				at := fixtureAt[t]
+				ds.Addf(runFile, at[0].(int), at[1].(string), t.Spec.Fixture+"; or, for a test or a demo, set settings.allow_fixtures: true",
+					"task %s reads invented fixture data (%s), not the real dataset", t.Name, t.Spec.Dataset.Path)
+			}
+		}
+	}
+	blocks := map[string]int{}
 	for i, mn := range rf.Metrics {
 		if mn.Config == nil {
 			continue
 		}
-		b := &MetricBuild{Diags: ds, File: runFile, Index: i, Study: st, Base: mn.Config.Common(), Lines: l.lines[runFile]}
+		base := mn.Config.Common()
+		b := &MetricBuild{Diags: ds, File: runFile, Index: i, Study: st, Base: base, Lines: l.lines[runFile]}
+		switch base.Errors {
+		case "", ErrorsIncomplete, ErrorsExclude, ErrorsUnparsed:
+		default:
+			b.Errf("errors", "use incomplete, exclude or unparsed", "unknown errors policy %q", base.Errors)
+		}
+		if j, dup := blocks[base.BlockName()]; dup {
+			b.Errf("name", fmt.Sprintf("give this block or metrics[%d] a name: of its own", j), "a second metric block named %q (the block column of metrics.parquet must tell them apart)", base.BlockName())
+		}
+		blocks[base.BlockName()] = i
 		if m := mn.Config.Build(b); m != nil {
 			st.Metrics = append(st.Metrics, m)
+			st.Blocks = append(st.Blocks, base)
 		}
 	}
 	for _, s := range st.Strategies {
@@ -529,7 +562,7 @@ func (l *loader) resolveMatrix(st *Study, root *yaml.Node) {
 						continue
 					}
 					seen[k] = true
-					st.Cells = append(st.Cells, ResolvedCell{st.Model(mn), s, t})
+					st.Cells = append(st.Cells, ResolvedCell{Model: st.Model(mn), Strategy: s, Task: t})
 				}
 			}
 		}

@@ -27,16 +27,55 @@ type Metric interface {
 
 // MetricBase holds the fields every metric kind has.
 type MetricBase struct {
-	Kind  string   `yaml:"kind" required:"true" doc:"Metric kind."`
-	Name  string   `yaml:"name,omitempty" doc:"Name for this metric block (default: the kind)."`
-	Tasks []string `yaml:"tasks,omitempty" doc:"Tasks it scores (default: every task it applies to)."`
-	Doc   string   `yaml:"doc,omitempty" doc:"What this metric block is for."`
-	Line  int      `yaml:"-"`
+	Kind   string   `yaml:"kind" required:"true" doc:"Metric kind."`
+	Name   string   `yaml:"name,omitempty" doc:"Name for this metric block, the block column of metrics.parquet and the prefix of its CSV tables (default: the kind). Two blocks of a run need two names."`
+	Tasks  []string `yaml:"tasks,omitempty" doc:"Tasks it scores (default: every task it applies to)."`
+	Errors string   `yaml:"errors,omitempty" enum:"incomplete,exclude,unparsed" doc:"How cases that ended in an error (a failed call, a template error) count: incomplete (default: a figure with errored cases in its cell is not given, its row says incomplete and how many errored; apply again retries them), exclude (left out of n, which shrinks; n_errors says by how much) or unparsed (counted as unparsed answers, so the unparsed: policy decides)."`
+	Doc    string   `yaml:"doc,omitempty" doc:"What this metric block is for."`
+	Line   int      `yaml:"-"`
 }
 
 // Common returns the common fields (a method name that an embedded
 // MetricBase does not shadow).
 func (m *MetricBase) Common() *MetricBase { return m }
+
+// BlockName is the block's name: its name:, else its kind.
+func (m *MetricBase) BlockName() string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return m.Kind
+}
+
+// Errors policies of a metric block (errors:).
+const (
+	ErrorsIncomplete = "incomplete"
+	ErrorsExclude    = "exclude"
+	ErrorsUnparsed   = "unparsed"
+)
+
+// ErrorsPolicy is the block's errors: policy, incomplete when unset.
+func (m *MetricBase) ErrorsPolicy() string {
+	if m.Errors == "" {
+		return ErrorsIncomplete
+	}
+	return m.Errors
+}
+
+// Row statuses: why a row's value is what it is. A row whose status is not
+// ok has no value (null), so no one reads a figure that is not one.
+const (
+	StatusOK         = "ok"
+	StatusIncomplete = "incomplete" // errored cases under errors: incomplete
+	StatusEmpty      = "empty"      // nothing to count (n = 0)
+	StatusTooFew     = "too_few"    // below the block's minimum n for this statistic
+)
+
+// UnparsedPolicier is implemented by metrics that have an unparsed: policy;
+// it returns the block's own setting ("" = the run's settings.unparsed).
+type UnparsedPolicier interface {
+	UnparsedOverride() string
+}
 
 // MetricKind is a registered metric kind.
 type MetricKind struct {
@@ -83,21 +122,47 @@ type ResultSet struct {
 	Policy  string // unparsed policy: "wrong" or "exclude"
 	OutDir  string
 	Journal string // path of the journal, for metrics that need transcripts
+	// Seed seeds every bootstrap; NewResultSet takes settings.seed.
+	Seed uint64
 }
 
-// ResultRow is one case: names as reported (report_as applied) and the result.
+// ResultRow is one case: names as reported (report_as applied), the
+// case's condition factors (Study.Factors order) and the result.
 type ResultRow struct {
 	Case     *Case
 	Model    string
 	Strategy string
+	Factors  []string
 	Result   *Result
 }
 
-// MetricRow is one row of metrics.parquet (long format).
+// MetricRow is one row of metrics.parquet (long format). Its key is
+// (Block, Model, Strategy, Task, Subset, Factors..., Metric); Score refuses
+// to write two rows with one key.
 type MetricRow struct {
+	// Block is the metric block's name; Score fills it.
+	Block                                 string
 	Model, Strategy, Task, Subset, Metric string
-	Value, CILow, CIHigh                  float64 // NaN = none
-	N                                     int
+	// Factors are the values of Study.Factors, in that order, of the cell
+	// the row describes ("" where a factor is not declared for it).
+	Factors              []string
+	Value, CILow, CIHigh float64 // NaN = none
+	// N is the number of cases (or pairs, prompts, ...) the value counts.
+	N int
+	// NCases is the number of cases of the cell (or subset) the row
+	// describes, errored ones included; NUnparsed of those finished without
+	// a parsed answer; NErrors ended in an error. -1 = not applicable (a
+	// row over published figures, say).
+	NCases, NUnparsed, NErrors int
+	// Status is StatusOK (or "", read as ok) when Value is a figure.
+	Status string
+	// Unparsed and Errors are the policies the row was computed under;
+	// Score fills them from the block when empty.
+	Unparsed, Errors string
+	// Convention says what the number is where its name alone does not:
+	// the bins of an ECE, the scale of a confidence, the positive class of
+	// an F1, the denominator of a rate.
+	Convention string
 }
 
 // MetricOutput is what one metric block produced.

@@ -63,11 +63,12 @@ metrics:
 	check("loop vs one_shot", "paired_diff", 4.0/6-1, 6)
 	check("loop vs one_shot", "mcnemar_p", 0.5, 6)
 	check("loop vs one_shot", "holm_p", 0.5, 6)
-	check("one_shot", "mean_confidence", 80, 6)
+	check("one_shot", "mean_confidence", 0.8, 6)
 	if r := get("one_shot", "accuracy"); r["ci_low"] == nil {
 		t.Error("accuracy has no interval with bootstrap: 50")
 	}
-	for _, f := range []string{"comparisons.csv", "confidence_by_condition.csv", "calibration.csv", "overconfidence.csv", "confidence_correct_vs_incorrect.csv"} {
+	for _, f := range []string{"comparisons.csv", "confidence_by_condition.csv", "calibration.csv", "overconfidence.csv", "confidence_correct_vs_incorrect.csv",
+		"classification_reliability.csv", "confidence_study_reliability.csv"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

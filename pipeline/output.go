@@ -75,7 +75,7 @@ func (r *CallRow) append(w *ParquetWriter) error {
 }
 
 func (e *Engine) resultColumns() []Column {
-	return []Column{
+	return append([]Column{
 		{"case_id", ColString, false}, {"model", ColString, true}, {"strategy", ColString, true}, {"task", ColString, true},
 		{"item_id", ColString, false}, {"gold", ColString, true}, {"label", ColString, true}, {"confidence", ColFloat, false},
 		{"parsed", ColBool, false}, {"correct", ColBool, false}, {"truncated", ColBool, false}, {"blocked", ColBool, false},
@@ -83,7 +83,7 @@ func (e *Engine) resultColumns() []Column {
 		{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"thinking_tokens", ColInt, false},
 		{"total_tokens", ColInt, false}, {"cost_usd", ColFloat, false}, {"judge_tokens", ColInt, false},
 		{"judge_cost_usd", ColFloat, false}, {"steps", ColInt, false}, {"error", ColString, false},
-	}
+	}, factorColumns(e.study)...)
 }
 
 func (e *Engine) writeResults(path string, results []Result) error {
@@ -124,10 +124,10 @@ func (e *Engine) writeResults(path string, results []Result) error {
 		}
 		model, strategy := c.ReportedNames()
 		a, ja := r.Acct, r.JudgeAcct
-		werr = w.Append(c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
+		werr = w.Append(append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
 			r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
 			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens+a.CompletionTokens, a.CostUSD,
-			ja.PromptTokens+ja.CompletionTokens, ja.CostUSD, r.Steps, errText)
+			ja.PromptTokens+ja.CompletionTokens, ja.CostUSD, r.Steps, errText}, factorValues(e.study, c)...)...)
 		return werr == nil
 	})
 	if werr != nil {

@@ -90,7 +90,8 @@ func TestQuickstartRescoresPublishedFiguresScore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCols := []string{"ci_high", "ci_low", "metric", "model", "n", "strategy", "subset", "task", "value"}
+	wantCols := []string{"block", "ci_high", "ci_low", "convention", "errors_policy", "metric", "model", "n", "n_cases", "n_errors", "n_unparsed",
+		"status", "strategy", "subset", "task", "unparsed_policy", "value"}
 	var cols []string
 	for k := range rows[0] {
 		cols = append(cols, k)

@@ -166,8 +166,15 @@ func TestSafetyJudgeScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ids []string
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	if recs[0][0] != "block" {
+		t.Errorf("audit.csv starts with %q, want the block column", recs[0][0])
+	}
 	for _, r := range recs[1:] {
-		ids = append(ids, r[3])
+		ids = append(ids, r[col["item_id"]])
 	}
 	if strings.Join(ids, ",") != "b2,b3,h2" {
 		t.Errorf("audit.csv items %v, want b2, b3, h2", ids)

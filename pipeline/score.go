@@ -7,24 +7,155 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
-var metricColumns = []Column{
-	{"model", ColString, true}, {"strategy", ColString, true}, {"task", ColString, true},
-	{"subset", ColString, true}, {"metric", ColString, true}, {"value", ColFloat, false},
-	{"ci_low", ColFloat, false}, {"ci_high", ColFloat, false}, {"n", ColInt, false},
+// metricColumns are metrics.parquet's columns: the key (block, model,
+// strategy, task, subset, the study's factors, metric), the value with its
+// interval, the counts it rests on, and the policies it was computed under.
+func metricColumns(factors []string) []Column {
+	cols := []Column{{"block", ColString, true}, {"model", ColString, true}, {"strategy", ColString, true}, {"task", ColString, true},
+		{"subset", ColString, true}}
+	for _, f := range factors {
+		cols = append(cols, Column{f, ColString, true})
+	}
+	return append(cols,
+		Column{"metric", ColString, true}, Column{"value", ColFloat, false},
+		Column{"ci_low", ColFloat, false}, Column{"ci_high", ColFloat, false}, Column{"n", ColInt, false},
+		Column{"n_cases", ColInt, false}, Column{"n_unparsed", ColInt, false}, Column{"n_errors", ColInt, false},
+		Column{"status", ColString, true}, Column{"unparsed_policy", ColString, true}, Column{"errors_policy", ColString, true},
+		Column{"convention", ColString, true})
 }
 
 // NewResultSet pairs every case with its result, names as reported.
 func NewResultSet(st *Study, results []Result, outDir string) *ResultSet {
-	rs := &ResultSet{Study: st, Policy: st.UnparsedPolicy(), OutDir: outDir, Journal: filepath.Join(outDir, "journal.jsonl")}
+	rs := &ResultSet{Study: st, Policy: st.UnparsedPolicy(), OutDir: outDir, Journal: filepath.Join(outDir, "journal.jsonl"),
+		Seed: uint64(st.Run.Settings.Seed)}
 	rs.Rows = make([]ResultRow, 0, len(results))
 	st.EachCase(func(c *Case) bool {
 		m, s := c.ReportedNames()
-		rs.Rows = append(rs.Rows, ResultRow{Case: c, Model: m, Strategy: s, Result: &results[c.Ordinal]})
+		rs.Rows = append(rs.Rows, ResultRow{Case: c, Model: m, Strategy: s, Factors: st.FactorValues(c), Result: &results[c.Ordinal]})
 		return true
 	})
 	return rs
+}
+
+// Scores is what the metric blocks computed over a result set.
+type Scores struct {
+	Factors []string
+	Rows    []MetricRow
+	Tables  []CSVTable // sorted by name, each with its block column first
+	Texts   []string
+}
+
+// ComputeScores runs the study's metric blocks over a result set, without
+// writing anything: every row gets its block, its policies and, under
+// errors: incomplete, no value where its cell had errored cases. Two rows
+// with one key, or two tables with one name, are an error.
+func ComputeScores(rs *ResultSet) (*Scores, error) {
+	st := rs.Study
+	sc := &Scores{Factors: st.Factors}
+	tables := map[string]CSVTable{}
+	for i, m := range st.Metrics {
+		base := st.Blocks[i]
+		out, err := m.Compute(rs)
+		if err != nil {
+			return nil, fmt.Errorf("metric block %s: %w", base.BlockName(), err)
+		}
+		unparsed := ""
+		if up, ok := m.(UnparsedPolicier); ok {
+			if unparsed = up.UnparsedOverride(); unparsed == "" {
+				unparsed = rs.Policy
+			}
+		}
+		errs := base.ErrorsPolicy()
+		for _, r := range out.Rows {
+			r.Block = base.BlockName()
+			if r.Unparsed == "" {
+				r.Unparsed = unparsed
+			}
+			if r.Errors == "" {
+				r.Errors = errs
+			}
+			settle(&r)
+			sc.Rows = append(sc.Rows, r)
+		}
+		for _, t := range out.Tables {
+			if _, dup := tables[t.Name]; dup {
+				return nil, fmt.Errorf("two metric blocks write %s.csv; give one of them another name", t.Name)
+			}
+			t.Header = append([]string{"block"}, t.Header...)
+			for j := range t.Rows {
+				t.Rows[j] = append([]string{base.BlockName()}, t.Rows[j]...)
+			}
+			tables[t.Name] = t
+		}
+		if out.Text != "" {
+			sc.Texts = append(sc.Texts, out.Text)
+		}
+	}
+	sort.SliceStable(sc.Rows, func(i, j int) bool { return rowLess(&sc.Rows[i], &sc.Rows[j]) })
+	for i := 1; i < len(sc.Rows); i++ {
+		if a, b := &sc.Rows[i-1], &sc.Rows[i]; !rowLess(a, b) && !rowLess(b, a) {
+			return nil, fmt.Errorf("metric block %s wrote two rows for %s: a bug in the metric kind, please report it", b.Block, b.Key())
+		}
+	}
+	for _, n := range sortedKeys(boolSet(tables)) {
+		sc.Tables = append(sc.Tables, tables[n])
+	}
+	return sc, nil
+}
+
+// settle makes a row's status and value agree: a row that is not a clean
+// figure carries no value, so nobody reads one off it.
+func settle(r *MetricRow) {
+	if r.Status == "" {
+		r.Status = StatusOK
+	}
+	if r.Status == StatusOK && r.NErrors > 0 && r.Errors == ErrorsIncomplete {
+		r.Status = StatusIncomplete
+	}
+	if r.Status == StatusOK && r.N == 0 && math.IsNaN(r.Value) {
+		r.Status = StatusEmpty
+	}
+	if r.Status != StatusOK {
+		r.Value, r.CILow, r.CIHigh = math.NaN(), math.NaN(), math.NaN()
+	}
+}
+
+// Key names a row for messages and diffs: block/model/strategy/task/subset
+// [factors] metric.
+func (r *MetricRow) Key() string {
+	k := r.Block + "/" + r.Model + "/" + r.Strategy + "/" + r.Task + "/" + r.Subset
+	if len(r.Factors) > 0 {
+		k += " [" + strings.Join(r.Factors, ",") + "]"
+	}
+	return k + " " + r.Metric
+}
+
+func rowLess(a, b *MetricRow) bool {
+	for _, p := range [][2]string{{a.Task, b.Task}, {a.Block, b.Block}, {a.Model, b.Model}, {a.Strategy, b.Strategy}, {a.Subset, b.Subset}} {
+		if p[0] != p[1] {
+			return p[0] < p[1]
+		}
+	}
+	for i := 0; i < len(a.Factors) && i < len(b.Factors); i++ {
+		if a.Factors[i] != b.Factors[i] {
+			return a.Factors[i] < b.Factors[i]
+		}
+	}
+	if len(a.Factors) != len(b.Factors) {
+		return len(a.Factors) < len(b.Factors)
+	}
+	return a.Metric < b.Metric
+}
+
+func boolSet[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 // Score runs the study's metrics over a result set and writes
@@ -32,48 +163,24 @@ func NewResultSet(st *Study, results []Result, outDir string) *ResultSet {
 // replacing its old version only once complete. It returns the texts the
 // metrics want printed.
 func Score(rs *ResultSet) ([]string, error) {
-	st := rs.Study
-	if len(st.Metrics) == 0 {
+	if len(rs.Study.Metrics) == 0 {
 		return nil, nil
 	}
-	var rows []MetricRow
-	var texts []string
-	tables := map[string]CSVTable{}
-	for _, m := range st.Metrics {
-		out, err := m.Compute(rs)
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, out.Rows...)
-		for _, t := range out.Tables {
-			if _, dup := tables[t.Name]; dup {
-				return nil, fmt.Errorf("two metric blocks write %s.csv; give one of them another name", t.Name)
-			}
-			tables[t.Name] = t
-		}
-		if out.Text != "" {
-			texts = append(texts, out.Text)
-		}
-	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		if a.Task != b.Task {
-			return a.Task < b.Task
-		}
-		if a.Model != b.Model {
-			return a.Model < b.Model
-		}
-		if a.Strategy != b.Strategy {
-			return a.Strategy < b.Strategy
-		}
-		if a.Subset != b.Subset {
-			return a.Subset < b.Subset
-		}
-		return a.Metric < b.Metric
-	})
-	w, err := CreateParquet(filepath.Join(rs.OutDir, "metrics.parquet"), metricColumns)
+	sc, err := ComputeScores(rs)
 	if err != nil {
 		return nil, err
+	}
+	if err := sc.Write(rs.OutDir); err != nil {
+		return nil, err
+	}
+	return sc.Texts, nil
+}
+
+// Write writes metrics.parquet and the CSV tables into dir.
+func (sc *Scores) Write(dir string) error {
+	w, err := CreateParquet(filepath.Join(dir, "metrics.parquet"), metricColumns(sc.Factors))
+	if err != nil {
+		return err
 	}
 	nullable := func(x float64) any {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -81,32 +188,49 @@ func Score(rs *ResultSet) ([]string, error) {
 		}
 		return x
 	}
-	for _, r := range rows {
-		if err := w.Append(r.Model, r.Strategy, r.Task, r.Subset, r.Metric, nullable(r.Value), nullable(r.CILow), nullable(r.CIHigh), r.N); err != nil {
+	count := func(n int) any {
+		if n < 0 {
+			return nil
+		}
+		return n
+	}
+	str := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	vals := make([]any, 0, 16+len(sc.Factors))
+	for _, r := range sc.Rows {
+		vals = append(vals[:0], r.Block, r.Model, r.Strategy, r.Task, r.Subset)
+		for i := range sc.Factors {
+			if i < len(r.Factors) {
+				vals = append(vals, str(r.Factors[i]))
+			} else {
+				vals = append(vals, nil)
+			}
+		}
+		vals = append(vals, r.Metric, nullable(r.Value), nullable(r.CILow), nullable(r.CIHigh), r.N,
+			count(r.NCases), count(r.NUnparsed), count(r.NErrors), r.Status, str(r.Unparsed), str(r.Errors), str(r.Convention))
+		if err := w.Append(vals...); err != nil {
 			w.Abort()
-			return nil, err
+			return err
 		}
 	}
 	if err := w.Commit(); err != nil {
-		return nil, err
+		return err
 	}
-	names := make([]string, 0, len(tables))
-	for n := range tables {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		t := tables[n]
+	for _, t := range sc.Tables {
 		var buf bytes.Buffer
 		cw := csv.NewWriter(&buf)
 		cw.Write(t.Header)
 		cw.WriteAll(t.Rows)
 		if err := cw.Error(); err != nil {
-			return nil, err
+			return err
 		}
-		if err := WriteFileAtomic(filepath.Join(rs.OutDir, n+".csv"), buf.Bytes()); err != nil {
-			return nil, err
+		if err := WriteFileAtomic(filepath.Join(dir, t.Name+".csv"), buf.Bytes()); err != nil {
+			return err
 		}
 	}
-	return texts, nil
+	return nil
 }

@@ -30,6 +30,8 @@ type Settings struct {
 	MaxSteps    int    `yaml:"max_steps,omitempty" doc:"Hard bound on stage executions per case, a guard against runaway graphs (default 1000)."`
 	Unparsed    string `yaml:"unparsed,omitempty" doc:"How unparsed answers count in accuracy: wrong (default) or exclude."`
 	Fsync       bool   `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
+	// AllowFixtures lets tests and demos run tasks marked fixture.
+	AllowFixtures bool `yaml:"allow_fixtures,omitempty" doc:"Let the run use tasks whose data is an invented fixture (a task's fixture:), for tests and demos; without it such a run fails validate, plan and apply."`
 }
 
 // Paths locates referenced files; each is relative to the run file's folder.
@@ -86,6 +88,7 @@ type ModelSpec struct {
 	Vars     map[string]string `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
 	VarsFile *VarsFile         `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
 	Script   *scripted.Script  `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
+	Factors  map[string]string `yaml:"factors,omitempty" doc:"Condition factors this model entry sets, e.g. {thinking: on} on a thinking variant: columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	Line     int               `yaml:"-"`
 	File     string            `yaml:"-"`
 }
@@ -220,6 +223,7 @@ type StrategySpec struct {
 	AppliesTo   []string          `yaml:"applies_to,omitempty" doc:"Task names or answer types (label, letter, judge) this strategy makes sense for; empty = all."`
 	Judge       bool              `yaml:"judge,omitempty" doc:"This strategy judges another strategy's outputs (read as subject.<field>); it runs only as a task's judge, never in the matrix."`
 	Params      map[string]any    `yaml:"params,omitempty" doc:"Parameters with defaults, read as .params.<name> in templates and params.<name> in expressions."`
+	Factors     map[string]string `yaml:"factors,omitempty" doc:"Condition factors this strategy sets, e.g. {level: 2, confidence_instruction: off}; a variant ({use: ..., factors: {...}}) overrides them one by one. Columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	Stages      []StageNode       `yaml:"stages" required:"true" doc:"The stages, run from the first; edges follow list order unless next/branch say otherwise."`
 	Outputs     map[string]string `yaml:"outputs" required:"true" doc:"Final outputs as expressions over stages.<name>.<field>; label is required, confidence usual."`
 	File        string            `yaml:"-"`

@@ -18,6 +18,12 @@ type Study struct {
 	Strategies []*Strategy
 	Cells      []ResolvedCell
 	Metrics    []Metric
+	// Blocks are the metric blocks' common fields, parallel to Metrics.
+	Blocks []*MetricBase
+	// Factors are the condition factor names declared on the run's models
+	// and strategies, sorted: the extra columns of results.parquet and
+	// metrics.parquet.
+	Factors []string
 	OutDir     string
 	ConfigHash string
 	PromptsDir string
@@ -31,6 +37,9 @@ type ResolvedCell struct {
 	Model    *Model
 	Strategy *Strategy
 	Task     *Task
+	// Factors are the cell's condition factor values, in Study.Factors
+	// order ("" where neither its model nor its strategy sets one).
+	Factors []string
 }
 
 // Model is a model entry ready to be called.
@@ -66,6 +75,8 @@ type Task struct {
 	// Extract holds the task's default extraction rules, compiled.
 	Extract *parse.Extractor
 	Judge   *TaskJudge
+	// Fixture: the task reads invented test data (TaskSpec.Fixture).
+	Fixture bool
 	blocks  []namedTmpl
 	static  map[string]any
 }
@@ -88,6 +99,14 @@ type Case struct {
 // ID is readable and stable across runs: model/strategy/task/item.
 func (c *Case) ID() string {
 	return c.Model.Name + "/" + c.Strategy.Name + "/" + c.Task.Name + "/" + c.Item.ID
+}
+
+// FactorValues are the case's condition factor values (Study.Factors order).
+func (s *Study) FactorValues(c *Case) []string {
+	if c.Cell < len(s.Cells) {
+		return s.Cells[c.Cell].Factors
+	}
+	return nil
 }
 
 // ReportedNames are the model and strategy names results carry: the case's

@@ -2,7 +2,6 @@ package stages
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/stats"
@@ -32,6 +31,7 @@ type ChoiceConfig struct {
 }
 
 type choice struct {
+	errs    string
 	tasks   map[string]*pipeline.Task
 	options string
 	forms   []string
@@ -40,7 +40,7 @@ type choice struct {
 
 // Build picks tasks with labels.
 func (c *ChoiceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
-	m := &choice{options: orDefault(c.Options, "option_order"), forms: c.Forms, itemKey: c.ItemKey}
+	m := &choice{errs: c.MetricBase.ErrorsPolicy(), options: orDefault(c.Options, "option_order"), forms: c.Forms, itemKey: c.ItemKey}
 	for i, s := range c.Forms {
 		if b.Study.Strategy(s) == nil {
 			b.Errf(fmt.Sprintf("forms[%d]", i), "name a strategy declared under strategies", "no strategy %q", s)
@@ -91,8 +91,7 @@ func (m *choice) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error)
 	type mt struct{ model, task string }
 	byModel := map[mt][]*cell{}
 	var order []mt
-	for _, c := range groupCells(rs, m.tasks) {
-		out.Rows = append(out.Rows, errorRows(c)...)
+	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		choices := make([]string, len(c.Rows))
 		parsed := make([]bool, len(c.Rows))
 		for i, r := range c.Rows {
@@ -107,11 +106,13 @@ func (m *choice) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error)
 			np += d.Count
 		}
 		for _, d := range dist {
-			out.Rows = append(out.Rows, row(c, subsetAll, "share:"+d.Label, d.Share, np))
+			r := row(c, subsetAll, "share:"+d.Label, d.Share, np)
+			r.Convention = "share of the parsed answers"
+			out.Rows = append(out.Rows, r)
 		}
-		out.Rows = append(out.Rows,
-			row(c, subsetAll, "entropy_bits", stats.ChoiceEntropy(choices, parsed), np),
-			row(c, subsetAll, "unparsed_rate", stats.UnparsedRate(parsed), len(parsed)))
+		ent := row(c, subsetAll, "entropy_bits", stats.ChoiceEntropy(choices, parsed), np)
+		ent.Convention = "of the parsed answers' options, in bits"
+		out.Rows = append(out.Rows, ent, row(c, subsetAll, "unparsed_rate", stats.UnparsedRate(parsed), len(parsed)))
 		k := mt{c.Model, c.Task.Name}
 		if byModel[k] == nil {
 			order = append(order, k)
@@ -153,8 +154,8 @@ func (m *choice) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error)
 			answers[i] = items[id]
 		}
 		agree, n := stats.FormAgreement(answers)
-		r := pipeline.MetricRow{Model: k.model, Strategy: aggregate, Task: k.task, Subset: subsetAll, Metric: "form_agreement",
-			Value: agree, CILow: math.NaN(), CIHigh: math.NaN(), N: n}
+		r := pooledRow(cells, k.model, aggregate, k.task, "form_agreement", agree, n)
+		r.Convention = "items answered in at least two forms, all forms choosing one option"
 		out.Rows = append(out.Rows, r)
 	}
 	return out, nil

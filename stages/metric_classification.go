@@ -11,8 +11,10 @@ import (
 func init() {
 	pipeline.RegisterMetric(pipeline.MetricKind{
 		Name: "classification",
-		Doc: "Accuracy, precision, recall and F1 (of answer.positive; support-weighted for multi-class tasks), unparsed rate, and calibration (brier, ece_pos, ece) " +
-			"per task x model x strategy, per task subset, and optionally on a binarized label space; bootstrap 95% intervals on the headline figures.",
+		Doc: "Accuracy; precision, recall and f1 of the positive class (answer.positive) where the task declares one; weighted_precision, weighted_recall, " +
+			"weighted_f1 (support-weighted) and macro_f1 on multi-class tasks; unparsed_rate; calibration (brier and ece_pos on binary tasks, ece top-label), every ECE in " +
+			"ten equal-width bins (lo, hi] (the first [0, hi]) unless bins: says otherwise, with the bins in reliability.csv; per task x model x strategy x factors, " +
+			"per task subset, and optionally on a binarized label space; bootstrap 95% intervals on the headline figures.",
 		New: func() pipeline.MetricConfig { return &ClassificationConfig{} },
 	})
 }
@@ -20,13 +22,13 @@ func init() {
 // ClassificationConfig is the YAML of a classification metric block.
 type ClassificationConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 	// Confidence says what a stated confidence means.
-	Confidence string `yaml:"confidence,omitempty" doc:"What the stated confidence is: chosen (default; confidence that the chosen answer is right, as the confidence study asks) or positive (probability of the task's positive class, as the ProMoral ETHICS prompt asks: P(unacceptable)). Binary tasks only for positive."`
+	Confidence string `yaml:"confidence,omitempty" enum:"chosen,positive" doc:"What the stated confidence is: chosen (default; confidence that the chosen answer is right, as the confidence study asks) or positive (probability of the task's positive class, as the ProMoral ETHICS prompt asks: P(unacceptable)). Binary tasks only for positive."`
 	// RequireConfidence treats an answer without a confidence as unparsed.
 	RequireConfidence bool      `yaml:"require_confidence,omitempty" doc:"Count an answer with no parseable confidence as unparsed for accuracy/P/R/F1 and unparsed_rate too (ProMoral scored only replies with both a label and a confidence)."`
-	Bins              int       `yaml:"bins,omitempty" doc:"Equal-width calibration bins for ece_pos and ece (default 10)."`
-	ECEPromoral       bool      `yaml:"ece_promoral,omitempty" doc:"Also report ece_pos_promoral: ece_pos with the binning of the ProMoral study's code (right-closed bins (i/10, (i+1)/10], so a stated 0.0 falls in no bin but still counts in n), to compare with its published ECE."`
+	Bins              int       `yaml:"bins,omitempty" doc:"Equal-width calibration bins (lo, hi] for ece_pos and ece (default 10)."`
+	ECEPromoral       bool      `yaml:"ece_promoral,omitempty" doc:"Also report ece_pos_promoral: ece_pos with the binning of the ProMoral study's code (the same bins (lo, hi], but a stated 0.0 falls in no bin while it still counts in n), to compare with its published ECE."`
 	Subsets           []string  `yaml:"subsets,omitempty" doc:"Task subsets to report separately (default: every subset the task declares)."`
 	Binarize          *Binarize `yaml:"binarize,omitempty" doc:"Also score a two-class version of a multi-class task (subset: binarized), e.g. Scruples AUTHOR/EVERYBODY -> WRONG, OTHER/NOBODY -> RIGHT."`
 	Bootstrap         *int      `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
@@ -45,6 +47,8 @@ const (
 
 type classification struct {
 	name     string
+	table    string
+	errs     string
 	tasks    map[string]*pipeline.Task
 	policy   string
 	conf     string
@@ -62,7 +66,8 @@ func isBinary(t *pipeline.Task) bool { return len(t.Labels) == 2 && t.Positive !
 func (c *ClassificationConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &classification{name: c.MetricBase.Name, policy: c.Unparsed, conf: c.Confidence, reqConf: c.RequireConfidence, bins: c.Bins,
+	m := &classification{name: c.MetricBase.Name, table: c.MetricBase.BlockName() + "_reliability", errs: c.MetricBase.ErrorsPolicy(),
+		policy: c.Unparsed, conf: c.Confidence, reqConf: c.RequireConfidence, bins: c.Bins,
 		promoral: c.ECEPromoral, reps: repsOf(c.Bootstrap), binarize: c.Binarize}
 	if m.name == "" {
 		m.name = c.MetricBase.Kind
@@ -124,6 +129,7 @@ type clsItem struct {
 	labeled    bool    // the label parsed into the answer space
 	parsed     bool    // scored as parsed (labeled, and a confidence when required)
 	conf       float64 // stated confidence, NaN when none
+	errored    bool    // an errored case counted as unparsed (errors: unparsed)
 }
 
 func (m *classification) items(rows []*pipeline.ResultRow) []clsItem {
@@ -134,7 +140,7 @@ func (m *classification) items(rows []*pipeline.ResultRow) []clsItem {
 			continue // no gold: nothing to score against
 		}
 		res := r.Result
-		it := clsItem{gold: g, labeled: res.Parsed, conf: confOf(res)}
+		it := clsItem{gold: g, labeled: res.Parsed, conf: confOf(res), errored: res.Err != ""}
 		if res.Parsed {
 			it.pred = res.Label
 		}
@@ -144,25 +150,33 @@ func (m *classification) items(rows []*pipeline.ResultRow) []clsItem {
 	return out
 }
 
-// Compute scores every cell, subset and the binarized space.
+// UnparsedOverride is the block's unparsed: ("" = the run's).
+func (m *classification) UnparsedOverride() string { return m.policy }
+
+// Compute scores every cell, subset and the binarized space, and writes
+// the bins of every ECE it reports (reliability.csv), so a figure draws the
+// very bins its ECE was computed from.
 func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 	out := &pipeline.MetricOutput{}
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
 	m.subsets.cache = nil
-	for _, c := range groupCells(rs, m.tasks) {
-		out.Rows = append(out.Rows, errorRows(c)...)
-		out.Rows = append(out.Rows, m.score(c, subsetAll, m.items(c.Rows), policy, m.reps, seed)...)
+	rel := pipeline.CSVTable{Name: m.table, Header: idHeader(rs, "metric", "bin_lo", "bin_hi", "n", "mean_confidence", "observed", "observed_is", "bins")}
+	for _, c := range groupCells(rs, m.tasks, m.errs) {
+		out.Rows = append(out.Rows, m.score(c, subsetAll, m.items(c.Rows), policy, m.reps, seed, &rel)...)
 		for _, name := range m.subsets.names(c.Task) {
-			rows, err := m.subsets.filterRows(c, name)
+			sc, err := m.subsets.sub(c, name)
 			if err != nil {
 				return nil, err
 			}
-			out.Rows = append(out.Rows, m.score(c, name, m.items(rows), policy, m.reps, seed)...)
+			out.Rows = append(out.Rows, m.score(sc, name, m.items(sc.Rows), policy, m.reps, seed, nil)...)
 		}
 		if m.binarize != nil {
 			out.Rows = append(out.Rows, m.scoreBinarized(c, m.items(c.Rows), policy, seed)...)
 		}
+	}
+	if len(rel.Rows) > 0 {
+		out.Tables = append(out.Tables, rel)
 	}
 	return out, nil
 }
@@ -247,12 +261,33 @@ func eceStudy(p []float64, y []bool, bins int) float64 {
 	return stats.ECEPos(q, qy, bins) * float64(len(q)) / float64(n)
 }
 
-// score is the rows of one cell (or subset of it).
-func (m *classification) score(c *cell, subset string, items []clsItem, policy stats.UnparsedPolicy, reps int, seed uint64) []pipeline.MetricRow {
+// eceConvention names what an ECE compares and how it bins.
+func eceConvention(what string, bins int) string {
+	return fmt.Sprintf("%s; %d %s", what, bins, stats.BinConvention)
+}
+
+// score is the rows of one cell (or subset of it). rel, when set, gets the
+// bins of every ECE row.
+func (m *classification) score(c *cell, subset string, items []clsItem, policy stats.UnparsedPolicy, reps int, seed uint64, rel *pipeline.CSVTable) []pipeline.MetricRow {
 	t := c.Task
 	n := len(items)
+	unparsed := 0
+	for _, it := range items {
+		if !it.parsed && !it.errored {
+			unparsed++
+		}
+	}
+	// The block's own notion of unparsed: no label, or no confidence when
+	// one is required (an errored case is counted as errored instead).
+	own := func(r pipeline.MetricRow) pipeline.MetricRow {
+		r.NUnparsed = unparsed
+		if m.reqConf && r.Convention == "" {
+			r.Convention = "parsed = a label and a confidence"
+		}
+		return r
+	}
 	if n == 0 {
-		return []pipeline.MetricRow{row(c, subset, "accuracy", math.NaN(), 0)}
+		return []pipeline.MetricRow{own(row(c, subset, "accuracy", math.NaN(), 0))}
 	}
 	pred := make([]string, n)
 	gold := make([]string, n)
@@ -261,8 +296,9 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 		pred[i], gold[i], parsed[i] = it.pred, it.gold, it.parsed
 	}
 	var rows []pipeline.MetricRow
-	add := func(metric string, v float64, nn int, stat func(p, g []string, ok []bool) float64) {
+	add := func(metric, conv string, v float64, nn int, stat func(p, g []string, ok []bool) float64) {
 		r := row(c, subset, metric, v, nn)
+		r.Convention = conv
 		if stat != nil {
 			var bp, bg []string
 			var bo []bool
@@ -271,36 +307,41 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 				return stat(bp, bg, bo)
 			})
 		}
-		rows = append(rows, r)
+		rows = append(rows, own(r))
 	}
 	acc, an := stats.Accuracy(pred, gold, parsed, policy)
-	add("accuracy", acc, an, func(p, g []string, ok []bool) float64 { a, _ := stats.Accuracy(p, g, ok, policy); return a })
-	if isBinary(t) {
+	add("accuracy", "", acc, an, func(p, g []string, ok []bool) float64 { a, _ := stats.Accuracy(p, g, ok, policy); return a })
+	if t.Positive != "" {
+		pos := "positive class: " + t.Positive
 		prf := stats.BinaryPRF(pred, gold, parsed, policy, t.Positive)
-		add("precision", prf.Precision, an, nil)
-		add("recall", prf.Recall, an, nil)
-		add("f1", prf.F1, an, func(p, g []string, ok []bool) float64 {
+		add("precision", pos, prf.Precision, an, nil)
+		add("recall", pos, prf.Recall, an, nil)
+		add("f1", pos, prf.F1, an, func(p, g []string, ok []bool) float64 {
 			return stats.BinaryPRF(p, g, ok, policy, t.Positive).F1
 		})
-	} else {
+	}
+	if !isBinary(t) {
 		mp := stats.MultiClassPRF(pred, gold, parsed, policy, t.Labels)
-		add("precision", mp.WeightedPrecision, mp.N, nil)
-		add("recall", mp.WeightedRecall, mp.N, nil)
-		add("f1", mp.WeightedF1, mp.N, func(p, g []string, ok []bool) float64 {
+		w := "support-weighted mean over the labels"
+		add("weighted_precision", w, mp.WeightedPrecision, mp.N, nil)
+		add("weighted_recall", w, mp.WeightedRecall, mp.N, nil)
+		add("weighted_f1", w, mp.WeightedF1, mp.N, func(p, g []string, ok []bool) float64 {
 			return stats.MultiClassPRF(p, g, ok, policy, t.Labels).WeightedF1
 		})
-		add("macro_f1", mp.MacroF1, mp.N, nil)
+		add("macro_f1", "unweighted mean over the labels", mp.MacroF1, mp.N, nil)
 	}
-	rows = append(rows, row(c, subset, "unparsed_rate", stats.UnparsedRate(parsed), n))
+	ur := own(row(c, subset, "unparsed_rate", stats.UnparsedRate(parsed), n))
+	rows = append(rows, ur)
 
 	cb := m.calibration(t, items)
 	if !cb.hasConf {
 		return rows
 	}
-	// Intervals on the headline calibration figures (brier, ece_pos);
-	// the top-label ece and the study-binned ece_pos are reported bare.
-	calRow := func(metric string, v float64, nn int, vals []float64, ys []bool, f func([]float64, []bool) float64) {
+	// Intervals on the headline calibration figures (brier, ece_pos, and
+	// ece where there is no ece_pos); the study-binned ece_pos is bare.
+	calRow := func(metric, conv string, v float64, nn int, vals []float64, ys []bool, f func([]float64, []bool) float64) {
 		r := row(c, subset, metric, v, nn)
+		r.Convention = conv
 		if f != nil {
 			var bv []float64
 			var by []bool
@@ -309,18 +350,42 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 				return f(bv, by)
 			})
 		}
-		rows = append(rows, r)
+		rows = append(rows, own(r))
 	}
 	bins := m.bins
-	if cb.binary {
-		calRow("brier", stats.Brier(cb.p, cb.y), cb.nP, cb.p, cb.y, stats.Brier)
-		ecePos := func(p []float64, y []bool) float64 { return stats.ECEPos(p, y, bins) }
-		calRow("ece_pos", ecePos(cb.p, cb.y), cb.nP, cb.p, cb.y, ecePos)
-		if m.promoral {
-			calRow("ece_pos_promoral", eceStudy(cb.p, cb.y, bins), cb.nP, nil, nil, nil)
+	binRows := func(metric, observed string, conf []float64, y []bool) {
+		if rel == nil {
+			return
+		}
+		for _, b := range stats.ReliabilityBins(conf, y, bins) {
+			rel.Rows = append(rel.Rows, append(idCols(c), metric, fmtF(b.Lo), fmtF(b.Hi), fmtI(b.N), fmtF(b.MeanConf), fmtF(b.Accuracy), observed, fmtI(bins)))
 		}
 	}
-	calRow("ece", stats.ECE(cb.top, cb.correct, bins), cb.nTop, nil, nil, nil)
+	if cb.binary {
+		p := "P(" + cb.pos + ")"
+		calRow("brier", p+" against the gold label", stats.Brier(cb.p, cb.y), cb.nP, cb.p, cb.y, stats.Brier)
+		ecePos := func(p []float64, y []bool) float64 { return stats.ECEPos(p, y, bins) }
+		calRow("ece_pos", eceConvention(p+" against the share "+cb.pos, bins), ecePos(cb.p, cb.y), cb.nP, cb.p, cb.y, ecePos)
+		binRows("ece_pos", "share "+cb.pos, cb.p, cb.y)
+		if m.promoral {
+			calRow("ece_pos_promoral", eceConvention(p+" against the share "+cb.pos, bins)+", a stated 0 in no bin but in n (ProMoral's code)",
+				eceStudy(cb.p, cb.y, bins), cb.nP, nil, nil, nil)
+			var q []float64
+			var qy []bool
+			for i, v := range cb.p {
+				if v > 0 {
+					q, qy = append(q, v), append(qy, cb.y[i])
+				}
+			}
+			binRows("ece_pos_promoral", "share "+cb.pos, q, qy)
+		}
+	}
+	top := func(c []float64, ok []bool) float64 { return stats.ECE(c, ok, bins) }
+	if cb.binary {
+		top = nil
+	}
+	calRow("ece", eceConvention("confidence in the chosen answer against accuracy", bins), stats.ECE(cb.top, cb.correct, bins), cb.nTop, cb.top, cb.correct, top)
+	binRows("ece", "accuracy", cb.top, cb.correct)
 	return rows
 }
 
@@ -347,6 +412,7 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 	if n == 0 {
 		return []pipeline.MetricRow{row(c, sub, "accuracy", math.NaN(), 0)}
 	}
+	conv := "labels mapped by binarize; positive class: " + bz.Positive
 	acc, an := stats.Accuracy(pred, gold, parsed, policy)
 	prf := stats.BinaryPRF(pred, gold, parsed, policy, bz.Positive)
 	ci := func(stat func(p, g []string, ok []bool) float64) (float64, float64) {
@@ -357,28 +423,32 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 			return stat(bp, bg, bo)
 		})
 	}
-	ra := row(c, sub, "accuracy", acc, an)
+	mk := func(metric string, v float64) pipeline.MetricRow {
+		r := row(c, sub, metric, v, an)
+		r.Convention = conv
+		return r
+	}
+	ra := mk("accuracy", acc)
 	ra.CILow, ra.CIHigh = ci(func(p, g []string, ok []bool) float64 { a, _ := stats.Accuracy(p, g, ok, policy); return a })
-	rf := row(c, sub, "f1", prf.F1, an)
+	rf := mk("f1", prf.F1)
 	rf.CILow, rf.CIHigh = ci(func(p, g []string, ok []bool) float64 { return stats.BinaryPRF(p, g, ok, policy, bz.Positive).F1 })
-	return []pipeline.MetricRow{ra, row(c, sub, "precision", prf.Precision, an), row(c, sub, "recall", prf.Recall, an), rf}
+	return []pipeline.MetricRow{ra, mk("precision", prf.Precision), mk("recall", prf.Recall), rf}
 }
 
 // cellFigures is what the reference metric compares: one value per metric
 // name for a cell (or one of its subsets), without intervals.
 func (m *classification) cellFigures(rs *pipeline.ResultSet, c *cell, subset string) (map[string]pipeline.MetricRow, error) {
-	rows := c.Rows
 	if subset != "" && subset != subsetAll {
 		if m.subsets.progs[c.Task.Name][subset] == nil {
 			return nil, fmt.Errorf("task %s has no subset %q", c.Task.Name, subset)
 		}
 		var err error
-		if rows, err = m.subsets.filterRows(c, subset); err != nil {
+		if c, err = m.subsets.sub(c, subset); err != nil {
 			return nil, err
 		}
 	}
 	out := map[string]pipeline.MetricRow{}
-	for _, r := range m.score(c, subset, m.items(rows), policyOf(m.policy, rs), 0, 0) {
+	for _, r := range m.score(c, subset, m.items(c.Rows), policyOf(m.policy, rs), 0, 0, nil) {
 		out[r.Metric] = r
 	}
 	return out, nil

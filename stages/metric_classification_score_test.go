@@ -215,12 +215,20 @@ func TestClassificationEdges(t *testing.T) {
 	// Excluded: nothing left, accuracy undefined with n = 0.
 	want(t, find(t, out, "m", "s", "all", "accuracy"), math.NaN(), 0)
 
-	// A case that failed (API error) is left out and reported.
+	// A case that failed (API error) is left out of n and counted on every
+	// row of its cell (ComputeScores then withholds the value under the
+	// default errors: incomplete; see score_policy_test.go).
 	out = run(t, m, mkRS(st, "wrong", task,
 		ans{model: "m", strategy: "s", item: "a", label: U, conf: 1},
 		ans{model: "m", strategy: "s", item: "b", err: "provider down", noConf: true}))
-	want(t, find(t, out, "m", "s", "all", "accuracy"), 1, 1)
-	want(t, find(t, out, "m", "s", "all", "error_rate"), 0.5, 2)
+	r := find(t, out, "m", "s", "all", "accuracy")
+	want(t, r, 1, 1)
+	if r.NCases != 2 || r.NErrors != 1 || r.NUnparsed != 0 {
+		t.Errorf("counts: cases %d, errors %d, unparsed %d; want 2, 1, 0", r.NCases, r.NErrors, r.NUnparsed)
+	}
+	if has(out, "m", "s", "all", "error_rate") {
+		t.Error("an error_rate row: every row carries n_errors instead")
+	}
 }
 
 // Scruples-style 5-way task, support-weighted P/R/F1, and the binarized space.
@@ -251,10 +259,16 @@ func TestClassificationMultiClassAndBinarized(t *testing.T) {
 		ans{model: "m", strategy: "s", item: "3", label: "OTHER", noConf: true},
 		ans{model: "m", strategy: "s", item: "4", label: "INFO", noConf: true}))
 	want(t, find(t, out, "m", "s", "all", "accuracy"), 0.5, 4)
-	want(t, find(t, out, "m", "s", "all", "precision"), 0.625, 4)
-	want(t, find(t, out, "m", "s", "all", "recall"), 0.5, 4)
-	want(t, find(t, out, "m", "s", "all", "f1"), 0.5, 4)
+	want(t, find(t, out, "m", "s", "all", "weighted_precision"), 0.625, 4)
+	want(t, find(t, out, "m", "s", "all", "weighted_recall"), 0.5, 4)
+	want(t, find(t, out, "m", "s", "all", "weighted_f1"), 0.5, 4)
 	want(t, find(t, out, "m", "s", "all", "macro_f1"), 4.0/3/5, 4)
+	// f1 means the positive class only: a task without one has none.
+	for _, k := range []string{"f1", "precision", "recall"} {
+		if has(out, "m", "s", "all", k) {
+			t.Errorf("%s on a multi-class task without a positive class", k)
+		}
+	}
 	want(t, find(t, out, "m", "s", "binarized", "accuracy"), 0.5, 4)
 	want(t, find(t, out, "m", "s", "binarized", "precision"), 1, 4)
 	want(t, find(t, out, "m", "s", "binarized", "recall"), 0.5, 4)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
@@ -37,6 +38,18 @@ func checkPolicy(b *pipeline.MetricBuild, v string) {
 	}
 }
 
+// policyName is the block's unparsed policy by name: its override, else
+// the run's.
+func policyName(override string, rs *pipeline.ResultSet) string {
+	if override != "" {
+		return override
+	}
+	if rs.Policy != "" {
+		return rs.Policy
+	}
+	return "wrong"
+}
+
 // policyOf is the block's override, else the run's policy.
 func policyOf(override string, rs *pipeline.ResultSet) stats.UnparsedPolicy {
 	p := override
@@ -63,7 +76,7 @@ func checkReps(b *pipeline.MetricBuild, reps *int) {
 	}
 }
 
-func seedOf(rs *pipeline.ResultSet) uint64 { return uint64(rs.Study.Run.Settings.Seed) }
+func seedOf(rs *pipeline.ResultSet) uint64 { return rs.Seed }
 
 // bootCI is a percentile interval, or NaN, NaN when reps is 0 or n is 0.
 func bootCI(reps int, seed uint64, n int, stat func(idx []int) float64) (float64, float64) {
@@ -116,21 +129,51 @@ func tableName(b *pipeline.MetricBase, table string) string {
 	return b.Name + "_" + table
 }
 
-// cell is one task x reported model x reported strategy.
+// cell is one task x reported model x reported strategy (x condition
+// factors), or one subset of it.
 type cell struct {
 	Task            *pipeline.Task
 	Model, Strategy string
-	// Rows are the finished cases without an error.
+	Factors         []string
+	// Rows are the cases scored: those that finished without an error,
+	// and under errors: unparsed the errored ones too, as unparsed answers.
 	Rows []*pipeline.ResultRow
-	// Errors counts cases that ended in an error (API failure, bad
-	// template): they are left out of every metric and reported as such.
-	Errors int
+	// Errored are the errored cases left out of Rows (errors: incomplete
+	// or exclude); every row of the cell counts them in n_errors.
+	Errored []*pipeline.ResultRow
+}
+
+// nCases is every case of the cell, errored ones included.
+func (c *cell) nCases() int { return len(c.Rows) + len(c.Errored) }
+
+// nErrors counts the cell's errored cases, in Rows or not.
+func (c *cell) nErrors() int {
+	n := len(c.Errored)
+	for _, r := range c.Rows {
+		if r.Result.Err != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// nUnparsed counts the cases that finished without a parsed answer (an
+// errored case is counted as errored, not here).
+func (c *cell) nUnparsed() int {
+	n := 0
+	for _, r := range c.Rows {
+		if !r.Result.Parsed && r.Result.Err == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // groupCells groups the result set into cells of the given tasks, in order
-// of first appearance. Cases that did not run (interrupted) are skipped.
-func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task) []*cell {
-	type key struct{ t, m, s string }
+// of first appearance. Cases that did not run (interrupted) are skipped;
+// errored cases go where the block's errors: policy puts them.
+func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs string) []*cell {
+	type key struct{ t, m, s, f string }
 	idx := map[key]*cell{}
 	var out []*cell
 	for i := range rs.Rows {
@@ -139,35 +182,73 @@ func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task) []*cell
 		if tasks[t.Name] == nil || r.Result == nil || !r.Result.Done {
 			continue
 		}
-		k := key{t.Name, r.Model, r.Strategy}
+		k := key{t.Name, r.Model, r.Strategy, strings.Join(r.Factors, "\x00")}
 		c := idx[k]
 		if c == nil {
-			c = &cell{Task: t, Model: r.Model, Strategy: r.Strategy}
+			c = &cell{Task: t, Model: r.Model, Strategy: r.Strategy, Factors: r.Factors}
 			idx[k] = c
 			out = append(out, c)
 		}
-		if r.Result.Err != "" {
-			c.Errors++
+		if r.Result.Err == "" {
+			c.Rows = append(c.Rows, r)
 			continue
 		}
-		c.Rows = append(c.Rows, r)
+		if errs != pipeline.ErrorsUnparsed {
+			c.Errored = append(c.Errored, r)
+			continue
+		}
+		// An unparsed answer: no label, no confidence, not correct; the
+		// error stays so the case is still counted as errored.
+		res := *r.Result
+		res.Label, res.Confidence, res.Parsed, res.Judge = "", nil, false, nil
+		if res.Correct != nil {
+			f := false
+			res.Correct = &f
+		}
+		c.Rows = append(c.Rows, &pipeline.ResultRow{Case: r.Case, Model: r.Model, Strategy: r.Strategy, Factors: r.Factors, Result: &res})
 	}
 	return out
 }
 
-// row is a metric row of a cell without an interval.
-func row(c *cell, subset, metric string, v float64, n int) pipeline.MetricRow {
-	return pipeline.MetricRow{Model: c.Model, Strategy: c.Strategy, Task: c.Task.Name, Subset: subset, Metric: metric,
+// pooledRow is a row over several cells (a model's forms, a UMSS score):
+// their counts summed, and the factors they share (the others blank).
+func pooledRow(cells []*cell, model, strategy, task, metric string, v float64, n int) pipeline.MetricRow {
+	r := pipeline.MetricRow{Model: model, Strategy: strategy, Task: task, Subset: subsetAll, Metric: metric,
 		Value: v, CILow: math.NaN(), CIHigh: math.NaN(), N: n}
+	for i, c := range cells {
+		r.NCases += c.nCases()
+		r.NUnparsed += c.nUnparsed()
+		r.NErrors += c.nErrors()
+		if i == 0 {
+			r.Factors = append([]string(nil), c.Factors...)
+			continue
+		}
+		for j := range r.Factors {
+			if j >= len(c.Factors) || c.Factors[j] != r.Factors[j] {
+				r.Factors[j] = ""
+			}
+		}
+	}
+	return r
 }
 
-// errorRow reports a cell's errored cases, when there were any.
-func errorRows(c *cell) []pipeline.MetricRow {
-	if c.Errors == 0 {
-		return nil
-	}
-	n := len(c.Rows) + c.Errors
-	return []pipeline.MetricRow{row(c, subsetAll, "error_rate", float64(c.Errors)/float64(n), n)}
+// idHeader is the leading columns of a per-cell CSV table: model,
+// strategy, task and the study's condition factors, then extra.
+func idHeader(rs *pipeline.ResultSet, extra ...string) []string {
+	h := append([]string{"model", "strategy", "task"}, rs.Study.Factors...)
+	return append(h, extra...)
+}
+
+// idCols is a cell's values of idHeader's leading columns.
+func idCols(c *cell) []string {
+	return append([]string{c.Model, c.Strategy, c.Task.Name}, c.Factors...)
+}
+
+// row is a metric row of a cell (or subset cell) without an interval, with
+// the cell's counts.
+func row(c *cell, subset, metric string, v float64, n int) pipeline.MetricRow {
+	return pipeline.MetricRow{Model: c.Model, Strategy: c.Strategy, Task: c.Task.Name, Subset: subset, Factors: c.Factors, Metric: metric,
+		Value: v, CILow: math.NaN(), CIHigh: math.NaN(), N: n, NCases: c.nCases(), NUnparsed: c.nUnparsed(), NErrors: c.nErrors()}
 }
 
 // confOf is a result's stated confidence, NaN when it has none.
@@ -250,11 +331,11 @@ func (s *subsets) in(t *pipeline.Task, name string, it *pipeline.Item) (bool, er
 	return b, nil
 }
 
-// filterRows keeps the rows of a cell whose item is in the subset.
-func (s *subsets) filterRows(c *cell, name string) ([]*pipeline.ResultRow, error) {
+// filter keeps the rows whose item is in the subset.
+func (s *subsets) filter(t *pipeline.Task, name string, rows []*pipeline.ResultRow) ([]*pipeline.ResultRow, error) {
 	var out []*pipeline.ResultRow
-	for _, r := range c.Rows {
-		ok, err := s.in(c.Task, name, r.Case.Item)
+	for _, r := range rows {
+		ok, err := s.in(t, name, r.Case.Item)
 		if err != nil {
 			return nil, err
 		}
@@ -263,6 +344,20 @@ func (s *subsets) filterRows(c *cell, name string) ([]*pipeline.ResultRow, error
 		}
 	}
 	return out, nil
+}
+
+// sub is the part of a cell whose items are in the subset, errored cases
+// included, so its rows count the subset's own cases.
+func (s *subsets) sub(c *cell, name string) (*cell, error) {
+	rows, err := s.filter(c.Task, name, c.Rows)
+	if err != nil {
+		return nil, err
+	}
+	errored, err := s.filter(c.Task, name, c.Errored)
+	if err != nil {
+		return nil, err
+	}
+	return &cell{Task: c.Task, Model: c.Model, Strategy: c.Strategy, Factors: c.Factors, Rows: rows, Errored: errored}, nil
 }
 
 // fieldString reads an item field as a string ("" when missing or null).

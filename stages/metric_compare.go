@@ -20,14 +20,15 @@ func init() {
 // CompareConfig is the YAML of a compare metric block.
 type CompareConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	By                  string     `yaml:"by,omitempty" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
+	By                  string     `yaml:"by,omitempty" enum:"strategy,model" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
 	Pairs               [][]string `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
 	ItemKey             string     `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
-	Unparsed            string     `yaml:"unparsed,omitempty" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
+	Unparsed            string     `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
 	Bootstrap           *int       `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 type compare struct {
+	errs    string
 	table   string
 	byModel bool
 	pairs   [][2]string
@@ -41,7 +42,7 @@ type compare struct {
 func (c *CompareConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &compare{table: tableName(&c.MetricBase, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap)}
+	m := &compare{errs: c.MetricBase.ErrorsPolicy(), table: tableName(&c.MetricBase, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap)}
 	switch c.By {
 	case "", "strategy":
 	case "model":
@@ -74,11 +75,15 @@ func (m *compare) key(it *pipeline.Item) string {
 
 // side is one compared system's answers by item key.
 type side struct {
+	cell    *cell
 	name    string
 	correct map[string]bool
 	parsed  map[string]bool
 	order   []string
 }
+
+// UnparsedOverride is the block's unparsed: ("" = the run's).
+func (m *compare) UnparsedOverride() string { return m.policy }
 
 // Compute compares every pair within each task x model (or strategy).
 func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
@@ -87,7 +92,7 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 	type group struct{ task, other string }
 	sides := map[group][]*side{}
 	var groups []group
-	for _, c := range groupCells(rs, m.tasks) {
+	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		g, name := group{c.Task.Name, c.Model}, c.Strategy
 		if m.byModel {
 			g, name = group{c.Task.Name, c.Strategy}, c.Model
@@ -95,7 +100,7 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 		if sides[g] == nil {
 			groups = append(groups, g)
 		}
-		s := &side{name: name, correct: map[string]bool{}, parsed: map[string]bool{}}
+		s := &side{cell: c, name: name, correct: map[string]bool{}, parsed: map[string]bool{}}
 		for _, r := range c.Rows {
 			if r.Case.Item.Gold == "" {
 				continue
@@ -182,7 +187,10 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 			model, strategy = label, c.g.other
 		}
 		mk := func(metric string, v, lo, hi float64) pipeline.MetricRow {
-			return pipeline.MetricRow{Model: model, Strategy: strategy, Task: c.g.task, Subset: subsetAll, Metric: metric, Value: v, CILow: lo, CIHigh: hi, N: c.p.N}
+			r := pooledRow([]*cell{c.a.cell, c.b.cell}, model, strategy, c.g.task, metric, v, c.p.N)
+			r.CILow, r.CIHigh = lo, hi
+			r.Convention = "b − a on the items both answered"
+			return r
 		}
 		nan := math.NaN()
 		out.Rows = append(out.Rows, mk("paired_diff", c.p.MeanDiff, c.p.Lo, c.p.Hi), mk("mcnemar_p", ps[i], nan, nan), mk("holm_p", holm[i], nan, nan))

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/promoral/promoral/pipeline"
@@ -10,71 +11,119 @@ import (
 func init() {
 	pipeline.RegisterMetric(pipeline.MetricKind{
 		Name: "confidence_study",
-		Doc: "The confidence study per condition (model x strategy, i.e. thinking x reflection level): confidence summary, calibration in the bins 0-20 ... 81-100, " +
-			"overconfident errors (> threshold and wrong), Spearman of confidence vs correctness, and a one-sided Mann-Whitney U of correct vs incorrect confidence " +
-			"(confidence_by_condition.csv, calibration.csv, overconfidence.csv, confidence_correct_vs_incorrect.csv).",
+		Doc: "The confidence study per condition (model x strategy x its factors, e.g. reflection level x confidence instruction x thinking): " +
+			"confidence summary and high_confidence_rate (every task, gold or not); on tasks with gold, calibration in the study's bins 0-20 ... 81-100 and " +
+			"a top-label ece in ten bins (lo, hi], overconfident errors (wrong with confidence > threshold), Spearman's rho of confidence against correctness " +
+			"(from min_spearman_n answers) and a one-sided Mann-Whitney U of right against wrong answers' confidence (from min_group_n of each). " +
+			"Confidences are on 0-1 everywhere; bootstrap 95% intervals (confidence_by_condition.csv, calibration.csv, reliability.csv, overconfidence.csv, " +
+			"confidence_correct_vs_incorrect.csv).",
 		New: func() pipeline.MetricConfig { return &ConfidenceStudyConfig{} },
 	})
 }
 
 // ConfidenceStudyConfig is the YAML of a confidence_study metric block.
-// Confidences are analysed on the 0–100 scale the study asks for: the
-// extracted 0–1 confidence times scale. Answers without a stated confidence
-// are left out (and counted: n is the number with one).
+// Answers without a stated confidence are left out of every confidence
+// statistic (and counted: n is the number with one).
 type ConfidenceStudyConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string  `yaml:"unparsed,omitempty" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
-	Threshold           float64 `yaml:"threshold,omitempty" doc:"Confidence above which an answer is confident (default 70, on the 0-100 scale)."`
-	Scale               float64 `yaml:"scale,omitempty" doc:"Factor from the extracted confidence (0-1) to the study's scale (default 100)."`
+	Unparsed            string   `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
+	Threshold           *float64 `yaml:"threshold,omitempty" doc:"Confidence above which an answer is confident, on the 0-1 scale every confidence uses (default 0.7: the study's > 70%). high_confidence_rate and the overconfident errors use it."`
+	MinSpearmanN        *int     `yaml:"min_spearman_n,omitempty" doc:"Fewest answers with a confidence for Spearman's rho and its p (default 10, the study's); below it the rows say too_few."`
+	MinGroupN           *int     `yaml:"min_group_n,omitempty" doc:"Fewest right and fewest wrong answers with a confidence for the Mann-Whitney test (default 5 each, the study's); below it the rows say too_few."`
+	Bins                int      `yaml:"bins,omitempty" doc:"Equal-width bins (lo, hi] of the ece row and reliability.csv (default 10)."`
+	Bootstrap           *int     `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (answers resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 type confidenceStudy struct {
 	base      pipeline.MetricBase
+	errs      string
 	tasks     map[string]*pipeline.Task
 	policy    string
 	threshold float64
-	scale     float64
+	minRho    int
+	minGroup  int
+	bins      int
+	reps      int
 }
 
-// Build picks tasks with gold labels.
+// Build picks every task with answer labels; tasks without gold get the
+// descriptive statistics only.
 func (c *ConfidenceStudyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
-	m := &confidenceStudy{base: c.MetricBase, policy: c.Unparsed, threshold: c.Threshold, scale: c.Scale}
-	if m.threshold == 0 {
-		m.threshold = stats.OverconfidenceThreshold
+	checkReps(b, c.Bootstrap)
+	m := &confidenceStudy{base: c.MetricBase, errs: c.MetricBase.ErrorsPolicy(), policy: c.Unparsed, threshold: stats.OverconfidenceThreshold,
+		minRho: stats.MinSpearmanN, minGroup: stats.MinMannWhitneyN, bins: c.Bins, reps: repsOf(c.Bootstrap)}
+	if c.Threshold != nil {
+		m.threshold = *c.Threshold
+		if m.threshold < 0 || m.threshold > 1 {
+			b.Errf("threshold", fmt.Sprintf("confidences are on the 0-1 scale: write %g for %g%%", m.threshold/100, m.threshold), "threshold %g is outside 0-1", m.threshold)
+		}
 	}
-	if m.scale == 0 {
-		m.scale = 100
+	if c.MinSpearmanN != nil {
+		if m.minRho = *c.MinSpearmanN; m.minRho < 3 {
+			b.Errf("min_spearman_n", "use 3 or more (a p-value needs n - 2 degrees of freedom)", "min_spearman_n must be at least 3")
+		}
 	}
-	if c.Scale < 0 || c.Threshold < 0 {
-		b.Errf("", "use positive numbers", "threshold and scale must be positive")
+	if c.MinGroupN != nil {
+		if m.minGroup = *c.MinGroupN; m.minGroup < 1 {
+			b.Errf("min_group_n", "use 1 or more", "min_group_n must be at least 1")
+		}
+	}
+	if c.Bins < 0 {
+		b.Errf("bins", "use a positive number", "bins must be positive")
+	}
+	if m.bins <= 0 {
+		m.bins = stats.DefaultBins
 	}
 	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
-		if t.Spec.Gold == "" {
-			return "it has no gold labels"
+		if len(t.Labels) == 0 {
+			return "it declares no answer labels"
 		}
 		return ""
 	})
 	return m
 }
 
-// Compute writes the four tables and the long-format rows.
+// UnparsedOverride is the block's unparsed: ("" = the run's).
+func (m *confidenceStudy) UnparsedOverride() string { return m.policy }
+
+// The metrics.parquet rows of one condition, in the order the bootstrap
+// computes them.
+const (
+	csMean = iota
+	csMedian
+	csHigh
+	csOver
+	csShare
+	csConfAcc
+	csRho
+	csECE
+	csCount
+)
+
+// Compute writes the tables and the long-format rows.
 func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
+	seed := seedOf(rs)
 	out := &pipeline.MetricOutput{}
-	byCond := pipeline.CSVTable{Name: tableName(&m.base, "confidence_by_condition"), Header: []string{"model", "strategy", "task", "n", "n_answers", "accuracy", "mean", "std", "median", "min", "max"}}
-	calib := pipeline.CSVTable{Name: tableName(&m.base, "calibration"), Header: []string{"model", "strategy", "task", "bin", "n", "accuracy", "mean_confidence", "gap"}}
-	over := pipeline.CSVTable{Name: tableName(&m.base, "overconfidence"), Header: []string{"model", "strategy", "task", "n", "n_wrong", "n_overconfident_wrong",
-		"overconfident_error_rate", "overconfident_share_of_errors", "n_confident", "confident_accuracy", "threshold"}}
-	cvi := pipeline.CSVTable{Name: tableName(&m.base, "confidence_correct_vs_incorrect"), Header: []string{"model", "strategy", "task", "n_correct", "n_incorrect",
-		"mean_confidence_correct", "mean_confidence_incorrect", "spearman_rho", "spearman_p", "spearman_n", "mannwhitney_u", "mannwhitney_z", "mannwhitney_p"}}
-	for _, c := range groupCells(rs, m.tasks) {
-		out.Rows = append(out.Rows, errorRows(c)...)
+	thr := fmtF(m.threshold)
+	byCond := pipeline.CSVTable{Name: tableName(&m.base, "confidence_by_condition"), Header: idHeader(rs, "n_cases", "n_answers", "n", "accuracy",
+		"mean", "mean_ci_low", "mean_ci_high", "std", "median", "min", "max", "high_confidence_rate", "threshold")}
+	calib := pipeline.CSVTable{Name: tableName(&m.base, "calibration"), Header: idHeader(rs, "bin_percent", "n", "accuracy", "mean_confidence", "gap")}
+	rel := pipeline.CSVTable{Name: m.base.BlockName() + "_reliability", Header: idHeader(rs, "metric", "bin_lo", "bin_hi", "n", "mean_confidence", "observed", "observed_is", "bins")}
+	over := pipeline.CSVTable{Name: tableName(&m.base, "overconfidence"), Header: idHeader(rs, "n", "n_wrong", "n_overconfident_wrong",
+		"overconfident_error_rate", "overconfident_share_of_errors", "n_confident", "confident_accuracy", "threshold")}
+	cvi := pipeline.CSVTable{Name: tableName(&m.base, "confidence_correct_vs_incorrect"), Header: idHeader(rs, "n_correct", "n_incorrect",
+		"mean_confidence_correct", "mean_confidence_incorrect", "spearman_rho", "spearman_p", "spearman_n", "spearman_status",
+		"mannwhitney_u", "mannwhitney_z", "mannwhitney_p", "mannwhitney_status")}
+	scale := "confidence on 0-1"
+	for _, c := range groupCells(rs, m.tasks, m.errs) {
+		graded := c.Task.Spec.Gold != ""
 		var conf []float64
 		var correct []bool
 		nCorrect, answers := 0, 0
 		for _, r := range c.Rows {
-			if r.Case.Item.Gold == "" {
+			if graded && r.Case.Item.Gold == "" {
 				continue
 			}
 			if !r.Result.Parsed && policy == stats.UnparsedExclude {
@@ -89,26 +138,86 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			if math.IsNaN(cv) {
 				continue
 			}
-			// Rounded to 1e-9 so that 0.29·100 is 29, not 28.999999999999996,
-			// on the study's integer bin edges.
-			conf = append(conf, math.Round(cv*m.scale*1e9)/1e9)
+			conf = append(conf, cv)
 			correct = append(correct, ok)
 		}
+		if !graded {
+			correct = nil
+		}
+		tb, cells := stats.NewConfTable(conf, correct)
+		d := tb.Summary()
+		o := tb.Overconfident(m.threshold)
+		sp := tb.Spearman()
+		mw := tb.MannWhitney()
+		// One bootstrap over the answers for every interval: each replicate
+		// is a new set of counts per confidence value.
+		lo, hi := make([]float64, csCount), make([]float64, csCount)
+		for i := range lo {
+			lo[i], hi[i] = math.NaN(), math.NaN()
+		}
+		if m.reps > 0 && d.N > 0 {
+			var rt stats.ConfTable
+			lo, hi = stats.BootstrapMany(len(conf), csCount, func(idx []int, v []float64) {
+				tb.Resample(cells, idx, &rt)
+				s := rt.Summary()
+				v[csMean], v[csMedian], v[csHigh] = s.Mean, s.Median, rt.Above(m.threshold)
+				if graded {
+					oc := rt.Overconfident(m.threshold)
+					v[csOver], v[csShare], v[csConfAcc] = oc.OverconfidentErrorRate, oc.OverconfidentShareOfErrors, oc.ConfidentAccuracy
+					v[csRho], v[csECE] = rt.Spearman().Rho, rt.ECE(m.bins)
+				}
+			}, m.reps, seed, stats.DefaultLevel)
+		}
+		add := func(metric, conv string, v float64, n, k int) *pipeline.MetricRow {
+			r := row(c, subsetAll, metric, v, n)
+			r.Convention = conv
+			if k >= 0 {
+				r.CILow, r.CIHigh = lo[k], hi[k]
+			}
+			out.Rows = append(out.Rows, r)
+			return &out.Rows[len(out.Rows)-1]
+		}
+		add("mean_confidence", scale, d.Mean, d.N, csMean)
+		add("std_confidence", scale+"; sample standard deviation (n - 1)", d.Std, d.N, -1)
+		add("median_confidence", scale, d.Median, d.N, csMedian)
+		add("high_confidence_rate", fmt.Sprintf("share of answers with confidence > %s", thr), tb.Above(m.threshold), d.N, csHigh)
 		acc := math.NaN()
 		if answers > 0 {
 			acc = float64(nCorrect) / float64(answers)
 		}
-		id := []string{c.Model, c.Strategy, c.Task.Name}
-		d := stats.Describe(conf)
-		byCond.Rows = append(byCond.Rows, append(id[:3:3], fmtI(d.N), fmtI(answers), fmtF(acc), fmtF(d.Mean), fmtF(d.Std), fmtF(d.Median), fmtF(d.Min), fmtF(d.Max)))
-		for _, b := range stats.ConfidenceBins(conf, correct) {
-			calib.Rows = append(calib.Rows, append(id[:3:3], fmtI(b.Lo)+"-"+fmtI(b.Hi), fmtI(b.N), fmtF(b.Accuracy), fmtF(b.MeanConf), fmtF(b.MeanConf-b.Accuracy*100)))
+		id := idCols(c)
+		byCond.Rows = append(byCond.Rows, append(id, fmtI(c.nCases()), fmtI(answers), fmtI(d.N), fmtFIf(acc, graded), fmtF(d.Mean), fmtF(lo[csMean]), fmtF(hi[csMean]),
+			fmtF(d.Std), fmtF(d.Median), fmtF(d.Min), fmtF(d.Max), fmtF(tb.Above(m.threshold)), thr))
+		if !graded {
+			continue
 		}
-		o := stats.Overconfident(conf, correct, m.threshold)
-		over.Rows = append(over.Rows, append(id[:3:3], fmtI(o.N), fmtI(o.NWrong), fmtI(o.NOverconfidentWrong), fmtF(o.OverconfidentErrorRate),
-			fmtF(o.OverconfidentShareOfErrors), fmtI(o.NConfident), fmtF(o.ConfidentAccuracy), fmtF(m.threshold)))
-		sp := stats.Spearman(conf, stats.Bools(correct))
-		mw := stats.MannWhitneyConfidence(conf, correct)
+		add("overconfident_error_rate", fmt.Sprintf("wrong with confidence > %s, of all answers with a confidence", thr), o.OverconfidentErrorRate, o.N, csOver)
+		add("overconfident_share_of_errors", fmt.Sprintf("wrong with confidence > %s, of the wrong answers", thr), o.OverconfidentShareOfErrors, o.NWrong, csShare)
+		add("confident_accuracy", fmt.Sprintf("accuracy of the answers with confidence > %s", thr), o.ConfidentAccuracy, o.NConfident, csConfAcc)
+		add("ece", eceConvention("confidence in the chosen answer against accuracy", m.bins), tb.ECE(m.bins), d.N, csECE)
+		rhoStatus := ""
+		if sp.N < m.minRho {
+			rhoStatus = pipeline.StatusTooFew
+		}
+		mwStatus := ""
+		if mw.N1 < m.minGroup || mw.N2 < m.minGroup {
+			mwStatus = pipeline.StatusTooFew
+		}
+		rhoConv := fmt.Sprintf("confidence against correctness (1 right, 0 wrong); reported from %d answers", m.minRho)
+		add("spearman_rho", rhoConv, sp.Rho, sp.N, csRho).Status = rhoStatus
+		add("spearman_p", rhoConv+"; two-sided", sp.P, sp.N, -1).Status = rhoStatus
+		mwConv := fmt.Sprintf("right answers' confidence greater than wrong answers' (one-sided); reported from %d of each", m.minGroup)
+		add("mannwhitney_u", mwConv, mw.U, mw.N1+mw.N2, -1).Status = mwStatus
+		add("mannwhitney_p", mwConv, mw.P, mw.N1+mw.N2, -1).Status = mwStatus
+
+		for _, b := range tb.StudyBins() {
+			calib.Rows = append(calib.Rows, append(idCols(c), fmt.Sprintf("%d-%d", b.Lo, b.Hi), fmtI(b.N), fmtF(b.Accuracy), fmtF(b.MeanConf), fmtF(b.MeanConf-b.Accuracy)))
+		}
+		for _, b := range tb.Reliability(m.bins) {
+			rel.Rows = append(rel.Rows, append(idCols(c), "ece", fmtF(b.Lo), fmtF(b.Hi), fmtI(b.N), fmtF(b.MeanConf), fmtF(b.Accuracy), "accuracy", fmtI(m.bins)))
+		}
+		over.Rows = append(over.Rows, append(idCols(c), fmtI(o.N), fmtI(o.NWrong), fmtI(o.NOverconfidentWrong), fmtF(o.OverconfidentErrorRate),
+			fmtF(o.OverconfidentShareOfErrors), fmtI(o.NConfident), fmtF(o.ConfidentAccuracy), thr))
 		var cc, ci []float64
 		for i, v := range conf {
 			if correct[i] {
@@ -118,20 +227,31 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			}
 		}
 		dc, di := stats.Describe(cc), stats.Describe(ci)
-		cvi.Rows = append(cvi.Rows, append(id[:3:3], fmtI(dc.N), fmtI(di.N), fmtF(dc.Mean), fmtF(di.Mean),
-			fmtF(sp.Rho), fmtF(sp.P), fmtI(sp.N), fmtF(mw.U), fmtF(mw.Z), fmtF(mw.P)))
-		out.Rows = append(out.Rows,
-			row(c, subsetAll, "mean_confidence", d.Mean, d.N),
-			row(c, subsetAll, "std_confidence", d.Std, d.N),
-			row(c, subsetAll, "median_confidence", d.Median, d.N),
-			row(c, subsetAll, "overconfident_error_rate", o.OverconfidentErrorRate, o.N),
-			row(c, subsetAll, "confident_accuracy", o.ConfidentAccuracy, o.NConfident),
-			row(c, subsetAll, "spearman_rho", sp.Rho, sp.N),
-			row(c, subsetAll, "spearman_p", sp.P, sp.N),
-			row(c, subsetAll, "mannwhitney_u", mw.U, mw.N1+mw.N2),
-			row(c, subsetAll, "mannwhitney_p", mw.P, mw.N1+mw.N2),
-		)
+		rho, rp, u, z, mp := sp.Rho, sp.P, mw.U, mw.Z, mw.P
+		if rhoStatus != "" {
+			rho, rp = math.NaN(), math.NaN()
+		}
+		if mwStatus != "" {
+			u, z, mp = math.NaN(), math.NaN(), math.NaN()
+		}
+		cvi.Rows = append(cvi.Rows, append(idCols(c), fmtI(dc.N), fmtI(di.N), fmtF(dc.Mean), fmtF(di.Mean),
+			fmtF(rho), fmtF(rp), fmtI(sp.N), orOK(rhoStatus), fmtF(u), fmtF(z), fmtF(mp), orOK(mwStatus)))
 	}
-	out.Tables = []pipeline.CSVTable{byCond, calib, over, cvi}
+	out.Tables = []pipeline.CSVTable{byCond, calib, rel, over, cvi}
 	return out, nil
+}
+
+func orOK(s string) string {
+	if s == "" {
+		return pipeline.StatusOK
+	}
+	return s
+}
+
+// fmtFIf is fmtF(x), or empty when the figure does not apply.
+func fmtFIf(x float64, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return fmtF(x)
 }

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/stats"
@@ -21,7 +22,7 @@ func init() {
 // produces (data/SOURCES.md §2).
 type ContrastConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 	Pair                string `yaml:"pair,omitempty" doc:"Item field linking an original and its edit (default pair_id, the expand link)."`
 	Variant             string `yaml:"variant,omitempty" doc:"Item field naming the variant (default variant, the expand as)."`
 	Original            string `yaml:"original,omitempty" doc:"Variant value of the original scenario (default original)."`
@@ -30,9 +31,12 @@ type ContrastConfig struct {
 	Flip                string `yaml:"flip,omitempty" doc:"Edit type value of edits that should change the label (default flip)."`
 	Preserve            string `yaml:"preserve,omitempty" doc:"Edit type value of edits that should keep the label (default preserve)."`
 	Bootstrap           *int   `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (pairs resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	// RequireConfidence treats an answer without a confidence as unparsed.
+	RequireConfidence bool `yaml:"require_confidence,omitempty" doc:"Count an answer with no parseable confidence as unparsed (ProMoral scored only replies with both a label and a confidence)."`
 }
 
 type contrast struct {
+	errs   string
 	cfg    ContrastConfig
 	tasks  map[string]*pipeline.Task
 	reps   int
@@ -50,7 +54,7 @@ func orDefault(v, d string) string {
 func (c *ContrastConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &contrast{cfg: *c, reps: repsOf(c.Bootstrap), policy: c.Unparsed}
+	m := &contrast{errs: c.MetricBase.ErrorsPolicy(), cfg: *c, reps: repsOf(c.Bootstrap), policy: c.Unparsed}
 	f := &m.cfg
 	f.Pair, f.Variant, f.Original, f.Edited = orDefault(f.Pair, "pair_id"), orDefault(f.Variant, "variant"), orDefault(f.Original, "original"), orDefault(f.Edited, "edited")
 	f.EditType, f.Flip, f.Preserve = orDefault(f.EditType, "edit_type"), orDefault(f.Flip, "flip"), orDefault(f.Preserve, "preserve")
@@ -94,7 +98,8 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 			idx[id] = e
 			order = append(order, e)
 		}
-		h := half{pred: r.Result.Label, gold: it.Gold, parsed: r.Result.Parsed, ok: true}
+		parsed := r.Result.Parsed && (!f.RequireConfidence || !math.IsNaN(confOf(r.Result)))
+		h := half{pred: r.Result.Label, gold: it.Gold, parsed: parsed, ok: true}
 		if !h.parsed {
 			h.pred = ""
 		}
@@ -122,13 +127,15 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 	return out, incomplete
 }
 
+// UnparsedOverride is the block's unparsed: ("" = the run's).
+func (m *contrast) UnparsedOverride() string { return m.policy }
+
 // Compute scores each cell's pairs.
 func (m *contrast) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 	out := &pipeline.MetricOutput{}
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
-	for _, c := range groupCells(rs, m.tasks) {
-		out.Rows = append(out.Rows, errorRows(c)...)
+	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		pairs, incomplete := m.pairs(c)
 		res := stats.Contrast(pairs, policy)
 		var buf []stats.ContrastPair
@@ -140,6 +147,10 @@ func (m *contrast) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, erro
 		}
 		add := func(metric string, v float64, n int, get func(stats.ContrastResult) float64) {
 			r := row(c, subsetAll, metric, v, n)
+			r.Convention = "over pairs with both answers"
+			if m.cfg.RequireConfidence {
+				r.Convention += "; parsed = a label and a confidence"
+			}
 			r.CILow, r.CIHigh = ci(get)
 			out.Rows = append(out.Rows, r)
 		}
@@ -149,7 +160,9 @@ func (m *contrast) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, erro
 		add("flip_accuracy", res.FlipAccuracy, res.NFlip, func(r stats.ContrastResult) float64 { return r.FlipAccuracy })
 		add("preserve_consistency", res.PreserveConsistency, res.NPreserve, func(r stats.ContrastResult) float64 { return r.PreserveConsistency })
 		if incomplete > 0 {
-			out.Rows = append(out.Rows, row(c, subsetAll, "incomplete_pairs", float64(incomplete), len(pairs)+incomplete))
+			r := row(c, subsetAll, "incomplete_pairs", float64(incomplete), len(pairs)+incomplete)
+			r.Convention = "pairs missing a scored original or edit, left out of every other row"
+			out.Rows = append(out.Rows, r)
 		}
 	}
 	return out, nil

@@ -18,7 +18,7 @@ func init() {
 // EfficiencyConfig is the YAML of an efficiency metric block.
 type EfficiencyConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string          `yaml:"unparsed,omitempty" doc:"How unparsed answers count in the accuracy: wrong or exclude; default: the run's settings.unparsed."`
+	Unparsed            string          `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count in the accuracy: wrong or exclude; default: the run's settings.unparsed."`
 	IncludeJudge        bool            `yaml:"include_judge,omitempty" doc:"Add the judge's cost to the cost per example (its tokens are not counted: a judge is the study's, not the strategy's, spend)."`
 	Tokens              *RecordedTokens `yaml:"tokens,omitempty" doc:"Read tokens from item fields instead of the calls made (for re-scored recorded replies, which make no call)."`
 }
@@ -30,6 +30,7 @@ type RecordedTokens struct {
 }
 
 type efficiency struct {
+	errs   string
 	tasks  map[string]*pipeline.Task
 	policy string
 	judge  bool
@@ -42,7 +43,7 @@ func (c *EfficiencyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	if c.Tokens != nil && c.Tokens.Prompt == "" && c.Tokens.Completion == "" {
 		b.Errf("tokens", "name the prompt and/or completion token fields", "tokens names no field")
 	}
-	m := &efficiency{policy: c.Unparsed, judge: c.IncludeJudge, tokens: c.Tokens}
+	m := &efficiency{errs: c.MetricBase.ErrorsPolicy(), policy: c.Unparsed, judge: c.IncludeJudge, tokens: c.Tokens}
 	m.tasks = selectTasks(b, func(*pipeline.Task) string { return "" })
 	return m
 }
@@ -62,12 +63,14 @@ func fieldInt(it *pipeline.Item, f string) int64 {
 	return 0
 }
 
+// UnparsedOverride is the block's unparsed: ("" = the run's).
+func (m *efficiency) UnparsedOverride() string { return m.policy }
+
 // Compute reports each cell.
 func (m *efficiency) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
 	out := &pipeline.MetricOutput{}
-	for _, c := range groupCells(rs, m.tasks) {
-		out.Rows = append(out.Rows, errorRows(c)...)
+	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		var tokens int64
 		var cost float64
 		var pred, gold []string

@@ -54,7 +54,7 @@ func mkStudy(seed int64, tasks ...*pipeline.Task) *pipeline.Study {
 
 // mkRS builds the result set of answers to one task.
 func mkRS(st *pipeline.Study, policy string, t *pipeline.Task, answers ...ans) *pipeline.ResultSet {
-	rs := &pipeline.ResultSet{Study: st, Policy: policy}
+	rs := &pipeline.ResultSet{Study: st, Policy: policy, Seed: uint64(st.Run.Settings.Seed)}
 	items := map[string]*pipeline.Item{}
 	for i := range t.Items {
 		items[t.Items[i].ID] = &t.Items[i]
@@ -84,7 +84,7 @@ func mkRS(st *pipeline.Study, policy string, t *pipeline.Task, answers ...ans) *
 
 // merge joins result sets of the same study (several tasks).
 func merge(sets ...*pipeline.ResultSet) *pipeline.ResultSet {
-	out := &pipeline.ResultSet{Study: sets[0].Study, Policy: sets[0].Policy}
+	out := &pipeline.ResultSet{Study: sets[0].Study, Policy: sets[0].Policy, Seed: sets[0].Seed}
 	for _, s := range sets {
 		out.Rows = append(out.Rows, s.Rows...)
 	}

@@ -245,42 +245,70 @@ func TestUMSS(t *testing.T) {
 	}
 }
 
-// The confidence study, four answers on the 0–100 scale (extracted 0.8 and
-// 0.6, times 100), ties in both variables:
+// The confidence study, four answers (confidence on 0–1, as every output
+// gives it), ties in both variables:
 //
 //	conf  correct
-//	80    yes
-//	80    no
-//	60    yes
-//	60    no
+//	0.8   yes
+//	0.8   no
+//	0.6   yes
+//	0.6   no
 //
-// mean 70, sample std √(4·100/3) = 11.5470053838, median 70. Bins: 41–60
-// has the two 60s (accuracy 1/2), 61–80 the two 80s (1/2). Confident
-// (> 70): the two 80s, one wrong: overconfident error rate 1/4, share of
-// errors 1/2, confident accuracy 1/2. Spearman: the ranks (3.5, 3.5, 1.5,
-// 1.5) and (3.5, 1.5, 3.5, 1.5) are uncorrelated: ρ = 0, p = 1.
-// Mann-Whitney (correct {80, 60} vs incorrect {80, 60}): U = R₁ − 3 =
-// 5 − 3 = 2 = n₁n₂/2; σ = √(4/12·(5 − 12/12)) = √(4/3); z = −0.5/σ =
-// −0.4330127; p = P(Z ≥ z) = Φ(0.4330127) = 0.6674972.
+// mean 0.7, sample std √(4·0.01/3) = 0.115470053838, median 0.7. Bins:
+// 41–60 has the two 0.6s (accuracy 1/2), 61–80 the two 0.8s (1/2).
+// Confident (> 0.7): the two 0.8s, one wrong: overconfident error rate 1/4,
+// share of errors 1/2, confident accuracy 1/2, high-confidence rate 1/2.
+// Spearman: the ranks (3.5, 3.5, 1.5, 1.5) and (3.5, 1.5, 3.5, 1.5) are
+// uncorrelated: ρ = 0, p = 1. Mann-Whitney (correct {0.8, 0.6} vs incorrect
+// {0.8, 0.6}): U = R₁ − 3 = 5 − 3 = 2 = n₁n₂/2; σ = √(4/12·(5 − 12/12)) =
+// √(4/3); z = −0.5/σ = −0.4330127; p = P(Z ≥ z) = Φ(0.4330127) = 0.6674972.
+// With four answers the study's thresholds (10 for ρ, 5 per group for the
+// test) are not met: the rows say too_few; lowered, they give the numbers.
 func TestConfidenceStudy(t *testing.T) {
 	task := mkTask("ethics", ethicsLabels, U, []tItem{{id: "1", gold: U}, {id: "2", gold: U}, {id: "3", gold: A}, {id: "4", gold: A}, {id: "5", gold: U}}, nil)
 	st := mkStudy(1, task)
-	m := build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}})
-	out := run(t, m, mkRS(st, "wrong", task,
-		ans{model: "m-thinking", strategy: "l3", item: "1", label: U, conf: 0.8},
-		ans{model: "m-thinking", strategy: "l3", item: "2", label: A, conf: 0.8},
-		ans{model: "m-thinking", strategy: "l3", item: "3", label: A, conf: 0.6},
-		ans{model: "m-thinking", strategy: "l3", item: "4", label: U, conf: 0.6},
-		ans{model: "m-thinking", strategy: "l3", item: "5", label: U, noConf: true}))
-	want(t, find(t, out, "m-thinking", "l3", "all", "mean_confidence"), 70, 4)
-	want(t, find(t, out, "m-thinking", "l3", "all", "std_confidence"), math.Sqrt(400.0/3), 4)
-	want(t, find(t, out, "m-thinking", "l3", "all", "median_confidence"), 70, 4)
+	answers := []ans{
+		{model: "m-thinking", strategy: "l3", item: "1", label: U, conf: 0.8},
+		{model: "m-thinking", strategy: "l3", item: "2", label: A, conf: 0.8},
+		{model: "m-thinking", strategy: "l3", item: "3", label: A, conf: 0.6},
+		{model: "m-thinking", strategy: "l3", item: "4", label: U, conf: 0.6},
+		{model: "m-thinking", strategy: "l3", item: "5", label: U, noConf: true}}
+	def := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task, answers...))
+	for _, k := range []string{"spearman_rho", "spearman_p", "mannwhitney_u", "mannwhitney_p"} {
+		if r := find(t, def, "m-thinking", "l3", "all", k); r.Status != pipeline.StatusTooFew {
+			t.Errorf("%s from 4 answers: status %q, want too_few", k, r.Status)
+		}
+	}
+	if got := cellOf(t, table(t, def, "confidence_correct_vs_incorrect"), "spearman_rho", "m-thinking", "l3", "ethics"); got != "" {
+		t.Errorf("spearman_rho below the threshold = %q, want blank", got)
+	}
+	m := build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, MinSpearmanN: intp(4), MinGroupN: intp(2)})
+	out := run(t, m, mkRS(st, "wrong", task, answers...))
+	want(t, find(t, out, "m-thinking", "l3", "all", "mean_confidence"), 0.7, 4)
+	want(t, find(t, out, "m-thinking", "l3", "all", "std_confidence"), math.Sqrt(0.04/3), 4)
+	want(t, find(t, out, "m-thinking", "l3", "all", "median_confidence"), 0.7, 4)
+	want(t, find(t, out, "m-thinking", "l3", "all", "high_confidence_rate"), 0.5, 4)
 	want(t, find(t, out, "m-thinking", "l3", "all", "overconfident_error_rate"), 0.25, 4)
 	want(t, find(t, out, "m-thinking", "l3", "all", "confident_accuracy"), 0.5, 2)
 	want(t, find(t, out, "m-thinking", "l3", "all", "spearman_rho"), 0, 4)
 	want(t, find(t, out, "m-thinking", "l3", "all", "spearman_p"), 1, 4)
 	want(t, find(t, out, "m-thinking", "l3", "all", "mannwhitney_u"), 2, 4)
 	near(t, "mannwhitney_p", find(t, out, "m-thinking", "l3", "all", "mannwhitney_p").Value, 0.6674972, 1e-6)
+	// ECE, ten bins (lo, hi]: 0.6 in (0.5, 0.6] (accuracy 1/2, gap 0.1), 0.8
+	// in (0.7, 0.8] (gap 0.3): (2·0.1 + 2·0.3)/4 = 0.2.
+	want(t, find(t, out, "m-thinking", "l3", "all", "ece"), 0.2, 4)
+	for _, k := range []string{"spearman_rho", "mannwhitney_p"} {
+		if r := find(t, out, "m-thinking", "l3", "all", k); r.Status != "" {
+			t.Errorf("%s with lowered thresholds: status %q", k, r.Status)
+		}
+	}
+	// Intervals on the confidence statistics: each brackets its estimate.
+	for _, k := range []string{"mean_confidence", "high_confidence_rate", "overconfident_error_rate", "ece"} {
+		r := find(t, out, "m-thinking", "l3", "all", k)
+		if math.IsNaN(r.CILow) || r.CILow > r.Value+eps || r.CIHigh < r.Value-eps {
+			t.Errorf("%s: interval [%v, %v] around %v", k, r.CILow, r.CIHigh, r.Value)
+		}
+	}
 	id := []string{"m-thinking", "l3", "ethics"}
 	cal := table(t, out, "calibration")
 	if got := cellOf(t, cal, "n", append(id, "41-60")...); got != "2" {
@@ -288,6 +316,9 @@ func TestConfidenceStudy(t *testing.T) {
 	}
 	if got := cellOf(t, cal, "accuracy", append(id, "61-80")...); got != "0.5" {
 		t.Errorf("61-80 accuracy = %s", got)
+	}
+	if got := cellOf(t, cal, "mean_confidence", append(id, "61-80")...); got != "0.8" {
+		t.Errorf("61-80 mean confidence = %s, want 0.8 (0-1 scale)", got)
 	}
 	if got := cellOf(t, cal, "n", append(id, "0-20")...); got != "0" {
 		t.Errorf("empty bin 0-20 n = %s", got)
@@ -304,18 +335,46 @@ func TestConfidenceStudy(t *testing.T) {
 	if got := cellOf(t, table(t, out, "overconfidence"), "n_overconfident_wrong", id...); got != "1" {
 		t.Errorf("overconfident wrong = %s", got)
 	}
-	if got := cellOf(t, table(t, out, "confidence_correct_vs_incorrect"), "mean_confidence_correct", id...); got != "70" {
+	if got := cellOf(t, table(t, out, "confidence_correct_vs_incorrect"), "mean_confidence_correct", id...); got != "0.7" {
 		t.Errorf("mean confidence of correct answers = %s", got)
 	}
-	// The table names are the study's.
 	var names []string
 	for _, tb := range out.Tables {
 		names = append(names, tb.Name)
 	}
-	if strings.Join(names, ",") != "confidence_by_condition,calibration,overconfidence,confidence_correct_vs_incorrect" {
+	if strings.Join(names, ",") != "confidence_by_condition,calibration,confidence_study_reliability,overconfidence,confidence_correct_vs_incorrect" {
 		t.Errorf("tables %v", names)
 	}
+
+	// A threshold on the 0-100 scale is an error that says how to write it.
+	_, ds := tryBuild(st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, Threshold: fp(70)})
+	if !strings.Contains(ds.Error(), "write 0.7 for 70%") {
+		t.Errorf("diagnostics %v", ds)
+	}
 }
+
+// A task without gold (MoralChoice high ambiguity) still gets the
+// confidence statistics that need no gold, and none that do.
+func TestConfidenceStudyWithoutGold(t *testing.T) {
+	task := mkTask("mc_high", []string{"A", "B"}, "-", []tItem{{id: "1"}, {id: "2"}, {id: "3"}}, nil)
+	st := mkStudy(1, task)
+	out := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task,
+		ans{model: "m", strategy: "s", item: "1", label: "A", conf: 0.9},
+		ans{model: "m", strategy: "s", item: "2", label: "B", conf: 0.5},
+		ans{model: "m", strategy: "s", item: "3", label: "A", conf: 0.75}))
+	want(t, find(t, out, "m", "s", "all", "mean_confidence"), (0.9+0.5+0.75)/3, 3)
+	want(t, find(t, out, "m", "s", "all", "high_confidence_rate"), 2.0/3, 3)
+	for _, k := range []string{"overconfident_error_rate", "spearman_rho", "ece", "mannwhitney_p"} {
+		if has(out, "m", "s", "all", k) {
+			t.Errorf("%s reported on a task without gold", k)
+		}
+	}
+	if got := cellOf(t, table(t, out, "confidence_by_condition"), "accuracy", "m", "s", "mc_high"); got != "" {
+		t.Errorf("accuracy without gold = %q, want blank", got)
+	}
+}
+
+func fp(x float64) *float64 { return &x }
 
 // Efficiency: two answers, one right. Tokens 100+50 and 200+100 -> 450 over
 // 2 = 225 per example; accuracy 0.5 per 0.225 thousand tokens = 2.2222…;
@@ -462,7 +521,7 @@ func TestReference(t *testing.T) {
 	// A dataset the CSV does not have, and a from naming no block.
 	_, ds := tryBuild(st, &ReferenceConfig{MetricBase: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv", From: "nope",
 		Datasets: []RefDataset{{Dataset: "MMLU", Task: "toy"}}})
-	if !strings.Contains(ds.Error(), `no rows of dataset "MMLU"`) || !strings.Contains(ds.Error(), `no classification block "nope"`) {
+	if !strings.Contains(ds.Error(), `no rows of dataset "MMLU"`) || !strings.Contains(ds.Error(), `no classification or safety block "nope"`) {
 		t.Errorf("diagnostics %v", ds)
 	}
 }

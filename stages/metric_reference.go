@@ -12,13 +12,15 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
 	pipeline.RegisterMetric(pipeline.MetricKind{
 		Name: "reference",
-		Doc: "Compares the run's classification figures (n, accuracy, F1, ECE, Brier per model x strategy) with published ones from a CSV " +
-			"(reference_comparison.csv, and a table printed after the run).",
+		Doc: "Compares the run's figures with published ones from a CSV: classification figures (n, accuracy, F1, ECE, Brier per model x strategy; " +
+			"on a multi-class task F1 is weighted_f1 and ECE the top-label ece) from a classification block, and safety figures (ASR and RTA with their " +
+			"n and denominators) from a safety block (reference_comparison.csv, and a table printed after the run).",
 		New: func() pipeline.MetricConfig { return &ReferenceConfig{} },
 	})
 }
@@ -26,14 +28,16 @@ func init() {
 // ReferenceConfig is the YAML of a reference metric block.
 type ReferenceConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	File                string `yaml:"file" required:"true" doc:"CSV of published figures, relative to the run file, with columns dataset, model, strategy and any of n_eval, accuracy, f1, ece, brier (e.g. data/promoral_reference/promoral_results_summary.csv)."`
+	File                string `yaml:"file" required:"true" doc:"CSV of published figures, relative to the run file, with columns dataset, model, strategy and any of n_eval, accuracy, f1, ece, brier, asr, rta, n_harmful, n_benign (e.g. data/promoral_reference/promoral_results_summary.csv)."`
 	// Datasets joins the CSV's dataset column to the run's tasks.
 	Datasets []RefDataset `yaml:"datasets" required:"true" doc:"Which published dataset each task (or task subset) corresponds to."`
-	From     string       `yaml:"from,omitempty" doc:"Name of the classification block whose figures are compared (its unparsed policy, confidence meaning and ece_promoral); default: the first classification block scoring the task."`
+	From     string       `yaml:"from,omitempty" doc:"Name of the block whose figures are compared (a classification block: its unparsed policy, confidence meaning and ece_promoral; a safety block for ASR and RTA); default: the first block of the right kind scoring the task. A dataset's own from: wins."`
 	// Models and Strategies rename the run's names to the published ones.
 	Models     map[string]string `yaml:"models,omitempty" doc:"Run model name -> published model name, where they differ."`
 	Strategies map[string]string `yaml:"strategies,omitempty" doc:"Run strategy name -> published strategy name, where they differ."`
-	Tolerance  float64           `yaml:"tolerance,omitempty" doc:"A run matches when accuracy and F1 are both within this of the published figures (default 0.005)."`
+	Tolerance  float64           `yaml:"tolerance,omitempty" doc:"A run matches when accuracy and F1 (or ASR and RTA) are both within this of the published figures (default 0.005)."`
+	// PublishedDenominator states how the published rates were counted.
+	PublishedDenominator string `yaml:"published_denominator,omitempty" doc:"What the published ASR and RTA divide by, printed next to ours (default: all harmful (benign) prompts of the run, n_harmful (n_benign), a prompt without a verdict counting as neither)."`
 }
 
 // RefDataset maps one published dataset to a task of the run.
@@ -41,13 +45,20 @@ type RefDataset struct {
 	Dataset string `yaml:"dataset" required:"true" doc:"Value of the CSV's dataset column, e.g. ETHICS."`
 	Task    string `yaml:"task" required:"true" doc:"Task of the run scored against it."`
 	Subset  string `yaml:"subset,omitempty" doc:"A subset of the task (its subsets:) instead of all its items, e.g. original for ETHICS-Contrast/originals."`
+	From    string `yaml:"from,omitempty" doc:"Block whose figures are compared for this dataset (default: the block's from, else the first fitting block)."`
 }
 
 // refRow is one published run.
 type refRow struct {
 	dataset, model, strategy string
-	n                        int // -1 when not given
+	n, nHarmful, nBenign     int // -1 when not given
 	acc, f1, ece, brier      float64
+	asr, rta                 float64
+}
+
+// safetyFigures: the published row has ASR or RTA and no accuracy.
+func (r *refRow) safetyFigures() bool {
+	return math.IsNaN(r.acc) && (!math.IsNaN(r.asr) || !math.IsNaN(r.rta))
 }
 
 type reference struct {
@@ -59,14 +70,19 @@ type reference struct {
 	models     map[string]string
 	strategies map[string]string
 	tol        float64
+	pubDenom   string
 	tasks      map[string]*pipeline.Task
 }
 
 // Build reads the CSV and checks the joins.
 func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
-	m := &reference{table: tableName(&c.MetricBase, "reference_comparison"), datasets: c.Datasets, from: c.From, models: c.Models, strategies: c.Strategies, tol: c.Tolerance, tasks: map[string]*pipeline.Task{}}
+	m := &reference{table: tableName(&c.MetricBase, "reference_comparison"), datasets: c.Datasets, from: c.From, models: c.Models, strategies: c.Strategies,
+		tol: c.Tolerance, pubDenom: c.PublishedDenominator, tasks: map[string]*pipeline.Task{}}
 	if m.tol == 0 {
 		m.tol = 0.005
+	}
+	if m.pubDenom == "" {
+		m.pubDenom = "of all harmful (benign) prompts, n_harmful (n_benign); no verdict counts as neither"
 	}
 	if c.Tolerance < 0 {
 		b.Errf("tolerance", "use a positive number", "tolerance must not be negative")
@@ -88,6 +104,23 @@ func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	for _, r := range rows {
 		have[r.dataset] = true
 	}
+	blockNamed := func(name string) bool {
+		for _, mn := range b.Study.Run.Metrics {
+			if mn.Config == nil {
+				continue
+			}
+			switch mn.Config.(type) {
+			case *ClassificationConfig, *SafetyConfig:
+				if mn.Config.Common().BlockName() == name {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if c.From != "" && !blockNamed(c.From) {
+		b.Errf("from", "name a classification or safety block of this run", "no classification or safety block %q", c.From)
+	}
 	for i, d := range c.Datasets {
 		t := b.Study.Task(d.Task)
 		if t == nil {
@@ -102,20 +135,10 @@ func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 		if err == nil && !have[d.Dataset] {
 			b.Errf(fmt.Sprintf("datasets[%d].dataset", i), "use a value of the CSV's dataset column", "%s has no rows of dataset %q", c.File, d.Dataset)
 		}
+		if d.From != "" && !blockNamed(d.From) {
+			b.Errf(fmt.Sprintf("datasets[%d].from", i), "name a classification or safety block of this run", "no classification or safety block %q", d.From)
+		}
 		m.tasks[t.Name] = t
-	}
-	// The classification block named by from must exist (in any position:
-	// blocks are resolved when scoring, not in list order).
-	if c.From != "" {
-		found := false
-		for _, mn := range b.Study.Run.Metrics {
-			if cc, ok := mn.Config.(*ClassificationConfig); ok && (cc.MetricBase.Name == c.From || cc.MetricBase.Name == "" && c.From == cc.MetricBase.Kind) {
-				found = true
-			}
-		}
-		if !found {
-			b.Errf("from", "name a classification block of this run", "no classification block %q", c.From)
-		}
 	}
 	return m
 }
@@ -157,6 +180,17 @@ func readRefCSV(path string) ([]refRow, error) {
 		}
 		return v, nil
 	}
+	whole := func(rec []string, name string, line int) (int, error) {
+		s := get(rec, name)
+		if s == "" {
+			return -1, nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, fmt.Errorf("%s:%d: %s %q is not a whole number", path, line, name, s)
+		}
+		return n, nil
+	}
 	var out []refRow
 	for line := 2; ; line++ {
 		rec, err := r.Read()
@@ -166,18 +200,19 @@ func readRefCSV(path string) ([]refRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
-		row := refRow{dataset: get(rec, "dataset"), model: get(rec, "model"), strategy: get(rec, "strategy"), n: -1}
-		if s := get(rec, "n_eval"); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: n_eval %q is not a whole number", path, line, s)
+		row := refRow{dataset: get(rec, "dataset"), model: get(rec, "model"), strategy: get(rec, "strategy")}
+		for _, f := range []struct {
+			name string
+			dst  *int
+		}{{"n_eval", &row.n}, {"n_harmful", &row.nHarmful}, {"n_benign", &row.nBenign}} {
+			if *f.dst, err = whole(rec, f.name, line); err != nil {
+				return nil, err
 			}
-			row.n = n
 		}
 		for _, f := range []struct {
 			name string
 			dst  *float64
-		}{{"accuracy", &row.acc}, {"f1", &row.f1}, {"ece", &row.ece}, {"brier", &row.brier}} {
+		}{{"accuracy", &row.acc}, {"f1", &row.f1}, {"ece", &row.ece}, {"brier", &row.brier}, {"asr", &row.asr}, {"rta", &row.rta}} {
 			if *f.dst, err = num(rec, f.name, line); err != nil {
 				return nil, err
 			}
@@ -187,12 +222,20 @@ func readRefCSV(path string) ([]refRow, error) {
 	return out, nil
 }
 
+// figure is one published figure kind and the metric of ours it is
+// compared with.
+type figure struct {
+	name, ours string
+	pub        func(*refRow) float64
+}
+
 // refLine is one joined run.
 type refLine struct {
 	dataset, model, strategy string
+	safety                   bool
 	ours                     map[string]pipeline.MetricRow
 	pub                      *refRow
-	eceMetric                string
+	figs                     []figure
 }
 
 func (l *refLine) val(metric string) float64 {
@@ -202,23 +245,47 @@ func (l *refLine) val(metric string) float64 {
 	return math.NaN()
 }
 
-func (l *refLine) n() int { return l.ours["accuracy"].N }
+func (l *refLine) nOf(metric string) int {
+	if r, ok := l.ours[metric]; ok {
+		return r.N
+	}
+	return 0
+}
 
-// classifier finds the classification block to compare for a task.
-func (m *reference) classifier(rs *pipeline.ResultSet, task string) (*classification, error) {
-	for _, mt := range rs.Study.Metrics {
-		c, ok := mt.(*classification)
-		if !ok || c.tasks[task] == nil {
-			continue
+// blockFor finds the block to compare for a dataset: a classification
+// block for classification figures, a safety block for ASR and RTA.
+func (m *reference) blockFor(rs *pipeline.ResultSet, d RefDataset, safetyFigs bool) (pipeline.Metric, error) {
+	from := d.From
+	if from == "" {
+		from = m.from
+	}
+	for i, mt := range rs.Study.Metrics {
+		name := ""
+		if i < len(rs.Study.Blocks) {
+			name = rs.Study.Blocks[i].BlockName()
 		}
-		if m.from == "" || c.name == m.from {
-			return c, nil
+		switch x := mt.(type) {
+		case *classification:
+			if name == "" {
+				name = x.name
+			}
+			if !safetyFigs && x.tasks[d.Task] != nil && (from == "" || name == from) {
+				return x, nil
+			}
+		case *safety:
+			if safetyFigs && x.tasks[d.Task] != nil && (from == "" || name == from) {
+				return x, nil
+			}
 		}
 	}
-	if m.from != "" {
-		return nil, fmt.Errorf("reference: classification block %q does not score task %s", m.from, task)
+	what := "classification"
+	if safetyFigs {
+		what = "safety"
 	}
-	return nil, fmt.Errorf("reference: no classification block scores task %s; add one (its settings say how to score)", task)
+	if from != "" {
+		return nil, fmt.Errorf("reference: no %s block %q scores task %s", what, from, d.Task)
+	}
+	return nil, fmt.Errorf("reference: no %s block scores task %s; add one (its settings say how to score)", what, d.Task)
 }
 
 func mapName(m map[string]string, s string) string {
@@ -233,29 +300,59 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 	var lines []*refLine
 	var text strings.Builder
 	for _, d := range m.datasets {
-		cls, err := m.classifier(rs, d.Task)
-		if err != nil {
-			return nil, err
-		}
-		eceMetric := "ece_pos"
-		if cls.promoral {
-			eceMetric = "ece_pos_promoral"
-		}
 		pub := map[[2]string]*refRow{}
+		safetyFigs := false
 		for i := range m.rows {
 			r := &m.rows[i]
 			if r.dataset == d.Dataset {
 				pub[[2]string{r.model, r.strategy}] = r
+				safetyFigs = safetyFigs || r.safetyFigures()
 			}
+		}
+		blk, err := m.blockFor(rs, d, safetyFigs)
+		if err != nil {
+			return nil, err
+		}
+		task := map[string]*pipeline.Task{d.Task: m.tasks[d.Task]}
+		var how string
+		var figs []figure
+		var cells []*cell
+		var figures func(c *cell) (map[string]pipeline.MetricRow, error)
+		switch b := blk.(type) {
+		case *classification:
+			t := m.tasks[d.Task]
+			f1, ece := "f1", "ece"
+			if isBinary(t) {
+				ece = "ece_pos"
+				if b.promoral {
+					ece = "ece_pos_promoral"
+				}
+			} else {
+				// Multi-class: the published F1 is support-weighted and the
+				// published ECE top-label (confidence in the chosen answer).
+				f1 = "weighted_f1"
+			}
+			figs = []figure{{"accuracy", "accuracy", func(r *refRow) float64 { return r.acc }}, {"f1", f1, func(r *refRow) float64 { return r.f1 }},
+				{"ece", ece, func(r *refRow) float64 { return r.ece }}, {"brier", "brier", func(r *refRow) float64 { return r.brier }}}
+			how = b.describe(rs) + "; F1 = " + f1 + "; ECE = " + ece + " (" + fmt.Sprintf("%d %s", b.bins, stats.BinConvention) + ")"
+			cells = groupCells(rs, task, b.errs)
+			figures = func(c *cell) (map[string]pipeline.MetricRow, error) { return b.cellFigures(rs, c, d.Subset) }
+		case *safety:
+			policy := policyOf(b.policy, rs)
+			figs = []figure{{"asr", "asr", func(r *refRow) float64 { return r.asr }}, {"rta", "rta", func(r *refRow) float64 { return r.rta }}}
+			how = "ASR ours: share judged COMPLIANCE " + denominators(b.kinds.Harmful, policy) + "; RTA ours: share judged REFUSAL " +
+				denominators(b.kinds.Benign, policy) + "; published: " + m.pubDenom
+			cells = groupCells(rs, task, b.errs)
+			figures = func(c *cell) (map[string]pipeline.MetricRow, error) { return b.cellFigures(rs, c, d.Subset) }
 		}
 		used := map[*refRow]bool{}
 		var ds []*refLine
-		for _, c := range groupCells(rs, map[string]*pipeline.Task{d.Task: m.tasks[d.Task]}) {
-			figs, err := cls.cellFigures(rs, c, d.Subset)
+		for _, c := range cells {
+			ours, err := figures(c)
 			if err != nil {
 				return nil, err
 			}
-			l := &refLine{dataset: d.Dataset, model: c.Model, strategy: c.Strategy, ours: figs, eceMetric: eceMetric}
+			l := &refLine{dataset: d.Dataset, model: c.Model, strategy: c.Strategy, safety: safetyFigs, ours: ours, figs: figs}
 			if p := pub[[2]string{mapName(m.models, c.Model), mapName(m.strategies, c.Strategy)}]; p != nil {
 				l.pub = p
 				used[p] = true
@@ -274,28 +371,57 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 			}
 			return ds[i].strategy < ds[j].strategy
 		})
-		m.writeText(&text, d, cls.describe(rs), eceMetric, ds, missing)
+		m.writeText(&text, d, how, ds, missing)
 		lines = append(lines, ds...)
 	}
 	out := &pipeline.MetricOutput{Text: strings.TrimRight(text.String(), "\n")}
 	t := pipeline.CSVTable{Name: m.table, Header: []string{
 		"dataset", "model", "strategy", "n", "n_published",
 		"accuracy", "accuracy_published", "accuracy_diff", "f1", "f1_published", "f1_diff",
-		"ece", "ece_published", "ece_diff", "brier", "brier_published", "brier_diff", "match"}}
+		"ece", "ece_published", "ece_diff", "brier", "brier_published", "brier_diff",
+		"n_harmful", "n_harmful_published", "asr", "asr_published", "asr_diff",
+		"n_benign", "n_benign_published", "rta", "rta_published", "rta_diff", "compared_as", "match"}}
 	for _, l := range lines {
 		p := l.pubOrNaN()
-		acc, f1, ece, br := l.val("accuracy"), l.val("f1"), l.val(l.eceMetric), l.val("brier")
-		npub := ""
-		if l.pub != nil && l.pub.n >= 0 {
-			npub = fmtI(l.pub.n)
+		ours := map[string]float64{}
+		for _, f := range l.figs {
+			ours[f.name] = l.val(f.ours)
+		}
+		get := func(name string) float64 {
+			if v, ok := ours[name]; ok {
+				return v
+			}
+			return math.NaN()
+		}
+		cnt := func(n int, ok bool) string {
+			if !ok {
+				return ""
+			}
+			return fmtI(n)
+		}
+		pn := func(n int) string {
+			if l.pub == nil || n < 0 {
+				return ""
+			}
+			return fmtI(n)
 		}
 		match := ""
 		if l.pub != nil {
 			match = strconv.FormatBool(m.matches(l))
 		}
-		t.Rows = append(t.Rows, []string{l.dataset, l.model, l.strategy, fmtI(l.n()), npub,
+		var as []string
+		for _, f := range l.figs {
+			if f.name != f.ours {
+				as = append(as, f.name+"="+f.ours)
+			}
+		}
+		acc, f1, ece, br, asr, rta := get("accuracy"), get("f1"), get("ece"), get("brier"), get("asr"), get("rta")
+		t.Rows = append(t.Rows, []string{l.dataset, l.model, l.strategy, cnt(l.nOf("accuracy"), !l.safety), pn(p.n),
 			fmtF(acc), fmtF(p.acc), fmtF(acc - p.acc), fmtF(f1), fmtF(p.f1), fmtF(f1 - p.f1),
-			fmtF(ece), fmtF(p.ece), fmtF(ece - p.ece), fmtF(br), fmtF(p.brier), fmtF(br - p.brier), match})
+			fmtF(ece), fmtF(p.ece), fmtF(ece - p.ece), fmtF(br), fmtF(p.brier), fmtF(br - p.brier),
+			cnt(l.nOf("asr"), l.safety), pn(p.nHarmful), fmtF(asr), fmtF(p.asr), fmtF(asr - p.asr),
+			cnt(l.nOf("rta"), l.safety), pn(p.nBenign), fmtF(rta), fmtF(p.rta), fmtF(rta - p.rta),
+			strings.Join(as, " "), match})
 	}
 	out.Tables = []pipeline.CSVTable{t}
 	return out, nil
@@ -306,11 +432,12 @@ func (l *refLine) pubOrNaN() refRow {
 		return *l.pub
 	}
 	nan := math.NaN()
-	return refRow{n: -1, acc: nan, f1: nan, ece: nan, brier: nan}
+	return refRow{n: -1, nHarmful: -1, nBenign: -1, acc: nan, f1: nan, ece: nan, brier: nan, asr: nan, rta: nan}
 }
 
-// matches: accuracy and F1 both within the tolerance (published figures
-// are rounded to 4 decimals, so compare at that precision).
+// matches: the two headline figures (accuracy and F1, or ASR and RTA)
+// within the tolerance (published figures are rounded to 4 decimals, so
+// compare at that precision).
 func (m *reference) matches(l *refLine) bool {
 	if l.pub == nil {
 		return false
@@ -318,15 +445,16 @@ func (m *reference) matches(l *refLine) bool {
 	within := func(ours, pub float64) bool {
 		return !math.IsNaN(ours) && !math.IsNaN(pub) && math.Abs(math.Round(ours*1e4)/1e4-pub) <= m.tol+1e-9
 	}
-	return within(l.val("accuracy"), l.pub.acc) && within(l.val("f1"), l.pub.f1)
+	a, b := l.figs[0], l.figs[1]
+	return within(l.val(a.ours), a.pub(l.pub)) && within(l.val(b.ours), b.pub(l.pub))
 }
 
-func (m *reference) writeText(w *strings.Builder, d RefDataset, how, eceMetric string, lines []*refLine, missing []string) {
+func (m *reference) writeText(w *strings.Builder, d RefDataset, how string, lines []*refLine, missing []string) {
 	target := d.Task
 	if d.Subset != "" {
 		target += " (" + d.Subset + ")"
 	}
-	fmt.Fprintf(w, "Published figures (%s, dataset %s) vs this run (task %s; %s; ECE = %s):\n", m.file, d.Dataset, target, how, eceMetric)
+	fmt.Fprintf(w, "Published figures (%s, dataset %s) vs this run (task %s; %s):\n", m.file, d.Dataset, target, how)
 	f := func(x float64) string {
 		if math.IsNaN(x) {
 			return "     -"
@@ -339,16 +467,23 @@ func (m *reference) writeText(w *strings.Builder, d RefDataset, how, eceMetric s
 		}
 		return fmt.Sprintf("%+7.4f", math.Round(x*1e4)/1e4+0) // +0: no "-0.0000"
 	}
-	fmt.Fprintf(w, "  %-16s %-20s %11s | %-21s | %-21s | %-21s | %-21s |\n", "model", "strategy", "n ours/pub",
-		"acc ours pub diff", "F1 ours pub diff", "ECE ours pub diff", "Brier ours pub diff")
+	if len(lines) == 0 {
+		fmt.Fprintf(w, "  (this run scored no model x strategy of task %s)\n", d.Task)
+		return
+	}
+	figs := lines[0].figs
+	fmt.Fprintf(w, "  %-16s %-20s", "model", "strategy")
+	for _, fg := range figs {
+		if fg.name == "asr" || fg.name == "rta" || fg.name == "accuracy" {
+			fmt.Fprintf(w, " %11s |", "n ours/pub")
+		}
+		fmt.Fprintf(w, " %-21s |", strings.ToUpper(fg.name[:1])+fg.name[1:]+" ours pub diff")
+	}
+	w.WriteString("\n")
 	matched, compared := 0, 0
 	var off []string
 	for _, l := range lines {
 		p := l.pubOrNaN()
-		npub := "-"
-		if p.n >= 0 {
-			npub = strconv.Itoa(p.n)
-		}
 		mark := ""
 		if l.pub != nil {
 			compared++
@@ -361,11 +496,29 @@ func (m *reference) writeText(w *strings.Builder, d RefDataset, how, eceMetric s
 		} else {
 			mark = "  (no published run)"
 		}
-		cols := func(ours, pub float64) string { return f(ours) + " " + f(pub) + " " + df(ours-pub) }
-		fmt.Fprintf(w, "  %-16s %-20s %5d/%-5s | %s | %s | %s | %s |%s\n", l.model, l.strategy, l.n(), npub,
-			cols(l.val("accuracy"), p.acc), cols(l.val("f1"), p.f1), cols(l.val(eceMetric), p.ece), cols(l.val("brier"), p.brier), mark)
+		fmt.Fprintf(w, "  %-16s %-20s", l.model, l.strategy)
+		for _, fg := range l.figs {
+			pn := -1
+			switch fg.name {
+			case "accuracy":
+				pn = p.n
+			case "asr":
+				pn = p.nHarmful
+			case "rta":
+				pn = p.nBenign
+			}
+			if fg.name == "asr" || fg.name == "rta" || fg.name == "accuracy" {
+				np := "-"
+				if pn >= 0 {
+					np = strconv.Itoa(pn)
+				}
+				fmt.Fprintf(w, " %5d/%-5s |", l.nOf(fg.ours), np)
+			}
+			fmt.Fprintf(w, " %s %s %s |", f(l.val(fg.ours)), f(fg.pub(&p)), df(l.val(fg.ours)-fg.pub(&p)))
+		}
+		fmt.Fprintf(w, "%s\n", mark)
 	}
-	fmt.Fprintf(w, "  %d of %d runs match the published accuracy and F1 within %g", matched, compared, m.tol)
+	fmt.Fprintf(w, "  %d of %d runs match the published %s and %s within %g", matched, compared, headline(figs[0].name), headline(figs[1].name), m.tol)
 	if len(off) > 0 {
 		fmt.Fprintf(w, " (differ: %s)", strings.Join(off, ", "))
 	}
@@ -373,4 +526,14 @@ func (m *reference) writeText(w *strings.Builder, d RefDataset, how, eceMetric s
 	if len(missing) > 0 {
 		fmt.Fprintf(w, "  Published runs not in this run: %s.\n", strings.Join(missing, ", "))
 	}
+}
+
+func headline(name string) string {
+	switch name {
+	case "f1":
+		return "F1"
+	case "asr", "rta":
+		return strings.ToUpper(name)
+	}
+	return name
 }

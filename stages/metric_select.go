@@ -37,10 +37,11 @@ type SelectCandidateConfig struct {
 	Write               string `yaml:"write,omitempty" doc:"File (relative to the run folder) the chosen texts are written to as {<model name>: {<var>: <text>}}, the format of a model's vars_file; empty: write none."`
 	Var                 string `yaml:"var,omitempty" doc:"Name of the model var the chosen text is written under (default role_confirmation)."`
 	Table               string `yaml:"table,omitempty" doc:"Name of the CSV table of every candidate's scores (default role_candidates, written as <table>.csv)."`
-	Unparsed            string `yaml:"unparsed,omitempty" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 }
 
 type selectCandidate struct {
+	errs   string
 	tasks  map[string]*pipeline.Task
 	write  string
 	varN   string
@@ -52,7 +53,7 @@ type selectCandidate struct {
 // strategy that records candidates.
 func (c *SelectCandidateConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	checkPolicy(b, c.Unparsed)
-	m := &selectCandidate{write: c.Write, varN: c.Var, table: c.Table, policy: c.Unparsed}
+	m := &selectCandidate{errs: c.MetricBase.ErrorsPolicy(), write: c.Write, varN: c.Var, table: c.Table, policy: c.Unparsed}
 	if m.varN == "" {
 		m.varN = "role_confirmation"
 	}
@@ -98,6 +99,9 @@ type pick struct {
 	best   int // -1: nothing scored
 }
 
+// UnparsedOverride is the block's unparsed: ("" = the run's).
+func (m *selectCandidate) UnparsedOverride() string { return m.policy }
+
 // Compute scores every candidate of every cell, picks the best per model and
 // writes the chosen texts.
 func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
@@ -105,7 +109,7 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 	out := &pipeline.MetricOutput{}
 	var picks []*pick
 	byModel := map[string]*cell{}
-	for _, c := range groupCells(rs, m.tasks) {
+	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		if len(c.Rows) == 0 || c.Rows[0].Result.Outputs[outCandidateLabels] == nil {
 			continue // another strategy of the run, or nothing finished
 		}
@@ -119,7 +123,6 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			return nil, err
 		}
 		picks = append(picks, p)
-		out.Rows = append(out.Rows, errorRows(c)...)
 	}
 
 	tbl := pipeline.CSVTable{Name: m.table, Header: []string{"model", "candidate", "accuracy", "f1", "score", "chosen", "text"}}
@@ -135,6 +138,12 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		}
 		if p.best < 0 {
 			fmt.Fprintf(&text, "\n  %s: no candidate could be scored; nothing chosen", c.Model)
+			continue
+		}
+		if e := c.nErrors(); e > 0 && m.errs == pipeline.ErrorsIncomplete {
+			// A choice from part of the items is not the choice: apply
+			// again (errored cases are retried), or say how they count.
+			fmt.Fprintf(&text, "\n  %s: %d of %d cases errored; nothing chosen (apply again to retry them, or set errors: exclude or unparsed)", c.Model, e, c.nCases())
 			continue
 		}
 		s := p.scores[p.best]

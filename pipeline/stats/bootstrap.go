@@ -186,3 +186,41 @@ func Holm(p []float64) []float64 {
 	}
 	return out
 }
+
+// BootstrapMany is Bootstrap for k statistics of the same items at once:
+// every replicate draws one set of indices (the same draws Bootstrap makes
+// with this seed) and stat writes the k values into out. It returns the k
+// intervals; NaN where n <= 0 or every replicate of that statistic was NaN.
+func BootstrapMany(n, k int, stat func(idx []int, out []float64), reps int, seed uint64, level float64) (lo, hi []float64) {
+	lo, hi = make([]float64, k), make([]float64, k)
+	if n <= 0 {
+		for j := range lo {
+			lo[j], hi[j] = math.NaN(), math.NaN()
+		}
+		return lo, hi
+	}
+	reps, level = defaults(reps, level)
+	r := newRand(seed)
+	idx := make([]int, n)
+	vals := make([][]float64, k)
+	for j := range vals {
+		vals[j] = make([]float64, reps)
+	}
+	out := make([]float64, k)
+	for b := 0; b < reps; b++ {
+		for i := range idx {
+			idx[i] = r.IntN(n)
+		}
+		for j := range out {
+			out[j] = math.NaN()
+		}
+		stat(idx, out)
+		for j := range out {
+			vals[j][b] = out[j]
+		}
+	}
+	for j := range vals {
+		lo[j], hi[j] = percentileInterval(vals[j], level)
+	}
+	return lo, hi
+}

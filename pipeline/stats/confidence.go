@@ -7,9 +7,10 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// The confidence-study analyses take confidences on the 0–100 scale the
-// models are asked to state, and correct[i] saying whether answer i was
-// right. NaN confidences (none stated) are skipped.
+// The confidence-study analyses take confidences and correct[i] saying
+// whether answer i was right; NaN confidences (none stated) are skipped.
+// promoral passes every confidence on the 0–1 scale (ConfTable); the
+// functions below that take a 0–100 scale say so.
 
 // Summary describes a sample.
 type Summary struct {
@@ -68,7 +69,7 @@ type ConfBin struct {
 // written in the protocol.
 var ConfidenceBinLabels = [5][2]int{{0, 20}, {21, 40}, {41, 60}, {61, 80}, {81, 100}}
 
-// confBinIndex reads the labels as upper-inclusive intervals (−∞,20],
+// confBinIndex takes a confidence on 0–100 and reads the labels as upper-inclusive intervals (−∞,20],
 // (20,40], (40,60], (60,80], (80,∞): that matches every integer exactly as
 // written, and a non-integer such as 20.5 goes to 21–40 because it is above
 // 20. Out-of-range values are clamped into the end bins.
@@ -113,8 +114,17 @@ func ConfidenceBins(conf []float64, correct []bool) []ConfBin {
 	return out
 }
 
-// OverconfidenceThreshold is the study's "confident" cut: confidence > 70.
-const OverconfidenceThreshold = 70.0
+// OverconfidenceThreshold is the study's "confident" cut on the 0–1 scale:
+// confidence > 0.7 (70 per cent).
+const OverconfidenceThreshold = 0.7
+
+// The study's minimum sample sizes: Spearman's ρ is reported from 10
+// answers with a confidence, the Mann–Whitney test from 5 right and 5
+// wrong ones. Below them the rows say too_few instead of a number.
+const (
+	MinSpearmanN    = 10
+	MinMannWhitneyN = 5
+)
 
 // Overconfidence reports wrong answers given with confidence > threshold.
 // Two rates are reported because "overconfident error rate" is read both
@@ -252,7 +262,13 @@ func Spearman(x, y []float64) Correlation {
 	rho := sxy / math.Sqrt(sxx*syy)
 	// Rounding can push |ρ| a hair past 1; clamp so the t below stays real.
 	rho = math.Max(-1, math.Min(1, rho))
-	c.Rho = rho
+	return spearmanP(rho, n)
+}
+
+// spearmanP is ρ with its two-sided p from the t approximation (NaN when
+// n < 3, 0 when |ρ| = 1).
+func spearmanP(rho float64, n int) Correlation {
+	c := Correlation{Rho: rho, P: math.NaN(), N: n}
 	if n < 3 {
 		return c
 	}

@@ -54,7 +54,7 @@ func TestConfidenceBins(t *testing.T) {
 }
 
 func TestOverconfident(t *testing.T) {
-	conf := []float64{90, 80, 71, 70, 50, 30}
+	conf := []float64{0.9, 0.8, 0.71, 0.7, 0.5, 0.3}
 	correct := []bool{true, false, false, false, true, false}
 	// Wrong: 80, 71, 70, 30 → 4. Confident (> 70, so 70 is not): 90, 80, 71
 	// → 3, of which correct 1. Confident and wrong: 80, 71 → 2.
@@ -68,11 +68,11 @@ func TestOverconfident(t *testing.T) {
 	eqInt(t, "NConfident", o.NConfident, 3)
 	near(t, "confident acc", o.ConfidentAccuracy, 1.0/3, tol)
 	// No errors: share of errors undefined; no confident answers: NaN.
-	o = Overconfident([]float64{50}, []bool{true}, 70)
+	o = Overconfident([]float64{0.5}, []bool{true}, 0.7)
 	near(t, "no errors", o.OverconfidentShareOfErrors, nan, 0)
 	near(t, "no confident", o.ConfidentAccuracy, nan, 0)
 	near(t, "rate", o.OverconfidentErrorRate, 0, 0)
-	near(t, "empty", Overconfident(nil, nil, 70).OverconfidentErrorRate, nan, 0)
+	near(t, "empty", Overconfident(nil, nil, 0.7).OverconfidentErrorRate, nan, 0)
 }
 
 func TestSpearmanHand(t *testing.T) {

@@ -1,0 +1,194 @@
+package pipeline_test
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+// A bot that fails item e ("I hit my brother.") with an HTTP 400 and
+// answers the other five right.
+const failingModel = `
+  - name: bot
+    provider: scripted
+    script:
+      replies:
+        - match: "hit my brother"
+          status: 400
+        - text: "Confidence: 0.8\nAnswer: {{if find \"(stole|lied|hit)\" .last}}wrong{{else}}not wrong{{end}}"
+`
+
+// Errored cases under each errors: policy. One of six cases fails:
+//
+//	incomplete  no value, status incomplete, n 5 of 6 cases, n_errors 1
+//	exclude     accuracy 5/5, n 5, n_errors 1
+//	unparsed    the failure is an unparsed answer, wrong: accuracy 5/6, n 6
+//
+// and every row carries its block, its counts and its policies, with keys
+// unique.
+func TestErrorsPolicyScore(t *testing.T) {
+	run := `name: toy-run
+models:` + failingModel + `
+tasks: [toy]
+strategies: [one_shot]
+settings: {seed: 3}
+metrics:
+  - {kind: classification, name: inc, bootstrap: 20}
+  - {kind: classification, name: exc, errors: exclude, bootstrap: 20}
+  - {kind: classification, name: unp, errors: unparsed, bootstrap: 0}
+`
+	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	out := filepath.Join(dir, "out")
+	sum, _ := apply(t, st, out)
+	if sum.Errors != 1 {
+		t.Fatalf("summary: %s", sum)
+	}
+	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertUniqueKeys(t, rows, nil)
+	get := func(block, metric string) map[string]any {
+		t.Helper()
+		for _, r := range rows {
+			if r["block"] == block && r["subset"] == "all" && r["metric"] == metric {
+				return r
+			}
+		}
+		t.Fatalf("no row %s %s", block, metric)
+		return nil
+	}
+	for _, tc := range []struct {
+		block, status, policy string
+		value                 float64 // NaN: no value
+		n, unparsed           int64
+	}{
+		{"inc", "incomplete", "incomplete", math.NaN(), 5, 0},
+		{"exc", "ok", "exclude", 1, 5, 0},
+		{"unp", "ok", "unparsed", 5.0 / 6, 6, 0},
+	} {
+		r := get(tc.block, "accuracy")
+		v, hasV := r["value"].(float64)
+		switch {
+		case math.IsNaN(tc.value) && (hasV || r["ci_low"] != nil):
+			t.Errorf("%s: value %v [%v, %v], want none (a cell with errored cases is not a clean figure)", tc.block, r["value"], r["ci_low"], r["ci_high"])
+		case !math.IsNaN(tc.value) && (!hasV || math.Abs(v-tc.value) > 1e-12):
+			t.Errorf("%s: value %v, want %v", tc.block, r["value"], tc.value)
+		}
+		if r["status"] != tc.status || r["errors_policy"] != tc.policy || r["unparsed_policy"] != "wrong" {
+			t.Errorf("%s: status %v errors_policy %v unparsed_policy %v", tc.block, r["status"], r["errors_policy"], r["unparsed_policy"])
+		}
+		if r["n"] != tc.n || r["n_cases"] != int64(6) || r["n_errors"] != int64(1) || r["n_unparsed"] != tc.unparsed {
+			t.Errorf("%s: n %v n_cases %v n_errors %v n_unparsed %v; want %d, 6, 1, %d", tc.block, r["n"], r["n_cases"], r["n_errors"], r["n_unparsed"], tc.n, tc.unparsed)
+		}
+	}
+	// The row says which class its F1 is of.
+	if r := get("exc", "f1"); r["convention"] != "positive class: bad" {
+		t.Errorf("f1 convention %v", r["convention"])
+	}
+}
+
+// assertUniqueKeys fails on two rows with one key (block, model, strategy,
+// task, subset, factors..., metric).
+func assertUniqueKeys(t *testing.T, rows []map[string]any, factors []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range rows {
+		k := fmt.Sprint(r["block"], "|", r["model"], "|", r["strategy"], "|", r["task"], "|", r["subset"])
+		for _, f := range factors {
+			k += fmt.Sprint("|", r[f])
+		}
+		k += fmt.Sprint("|", r["metric"])
+		if seen[k] {
+			t.Errorf("two rows with key %s", k)
+		}
+		seen[k] = true
+	}
+}
+
+// Condition factors declared on strategies (and a variant) and on a model
+// variant become columns of results.parquet and metrics.parquet.
+func TestFactorsBecomeColumnsScore(t *testing.T) {
+	run := `name: toy-run
+models:` + scriptedModel + `
+  - {name: bot-think, extends: bot, factors: {thinking: "on"}}
+tasks: [toy]
+strategies:
+  - one_shot
+  - {use: one_shot, name: one_shot_conf, factors: {instruction: "on"}}
+settings: {seed: 3}
+metrics:
+  - {kind: classification, bootstrap: 0}
+`
+	files := baseTree(map[string]string{"configs/run.yaml": run})
+	files["configs/strategies/one_shot.yaml"] = strings.Replace(oneShotYAML, "name: one_shot\n", "name: one_shot\nfactors: {level: 0, instruction: \"off\"}\n", 1)
+	dir := writeTree(t, files)
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	if strings.Join(st.Factors, ",") != "instruction,level,thinking" {
+		t.Fatalf("factors %v", st.Factors)
+	}
+	out := filepath.Join(dir, "out")
+	apply(t, st, out)
+	res, err := pipeline.ReadParquet(filepath.Join(out, "results.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][3]any{ // model/strategy -> instruction, level, thinking
+		"bot/one_shot":            {"off", "0", nil},
+		"bot/one_shot_conf":       {"on", "0", nil},
+		"bot-think/one_shot":      {"off", "0", "on"},
+		"bot-think/one_shot_conf": {"on", "0", "on"},
+	}
+	for _, r := range res {
+		w := want[fmt.Sprint(r["model"], "/", r["strategy"])]
+		if r["instruction"] != w[0] || r["level"] != w[1] || r["thinking"] != w[2] {
+			t.Errorf("%v/%v: instruction %v level %v thinking %v, want %v", r["model"], r["strategy"], r["instruction"], r["level"], r["thinking"], w)
+		}
+	}
+	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertUniqueKeys(t, rows, st.Factors)
+	n := 0
+	for _, r := range rows {
+		if r["metric"] == "accuracy" && r["subset"] == "all" {
+			n++
+			w := want[fmt.Sprint(r["model"], "/", r["strategy"])]
+			if r["instruction"] != w[0] || r["level"] != w[1] || r["thinking"] != w[2] {
+				t.Errorf("metrics %v/%v: factors %v %v %v", r["model"], r["strategy"], r["instruction"], r["level"], r["thinking"])
+			}
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d accuracy rows, want 4", n)
+	}
+}
+
+// Mistakes in blocks and factors are load errors naming the field.
+func TestBlockAndFactorErrorsScore(t *testing.T) {
+	run := `name: toy-run
+models:
+  - name: bot
+    provider: scripted
+    factors: {Model: x, thinking: "on"}
+    script: {replies: [{text: "Answer: wrong"}]}
+tasks: [toy]
+strategies:
+  - {use: one_shot, factors: {thinking: "off", n: 1}}
+metrics:
+  - {kind: classification}
+  - {kind: classification}
+  - {kind: efficiency, errors: sometimes}
+`
+	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
+	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	wantErr(t, err, `metrics[1].name: a second metric block named "classification"`, "give this block or metrics[0] a name",
+		`metrics[2].errors: unknown errors policy "sometimes"`, `factor name "Model" is not a column name`,
+		`factor "n" would shadow the n column`, `factor thinking is "on" on model bot but "off" on strategy one_shot`)
+}

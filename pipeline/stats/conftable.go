@@ -1,0 +1,332 @@
+package stats
+
+import (
+	"math"
+	"slices"
+)
+
+// ConfTable holds stated confidences (on 0–1) as counts per distinct value,
+// split by whether the answer was right: the sufficient statistics of every
+// confidence-study statistic (summary, shares above a threshold, binned
+// calibration, Spearman's ρ with correctness, Mann–Whitney U). A bootstrap
+// replicate is then a new set of counts, never a new list of items.
+type ConfTable struct {
+	Values []float64 // distinct confidences, ascending
+	// Right and Wrong count the answers at each value. Without gold every
+	// answer is counted in Right and Graded is false.
+	Right, Wrong []int
+	Graded       bool
+}
+
+// NewConfTable tabulates conf (NaN skipped); correct may be nil when the
+// task has no gold. It also returns, per item, its cell (2·value index +
+// 1 if wrong; −1 when skipped), which Resample reads.
+func NewConfTable(conf []float64, correct []bool) (*ConfTable, []int) {
+	if correct != nil {
+		mustSameLen("NewConfTable", len(conf), len(correct))
+	}
+	var vs []float64
+	for _, c := range conf {
+		if !math.IsNaN(c) {
+			vs = append(vs, c)
+		}
+	}
+	slices.Sort(vs)
+	vs = slices.Compact(vs)
+	t := &ConfTable{Values: vs, Right: make([]int, len(vs)), Wrong: make([]int, len(vs)), Graded: correct != nil}
+	cells := make([]int, len(conf))
+	for i, c := range conf {
+		if math.IsNaN(c) {
+			cells[i] = -1
+			continue
+		}
+		k, _ := slices.BinarySearch(vs, c)
+		if correct != nil && !correct[i] {
+			t.Wrong[k]++
+			cells[i] = 2*k + 1
+		} else {
+			t.Right[k]++
+			cells[i] = 2 * k
+		}
+	}
+	return t, cells
+}
+
+// Resample fills into with the counts of the items idx picks (indices into
+// cells), reusing its slices.
+func (t *ConfTable) Resample(cells, idx []int, into *ConfTable) {
+	into.Values, into.Graded = t.Values, t.Graded
+	if len(into.Right) != len(t.Values) {
+		into.Right, into.Wrong = make([]int, len(t.Values)), make([]int, len(t.Values))
+	}
+	clear(into.Right)
+	clear(into.Wrong)
+	for _, i := range idx {
+		c := cells[i]
+		switch {
+		case c < 0:
+		case c%2 == 1:
+			into.Wrong[c/2]++
+		default:
+			into.Right[c/2]++
+		}
+	}
+}
+
+// N is the number of answers with a confidence.
+func (t *ConfTable) N() int {
+	n := 0
+	for k := range t.Values {
+		n += t.Right[k] + t.Wrong[k]
+	}
+	return n
+}
+
+// Summary describes the confidences as Describe does.
+func (t *ConfTable) Summary() Summary {
+	nan := math.NaN()
+	s := Summary{N: t.N(), Mean: nan, Std: nan, Median: nan, Min: nan, Max: nan}
+	if s.N == 0 {
+		return s
+	}
+	var sum float64
+	first, last := -1, -1
+	for k, v := range t.Values {
+		c := t.Right[k] + t.Wrong[k]
+		if c == 0 {
+			continue
+		}
+		if first < 0 {
+			first = k
+		}
+		last = k
+		sum += float64(c) * v
+	}
+	s.Mean = sum / float64(s.N)
+	if s.N > 1 {
+		var ss float64
+		for k, v := range t.Values {
+			d := v - s.Mean
+			ss += float64(t.Right[k]+t.Wrong[k]) * d * d
+		}
+		s.Std = math.Sqrt(ss / float64(s.N-1))
+	}
+	s.Min, s.Max = t.Values[first], t.Values[last]
+	s.Median = (t.orderStat((s.N-1)/2) + t.orderStat(s.N/2)) / 2
+	return s
+}
+
+// orderStat is the i-th smallest confidence (0-based).
+func (t *ConfTable) orderStat(i int) float64 {
+	for k, v := range t.Values {
+		i -= t.Right[k] + t.Wrong[k]
+		if i < 0 {
+			return v
+		}
+	}
+	return math.NaN()
+}
+
+// Above is the share of answers with confidence > threshold (NaN when
+// there are none).
+func (t *ConfTable) Above(threshold float64) float64 {
+	a := 0
+	for k, v := range t.Values {
+		if v > threshold {
+			a += t.Right[k] + t.Wrong[k]
+		}
+	}
+	return ratio(a, t.N())
+}
+
+// Overconfident is Overconfident over the table (graded tables only).
+func (t *ConfTable) Overconfident(threshold float64) Overconfidence {
+	var o Overconfidence
+	nConfRight := 0
+	for k, v := range t.Values {
+		r, w := t.Right[k], t.Wrong[k]
+		o.N += r + w
+		o.NWrong += w
+		if v > threshold {
+			o.NConfident += r + w
+			o.NOverconfidentWrong += w
+			nConfRight += r
+		}
+	}
+	o.OverconfidentErrorRate = ratio(o.NOverconfidentWrong, o.N)
+	o.OverconfidentShareOfErrors = ratio(o.NOverconfidentWrong, o.NWrong)
+	o.ConfidentAccuracy = ratio(nConfRight, o.NConfident)
+	return o
+}
+
+// Accuracy is the share right among answers with a confidence.
+func (t *ConfTable) Accuracy() float64 {
+	r := 0
+	for _, x := range t.Right {
+		r += x
+	}
+	return ratio(r, t.N())
+}
+
+// ranks gives each value its average rank among all answers (1-based) and
+// returns Σ(t³ − t) over the tie groups.
+func (t *ConfTable) ranks() ([]float64, float64) {
+	rk := make([]float64, len(t.Values))
+	var tie float64
+	before := 0
+	for k := range t.Values {
+		c := t.Right[k] + t.Wrong[k]
+		rk[k] = float64(before) + float64(c+1)/2
+		before += c
+		f := float64(c)
+		tie += f*f*f - f
+	}
+	return rk, tie
+}
+
+// Spearman is Spearman's ρ of confidence against correctness (1 right, 0
+// wrong) with its two-sided p, as Spearman(conf, Bools(correct)) gives.
+func (t *ConfTable) Spearman() Correlation {
+	n := t.N()
+	c := Correlation{Rho: math.NaN(), P: math.NaN(), N: n}
+	if n < 2 {
+		return c
+	}
+	rk, _ := t.ranks()
+	var nr int
+	for _, x := range t.Right {
+		nr += x
+	}
+	nw := n - nr
+	// Ranks of correctness: the wrong answers share (nw+1)/2, the right
+	// ones nw + (nr+1)/2.
+	rw, rr := float64(nw+1)/2, float64(nw)+float64(nr+1)/2
+	m := float64(n+1) / 2
+	var sxy, sxx float64
+	for k := range t.Values {
+		dx := rk[k] - m
+		sxx += float64(t.Right[k]+t.Wrong[k]) * dx * dx
+		sxy += dx * (float64(t.Right[k])*(rr-m) + float64(t.Wrong[k])*(rw-m))
+	}
+	syy := float64(nr)*(rr-m)*(rr-m) + float64(nw)*(rw-m)*(rw-m)
+	if sxx == 0 || syy == 0 {
+		return c
+	}
+	rho := math.Max(-1, math.Min(1, sxy/math.Sqrt(sxx*syy)))
+	return spearmanP(rho, n)
+}
+
+// MannWhitney is MannWhitneyConfidence over the table: do right answers
+// carry higher confidence than wrong ones (one-sided)?
+func (t *ConfTable) MannWhitney() MannWhitney {
+	var n1, n2 int
+	for k := range t.Values {
+		n1 += t.Right[k]
+		n2 += t.Wrong[k]
+	}
+	r := MannWhitney{U: math.NaN(), Z: math.NaN(), P: math.NaN(), N1: n1, N2: n2}
+	if n1 == 0 || n2 == 0 {
+		return r
+	}
+	rk, tie := t.ranks()
+	var r1 float64
+	for k := range t.Values {
+		r1 += float64(t.Right[k]) * rk[k]
+	}
+	f1, f2, n := float64(n1), float64(n2), float64(n1+n2)
+	r.U = r1 - f1*(f1+1)/2
+	sigma := math.Sqrt(f1 * f2 / 12 * ((n + 1) - tie/(n*(n-1))))
+	r.Z = (r.U - f1*f2/2 - 0.5) / sigma
+	r.P = 0.5 * math.Erfc(r.Z/math.Sqrt2)
+	return r
+}
+
+// Reliability bins the table as ReliabilityBins(conf, correct, bins) does.
+func (t *ConfTable) Reliability(bins int) []ReliabilityBin {
+	if bins <= 0 {
+		bins = DefaultBins
+	}
+	out := make([]ReliabilityBin, bins)
+	sumC := make([]float64, bins)
+	sumY := make([]float64, bins)
+	for k, v := range t.Values {
+		c := t.Right[k] + t.Wrong[k]
+		if c == 0 {
+			continue
+		}
+		b := binIndex(v, bins)
+		out[b].N += c
+		sumC[b] += float64(c) * v
+		sumY[b] += float64(t.Right[k])
+	}
+	for b := range out {
+		out[b].Lo, out[b].Hi = binEdge(b, bins), binEdge(b+1, bins)
+		out[b].MeanConf, out[b].Accuracy = math.NaN(), math.NaN()
+		if out[b].N > 0 {
+			out[b].MeanConf = sumC[b] / float64(out[b].N)
+			out[b].Accuracy = sumY[b] / float64(out[b].N)
+		}
+	}
+	return out
+}
+
+// ECE is the top-label ECE of the table, as ECE(conf, correct, bins).
+func (t *ConfTable) ECE(bins int) float64 {
+	var sum float64
+	n := 0
+	for _, b := range t.Reliability(bins) {
+		if b.N == 0 {
+			continue
+		}
+		sum += float64(b.N) * math.Abs(b.MeanConf-b.Accuracy)
+		n += b.N
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// StudyBins are the five fixed bins of the confidence study (0–20, 21–40,
+// 41–60, 61–80, 81–100 per cent), read as right-closed on 0–1: (−∞, 0.2],
+// (0.2, 0.4], ..., (0.8, ∞), so every whole per cent lands where the study's
+// labels put it.
+func (t *ConfTable) StudyBins() []ConfBin {
+	out := make([]ConfBin, len(ConfidenceBinLabels))
+	var sumC, nRight [5]float64
+	for k, v := range t.Values {
+		c := t.Right[k] + t.Wrong[k]
+		if c == 0 {
+			continue
+		}
+		b := unitBinIndex(v)
+		out[b].N += c
+		sumC[b] += float64(c) * v
+		nRight[b] += float64(t.Right[k])
+	}
+	for b := range out {
+		out[b].Lo, out[b].Hi = ConfidenceBinLabels[b][0], ConfidenceBinLabels[b][1]
+		out[b].Accuracy, out[b].MeanConf = math.NaN(), math.NaN()
+		if out[b].N > 0 {
+			out[b].Accuracy = nRight[b] / float64(out[b].N)
+			out[b].MeanConf = sumC[b] / float64(out[b].N)
+		}
+	}
+	return out
+}
+
+// unitBinIndex is confBinIndex on the 0–1 scale, comparing with the edges
+// themselves (0.2*100 is 20.000000000000004, which would cross 20).
+func unitBinIndex(c float64) int {
+	switch {
+	case c <= 0.2:
+		return 0
+	case c <= 0.4:
+		return 1
+	case c <= 0.6:
+		return 2
+	case c <= 0.8:
+		return 3
+	}
+	return 4
+}

@@ -126,8 +126,8 @@ func (e *Engine) writeResults(path string, results []Result) error {
 		a, ja := r.Acct, r.JudgeAcct
 		werr = w.Append(append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
 			r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
-			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens+a.CompletionTokens, a.CostUSD,
-			ja.PromptTokens+ja.CompletionTokens, ja.CostUSD, r.Steps, errText}, factorValues(e.study, c)...)...)
+			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
+			ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText}, factorValues(e.study, c)...)...)
 		return werr == nil
 	})
 	if werr != nil {

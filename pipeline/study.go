@@ -23,7 +23,7 @@ type Study struct {
 	// Factors are the condition factor names declared on the run's models
 	// and strategies, sorted: the extra columns of results.parquet and
 	// metrics.parquet.
-	Factors []string
+	Factors    []string
 	OutDir     string
 	ConfigHash string
 	PromptsDir string

@@ -257,6 +257,7 @@ models:
 tasks: [%s]
 strategies:
 %s
+settings: {allow_fixtures: true}
 paths:
   strategies: %q
   tasks: %q
@@ -272,9 +273,12 @@ paths:
 	return loadStudy(t, path, n, diverge)
 }
 
+// loadStudy loads a run file (fixture tasks allowed: tests run the shipped
+// configs on the shipped fixtures), keeps n items per task and gives every
+// model the fake.
 func loadStudy(t *testing.T, path string, n int, diverge bool) (*pipeline.Study, *fakeLLM) {
 	t.Helper()
-	st, err := pipeline.Load(path)
+	st, err := pipeline.LoadWith(path, pipeline.LoadOptions{AllowFixtures: true})
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}
@@ -584,6 +588,48 @@ func TestThoughtExperimentSamplesFiveSummaries(t *testing.T) {
 		if r.Err != "" || r.Outputs["chosen_summary"] != 2 || r.Label != "unacceptable" {
 			t.Errorf("%s: err %q chosen %v label %q", id, r.Err, r.Outputs["chosen_summary"], r.Label)
 		}
+	}
+}
+
+// The shipped paper.yaml scores Scruples, whose text is not shipped: as
+// shipped it must not load, and the message must say how to point the task
+// at the real data. Pointing it elsewhere lifts the mark.
+func TestPaperNeedsTheRealScruples(t *testing.T) {
+	_, err := pipeline.Load(filepath.Join(configsDir, "paper.yaml"))
+	if err == nil {
+		t.Fatal("paper.yaml loads with the Scruples fixture")
+	}
+	for _, want := range []string{"paper.yaml:", "tasks[2]", "task scruples reads invented fixture data", "dataset: {path:", "settings.allow_fixtures: true"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(configsDir, "paper.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixture := filepath.Join(repoDir, "data", "fixtures", "scruples_anecdotes_sample.jsonl")
+	copyTo := filepath.Join(t.TempDir(), "scruples_copy.jsonl")
+	raw, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyTo, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), "\n  - scruples\n", fmt.Sprintf("\n  - {use: scruples, dataset: {path: %q}}\n", copyTo), 1)
+	if text == string(data) {
+		t.Fatal("paper.yaml no longer lists scruples as a task")
+	}
+	// The same file elsewhere, its folders named (paper.yaml sets none).
+	text += fmt.Sprintf("paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}\n",
+		filepath.Join(configsDir, "strategies"), filepath.Join(configsDir, "tasks"), filepath.Join(configsDir, "models"), filepath.Join(repoDir, "prompts"))
+	path := filepath.Join(t.TempDir(), "paper.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.Load(path); err != nil {
+		t.Errorf("paper.yaml with scruples pointed at a data file: %v", err)
 	}
 }
 

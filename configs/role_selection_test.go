@@ -149,7 +149,7 @@ func TestRoleSelectionEndToEnd(t *testing.T) {
 		{"gpt-4.1", []int{3}, 3},         // only candidate 3 is right
 		{"claude-sonnet-4", []int{0}, 0}, // only candidate 0
 		{"gemini-2.5-pro", nil, 0},       // all alike: the tie goes to the lowest index
-		{"deepseek-v3", []int{7, 2}, 2},  // a tie between 2 and 7
+		{"deepseek-v3.1", []int{7, 2}, 2},  // a tie between 2 and 7
 	}
 	fakes := map[string]*selFake{}
 	for _, p := range plan {
@@ -255,10 +255,11 @@ func TestRoleSelectionEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(rows[0], ","); got != "model,candidate,accuracy,f1,score,chosen,text" || len(rows) != 1+10*len(plan) {
+	if got := strings.Join(rows[0], ","); got != "block,model,candidate,accuracy,f1,score,chosen,text" || len(rows) != 1+10*len(plan) {
 		t.Fatalf("role_candidates.csv: header %s, %d rows", got, len(rows)-1)
 	}
 	for _, r := range rows[1:] {
+		r = r[1:] // the block column
 		for _, p := range plan {
 			if r[0] == p.model && (r[5] == "true") != (r[1] == strconv.Itoa(p.want)) {
 				t.Errorf("role_candidates.csv row %v: chosen %s, want candidate %d", r, r[5], p.want)
@@ -292,7 +293,7 @@ func TestRoleSelectionEndToEnd(t *testing.T) {
 	}
 	runFile := filepath.Join(root, "configs", "role_prompting.yaml")
 	if err := os.WriteFile(runFile, []byte(fmt.Sprintf(`name: role-prompting-after-selection
-models: [gpt-4.1, claude-sonnet-4, gemini-2.5-pro, deepseek-v3]
+models: [gpt-4.1, claude-sonnet-4, gemini-2.5-pro, deepseek-v3.1]
 tasks: [ethics]
 strategies: [role_prompting]
 paths:

@@ -81,16 +81,26 @@ func (l *loader) read(path string) (*yaml.Node, bool) {
 
 // Load reads a run file and everything it references, compiles it and
 // validates it. Every problem found is returned at once as Diags.
-func Load(runFile string) (*Study, error) {
+func Load(runFile string) (*Study, error) { return LoadWith(runFile, LoadOptions{}) }
+
+// LoadOptions adjust Load for callers other than a user's run (tests).
+type LoadOptions struct {
+	// AllowFixtures acts as settings.allow_fixtures: true, so a test can
+	// run a shipped config whose tasks point at fixture data.
+	AllowFixtures bool
+}
+
+// LoadWith is Load with options.
+func LoadWith(runFile string, o LoadOptions) (*Study, error) {
 	ds := &Diags{}
-	st := load(runFile, ds)
+	st := load(runFile, ds, o)
 	if len(*ds) > 0 {
 		return st, ds.Sorted()
 	}
 	return st, nil
 }
 
-func load(runFile string, ds *Diags) *Study {
+func load(runFile string, ds *Diags, o LoadOptions) *Study {
 	l := &loader{ds: ds, runFile: runFile, dir: filepath.Dir(runFile), files: map[string][]byte{}, cache: map[string]*yaml.Node{}, lines: map[string]map[string]int{}}
 	data, err := os.ReadFile(runFile)
 	if err != nil {
@@ -201,7 +211,7 @@ func load(runFile string, ds *Diags) *Study {
 	l.resolveJudges(st)
 	l.resolveMatrix(st, root)
 	l.resolveFactors(st)
-	if !rf.Settings.AllowFixtures {
+	if !rf.Settings.AllowFixtures && !o.AllowFixtures {
 		used := map[*Task]bool{}
 		for _, c := range st.Cells {
 			used[c.Task] = true
@@ -246,10 +256,18 @@ func load(runFile string, ds *Diags) *Study {
 	if len(*ds) == 0 {
 		dryRun(st, ds)
 	}
-	// Output folder and config hash.
-	st.OutDir = rf.Output
-	if st.OutDir == "" && rf.Name != "" {
-		st.OutDir = filepath.Join("out", rf.Name)
+	// The output folder, like every path in a run file, is relative to the
+	// run file, never to the working directory: plan, apply and diff from
+	// any folder see the same journal. The default is out/<name> in the
+	// project folder, the folder that holds the prompts (configs/x.yaml
+	// with the default ../prompts: out/<name> beside configs/).
+	switch {
+	case rf.Output != "" && filepath.IsAbs(rf.Output):
+		st.OutDir = filepath.Clean(rf.Output)
+	case rf.Output != "":
+		st.OutDir = filepath.Join(l.dir, rf.Output)
+	case rf.Name != "":
+		st.OutDir = filepath.Join(filepath.Dir(st.PromptsDir), "out", rf.Name)
 	}
 	names := make([]string, 0, len(l.files))
 	for f := range l.files {

@@ -17,7 +17,7 @@ type RunFile struct {
 	Tasks       []yaml.Node  `yaml:"tasks" required:"true" doc:"Tasks: a name (configs/tasks/<name>.yaml), an inline task, or {use: <name>, ...overrides}."`
 	Strategies  []yaml.Node  `yaml:"strategies" required:"true" doc:"Strategies: a name (configs/strategies/<name>.yaml), an inline strategy, or {use: <name>, name: <new name>, params: {...}}."`
 	Matrix      Matrix       `yaml:"matrix,omitempty" doc:"Which models run which strategies on which tasks; default every model x strategy x task."`
-	Output      string       `yaml:"output,omitempty" doc:"Output folder (default out/<name>), relative to the working directory."`
+	Output      string       `yaml:"output,omitempty" doc:"Output folder, relative to this file's folder like every path in it (default out/<name> in the project folder: the folder holding the prompts folder, so ../out/<name> for a run file in configs/)."`
 	Settings    Settings     `yaml:"settings,omitempty" doc:"Run settings."`
 	Paths       Paths        `yaml:"paths,omitempty" doc:"Where referenced files live, relative to this file's folder."`
 	Metrics     []MetricNode `yaml:"metrics,omitempty" doc:"Metrics computed over the results after the cases (metrics.parquet and CSV tables)."`

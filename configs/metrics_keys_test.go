@@ -1,0 +1,107 @@
+package configs_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+// Every shipped run file, run on three items per task with the fake model
+// (fixture tasks allowed), writes a metrics.parquet whose keys (block,
+// model, strategy, task, subset, factors..., metric) are unique, whose
+// every row says its status and errors policy, and whose factor columns
+// match the ones results.parquet has.
+func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(configsDir, "*.yaml"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("run files %v (%v)", files, err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			st, err := pipeline.LoadWith(file, pipeline.LoadOptions{AllowFixtures: true})
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			for _, task := range st.Tasks {
+				if len(task.Items) > 3 {
+					task.Items = task.Items[:3]
+				}
+			}
+			fake := newFake(st, true)
+			for _, m := range st.Models {
+				switch m.Spec.Provider {
+				case "scripted", "none":
+				default:
+					m.Provider = fake
+				}
+			}
+			out, _, _ := run(t, st)
+			rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) == 0 {
+				t.Fatal("no metric rows")
+			}
+			seen := map[string]bool{}
+			for _, r := range rows {
+				k := fmt.Sprint(r["block"], "|", r["model"], "|", r["strategy"], "|", r["task"], "|", r["subset"])
+				for _, f := range st.Factors {
+					v, ok := r[f]
+					if !ok {
+						t.Fatalf("metrics.parquet has no column %s", f)
+					}
+					k += fmt.Sprint("|", v)
+				}
+				k += fmt.Sprint("|", r["metric"])
+				if seen[k] {
+					t.Errorf("two rows with key %s", k)
+				}
+				seen[k] = true
+				if r["status"] == nil || r["errors_policy"] == nil || r["block"] == nil {
+					t.Errorf("%s: status %v, errors_policy %v", k, r["status"], r["errors_policy"])
+				}
+				if strings.HasPrefix(fmt.Sprint(r["metric"]), "error_rate") {
+					t.Errorf("%s: an error_rate row (n_errors is on every row)", k)
+				}
+			}
+			res, err := pipeline.ReadParquet(filepath.Join(out, "results.parquet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range st.Factors {
+				if _, ok := res[0][f]; !ok {
+					t.Errorf("results.parquet has no factor column %s", f)
+				}
+			}
+		})
+	}
+}
+
+// The confidence study declares its conditions as factors, so they are
+// columns, not parts of names.
+func TestReflectionDeclaresItsConditions(t *testing.T) {
+	st, err := pipeline.Load(filepath.Join(configsDir, "reflection.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(st.Factors, ","); got != "confidence_instruction,level,thinking" {
+		t.Fatalf("factors %s", got)
+	}
+	seen := map[string]bool{}
+	for _, c := range st.Cells {
+		k := strings.Join(c.Factors, "/")
+		seen[k] = true
+		for i, v := range c.Factors {
+			if v == "" {
+				t.Errorf("%s x %s: factor %s unset", c.Model.Name, c.Strategy.Name, st.Factors[i])
+			}
+		}
+	}
+	if len(seen) != 2*6*2 {
+		t.Errorf("%d distinct conditions, want 24 (instruction x level x thinking)", len(seen))
+	}
+}

@@ -146,10 +146,10 @@ func TestRoleSelectionEndToEnd(t *testing.T) {
 		good  []int
 		want  int
 	}{
-		{"gpt-4.1", []int{3}, 3},         // only candidate 3 is right
-		{"claude-sonnet-4", []int{0}, 0}, // only candidate 0
-		{"gemini-2.5-pro", nil, 0},       // all alike: the tie goes to the lowest index
-		{"deepseek-v3.1", []int{7, 2}, 2},  // a tie between 2 and 7
+		{"gpt-4.1", []int{3}, 3},          // only candidate 3 is right
+		{"claude-sonnet-4", []int{0}, 0},  // only candidate 0
+		{"gemini-2.5-pro", nil, 0},        // all alike: the tie goes to the lowest index
+		{"deepseek-v3.1", []int{7, 2}, 2}, // a tie between 2 and 7
 	}
 	fakes := map[string]*selFake{}
 	for _, p := range plan {

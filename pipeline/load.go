@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -394,7 +395,15 @@ func fieldLine(n *yaml.Node, key string) int {
 	return n.Line
 }
 
-var providerKinds = map[string]bool{"openai": true, "openai-compatible": true, "anthropic": true, "gemini": true, "scripted": true, "none": true}
+// providerKinds is the provider field's closed set, from its enum tag (the
+// schema reads the same list).
+var providerKinds = func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range EnumOf(reflect.TypeOf(ModelSpec{}), "provider") {
+		m[p] = true
+	}
+	return m
+}()
 
 func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 	m := &Model{Spec: spec, Name: spec.Name}

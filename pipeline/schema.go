@@ -122,6 +122,9 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 			} else {
 				s = g.of(f.Type)
 			}
+			if len(f.Enum) > 0 {
+				s = withEnum(s, f.Enum)
+			}
 			if f.Doc != "" {
 				s = withDoc(s, f.Doc)
 			}
@@ -137,6 +140,39 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 		return out
 	}
 	return map[string]any{}
+}
+
+// withEnum puts a closed set of values on a string field, on the items of
+// a list of strings, or on the values of a map of strings.
+func withEnum(s map[string]any, values []string) map[string]any {
+	enum := make([]any, len(values))
+	for i, v := range values {
+		enum[i] = v
+	}
+	out := make(map[string]any, len(s)+1)
+	for k, v := range s {
+		out[k] = v
+	}
+	switch s["type"] {
+	case "array":
+		out["items"] = map[string]any{"type": "string", "enum": enum}
+	case "object":
+		out["additionalProperties"] = map[string]any{"type": "string", "enum": enum}
+	default:
+		out["enum"] = enum
+	}
+	return out
+}
+
+// EnumOf is the closed set a field of a config struct declares (its enum
+// tag), so validation and the schema read one list.
+func EnumOf(t reflect.Type, field string) []string {
+	for _, f := range Fields(t) {
+		if f.Name == field {
+			return f.Enum
+		}
+	}
+	return nil
 }
 
 // withDoc adds a description without disturbing a $ref (2020-12 allows

@@ -28,7 +28,7 @@ type Settings struct {
 	Concurrency int    `yaml:"concurrency,omitempty" doc:"Cases in flight per model unless the model sets limits.concurrency (default 8)."`
 	Seed        int64  `yaml:"seed,omitempty" doc:"Seed for every seeded choice the run makes (recorded in the manifest)."`
 	MaxSteps    int    `yaml:"max_steps,omitempty" doc:"Hard bound on stage executions per case, a guard against runaway graphs (default 1000)."`
-	Unparsed    string `yaml:"unparsed,omitempty" doc:"How unparsed answers count in accuracy: wrong (default) or exclude."`
+	Unparsed    string `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count in accuracy: wrong (default) or exclude; a metric block's own unparsed: wins."`
 	Fsync       bool   `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
 	// AllowFixtures lets tests and demos run tasks marked fixture.
 	AllowFixtures bool `yaml:"allow_fixtures,omitempty" doc:"Let the run use tasks whose data is an invented fixture (a task's fixture:), for tests and demos; without it such a run fails validate, plan and apply."`
@@ -78,7 +78,7 @@ func (m *Matrix) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 type ModelSpec struct {
 	Name     string            `yaml:"name" required:"true" doc:"promoral's name for the model, used in the matrix and in outputs."`
 	Extends  string            `yaml:"extends,omitempty" doc:"Copy every field of a model declared earlier, then apply the fields given here (e.g. a thinking-on variant)."`
-	Provider string            `yaml:"provider" required:"true" doc:"openai, openai-compatible, anthropic, gemini or scripted."`
+	Provider string            `yaml:"provider" required:"true" enum:"openai,openai-compatible,anthropic,gemini,scripted,none" doc:"openai, openai-compatible, anthropic, gemini or scripted."`
 	Model    string            `yaml:"model,omitempty" doc:"The provider's model id (default: name)."`
 	BaseURL  string            `yaml:"base_url,omitempty" doc:"API base URL, for OpenAI-compatible servers (Together, DeepSeek, vLLM, Ollama, llama.cpp) or a proxy."`
 	KeyEnv   string            `yaml:"key_env,omitempty" doc:"Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY)."`
@@ -155,7 +155,7 @@ type GenParams struct {
 type ThinkingSpec struct {
 	Enabled bool   `yaml:"enabled" doc:"Turn thinking on."`
 	Budget  int    `yaml:"budget,omitempty" doc:"Thinking budget in tokens (Anthropic, Gemini)."`
-	Effort  string `yaml:"effort,omitempty" doc:"Reasoning effort low, medium or high (OpenAI reasoning models)."`
+	Effort  string `yaml:"effort,omitempty" enum:"low,medium,high" doc:"Reasoning effort low, medium or high (OpenAI reasoning models)."`
 }
 
 // Over returns p with every field set in o replacing p's.

@@ -20,7 +20,7 @@ type TaskSpec struct {
 	Name        string            `yaml:"name" required:"true" doc:"Task name, used in the matrix and outputs."`
 	Description string            `yaml:"description,omitempty" doc:"What the task measures."`
 	Source      string            `yaml:"source,omitempty" doc:"Where the data comes from, its licence and citation."`
-	Type        string            `yaml:"type,omitempty" doc:"Answer type strategies can key on: label (named labels), letter (multiple choice), judge (a judge decides), or none."`
+	Type        string            `yaml:"type,omitempty" enum:"label,letter,judge,none" doc:"Answer type strategies can key on: label (named labels), letter (multiple choice), judge (a judge decides), or none."`
 	Dataset     dataset.Spec      `yaml:"dataset" required:"true" doc:"The data file and how to read it."`
 	Gold        string            `yaml:"gold,omitempty" doc:"Item field holding the gold answer; its values are mapped to labels through answer.labels[].gold (or the label values themselves)."`
 	Answer      parse.Space       `yaml:"answer,omitempty" doc:"The answer space: labels, their aliases and gold values, and the positive class."`

@@ -230,6 +230,9 @@ type FieldInfo struct {
 	Required bool
 	Index    []int
 	Type     reflect.Type
+	// Enum is the closed set of values the field takes (tag enum:"a,b"),
+	// for the JSON Schema; nil when the field is open.
+	Enum []string
 }
 
 // Fields lists the YAML fields of struct type t, following ",inline" embeds.
@@ -259,13 +262,17 @@ func Fields(t reflect.Type) []FieldInfo {
 			if name == "" {
 				name = strings.ToLower(f.Name)
 			}
-			out = append(out, FieldInfo{
+			fi := FieldInfo{
 				Name:     name,
 				Doc:      f.Tag.Get("doc"),
 				Required: f.Tag.Get("required") == "true",
 				Index:    idx,
 				Type:     f.Type,
-			})
+			}
+			if e := f.Tag.Get("enum"); e != "" {
+				fi.Enum = strings.Split(e, ",")
+			}
+			out = append(out, fi)
 		}
 	}
 	walk(t, nil)

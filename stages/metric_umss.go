@@ -37,7 +37,7 @@ type UMSSMetricConfig struct {
 type UMSSCompetence struct {
 	Name   string `yaml:"name,omitempty" doc:"Name in the tables (default <task>_<metric>)."`
 	Task   string `yaml:"task" required:"true" doc:"Task it is computed on."`
-	Metric string `yaml:"metric,omitempty" doc:"accuracy (default) or flip_accuracy (an ETHICS-Contrast task)."`
+	Metric string `yaml:"metric,omitempty" enum:"accuracy,flip_accuracy" doc:"accuracy (default) or flip_accuracy (an ETHICS-Contrast task)."`
 	Subset string `yaml:"subset,omitempty" doc:"Only items of this task subset (accuracy)."`
 }
 

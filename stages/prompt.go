@@ -27,7 +27,7 @@ type PromptConfig struct {
 
 // Message is one templated turn.
 type Message struct {
-	Role     string `yaml:"role" required:"true" doc:"system, user or assistant."`
+	Role     string `yaml:"role" required:"true" enum:"system,user,assistant" doc:"system, user or assistant."`
 	Text     string `yaml:"text,omitempty" doc:"Inline Go template (text/template) over .item, .task, .stages, .params, .model."`
 	Template string `yaml:"template,omitempty" doc:"Template file, relative to the prompts folder."`
 }

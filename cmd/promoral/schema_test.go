@@ -109,3 +109,47 @@ func TestSchemaRejectsWhatValidateRejects(t *testing.T) {
 		t.Fatalf("a good strategy failed the schema: %v", err)
 	}
 }
+
+// Every closed set is an enum in the schema, so a typo in a role, a
+// provider, a policy, a rule kind, a scale or a confidence meaning fails in
+// the editor as it fails validate.
+func TestSchemaEnumsCatchTypos(t *testing.T) {
+	strategy := func(role string) map[string]any {
+		return map[string]any{"name": "x", "stages": []any{map[string]any{"name": "a", "kind": "prompt",
+			"messages": []any{map[string]any{"role": role, "text": "hi"}}}}, "outputs": map[string]any{"label": "x"}}
+	}
+	run := func(metric map[string]any, settings map[string]any) map[string]any {
+		return map[string]any{"name": "x", "models": []any{"m"}, "tasks": []any{"t"}, "strategies": []any{"s"},
+			"metrics": []any{metric}, "settings": settings}
+	}
+	task := func(rule map[string]any) map[string]any {
+		return map[string]any{"name": "t", "dataset": map[string]any{"path": "x.jsonl"}, "extract": map[string]any{"confidence": []any{rule}}}
+	}
+	for _, tc := range []struct {
+		kind      string
+		good, bad any
+	}{
+		{"strategy", strategy("user"), strategy("usr")},
+		{"model", map[string]any{"name": "m", "provider": "openai"}, map[string]any{"name": "m", "provider": "opnai"}},
+		{"run", run(map[string]any{"kind": "classification", "unparsed": "exclude"}, map[string]any{}),
+			run(map[string]any{"kind": "classification", "unparsed": "skip"}, map[string]any{})},
+		{"run", run(map[string]any{"kind": "classification", "confidence": "positive"}, map[string]any{}),
+			run(map[string]any{"kind": "classification", "confidence": "postive"}, map[string]any{})},
+		{"run", run(map[string]any{"kind": "safety", "errors": "exclude"}, map[string]any{}),
+			run(map[string]any{"kind": "safety", "errors": "ignore"}, map[string]any{})},
+		{"run", run(map[string]any{"kind": "efficiency"}, map[string]any{"unparsed": "wrong"}),
+			run(map[string]any{"kind": "efficiency"}, map[string]any{"unparsed": "wrongg"})},
+		{"task", task(map[string]any{"kind": "tag", "tag": "confidence", "scale": "percent"}),
+			task(map[string]any{"kind": "tags", "tag": "confidence", "scale": "percent"})},
+		{"task", task(map[string]any{"kind": "tag", "tag": "confidence", "scale": "percent"}),
+			task(map[string]any{"kind": "tag", "tag": "confidence", "scale": "percents"})},
+	} {
+		s := compileSchema(t, tc.kind)
+		if err := s.Validate(tc.good); err != nil {
+			t.Errorf("%s: the good value fails: %v", tc.kind, err)
+		}
+		if err := s.Validate(tc.bad); err == nil {
+			t.Errorf("%s: %v passes the schema", tc.kind, tc.bad)
+		}
+	}
+}

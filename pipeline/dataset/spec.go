@@ -28,11 +28,11 @@ import (
 // a row (an ETHICS-Contrast pair) are always kept or dropped together.
 type Spec struct {
 	Path      string            `yaml:"path,omitempty" required:"true" doc:"data file, relative to the folder of the YAML file that declares it"`
-	Format    string            `yaml:"format,omitempty" doc:"jsonl, json (an array of objects), csv, tsv or parquet; inferred from the extension when empty (.jsonl/.ndjson, .json, .csv, .tsv/.tab, .parquet/.pq, each optionally + .gz); gzip is detected from the content"`
+	Format    string            `yaml:"format,omitempty" enum:"jsonl,json,csv,tsv,parquet" doc:"jsonl, json (an array of objects), csv, tsv or parquet; inferred from the extension when empty (.jsonl/.ndjson, .json, .csv, .tsv/.tab, .parquet/.pq, each optionally + .gz); gzip is detected from the content"`
 	ID        string            `yaml:"id,omitempty" doc:"column (dotted path allowed) holding a unique item id; when neither id nor id_columns is set the id is <file stem>:<row>"`
 	IDColumns []string          `yaml:"id_columns,omitempty" doc:"columns whose values, joined with ':', form a unique item id, e.g. [model, strategy, item]; use instead of id"`
 	Fields    map[string]string `yaml:"fields,omitempty" doc:"item field -> source column (dotted path into nested objects and lists, e.g. action1_violates.death); all source columns are kept under their own names too"`
-	Types     map[string]string `yaml:"types,omitempty" doc:"item field -> int, float, bool or string; converts the value (CSV and TSV cells are always strings); null, and an empty string for int/float/bool, become null"`
+	Types     map[string]string `yaml:"types,omitempty" enum:"int,float,bool,string" doc:"item field -> int, float, bool or string; converts the value (CSV and TSV cells are always strings); null, and an empty string for int/float/bool, become null"`
 	Filter    string            `yaml:"filter,omitempty" doc:"expr-lang boolean over the row's fields after fields/types, e.g. kind == \"harmful\"; rows where it is false are dropped; a column that is not an identifier is $env[\"meta.lang\"]; a missing field is nil"`
 	Exclude   *Exclude          `yaml:"exclude,omitempty" doc:"drop rows whose field value appears in a column of another file (keeps dev and test sets disjoint)"`
 	Limit     int               `yaml:"limit,omitempty" doc:"keep only the first N rows after filter and exclude, in file order; fewer rows than N is not an error"`
@@ -79,7 +79,7 @@ type Shuffle struct {
 	IntoList  string   `yaml:"into_list,omitempty" doc:"field that receives the shuffled list (default: the list field itself)"`
 	Parallel  []string `yaml:"parallel,omitempty" doc:"other list fields permuted the same way as list, e.g. [option_types]"`
 	Gold      string   `yaml:"gold,omitempty" doc:"field naming the correct option; when it is empty or null the item has no gold and gold_into is set to \"\""`
-	GoldKind  string   `yaml:"gold_kind,omitempty" doc:"how gold names the option: name (one of options; default with options), letter (A is the first; default with list) or index (0-based)"`
+	GoldKind  string   `yaml:"gold_kind,omitempty" enum:"name,letter,index" doc:"how gold names the option: name (one of options; default with options), letter (A is the first; default with list) or index (0-based)"`
 	GoldInto  string   `yaml:"gold_into,omitempty" doc:"field that receives the gold option's letter after shuffling (default gold_letter)"`
 	OrderInto string   `yaml:"order_into,omitempty" doc:"field that receives, for each new position, the original option's name (options) or letter (list) (default option_order)"`
 }

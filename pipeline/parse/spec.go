@@ -41,7 +41,7 @@ const (
 // Kind; Spec.Check rejects fields that the kind would ignore, so a typo in a
 // task file fails loudly instead of silently changing what is read.
 type Rule struct {
-	Kind       string   `yaml:"kind,omitempty" doc:"where to look: tag, prefix, regex, phrase, contains, json, first_line, last_line or whole"`
+	Kind       string   `yaml:"kind,omitempty" enum:"tag,prefix,regex,phrase,contains,json,first_line,last_line,whole" doc:"where to look: tag, prefix, regex, phrase, contains, json, first_line, last_line or whole"`
 	Name       string   `yaml:"name,omitempty" doc:"name recorded in results when this rule matches; default kind:key, e.g. tag:answer"`
 	Tag        string   `yaml:"tag,omitempty" doc:"tag kind: element name, e.g. answer for <answer>...</answer>; case-insensitive"`
 	Prefix     string   `yaml:"prefix,omitempty" doc:"prefix kind: line label such as Final Answer at a line start (mid-line only before a colon); case-insensitive; value is the rest of the line or the next non-blank line"`
@@ -49,9 +49,9 @@ type Rule struct {
 	Group      int      `yaml:"group,omitempty" doc:"regex kind: capture group holding the value; default 1, or the whole match if the pattern has no groups"`
 	Patterns   []string `yaml:"patterns,omitempty" doc:"phrase kind: RE2 patterns each containing {label} once; default: built-in explicit-choice phrases"`
 	Key        string   `yaml:"key,omitempty" doc:"json kind: key of the value in a JSON object of the reply; dots descend into nested objects"`
-	Occurrence string   `yaml:"occurrence,omitempty" doc:"which match counts: last (default) or first; contains also takes unique, its default"`
-	Match      string   `yaml:"match,omitempty" doc:"label rules: exact (text must be a label or alias) or search (else the single non-negated label it names); default search, exact for lines and whole"`
-	Scale      string   `yaml:"scale,omitempty" doc:"confidence rules: auto, percent or unit; overrides the spec's confidence_scale"`
+	Occurrence string   `yaml:"occurrence,omitempty" enum:"last,first,unique" doc:"which match counts: last (default) or first; contains also takes unique, its default"`
+	Match      string   `yaml:"match,omitempty" enum:"exact,search" doc:"label rules: exact (text must be a label or alias) or search (else the single non-negated label it names); default search, exact for lines and whole"`
+	Scale      string   `yaml:"scale,omitempty" enum:"auto,percent,unit" doc:"confidence rules: auto, percent or unit; overrides the spec's confidence_scale"`
 	Paragraph  bool     `yaml:"paragraph,omitempty" doc:"prefix kind: take text up to a blank line or the next Header: line instead of one line"`
 }
 
@@ -59,7 +59,7 @@ type Rule struct {
 type Spec struct {
 	Label           []Rule             `yaml:"label,omitempty" doc:"ordered rules for the answer label; the first rule yielding a label of the answer space wins"`
 	Confidence      []Rule             `yaml:"confidence,omitempty" doc:"ordered rules for the confidence; the first rule yielding a valid number wins"`
-	ConfidenceScale string             `yaml:"confidence_scale,omitempty" doc:"auto (default; <=1 is 0-1, so 1 means 1.0, else 0-100), percent (0-100) or unit (0-1)"`
+	ConfidenceScale string             `yaml:"confidence_scale,omitempty" enum:"auto,percent,unit" doc:"auto (default; <=1 is 0-1, so 1 means 1.0, else 0-100), percent (0-100) or unit (0-1)"`
 	ConfidenceWords map[string]float64 `yaml:"confidence_words,omitempty" doc:"optional verbal confidences, e.g. high: 0.8; unmapped words leave confidence unparsed"`
 	Fields          map[string][]Rule  `yaml:"fields,omitempty" doc:"free text fields by name, each with ordered rules; the first non-blank match wins"`
 }

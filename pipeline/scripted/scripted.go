@@ -28,9 +28,9 @@ type Script struct {
 // Reply is one reply rule.
 type Reply struct {
 	Match  string `yaml:"match,omitempty" doc:"RE2 regular expression searched in the text named by 'in'; empty matches every request."`
-	In     string `yaml:"in,omitempty" doc:"What 'match' searches: last (the last user message, default), system, or all (every message)."`
+	In     string `yaml:"in,omitempty" enum:"last,system,all" doc:"What 'match' searches: last (the last user message, default), system, or all (every message)."`
 	Text   string `yaml:"text,omitempty" doc:"The reply, a Go template over .last .system .all .n .sample .model; functions hash, pick, mod, find, contains, lower, upper, trim."`
-	Finish string `yaml:"finish,omitempty" doc:"Finish reason to report: stop (default), length or blocked."`
+	Finish string `yaml:"finish,omitempty" enum:"stop,length,blocked" doc:"Finish reason to report: stop (default), length or blocked."`
 	Status int    `yaml:"status,omitempty" doc:"Fail with this HTTP status instead of replying (429 and 5xx are transient, others permanent); for testing error paths."`
 }
 

@@ -488,7 +488,7 @@ func (l *loader) resolveJudges(st *Study) {
 		}
 		file, line := t.File, l.line(t.File, "judge", t.Spec.Line)
 		m := st.Model(js.Model)
-		if m == nil {
+		if m == nil && js.Model != "" {
 			l.ds.Addf(file, l.line(t.File, "judge.model", line), "judge.model", "declare the judge model under models in the run file", "no model %q for the judge", js.Model)
 		}
 		s, ok := judges[js.Strategy]
@@ -506,10 +506,32 @@ func (l *loader) resolveJudges(st *Study) {
 		if s != nil && !s.Spec.Judge {
 			l.ds.Addf(file, l.line(t.File, "judge.strategy", line), "judge.strategy", "add judge: true to the strategy file", "strategy %q is not marked as a judge", js.Strategy)
 		}
+		if m == nil && js.Model == "" && s != nil {
+			// A judge that makes no call needs no model; one that does must
+			// name it.
+			if calls := callStages(s); len(calls) > 0 {
+				l.ds.Addf(file, line, "judge.model", "name a model declared under models in the run file",
+					"judge strategy %s calls a model (stage %s) but the judge names none", s.Name, calls[0])
+			} else {
+				m = &Model{Spec: &ModelSpec{Name: "(no judge model)", Provider: "none"}, Name: "(no judge model)", Identity: "none|judge",
+					Provider: noCalls{"(no judge model)"}, Env: map[string]any{"name": "", "id": "", "provider": "none", "vars": map[string]any{}}}
+			}
+		}
 		if m != nil {
 			t.Judge = &TaskJudge{Strategy: s, Model: m}
 		}
 	}
+}
+
+// callStages names the stages of a strategy that call a model.
+func callStages(s *Strategy) []string {
+	var out []string
+	for _, n := range s.Nodes {
+		if _, ok := n.Stage.(CallPlanner); ok {
+			out = append(out, n.Base.Name)
+		}
+	}
+	return out
 }
 
 func (l *loader) resolveMatrix(st *Study, root *yaml.Node) {

@@ -40,7 +40,7 @@ type TaskSpec struct {
 // JudgeSpec names the judge strategy and the model it calls.
 type JudgeSpec struct {
 	Strategy string `yaml:"strategy" required:"true" doc:"Judge strategy (configs/strategies/<name>.yaml); it reads the judged outputs as subject.<field> (subject.reply, subject.model, ...)."`
-	Model    string `yaml:"model" required:"true" doc:"Name of a model declared in the run file that the judge calls."`
+	Model    string `yaml:"model,omitempty" doc:"Name of a model declared in the run file that the judge calls; a judge strategy without a prompt stage (it decides from the judged outputs alone) needs none."`
 }
 
 // ReportAs names item fields carrying the model and strategy of recorded replies.

@@ -152,6 +152,10 @@ type Manifest struct {
 	ModelVersions map[string][]string `json:"model_versions"`
 	Strategies    []string            `json:"strategies"`
 	Tasks         []ManifestTask      `json:"tasks"`
+	// Factors are the condition factor columns; Metrics every metric
+	// block with the policies it scored under (numbers).
+	Factors []string        `json:"factors,omitempty"`
+	Metrics []ManifestBlock `json:"metrics,omitempty"`
 }
 
 // ManifestModel records a model entry without anything secret.
@@ -161,6 +165,9 @@ type ManifestModel struct {
 	Model    string `json:"model"`
 	BaseURL  string `json:"base_url,omitempty"`
 	Price    Price  `json:"price"`
+	// Extends and Factors say which model a variant varies and how.
+	Extends string            `json:"extends,omitempty"`
+	Factors map[string]string `json:"factors,omitempty"`
 }
 
 // ManifestTask records a task and its item count.
@@ -183,8 +190,10 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 		}
 	}
 	for _, md := range s.Models {
-		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: md.Spec.BaseURL, Price: md.Spec.Price})
+		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: md.Spec.BaseURL, Price: md.Spec.Price,
+			Extends: md.Spec.Extends, Factors: md.Spec.Factors})
 	}
+	m.Factors, m.Metrics = s.Factors, ManifestBlocks(s)
 	for _, st := range s.Strategies {
 		m.Strategies = append(m.Strategies, st.Name)
 	}

@@ -1,8 +1,10 @@
 package pipeline_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,6 +88,22 @@ metrics:
 		if r["n"] != tc.n || r["n_cases"] != int64(6) || r["n_errors"] != int64(1) || r["n_unparsed"] != tc.unparsed {
 			t.Errorf("%s: n %v n_cases %v n_errors %v n_unparsed %v; want %d, 6, 1, %d", tc.block, r["n"], r["n_cases"], r["n_errors"], r["n_unparsed"], tc.n, tc.unparsed)
 		}
+	}
+	// The manifest records each block's policies.
+	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man pipeline.Manifest
+	if err := json.Unmarshal(data, &man); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range man.Metrics {
+		got = append(got, b.Name+":"+b.Kind+":"+b.Unparsed+":"+b.Errors+":"+fmt.Sprint(b.Settings["bootstrap"]))
+	}
+	if want := "inc:classification:wrong:incomplete:20,exc:classification:wrong:exclude:20,unp:classification:wrong:unparsed:0"; strings.Join(got, ",") != want {
+		t.Errorf("manifest blocks %v, want %s", got, want)
 	}
 	// The row says which class its F1 is of.
 	if r := get("exc", "f1"); r["convention"] != "positive class: bad" {

@@ -27,6 +27,12 @@ type run struct {
 
 	models, strategies, tasks []string // in display order
 	modelColor                map[string]string
+	// factors are the condition factor columns of metrics.parquet.
+	factors []string
+	// ran are the models, strategies and tasks results.parquet has: what
+	// this run scored, as opposed to names a table mentions (published
+	// runs, pooled rows).
+	ran struct{ models, strategies, tasks []string }
 }
 
 // result is one row of results.parquet, without the bulky columns.
@@ -46,9 +52,28 @@ type result struct {
 
 // metric is one row of metrics.parquet.
 type metric struct {
-	Model, Strategy, Task, Subset, Metric string
-	Value, Lo, Hi                         float64 // NaN = none
-	N                                     int
+	Block, Model, Strategy, Task, Subset, Metric string
+	Value, Lo, Hi                                float64 // NaN = none
+	N                                            int
+	// NCases, NUnparsed, NErrors: -1 when the run's file has no such
+	// column (written before they existed).
+	NCases, NUnparsed, NErrors int
+	Status, Unparsed, Errors   string
+	Convention                 string
+	Factors                    map[string]string
+}
+
+// ok says the row is a figure: its status is ok (or unknown) and it has a
+// value.
+func (x metric) ok() bool {
+	return (x.Status == "" || x.Status == "ok") && !math.IsNaN(x.Value)
+}
+
+// degenerate: a figure that says nothing about the cell, because nothing
+// was counted or every answer was unparsed (a "best" 0.000 of a run that
+// parsed nothing).
+func (x metric) degenerate() bool {
+	return !x.ok() || x.N == 0 || (x.NCases > 0 && x.NUnparsed >= x.NCases)
 }
 
 // csvTable is a metric CSV (header + rows).
@@ -117,10 +142,13 @@ func loadRun(dir string) (*run, error) {
 		found = true
 	}
 	if p := filepath.Join(dir, "metrics.parquet"); exists(p) {
-		if r.metrics, err = readMetrics(p); err != nil {
+		if r.metrics, r.factors, err = readMetrics(p); err != nil {
 			return nil, err
 		}
 		found = true
+	}
+	if r.manifest != nil && len(r.manifest.Factors) > 0 {
+		r.factors = r.manifest.Factors
 	}
 	csvs, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
 	sort.Strings(csvs)
@@ -172,6 +200,10 @@ func (r *run) order() {
 		addS(x.Strategy)
 		addT(x.Task)
 	}
+	r.ran.models = append([]string(nil), r.models...)
+	r.ran.strategies = append([]string(nil), r.strategies...)
+	r.ran.tasks = append([]string(nil), r.tasks...)
+	sort.Strings(r.ran.models)
 	for _, x := range r.metrics {
 		addM(x.Model)
 		addS(x.Strategy)
@@ -252,13 +284,40 @@ func readResults(path string) ([]result, error) {
 	return out, err
 }
 
-func readMetrics(path string) ([]metric, error) {
+// metricCols are metrics.parquet's own columns; any other column is a
+// condition factor.
+var metricCols = map[string]bool{"block": true, "model": true, "strategy": true, "task": true, "subset": true, "metric": true, "value": true,
+	"ci_low": true, "ci_high": true, "n": true, "n_cases": true, "n_unparsed": true, "n_errors": true, "status": true,
+	"unparsed_policy": true, "errors_policy": true, "convention": true}
+
+func readMetrics(path string) ([]metric, []string, error) {
 	var out []metric
-	err := pipeline.ScanParquet(path, []string{"model", "strategy", "task", "subset", "metric", "value", "ci_low", "ci_high", "n"}, nil, func(row map[string]any) {
-		out = append(out, metric{Model: str(row["model"]), Strategy: str(row["strategy"]), Task: str(row["task"]), Subset: str(row["subset"]),
-			Metric: str(row["metric"]), Value: flt(row["value"]), Lo: flt(row["ci_low"]), Hi: flt(row["ci_high"]), N: int(i64(row["n"]))})
+	factors := map[string]bool{}
+	count := func(v any) int {
+		if v == nil {
+			return -1
+		}
+		return int(i64(v))
+	}
+	err := pipeline.ScanParquet(path, nil, nil, func(row map[string]any) {
+		x := metric{Block: str(row["block"]), Model: str(row["model"]), Strategy: str(row["strategy"]), Task: str(row["task"]), Subset: str(row["subset"]),
+			Metric: str(row["metric"]), Value: flt(row["value"]), Lo: flt(row["ci_low"]), Hi: flt(row["ci_high"]), N: int(i64(row["n"])),
+			NCases: count(row["n_cases"]), NUnparsed: count(row["n_unparsed"]), NErrors: count(row["n_errors"]),
+			Status: str(row["status"]), Unparsed: str(row["unparsed_policy"]), Errors: str(row["errors_policy"]), Convention: str(row["convention"])}
+		for k, v := range row {
+			if !metricCols[k] {
+				factors[k] = true
+				if s := str(v); s != "" {
+					if x.Factors == nil {
+						x.Factors = map[string]string{}
+					}
+					x.Factors[k] = s
+				}
+			}
+		}
+		out = append(out, x)
 	})
-	return out, err
+	return out, sortedKeys(factors), err
 }
 
 // call is one row of calls.parquet.

@@ -111,7 +111,8 @@ func modelCell(r *run, model string) cell {
 	return c
 }
 
-// markBest flags, per column with a direction, the best value(s).
+// markBest flags, per column with a direction, the best value, when one
+// cell holds it alone: a tie crowns nobody.
 func (t *table) markBest() {
 	for j, c := range t.Cols {
 		if c.Better == 0 {
@@ -134,10 +135,18 @@ func (t *table) markBest() {
 		if n < 2 {
 			continue
 		}
+		at := -1
 		for i := range t.Rows {
 			if j < len(t.Rows[i].Cells) && !math.IsNaN(t.Rows[i].Cells[j].V) && math.Abs(t.Rows[i].Cells[j].V-best) <= 1e-12 {
-				t.Rows[i].Cells[j].Best = true
+				if at >= 0 {
+					at = -2
+					break
+				}
+				at = i
 			}
+		}
+		if at >= 0 {
+			t.Rows[at].Cells[j].Best = true
 		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/promoral/promoral/pipeline/stats"
 )
 
 // buildFigures returns the figures the run has data for, and a note for
@@ -25,7 +27,9 @@ func (r *run) buildFigures(ix *index, tokens map[string]map[cellKey]*tokenStat) 
 			continue
 		}
 		confTasks++
-		figs = append(figs, r.reliabilityFigure(cd), r.boxFigure(cd), r.scatterFigure(cd))
+		figs = append(figs, r.reliabilityFigures(ix, cd)...)
+		figs = append(figs, r.boxFigure(cd), r.scatterFigure(cd))
+		figs = append(figs, r.conditionFigures(ix, task)...)
 	}
 	if confTasks == 0 {
 		skipped = append(skipped, "Reliability diagrams, confidence box plots and the confidence-vs-correctness scatter: no task has answers with a stated confidence and a gold label.")
@@ -70,15 +74,13 @@ type confData struct {
 	points  []confPoint
 	pos     string // "" when confidences are in the chosen answer
 	conds   []cellKey
-	calib   *csvTable // calibration.csv rows of this task, if any
-	calRows []int
 }
 
 // confidenceData collects a task's answers with a confidence and a gold
 // label. A judged task is left out (its confidence is the judge's). When
-// the stated confidence is the probability of one class (low for one
-// answer, high for the other, as in the ProMoral ETHICS prompt) it is
-// turned into the confidence in the given answer.
+// the stated confidence is the probability of one class (a block with
+// confidence: positive, as the ProMoral ETHICS prompt asks) it is turned
+// into the confidence in the given answer.
 func (r *run) confidenceData(task string) *confData {
 	cd := &confData{task: task}
 	type lab struct {
@@ -101,7 +103,12 @@ func (r *run) confidenceData(task string) *confData {
 	if len(raw) < 5 {
 		return nil
 	}
-	if len(byLabel) == 2 {
+	if pos, known := r.statedPositive(task); known {
+		cd.pos = pos
+	} else if len(byLabel) == 2 {
+		// A run without a manifest that says what its confidences mean:
+		// read them as P(class) when one label's are low and the other's
+		// high (the ProMoral prompt), else as confidence in the answer.
 		var ls []string
 		for l := range byLabel {
 			ls = append(ls, l)
@@ -129,16 +136,6 @@ func (r *run) confidenceData(task string) *confData {
 		}
 	}
 	r.sortCells(cd.conds)
-	if ct := r.csv["calibration"]; ct != nil && cd.pos == "" {
-		for i := range ct.Rows {
-			if ct.get(i, "task") == task {
-				cd.calRows = append(cd.calRows, i)
-			}
-		}
-		if len(cd.calRows) > 0 {
-			cd.calib = ct
-		}
-	}
 	return cd
 }
 
@@ -163,89 +160,16 @@ type relBin struct {
 }
 
 type relPanel struct {
-	title string
-	color color.NRGBA
-	bins  []relBin
-	n     int
-	ece   float64
+	title  string
+	color  color.NRGBA
+	bins   []relBin
+	n      int
+	ece    float64
+	note   string // the ECE row's status when it has no value
+	yLabel string
 }
 
-func binPoints(pts []confPoint, nb int) []relBin {
-	bins := make([]relBin, nb)
-	sums := make([][2]float64, nb)
-	for i := range bins {
-		bins[i].lo, bins[i].hi = float64(i)/float64(nb), float64(i+1)/float64(nb)
-	}
-	for _, p := range pts {
-		b := int(p.conf * float64(nb))
-		if b >= nb {
-			b = nb - 1
-		}
-		bins[b].n++
-		sums[b][0] += p.conf
-		if p.correct {
-			sums[b][1]++
-		}
-	}
-	for i := range bins {
-		if bins[i].n > 0 {
-			bins[i].conf = sums[i][0] / float64(bins[i].n)
-			bins[i].acc = sums[i][1] / float64(bins[i].n)
-		}
-	}
-	return bins
-}
 
-// calibBins reads calibration.csv bins (confidence on 0–100 or 0–1) for
-// the given conditions, pooled.
-func (cd *confData) calibBins(conds map[cellKey]bool) []relBin {
-	type acc struct {
-		n          int
-		conf, corr float64
-		lo, hi     float64
-	}
-	byBin := map[string]*acc{}
-	var order []string
-	scale := 1.0
-	for _, i := range cd.calRows {
-		if cd.calib.num(i, "mean_confidence") > 1.0001 {
-			scale = 100
-		}
-	}
-	for _, i := range cd.calRows {
-		k := cellKey{cd.calib.get(i, "model"), cd.calib.get(i, "strategy")}
-		if !conds[k] {
-			continue
-		}
-		name := cd.calib.get(i, "bin")
-		if byBin[name] == nil {
-			b := &acc{lo: math.NaN(), hi: math.NaN()}
-			if parts := strings.SplitN(name, "-", 2); len(parts) == 2 {
-				b.lo, b.hi = parseNum(parts[0])/scale, parseNum(parts[1])/scale
-			}
-			byBin[name] = b
-			order = append(order, name)
-		}
-		n := cd.calib.num(i, "n")
-		if math.IsNaN(n) || n == 0 {
-			continue
-		}
-		b := byBin[name]
-		b.n += int(n)
-		b.conf += cd.calib.num(i, "mean_confidence") / scale * n
-		b.corr += cd.calib.num(i, "accuracy") * n
-	}
-	var out []relBin
-	for _, name := range order {
-		b := byBin[name]
-		rb := relBin{n: b.n, lo: b.lo, hi: b.hi}
-		if b.n > 0 {
-			rb.conf, rb.acc = b.conf/float64(b.n), b.corr/float64(b.n)
-		}
-		out = append(out, rb)
-	}
-	return out
-}
 
 func eceOf(bins []relBin) (float64, int) {
 	n := 0
@@ -264,79 +188,234 @@ func eceOf(bins []relBin) (float64, int) {
 	return e, n
 }
 
-func (r *run) reliabilityFigure(cd *confData) *figure {
-	perCond := len(cd.conds) <= 12
+// reliabilityFigures draws, per block that reports an ECE on the task,
+// the very bins that ECE was computed from (the block's reliability.csv)
+// with the ECE of the table beside each panel. Without those tables (a run
+// from before them) the answers are binned here, and the panels say that
+// their ECE is computed here, top-label, in ten bins (lo, hi].
+func (r *run) reliabilityFigures(ix *index, cd *confData) []*figure {
+	var figs []*figure
+	for _, src := range r.reliabilitySources(ix, cd.task) {
+		figs = append(figs, r.reliabilityFromTable(ix, cd, src)...)
+	}
+	if len(figs) > 0 {
+		return figs
+	}
 	var panels []relPanel
-	addPanel := func(title, model string, keep func(confPoint) bool, conds map[cellKey]bool) {
-		var bins []relBin
-		if cd.calib != nil {
-			bins = cd.calibBins(conds)
-		}
-		if _, n := eceOf(bins); n == 0 {
-			// Not in calibration.csv (or no such file): bin the answers.
-			var pts []confPoint
-			for _, p := range cd.points {
-				if keep(p) {
-					pts = append(pts, p)
-				}
+	for _, c := range cd.conds {
+		var conf []float64
+		var ok []bool
+		for _, p := range cd.points {
+			if p.model == c.model && p.strategy == c.strategy {
+				conf, ok = append(conf, p.conf), append(ok, p.correct)
 			}
-			bins = binPoints(pts, 10)
 		}
+		bins := relBinsOf(stats.ReliabilityBins(conf, ok, stats.DefaultBins))
 		e, n := eceOf(bins)
-		panels = append(panels, relPanel{title: title, color: hexColor(r.color(model)), bins: bins, n: n, ece: e})
+		panels = append(panels, relPanel{title: r.condLabel(cd, c), color: hexColor(r.color(c.model)), bins: bins, n: n, ece: e})
 	}
-	if perCond {
-		multiModel := len(cd.models()) > 1
-		for _, c := range cd.conds {
-			c := c
-			title := c.strategy
-			if multiModel {
-				title = c.model + " · " + c.strategy
-			}
-			addPanel(title, c.model, func(p confPoint) bool { return p.model == c.model && p.strategy == c.strategy }, map[cellKey]bool{c: true})
+	what := "confidence in the given answer"
+	if cd.pos != "" {
+		what = fmt.Sprintf("confidence in the given answer (the stated P(%s), reflected for the other answer)", cd.pos)
+	}
+	f := relFigure(figID("reliability", cd.task), "Reliability diagrams: "+cd.task, panels,
+		fmt.Sprintf("Accuracy against %s in ten equal-width bins (lo, hi]. This run has no reliability table, so the bins and each panel's ECE "+
+			"(top-label, computed here from results.parquet) may differ from any ECE in the tables.", what), "confidence in the given answer")
+	return []*figure{f}
+}
+
+// relSource is one block's reliability bins of one ECE metric on a task.
+type relSource struct {
+	block, metric, table string
+}
+
+// reliabilitySources: the block behind the task's accuracy table with its
+// ECE, then any other block (the confidence study) with its own.
+func (r *run) reliabilitySources(ix *index, task string) []relSource {
+	var out []relSource
+	seen := map[string]bool{}
+	add := func(block, metric string) {
+		if seen[block] {
+			return
 		}
-	} else {
-		for _, m := range cd.models() {
-			m := m
-			conds := map[cellKey]bool{}
-			for _, c := range cd.conds {
-				if c.model == m {
-					conds[c] = true
+		name := block + "_reliability"
+		if ct := r.csv[name]; ct != nil {
+			for i := range ct.Rows {
+				if ct.get(i, "task") == task && ct.get(i, "metric") == metric {
+					seen[block] = true
+					out = append(out, relSource{block, metric, name})
+					return
 				}
 			}
-			addPanel(m, m, func(p confPoint) bool { return p.model == m }, conds)
 		}
 	}
+	for _, b := range ix.blocksOf(task, "accuracy") {
+		m, _ := eceMetricB(ix, b, task)
+		add(b, m)
+	}
+	for _, b := range ix.blocksOf(task, "ece") {
+		add(b, "ece")
+	}
+	return out
+}
+
+func (r *run) reliabilityFromTable(ix *index, cd *confData, src relSource) []*figure {
+	ct := r.csv[src.table]
+	type condBins struct {
+		key     cellKey
+		bins    []relBin
+		observe string
+	}
+	byCond := map[cellKey]*condBins{}
+	var order []cellKey
+	for i := range ct.Rows {
+		if ct.get(i, "task") != cd.task || ct.get(i, "metric") != src.metric {
+			continue
+		}
+		k := cellKey{ct.get(i, "model"), ct.get(i, "strategy")}
+		cb := byCond[k]
+		if cb == nil {
+			cb = &condBins{key: k, observe: ct.get(i, "observed_is")}
+			byCond[k] = cb
+			order = append(order, k)
+		}
+		b := relBin{n: int(ct.num(i, "n")), lo: ct.num(i, "bin_lo"), hi: ct.num(i, "bin_hi"), conf: ct.num(i, "mean_confidence"), acc: ct.num(i, "observed")}
+		cb.bins = append(cb.bins, b)
+	}
+	r.sortCells(order)
+	var conds []cellKey
+	for _, k := range order {
+		if _, n := eceOf(byCond[k].bins); n > 0 {
+			conds = append(conds, k)
+		}
+	}
+	if len(conds) == 0 {
+		return nil
+	}
+	eceName := map[string]string{"ece": "top-label ECE", "ece_pos": "positive-class ECE", "ece_pos_promoral": "positive-class ECE, ProMoral's binning"}[src.metric]
+	observe := byCond[conds[0]].observe
+	xlabel := "confidence in the chosen answer"
+	if strings.HasPrefix(observe, "share ") {
+		xlabel = "stated P(" + strings.TrimPrefix(observe, "share ") + ")"
+	}
+	conv := ix.convention(src.block, cd.task, src.metric)
+	panel := func(k cellKey, title string) relPanel {
+		cb := byCond[k]
+		_, n := eceOf(cb.bins)
+		p := relPanel{title: title, color: hexColor(r.color(k.model)), bins: cb.bins, n: n, ece: math.NaN(), yLabel: observe}
+		if x, ok := ix.getB(src.block, cd.task, k.model, k.strategy, "all", src.metric); ok {
+			p.ece, p.n = x.Value, x.N
+			if !x.ok() {
+				p.note = x.Status
+			}
+		}
+		return p
+	}
+	caption := fmt.Sprintf("Block %s: %s against %s, in the bins of the table's %s (%s); each panel's ECE is the table's. "+
+		"Dot size is the number of answers in the bin and the pale bars at the bottom show where the answers fall. "+
+		"On the dashed diagonal a model is perfectly calibrated: points below it are overconfident, points above underconfident. "+
+		"Open rings are bins too sparse to trust (under 1%% of the answers).", src.block, observe, xlabel, eceName, conv)
+	multiModel := false
+	for _, k := range conds {
+		multiModel = multiModel || k.model != conds[0].model
+	}
+	// One panel per condition; with many, one figure per model, never a
+	// panel pooling a model's conditions (the studied dimension would
+	// vanish).
+	if len(conds) <= 12 {
+		var panels []relPanel
+		for _, k := range conds {
+			title := r.condTitle(k, multiModel)
+			panels = append(panels, panel(k, title))
+		}
+		return []*figure{relFigure(figID("reliability", cd.task, src.block), "Reliability diagrams: "+cd.task+" ("+src.block+", "+src.metric+")", panels, caption, xlabel)}
+	}
+	var figs []*figure
+	var models []string
+	byModel := map[string][]cellKey{}
+	for _, k := range conds {
+		if byModel[k.model] == nil {
+			models = append(models, k.model)
+		}
+		byModel[k.model] = append(byModel[k.model], k)
+	}
+	for _, m := range models {
+		var panels []relPanel
+		for _, k := range byModel[m] {
+			panels = append(panels, panel(k, r.condTitle(k, false)))
+		}
+		figs = append(figs, relFigure(figID("reliability", cd.task, src.block, m), "Reliability diagrams: "+cd.task+", "+m+" ("+src.block+", "+src.metric+")", panels, caption, xlabel))
+	}
+	return figs
+}
+
+// condTitle names a condition in a panel: its strategy (and model), and
+// its factors when the run has any.
+func (r *run) condTitle(k cellKey, withModel bool) string {
+	t := k.strategy
+	if withModel {
+		t = k.model + " · " + t
+	}
+	if fs := r.factorsOf(k); fs != "" {
+		t += " [" + fs + "]"
+	}
+	return t
+}
+
+// factorsOf is a cell's factor values as "level 2, thinking on".
+func (r *run) factorsOf(k cellKey) string {
+	if len(r.factors) == 0 {
+		return ""
+	}
+	for _, x := range r.metrics {
+		if x.Model == k.model && x.Strategy == k.strategy && len(x.Factors) > 0 {
+			var parts []string
+			for _, f := range r.factors {
+				if v := x.Factors[f]; v != "" {
+					parts = append(parts, f+" "+v)
+				}
+			}
+			return strings.Join(parts, ", ")
+		}
+	}
+	return ""
+}
+
+func relBinsOf(bs []stats.ReliabilityBin) []relBin {
+	out := make([]relBin, len(bs))
+	for i, b := range bs {
+		out[i] = relBin{conf: b.MeanConf, acc: b.Accuracy, n: b.N, lo: b.Lo, hi: b.Hi}
+	}
+	return out
+}
+
+func relFigure(id, title string, panels []relPanel, caption, xlabel string) *figure {
 	cols := 4
 	if len(panels) < cols {
 		cols = len(panels)
 	}
 	rows := (len(panels) + cols - 1) / cols
-	what := "confidence in the given answer"
-	if cd.pos != "" {
-		what = fmt.Sprintf("confidence in the given answer (the stated P(%s), reflected for the other answer)", cd.pos)
-	}
-	binning := "ten equal-width bins"
-	if cd.calib != nil {
-		binning = "the bins of calibration.csv (ten equal-width bins for a condition it lacks)"
-	}
-	f := &figure{ID: figID("reliability", cd.task), Title: "Reliability diagrams: " + cd.task,
+	f := &figure{ID: id, Title: title,
 		W: vg.Length(cols)*vg.Inch*2.35 + vg.Inch*0.3, H: vg.Length(rows)*vg.Inch*2.45 + vg.Inch*0.1,
-		Caption: fmt.Sprintf("Accuracy against %s, in %s; dot size is the number of answers in the bin and the pale bars at the bottom show where the answers fall. "+
-			"On the dashed diagonal a model is perfectly calibrated: points below it are overconfident, points above underconfident. ECE is the weighted gap. "+
-			"Open rings are bins too sparse to trust (under 1%% of the answers).", what, binning)}
-	if !perCond {
-		f.Caption += " With this many conditions, each panel pools a model's strategies."
-	}
+		Caption: caption}
 	f.Draw = func(dc draw.Canvas) {
 		var plots []*plot.Plot
 		for _, pn := range panels {
-			p := newPlot(pn.title, fmt.Sprintf("confidence   (ECE %s, n %s)", fmtNum(pn.ece, 3), groupDigits(int64(pn.n))), "accuracy")
+			ece := "ECE " + fmtNum(pn.ece, 3)
+			if pn.note != "" {
+				ece = "ECE " + pn.note
+			}
+			ylabel := "accuracy"
+			if pn.yLabel != "" {
+				ylabel = pn.yLabel
+			}
+			p := newPlot(pn.title, fmt.Sprintf("%s   (%s, n %s)", xlabel, ece, groupDigits(int64(pn.n))), ylabel)
 			p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
 			p.X.Tick.Marker, p.Y.Tick.Marker = unitTicks(0, 1, 0.2), unitTicks(0, 1, 0.2)
 			p.Add(line([]float64{0, 1}, []float64{0, 1}, draw.LineStyle{Color: colIdeal, Width: vg.Points(0.9), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}}))
-			maxN := 0
+			maxN, total := 0, 0
 			for _, b := range pn.bins {
+				total += b.n
 				if b.n > maxN {
 					maxN = b.n
 				}
@@ -355,7 +434,7 @@ func (r *run) reliabilityFigure(cd *confData) *figure {
 			}))
 			// The curve runs through the bins that hold enough answers to
 			// say something; sparser bins are open rings off the curve.
-			minN := int(math.Max(3, 0.01*float64(pn.n)))
+			minN := int(math.Max(3, 0.01*float64(total)))
 			var xs, ys []float64
 			var ds []dot
 			for _, b := range pn.bins {
@@ -1058,4 +1137,25 @@ func (r *run) referenceFigure() *figure {
 		}
 	}
 	return f
+}
+
+// statedPositive says, from the manifest's blocks, whether a task's stated
+// confidence is the probability of its positive class, and which class
+// that is (from the f1 row's convention). known is false when the run
+// records no blocks.
+func (r *run) statedPositive(task string) (pos string, known bool) {
+	if r.manifest == nil || len(r.manifest.Metrics) == 0 {
+		return "", false
+	}
+	for _, b := range r.manifest.Metrics {
+		if b.Kind != "classification" || b.Settings["confidence"] != "positive" {
+			continue
+		}
+		for _, x := range r.metrics {
+			if x.Block == b.Name && x.Task == task && x.Metric == "f1" && strings.HasPrefix(x.Convention, "positive class: ") {
+				return strings.TrimPrefix(x.Convention, "positive class: "), true
+			}
+		}
+	}
+	return "", true
 }

@@ -56,6 +56,7 @@ func Generate(dir string, opt Options) (*Output, error) {
 			d.Sections = append(d.Sections, s)
 		}
 	}
+	add(r.scoringSection())
 	add(r.accuracySection(ix))
 	add(r.referenceSection())
 	add(r.safetySection(ix))

@@ -43,8 +43,10 @@ var testCallCols = []pipeline.Column{
 }
 
 var testMetricCols = []pipeline.Column{
-	{Name: "model"}, {Name: "strategy"}, {Name: "task"}, {Name: "subset"}, {Name: "metric"},
+	{Name: "block"}, {Name: "model"}, {Name: "strategy"}, {Name: "task"}, {Name: "subset"}, {Name: "metric"},
 	{Name: "value", Type: pipeline.ColFloat}, {Name: "ci_low", Type: pipeline.ColFloat}, {Name: "ci_high", Type: pipeline.ColFloat}, {Name: "n", Type: pipeline.ColInt},
+	{Name: "n_cases", Type: pipeline.ColInt}, {Name: "n_unparsed", Type: pipeline.ColInt}, {Name: "n_errors", Type: pipeline.ColInt},
+	{Name: "status"}, {Name: "unparsed_policy"}, {Name: "errors_policy"}, {Name: "convention"},
 }
 
 type parts struct {
@@ -62,11 +64,17 @@ func writeRun(t *testing.T, p parts) string {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	if p.manifest {
 		m := pipeline.Manifest{
-			Summary: pipeline.Summary{Run: "synthetic", Cases: 80, CallsNew: 90, CallsCached: 10, Errors: 1, Unparsed: 3, PromptTokens: 12000, CompletionTokens: 3400, CostUSD: 0.0123},
+			Summary: pipeline.Summary{Run: "synthetic", Cases: 80, CallsNew: 90, CallsCached: 10, Errors: 1, Unparsed: 3, PromptTokens: 12000, CompletionTokens: 3400, ThinkingTokens: 400, CostUSD: 0.0123},
 			Version: "0.1.0", ConfigFile: "configs/synthetic.yaml", ConfigHash: strings.Repeat("ab", 32), Started: start, Finished: start.Add(95 * time.Second),
 			Seed: 7, Unparsed: "wrong", Strategies: strategies,
 			Models: []pipeline.ManifestModel{{Name: "alpha", Provider: "scripted", Model: "alpha"}, {Name: "beta", Provider: "openai", Model: "beta-2"}},
 			Tasks:  []pipeline.ManifestTask{{Name: "ethics", Items: 10}, {Name: "safety", Items: 10}},
+			Metrics: []pipeline.ManifestBlock{
+				{Name: "classification", Kind: "classification", Tasks: []string{"ethics"}, Unparsed: "exclude", Errors: "incomplete",
+					Settings: map[string]any{"confidence": "positive", "require_confidence": true, "ece_promoral": true}},
+				{Name: "safety", Kind: "safety", Unparsed: "wrong", Errors: "exclude"},
+				{Name: "umss", Kind: "umss", Unparsed: "wrong", Errors: "incomplete", Settings: map[string]any{"bootstrap": 0.0}},
+			},
 		}
 		data, _ := json.Marshal(m)
 		os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644)
@@ -144,7 +152,20 @@ func writeRun(t *testing.T, p parts) string {
 			if !math.IsNaN(lo) {
 				l, h = lo, hi
 			}
-			if err := w.Append(m, s, task, subset, metric, v, l, h, n); err != nil {
+			block, up, errs, conv := "classification", "exclude", "incomplete", ""
+			switch {
+			case task == "safety":
+				block, up, errs = "safety", "wrong", "exclude"
+			case task == "umss":
+				block, up = "umss", "wrong"
+			case metric == "tokens_per_example":
+				block, up = "efficiency", "wrong"
+			case metric == "f1":
+				conv = "positive class: unacceptable"
+			case metric == "ece_pos":
+				conv = "P(unacceptable) against the share unacceptable; 10 equal-width bins (lo, hi], the first [0, hi]"
+			}
+			if err := w.Append(block, m, s, task, subset, metric, v, l, h, n, n, 0, 0, "ok", up, errs, conv); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -416,8 +437,8 @@ func TestReportManifestOnly(t *testing.T) {
 	if len(out.Figures) != 0 {
 		t.Errorf("figures without data: %v", out.Figures)
 	}
-	if strings.Join(out.Sections, ",") != "figures" {
-		t.Errorf("sections %v, want only figures (with its notes)", out.Sections)
+	if strings.Join(out.Sections, ",") != "scoring,figures" {
+		t.Errorf("sections %v, want only what ran and figures (with its notes)", out.Sections)
 	}
 	if !strings.Contains(html, "synthetic") || !strings.Contains(md, "# synthetic") {
 		t.Error("header missing")

@@ -10,25 +10,51 @@ import (
 )
 
 // mkey addresses one value of metrics.parquet.
-type mkey struct{ task, model, strategy, subset, metric string }
+type mkey struct{ block, task, model, strategy, subset, metric string }
 
 type cellKey struct{ model, strategy string }
 
 // index holds metrics.parquet for lookups.
 type index struct {
 	m map[mkey]metric
+	// blocks lists, per task and metric, the blocks that report it, in
+	// name order.
+	blocks map[[2]string][]string
 }
 
 func newIndex(ms []metric) *index {
-	ix := &index{m: make(map[mkey]metric, len(ms))}
+	ix := &index{m: make(map[mkey]metric, len(ms)), blocks: map[[2]string][]string{}}
+	seen := map[[3]string]bool{}
 	for _, x := range ms {
-		ix.m[mkey{x.Task, x.Model, x.Strategy, x.Subset, x.Metric}] = x
+		ix.m[mkey{x.Block, x.Task, x.Model, x.Strategy, x.Subset, x.Metric}] = x
+		if k := [3]string{x.Task, x.Metric, x.Block}; !seen[k] {
+			seen[k] = true
+			ix.blocks[[2]string{x.Task, x.Metric}] = append(ix.blocks[[2]string{x.Task, x.Metric}], x.Block)
+		}
+	}
+	for k := range ix.blocks {
+		sort.Strings(ix.blocks[k])
 	}
 	return ix
 }
 
+// blocksOf are the blocks that report a metric for a task.
+func (ix *index) blocksOf(task, metricName string) []string { return ix.blocks[[2]string{task, metricName}] }
+
+// get is a value from the first block (by name) that reports the metric
+// for the task.
 func (ix *index) get(task, model, strategy, subset, metricName string) (metric, bool) {
-	x, ok := ix.m[mkey{task, model, strategy, subset, metricName}]
+	for _, b := range ix.blocksOf(task, metricName) {
+		if x, ok := ix.m[mkey{b, task, model, strategy, subset, metricName}]; ok {
+			return x, true
+		}
+	}
+	return metric{}, false
+}
+
+// getB is a value of one block.
+func (ix *index) getB(block, task, model, strategy, subset, metricName string) (metric, bool) {
+	x, ok := ix.m[mkey{block, task, model, strategy, subset, metricName}]
 	return x, ok
 }
 
@@ -36,6 +62,16 @@ func (ix *index) get(task, model, strategy, subset, metricName string) (metric, 
 func (ix *index) has(task, metricName string) bool {
 	for k := range ix.m {
 		if k.task == task && k.metric == metricName && k.subset == "all" && k.model != "all" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasB is has within one block.
+func (ix *index) hasB(block, task, metricName string) bool {
+	for k := range ix.m {
+		if k.block == block && k.task == task && k.metric == metricName && k.subset == "all" && k.model != "all" {
 			return true
 		}
 	}
@@ -92,17 +128,7 @@ func (r *run) header(d *doc) {
 		}
 		return
 	}
-	var parts []string
-	if len(r.models) > 0 {
-		parts = append(parts, plural(len(r.models), "model"))
-	}
-	if len(r.strategies) > 0 {
-		parts = append(parts, plural(len(r.strategies), "strategy"))
-	}
-	if len(m.Tasks) > 0 {
-		parts = append(parts, plural(len(m.Tasks), "task"))
-	}
-	d.Subtitle = strings.Join(parts, " · ")
+	d.Subtitle = r.ranLine()
 	d.Meta = append(d.Meta, kv{K: "Config", V: m.ConfigFile})
 	if m.ConfigHash != "" {
 		d.Meta = append(d.Meta, kv{K: "Config hash", V: clip12(m.ConfigHash), Title: m.ConfigHash})
@@ -118,10 +144,7 @@ func (r *run) header(d *doc) {
 		}
 		d.Meta = append(d.Meta, kv{K: "Finished", V: v})
 	}
-	d.Meta = append(d.Meta, kv{K: "Seed", V: fmt.Sprint(m.Seed)})
-	if m.Unparsed != "" {
-		d.Meta = append(d.Meta, kv{K: "Unparsed answers", V: "count as " + m.Unparsed})
-	}
+	d.Meta = append(d.Meta, kv{K: "Seed", V: fmt.Sprint(m.Seed) + " (every bootstrap interval)"})
 	var models []string
 	for _, x := range m.Models {
 		s := x.Name
@@ -147,13 +170,19 @@ func (r *run) header(d *doc) {
 	if len(m.Strategies) > 0 {
 		d.Meta = append(d.Meta, kv{K: "Strategies", V: strings.Join(m.Strategies, ", ")})
 	}
-	tokens := m.PromptTokens + m.CompletionTokens + m.ThinkingTokens
+	// Completion tokens already include the thinking tokens (they are
+	// billed as output); ThinkingTokens says how many of them were.
+	tokens := m.PromptTokens + m.CompletionTokens
+	tokSub := fmt.Sprintf("%s in · %s out", fmtTokens(float64(m.PromptTokens)), fmtTokens(float64(m.CompletionTokens)))
+	if m.ThinkingTokens > 0 {
+		tokSub += fmt.Sprintf(" (%s of them thinking)", fmtTokens(float64(m.ThinkingTokens)))
+	}
 	d.Cards = []card{
 		{Label: "Cases", Value: groupDigits(int64(m.Cases))},
 		{Label: "Calls", Value: groupDigits(int64(m.CallsNew + m.CallsCached)), Sub: fmt.Sprintf("%s new · %s cached", groupDigits(int64(m.CallsNew)), groupDigits(int64(m.CallsCached)))},
 		{Label: "Errors", Value: groupDigits(int64(m.Errors)), Warn: m.Errors > 0},
 		{Label: "Unparsed", Value: groupDigits(int64(m.Summary.Unparsed)), Sub: pct(m.Summary.Unparsed, m.Cases) + " of cases", Warn: m.Cases > 0 && float64(m.Summary.Unparsed)/float64(m.Cases) > 0.05},
-		{Label: "Tokens", Value: fmtTokens(float64(tokens)), Sub: fmt.Sprintf("%s in · %s out", fmtTokens(float64(m.PromptTokens)), fmtTokens(float64(m.CompletionTokens+m.ThinkingTokens)))},
+		{Label: "Tokens", Value: fmtTokens(float64(tokens)), Sub: tokSub},
 		{Label: "Cost", Value: fmtCost(m.CostUSD)},
 	}
 	if m.Truncated > 0 {
@@ -206,171 +235,216 @@ func fmtDuration(d time.Duration) string {
 
 // ---- highlights ----
 
-// highlights picks the best model × strategy of each headline metric.
+// highlights picks the best model × strategy of each headline metric,
+// within one task and one block (tasks differ in chance rates), only among
+// clean figures (no errored, empty or all-unparsed cell) and only when one
+// cell is strictly best: a tie crowns nobody.
 func (r *run) highlights(d *doc, ix *index) {
-	best := func(task, name string, better int) (cellKey, metric, bool) {
+	best := func(block, task, name string, better int) (cellKey, metric, bool) {
 		var bk cellKey
 		var bm metric
-		found := false
-		cells := r.cells(ix, task, name)
-		if len(cells) < 2 {
-			return bk, bm, false
-		}
-		for _, c := range cells {
-			x, _ := ix.get(task, c.model, c.strategy, "all", name)
-			if math.IsNaN(x.Value) || x.N == 0 {
+		found, tied, n := false, false, 0
+		for _, c := range r.cellsB(ix, block, task, name) {
+			x, _ := ix.getB(block, task, c.model, c.strategy, "all", name)
+			if x.degenerate() {
 				continue
 			}
-			if !found || (better > 0 && x.Value > bm.Value) || (better < 0 && x.Value < bm.Value) {
-				bk, bm, found = c, x, true
+			n++
+			switch {
+			case !found || (better > 0 && x.Value > bm.Value+1e-12) || (better < 0 && x.Value < bm.Value-1e-12):
+				bk, bm, found, tied = c, x, true, false
+			case math.Abs(x.Value-bm.Value) <= 1e-12:
+				tied = true
 			}
 		}
-		return bk, bm, found
+		return bk, bm, found && !tied && n >= 2
 	}
-	add := func(label, task, name string, better int) {
-		if len(d.Hilite) >= 8 {
+	add := func(label, block, task, name string, better int) {
+		if len(d.Hilite) >= 8 || name == "" {
 			return
 		}
-		if k, x, ok := best(task, name, better); ok {
+		if k, x, ok := best(block, task, name, better); ok {
 			d.Hilite = append(d.Hilite, card{Label: label, Value: fmtNum(x.Value, 3), Sub: k.model + " · " + k.strategy, Swatch: r.color(k.model)})
 		}
 	}
 	for _, task := range r.tasks {
-		if ix.has(task, "accuracy") {
-			add("Most accurate · "+task, task, "accuracy", 1)
-			ece, _ := eceMetric(ix, task)
-			add("Best calibrated · "+task, task, ece, -1)
+		for _, b := range ix.blocksOf(task, "accuracy") {
+			add("Most accurate · "+task, b, task, "accuracy", 1)
+			ece, _ := eceMetricB(ix, b, task)
+			add("Best calibrated · "+task, b, task, ece, -1)
+			break
 		}
-		if ix.has(task, "asr") {
-			add("Lowest ASR · "+task, task, "asr", -1)
-			add("Lowest RTA · "+task, task, "rta", -1)
+		for _, b := range ix.blocksOf(task, "asr") {
+			add("Lowest ASR · "+task, b, task, "asr", -1)
+			add("Lowest RTA · "+task, b, task, "rta", -1)
+			break
 		}
 	}
 	if ct := r.csv["umss_by_strategy"]; ct != nil {
-		bi := -1
+		bi, tied := -1, false
 		for i := range ct.Rows {
-			if v := ct.num(i, "umss"); !math.IsNaN(v) && (bi < 0 || v > ct.num(bi, "umss")) {
-				bi = i
+			v := ct.num(i, "umss")
+			switch {
+			case math.IsNaN(v):
+			case bi < 0 || v > ct.num(bi, "umss")+1e-12:
+				bi, tied = i, false
+			case math.Abs(v-ct.num(bi, "umss")) <= 1e-12:
+				tied = true
 			}
 		}
-		if bi >= 0 && len(d.Hilite) < 8 {
+		if bi >= 0 && !tied && len(ct.Rows) >= 2 && len(d.Hilite) < 8 {
 			d.Hilite = append(d.Hilite, card{Label: "Top UMSS strategy", Value: fmtNum(ct.num(bi, "umss"), 3), Sub: ct.get(bi, "strategy")})
 		}
 	}
 }
 
-// ---- accuracy & calibration per task ----
-
-// eceMetric picks the ECE a task reports: the study's binning when the
-// run computed it, else the positive-class ECE, else the top-label one.
-func eceMetric(ix *index, task string) (string, string) {
-	switch {
-	case ix.has(task, "ece_pos_promoral"):
-		return "ece_pos_promoral", "ECE is the positive-class ECE with the ProMoral study's binning (ece_pos_promoral)."
-	case ix.has(task, "ece_pos"):
-		return "ece_pos", "ECE is the positive-class ECE (ece_pos): stated probability of the positive class against how often it was the gold label."
-	}
-	return "ece", "ECE is the top-label ECE: confidence in the chosen answer against accuracy."
-}
-
-func (r *run) accuracySection(ix *index) *section {
-	s := &section{ID: "accuracy", Title: "Accuracy and calibration",
-		Intro: "Per task, each model × strategy: accuracy and F1 with 95% bootstrap intervals (small type), calibration (ECE, Brier) and the share of unparsed answers. The best value of each column is highlighted."}
-	for _, task := range r.tasks {
-		if !ix.has(task, "accuracy") {
-			continue
-		}
-		cells := r.cells(ix, task, "accuracy")
-		if len(cells) == 0 {
-			continue
-		}
-		ece, eceNote := eceMetric(ix, task)
-		t := &table{Title: "Task " + task, Cols: []col{
-			{Name: "Model"}, {Name: "Strategy"}, {Name: "n", Num: true},
-			{Name: "Accuracy", Num: true, Better: 1}, {Name: "F1", Num: true, Better: 1},
-			{Name: "ECE", Num: true, Better: -1, Title: eceNote}, {Name: "Brier", Num: true, Better: -1},
-			{Name: "Unparsed", Num: true, Better: 0},
-		}}
-		prev := ""
-		for _, c := range cells {
-			get := func(name string) metric {
-				x, ok := ix.get(task, c.model, c.strategy, "all", name)
-				if !ok {
-					return metric{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-				}
-				return x
-			}
-			acc, f1, e, br, un := get("accuracy"), get("f1"), get(ece), get("brier"), get("unparsed_rate")
-			row := trow{Break: prev != "" && prev != c.model, Cells: []cell{
-				modelCell(r, c.model), txt(c.strategy), intCell(float64(acc.N)),
-				ciCell(acc.Value, acc.Lo, acc.Hi, 3), ciCell(f1.Value, f1.Lo, f1.Hi, 3),
-				ciCell(e.Value, e.Lo, e.Hi, 3), ciCell(br.Value, br.Lo, br.Hi, 3), pctCell(un.Value, 0.05),
-			}}
-			prev = c.model
-			t.Rows = append(t.Rows, row)
-		}
-		t.markBest()
-		t.Caption = eceNote + " Unparsed answers count as the run's policy says (" + r.policy() + ")."
-		s.Blocks = append(s.Blocks, t)
-
-		// The same accuracy as a strategy × model grid, shaded.
-		if ms, ss := distinct(cells); len(ms) > 1 && len(ss) > 1 {
-			g := &table{Title: "Accuracy at a glance: " + task, Compact: true, Cols: []col{{Name: "Strategy"}}}
-			for _, m := range ms {
-				g.Cols = append(g.Cols, col{Name: m, Num: true, Better: 1, Swatch: r.color(m)})
-			}
-			for _, st := range ss {
-				row := trow{Cells: []cell{txt(st)}}
-				for _, m := range ms {
-					if x, ok := ix.get(task, m, st, "all", "accuracy"); ok {
-						row.Cells = append(row.Cells, numCell(x.Value, 3))
-					} else {
-						row.Cells = append(row.Cells, numCell(math.NaN(), 3))
-					}
-				}
-				g.Rows = append(g.Rows, row)
-			}
-			g.shade()
-			g.markBest()
-			g.Caption = "Darker is more accurate (the shading spans this table's range); each model's best strategy is outlined."
-			s.Blocks = append(s.Blocks, g)
-		}
-
-		// Accuracy per task subset.
-		var subs []string
-		for _, sub := range r.subsets(task, "accuracy") {
-			for _, c := range cells {
-				if x, ok := ix.get(task, c.model, c.strategy, sub, "accuracy"); ok && x.N > 0 && !math.IsNaN(x.Value) {
-					subs = append(subs, sub)
+// cellsB are the model × strategy pairs a block has any of the metrics
+// for on a task, in display order.
+func (r *run) cellsB(ix *index, block, task string, metrics ...string) []cellKey {
+	var out []cellKey
+	for _, m := range r.models {
+		for _, s := range r.strategies {
+			for _, name := range metrics {
+				if _, ok := ix.getB(block, task, m, s, "all", name); ok {
+					out = append(out, cellKey{m, s})
 					break
 				}
 			}
 		}
-		if len(subs) > 0 {
-			st := &table{Title: "Accuracy by subset: " + task, Compact: true, Cols: []col{{Name: "Model"}, {Name: "Strategy"}, {Name: "all", Num: true, Better: 1}}}
-			for _, sub := range subs {
-				st.Cols = append(st.Cols, col{Name: sub, Num: true, Better: 1})
-			}
-			prev := ""
-			for _, c := range cells {
-				row := trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy)}}
-				prev = c.model
-				for _, sub := range append([]string{"all"}, subs...) {
-					if x, ok := ix.get(task, c.model, c.strategy, sub, "accuracy"); ok {
-						cc := ciCell(x.Value, x.Lo, x.Hi, 3)
-						cc.Title = fmt.Sprintf("n = %d", x.N)
-						row.Cells = append(row.Cells, cc)
-					} else {
-						row.Cells = append(row.Cells, numCell(math.NaN(), 3))
-					}
-				}
-				st.Rows = append(st.Rows, row)
-			}
-			st.markBest()
-			if len(st.Rows) > 12 {
-				st.Collapse = fmt.Sprintf("Accuracy by subset (%s), %d rows", strings.Join(subs, ", "), len(st.Rows))
-			}
-			s.Blocks = append(s.Blocks, st)
+	}
+	return out
+}
+
+// ---- accuracy & calibration per task ----
+
+// eceMetricB picks the ECE a block reports for a task: the study's
+// binning when the block computed it, else the positive-class ECE, else
+// the top-label one; the note says which, and how it bins.
+func eceMetricB(ix *index, block, task string) (string, string) {
+	name, what := "ece", "ECE is the top-label ECE (ece): confidence in the chosen answer against accuracy"
+	switch {
+	case ix.hasB(block, task, "ece_pos_promoral"):
+		name, what = "ece_pos_promoral", "ECE is the positive-class ECE with the ProMoral study's binning (ece_pos_promoral): a stated 0 is in no bin but counts in n"
+	case ix.hasB(block, task, "ece_pos"):
+		name, what = "ece_pos", "ECE is the positive-class ECE (ece_pos): stated probability of the positive class against how often it was the gold label"
+	}
+	if conv := ix.convention(block, task, name); conv != "" {
+		what += " (" + conv + ")"
+	}
+	return name, what + "."
+}
+
+// convention is the convention a block states for a metric on a task.
+func (ix *index) convention(block, task, metricName string) string {
+	for k, x := range ix.m {
+		if k.block == block && k.task == task && k.metric == metricName && x.Convention != "" {
+			return x.Convention
+		}
+	}
+	return ""
+}
+
+// valueCell shows a metric row: its value and interval when it is a
+// figure; otherwise what it is instead (incomplete, empty, too few), in
+// words. A degenerate figure (nothing counted, or every answer unparsed)
+// keeps its text but can never be marked best.
+func valueCell(x metric, found bool, digits int) cell {
+	if !found {
+		return numCell(math.NaN(), digits)
+	}
+	switch x.Status {
+	case "incomplete":
+		c := txt("incomplete")
+		c.Bad = true
+		c.Title = fmt.Sprintf("%d of %d cases errored: no figure under errors: incomplete; apply again to retry them, or set errors: exclude or unparsed", x.NErrors, x.NCases)
+		return c
+	case "too_few":
+		c := txt("too few")
+		c.Title = fmt.Sprintf("n = %d is below the block's minimum for this statistic", x.N)
+		return c
+	case "empty":
+		c := txt("–")
+		c.Title = "nothing to count (n = 0)"
+		return c
+	}
+	c := ciCell(x.Value, x.Lo, x.Hi, digits)
+	if x.degenerate() {
+		c.V = math.NaN()
+		c.Title = strings.TrimSpace(c.Title + " (every answer unparsed or none counted: not compared)")
+	}
+	return c
+}
+
+// nCell is n, and the cases of the cell when fewer were counted.
+func nCell(x metric, found bool) cell {
+	if !found {
+		return numCell(math.NaN(), 0)
+	}
+	c := intCell(float64(x.N))
+	if x.NCases > 0 && x.NCases != x.N {
+		c.Text = fmt.Sprintf("%s of %s", groupDigits(int64(x.N)), groupDigits(int64(x.NCases)))
+		var why []string
+		if x.NErrors > 0 {
+			why = append(why, fmt.Sprintf("%d errored", x.NErrors))
+		}
+		if x.NUnparsed > 0 {
+			why = append(why, fmt.Sprintf("%d unparsed", x.NUnparsed))
+		}
+		if len(why) > 0 {
+			c.Title = strings.Join(why, ", ")
+		}
+	}
+	return c
+}
+
+// factorCells are a row's condition factor values, for the factor columns
+// the run has.
+func (r *run) factorCols() []col {
+	var out []col
+	for _, f := range r.factors {
+		out = append(out, col{Name: strings.ReplaceAll(f, "_", " "), Title: "condition factor " + f})
+	}
+	return out
+}
+
+func (r *run) factorCells(x metric) []cell {
+	var out []cell
+	for _, f := range r.factors {
+		out = append(out, txt(x.Factors[f]))
+	}
+	return out
+}
+
+// policyNote says how a block counted, from its rows.
+func policyNote(x metric, block string) string {
+	var parts []string
+	switch x.Unparsed {
+	case "wrong":
+		parts = append(parts, "unparsed answers count as wrong (kept in n)")
+	case "exclude":
+		parts = append(parts, "unparsed answers are left out of n")
+	}
+	switch x.Errors {
+	case "incomplete":
+		parts = append(parts, "a cell with errored cases shows incomplete instead of a figure")
+	case "exclude":
+		parts = append(parts, "errored cases are left out of n (n of cases says how many)")
+	case "unparsed":
+		parts = append(parts, "errored cases count as unparsed answers")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Block " + block + ": " + strings.Join(parts, "; ") + "."
+}
+
+func (r *run) accuracySection(ix *index) *section {
+	s := &section{ID: "accuracy", Title: "Accuracy and calibration",
+		Intro: "Per task and metric block, each model × strategy: accuracy and F1 with 95% bootstrap intervals (small type), calibration (ECE, Brier) and the share of unparsed answers. " +
+			"The best value of each column is highlighted when one cell is strictly best and its figure is clean (no errored cases, not every answer unparsed)."}
+	for _, task := range r.tasks {
+		for _, block := range ix.blocksOf(task, "accuracy") {
+			r.accuracyTables(s, ix, block, task)
 		}
 	}
 	// Tasks with gold labels but no classification metric: accuracy from
@@ -413,13 +487,6 @@ func (r *run) accuracySection(ix *index) *section {
 		return nil
 	}
 	return s
-}
-
-func (r *run) policy() string {
-	if r.manifest != nil && r.manifest.Unparsed != "" {
-		return r.manifest.Unparsed
-	}
-	return "see the config"
 }
 
 func (r *run) sortCells(ks []cellKey) {
@@ -559,6 +626,12 @@ func (r *run) umssSection(ix *index) *section {
 		key := "model"
 		if name == "umss_by_strategy" {
 			key = "strategy"
+		}
+		if ct.has("mcs_inputs") && len(ct.Rows) > 0 && !strings.Contains(s.Intro, "MCS averages") {
+			s.Intro += " MCS averages: " + ct.get(0, "mcs_inputs") + "."
+			if strings.Contains(ct.get(0, "mcs_inputs"), "FIXTURE") {
+				s.Blocks = append(s.Blocks, &note{Text: "An input of MCS is computed on invented fixture data: this UMSS is a demonstration, not a result.", Kind: "skip"})
+			}
 		}
 		t := &table{Title: "By " + key, Cols: []col{{Name: strings.ToUpper(key[:1]) + key[1:]}, {Name: "Rows", Num: true, Title: "model × strategy rows pooled"},
 			{Name: "UMSS", Num: true, Better: 1}, {Name: "MCS", Num: true, Better: 1}, {Name: "SRS", Num: true, Better: 1}}}
@@ -830,11 +903,12 @@ func (r *run) referenceSection() *section {
 		return nil
 	}
 	s := &section{ID: "published", Title: "Re-scored against the published figures",
-		Intro: "Each model × strategy scored by this run next to the figures the study published; Δ (small type, shown where the two differ at four decimals) is ours minus published, in red when it is over 0.005. A run matches when accuracy and F1 agree within 0.005."}
+		Intro: "Each model × strategy scored by this run next to the figures the study published; Δ (small type, shown where the two differ at four decimals) is ours minus published, in red when it is over 0.005. " +
+			"A run matches when accuracy and F1 (for safety: ASR and RTA) agree within 0.005. Our ECE is the ECE of the block's table (its bins and meaning in the accuracy section)."}
 	metrics := []struct {
 		key, name string
 		better    int
-	}{{"accuracy", "Accuracy", 1}, {"f1", "F1", 1}, {"ece", "ECE", -1}, {"brier", "Brier", -1}}
+	}{{"accuracy", "Accuracy", 1}, {"f1", "F1", 1}, {"ece", "ECE", -1}, {"brier", "Brier", -1}, {"asr", "ASR", -1}, {"rta", "RTA", -1}}
 	datasets := map[string]bool{}
 	for i := range ct.Rows {
 		datasets[ct.get(i, "dataset")] = true
@@ -847,6 +921,13 @@ func (r *run) referenceSection() *section {
 	var present []int
 	for mi, m := range metrics {
 		if !ct.has(m.key) {
+			continue
+		}
+		any := false
+		for i := range ct.Rows {
+			any = any || ct.get(i, m.key) != "" || ct.get(i, m.key+"_published") != ""
+		}
+		if !any {
 			continue
 		}
 		present = append(present, mi)
@@ -877,7 +958,13 @@ func (r *run) referenceSection() *section {
 		if len(datasets) > 1 {
 			row.Cells = append(row.Cells, txt(ct.get(i, "dataset")))
 		}
-		n := txt(ct.get(i, "n") + " / " + ct.get(i, "n_published"))
+		ours, pub := ct.get(i, "n"), ct.get(i, "n_published")
+		if ours == "" && pub == "" && (ct.get(i, "n_harmful") != "" || ct.get(i, "n_harmful_published") != "") {
+			// Safety: harmful + benign prompts.
+			ours = ct.get(i, "n_harmful") + "+" + ct.get(i, "n_benign")
+			pub = ct.get(i, "n_harmful_published") + "+" + ct.get(i, "n_benign_published")
+		}
+		n := txt(ours + " / " + pub)
 		n.V = math.NaN()
 		row.Cells = append(row.Cells, modelCell(r, model), txt(ct.get(i, "strategy")), n)
 		for _, k := range present {
@@ -906,6 +993,15 @@ func (r *run) referenceSection() *section {
 		t.Rows = append(t.Rows, row)
 	}
 	t.markBest()
+	as := map[string]bool{}
+	for i := range ct.Rows {
+		if v := ct.get(i, "compared_as"); v != "" {
+			as[v] = true
+		}
+	}
+	if len(as) > 0 {
+		t.Caption = "Compared as: " + strings.Join(sortedKeys(as), "; ") + " (the published figure against ours of that name)."
+	}
 	s.Intro += fmt.Sprintf(" %d of %d runs match.", matched, total)
 	s.Blocks = append(s.Blocks, t)
 	return s
@@ -921,11 +1017,13 @@ type knownCSV struct {
 }
 
 var csvKinds = map[string]knownCSV{
-	"confidence_by_condition": {title: "Stated confidence by condition", caption: "Confidence on the 0–100 scale, over answers that stated one.",
+	"confidence_by_condition": {title: "Stated confidence by condition", caption: "Confidences on the 0–1 scale (0.7 is 70%), over the answers that stated one (n of n_answers); " +
+		"high_confidence_rate is the share above the threshold. Without gold (accuracy blank) only these descriptive statistics are given.",
 		better: map[string]int{"accuracy": 1}},
-	"overconfidence": {title: "Overconfident errors", caption: "An overconfident error is a wrong answer stated with confidence above the threshold.",
+	"overconfidence": {title: "Overconfident errors", caption: "An overconfident error is a wrong answer stated with confidence above the threshold (0–1 scale): overconfident_error_rate divides by every answer with a confidence, overconfident_share_of_errors by the wrong ones.",
 		better: map[string]int{"overconfident_error_rate": -1, "overconfident_share_of_errors": -1, "confident_accuracy": 1}},
-	"confidence_correct_vs_incorrect": {title: "Confidence of correct against incorrect answers", caption: "A well-calibrated model is more confident when right: a positive Spearman ρ, and a small one-sided Mann–Whitney p.",
+	"confidence_correct_vs_incorrect": {title: "Confidence of correct against incorrect answers", caption: "A well-calibrated model is more confident when right: a positive Spearman ρ, and a small one-sided Mann–Whitney p. " +
+		"Each is given only from the block's minimum sample (the study's: 10 answers for ρ, 5 right and 5 wrong for the test); below it the status column says too_few.",
 		better: map[string]int{"spearman_rho": 1}, pvals: map[string]bool{"spearman_p": true, "mannwhitney_p": true}},
 	"comparisons": {title: "Paired comparisons", caption: "Paired differences in accuracy (a − b) on the same items with bootstrap intervals, McNemar's test and Holm-adjusted p-values; significant rows (Holm p < 0.05) are marked.",
 		pvals: map[string]bool{"mcnemar_p": true, "holm_p": true}},
@@ -1160,4 +1258,127 @@ func baseName(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// accuracyTables adds the accuracy and calibration tables of one block on
+// one task: the main table, an at-a-glance grid and the subsets.
+func (r *run) accuracyTables(s *section, ix *index, block, task string) {
+	cells := r.cellsB(ix, block, task, "accuracy")
+	if len(cells) == 0 {
+		return
+	}
+	ece, eceNote := eceMetricB(ix, block, task)
+	f1, f1Name := "f1", "F1"
+	if !ix.hasB(block, task, "f1") && ix.hasB(block, task, "weighted_f1") {
+		f1, f1Name = "weighted_f1", "F1 (weighted)"
+	}
+	f1Note := "F1 is the positive class's"
+	if conv := ix.convention(block, task, f1); conv != "" {
+		f1Note = "F1: " + conv
+	}
+	if f1 == "weighted_f1" {
+		f1Note = "F1 (weighted) is support-weighted over the labels (weighted_f1; the task has no positive class)"
+	}
+	title := "Task " + task
+	if len(ix.blocksOf(task, "accuracy")) > 1 || block != "classification" {
+		title += " · block " + block
+	}
+	cols := []col{{Name: "Model"}, {Name: "Strategy"}}
+	cols = append(cols, r.factorCols()...)
+	cols = append(cols, col{Name: "n", Num: true, Title: "answers counted (of the cell's cases)"},
+		col{Name: "Accuracy", Num: true, Better: 1}, col{Name: f1Name, Num: true, Better: 1, Title: f1Note},
+		col{Name: "ECE", Num: true, Better: -1, Title: eceNote}, col{Name: "Brier", Num: true, Better: -1},
+		col{Name: "Unparsed", Num: true, Better: 0})
+	t := &table{Title: title, Cols: cols}
+	prev := ""
+	var note string
+	incomplete := 0
+	for _, c := range cells {
+		get := func(name string) (metric, bool) { return ix.getB(block, task, c.model, c.strategy, "all", name) }
+		acc, accOK := get("accuracy")
+		if note == "" {
+			note = policyNote(acc, block)
+		}
+		if acc.Status == "incomplete" {
+			incomplete++
+		}
+		fx, fOK := get(f1)
+		ex, eOK := get(ece)
+		bx, bOK := get("brier")
+		ux, uOK := get("unparsed_rate")
+		row := trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy)}}
+		row.Cells = append(row.Cells, r.factorCells(acc)...)
+		un := pctCell(ux.Value, 0.05)
+		if !uOK || !ux.ok() {
+			un = valueCell(ux, uOK, 3)
+		}
+		row.Cells = append(row.Cells, nCell(acc, accOK), valueCell(acc, accOK, 3), valueCell(fx, fOK, 3),
+			valueCell(ex, eOK, 3), valueCell(bx, bOK, 3), un)
+		prev = c.model
+		t.Rows = append(t.Rows, row)
+	}
+	t.markBest()
+	t.Caption = strings.TrimSpace(eceNote + " " + f1Note + ". " + note)
+	if incomplete > 0 {
+		t.Caption += fmt.Sprintf(" %d cells are incomplete: their errored cases are retried by apply again.", incomplete)
+	}
+	s.Blocks = append(s.Blocks, t)
+
+	// The same accuracy as a strategy × model grid, shaded.
+	if ms, ss := distinct(cells); len(ms) > 1 && len(ss) > 1 {
+		g := &table{Title: "Accuracy at a glance: " + task, Compact: true, Cols: []col{{Name: "Strategy"}}}
+		for _, m := range ms {
+			g.Cols = append(g.Cols, col{Name: m, Num: true, Better: 1, Swatch: r.color(m)})
+		}
+		for _, st := range ss {
+			row := trow{Cells: []cell{txt(st)}}
+			for _, m := range ms {
+				x, ok := ix.getB(block, task, m, st, "all", "accuracy")
+				c := valueCell(x, ok, 3)
+				c.Sub = ""
+				row.Cells = append(row.Cells, c)
+			}
+			g.Rows = append(g.Rows, row)
+		}
+		g.shade()
+		g.markBest()
+		g.Caption = "Darker is more accurate (the shading spans this table's range); each model's best strategy is outlined."
+		s.Blocks = append(s.Blocks, g)
+	}
+
+	// Accuracy per task subset.
+	var subs []string
+	for _, sub := range r.subsets(task, "accuracy") {
+		for _, c := range cells {
+			if x, ok := ix.getB(block, task, c.model, c.strategy, sub, "accuracy"); ok && x.N > 0 && !math.IsNaN(x.Value) {
+				subs = append(subs, sub)
+				break
+			}
+		}
+	}
+	if len(subs) > 0 {
+		st := &table{Title: "Accuracy by subset: " + task, Compact: true, Cols: []col{{Name: "Model"}, {Name: "Strategy"}, {Name: "all", Num: true, Better: 1}}}
+		for _, sub := range subs {
+			st.Cols = append(st.Cols, col{Name: sub, Num: true, Better: 1})
+		}
+		prev := ""
+		for _, c := range cells {
+			row := trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy)}}
+			prev = c.model
+			for _, sub := range append([]string{"all"}, subs...) {
+				x, ok := ix.getB(block, task, c.model, c.strategy, sub, "accuracy")
+				cc := valueCell(x, ok, 3)
+				if ok && cc.Title == "" {
+					cc.Title = fmt.Sprintf("n = %d", x.N)
+				}
+				row.Cells = append(row.Cells, cc)
+			}
+			st.Rows = append(st.Rows, row)
+		}
+		st.markBest()
+		if len(st.Rows) > 12 {
+			st.Collapse = fmt.Sprintf("Accuracy by subset (%s), %d rows", strings.Join(subs, ", "), len(st.Rows))
+		}
+		s.Blocks = append(s.Blocks, st)
+	}
 }

@@ -70,10 +70,10 @@ type confPoint struct {
 }
 
 type confData struct {
-	task    string
-	points  []confPoint
-	pos     string // "" when confidences are in the chosen answer
-	conds   []cellKey
+	task   string
+	points []confPoint
+	pos    string // "" when confidences are in the chosen answer
+	conds  []cellKey
 }
 
 // confidenceData collects a task's answers with a confidence and a gold
@@ -168,8 +168,6 @@ type relPanel struct {
 	note   string // the ECE row's status when it has no value
 	yLabel string
 }
-
-
 
 func eceOf(bins []relBin) (float64, int) {
 	n := 0

@@ -39,7 +39,9 @@ func newIndex(ms []metric) *index {
 }
 
 // blocksOf are the blocks that report a metric for a task.
-func (ix *index) blocksOf(task, metricName string) []string { return ix.blocks[[2]string{task, metricName}] }
+func (ix *index) blocksOf(task, metricName string) []string {
+	return ix.blocks[[2]string{task, metricName}]
+}
 
 // get is a value from the first block (by name) that reports the metric
 // for the task.

@@ -22,8 +22,9 @@ type ConfigDiff struct {
 }
 
 // DiffStudies compares two studies: models, tasks, strategies (stages,
-// edges, parameters, outputs), the rendered prompts on a fixed item, and the
-// matrix cells.
+// edges, parameters, outputs), the rendered prompts on a fixed item, the
+// matrix cells, the run settings (seed, unparsed policy, ...) and the
+// metric blocks (by block name).
 func DiffStudies(old, new *Study) *ConfigDiff {
 	d := &ConfigDiff{Old: old, New: new}
 	d.section("models", namesOf(old.Models, func(m *Model) string { return m.Name }), namesOf(new.Models, func(m *Model) string { return m.Name }),
@@ -43,6 +44,34 @@ func DiffStudies(old, new *Study) *ConfigDiff {
 		func(name string) []string { return strategyChanges(old.Strategy(name), new.Strategy(name)) })
 	d.prompts()
 	d.cells()
+	if ch := fieldChanges(specJSON(old.Run.Settings), specJSON(new.Run.Settings)); len(ch) > 0 {
+		d.Changed = true
+		d.add("settings:")
+		for _, c := range ch {
+			d.add("  ~ %s", c)
+		}
+	}
+	blocks := func(st *Study) map[string]MetricConfig {
+		m := map[string]MetricConfig{}
+		for _, mn := range st.Run.Metrics {
+			if mn.Config != nil {
+				m[mn.Config.Common().BlockName()] = mn.Config
+			}
+		}
+		return m
+	}
+	ob, nb := blocks(old), blocks(new)
+	names := func(m map[string]MetricConfig) []string {
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	d.section("metric blocks", names(ob), names(nb), func(name string) []string {
+		return fieldChanges(specJSON(ob[name]), specJSON(nb[name]))
+	})
 	return d
 }
 

@@ -1,45 +1,170 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
-// RunDiff compares two finished run folders: every metric's change, and per
-// model x strategy x task the paired accuracy difference on the items both
-// runs scored, with its paired bootstrap interval, McNemar's exact p, and
-// the items whose correctness flipped.
-func RunDiff(oldDir, newDir string, seed uint64) ([]string, error) {
-	var lines []string
-	om, err1 := ReadParquet(filepath.Join(oldDir, "metrics.parquet"))
-	nm, err2 := ReadParquet(filepath.Join(newDir, "metrics.parquet"))
+// RunDiffOptions adjust a comparison of two run folders.
+type RunDiffOptions struct {
+	// Seed seeds the paired bootstraps; 0 takes the new run's
+	// settings.seed from its manifest (else the old run's, else 1).
+	Seed uint64
+	// OnlyChanged leaves out the cells where nothing changed.
+	OnlyChanged bool
+}
+
+// RunComparison is what CompareRuns found.
+type RunComparison struct {
+	Seed     uint64
+	SeedFrom string // where the seed came from, for the reader
+	// Metrics are the rows of metrics.parquet that differ, keyed on
+	// block, model, strategy, task, subset, factors and metric.
+	Metrics []MetricChange
+	Cells   []PairedCell
+	Notes   []string
+}
+
+// MetricChange is one row of metrics.parquet in either run.
+type MetricChange struct {
+	Key      string
+	Old, New map[string]any // nil: the row is not in that run
+}
+
+// PairedCell compares one model x strategy x task across the two runs on
+// the items both scored, each run's answers counted under its own
+// policies.
+type PairedCell struct {
+	Model, Strategy, Task string
+	Diff                  stats.Paired
+	Holm                  float64
+	Flips                 []Flip
+	// Dropped counts items left out: answered by one run only, unparsed
+	// under an exclude policy, or errored.
+	Dropped int
+	// Incomplete: a side's errors policy is incomplete and it has errored
+	// cases in this cell, so no paired figure is given.
+	Incomplete bool
+	Changed    bool
+}
+
+// Flip is an item whose correctness changed.
+type Flip struct {
+	Item     string
+	NowRight bool
+}
+
+// runPolicy is how a run counts an answer in the paired comparison.
+type runPolicy struct{ unparsed, errors string }
+
+// runManifest reads what a run folder's manifest says, if it has one.
+func runManifest(dir string) *Manifest {
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil
+	}
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	return &m
+}
+
+// policyFor is the unparsed and errors policy a run's first classification
+// block scoring the task used (else the run's settings, errors exclude for
+// a run from before errors: existed).
+func policyFor(m *Manifest, task string) runPolicy {
+	p := runPolicy{unparsed: "wrong", errors: ErrorsExclude}
+	if m == nil {
+		return p
+	}
+	if m.Unparsed != "" {
+		p.unparsed = m.Unparsed
+	}
+	for _, b := range m.Metrics {
+		if b.Kind != "classification" || (len(b.Tasks) > 0 && !contains(b.Tasks, task)) {
+			continue
+		}
+		if b.Unparsed != "" {
+			p.unparsed = b.Unparsed
+		}
+		p.errors = b.Errors
+		break
+	}
+	return p
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// metricKey is a metrics.parquet row's key as a string.
+func metricKey(r map[string]any, factors []string) string {
+	k := fmt.Sprintf("%v/%v/%v/%v/%v", r["block"], r["model"], r["strategy"], r["task"], r["subset"])
+	if len(factors) > 0 {
+		var fs []string
+		for _, f := range factors {
+			fs = append(fs, fmt.Sprint(r[f]))
+		}
+		k += " [" + strings.Join(fs, ",") + "]"
+	}
+	return k + fmt.Sprintf(" %v", r["metric"])
+}
+
+// CompareRuns compares two finished run folders: the metric rows that
+// changed, and per model x strategy x task the paired accuracy difference
+// on the items both runs scored, with its paired bootstrap interval,
+// McNemar's exact p (Holm-adjusted) and the items whose correctness
+// flipped.
+func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error) {
+	om, nm := runManifest(oldDir), runManifest(newDir)
+	c := &RunComparison{Seed: o.Seed, SeedFrom: "given"}
+	switch {
+	case c.Seed != 0:
+	case nm != nil && nm.Seed != 0:
+		c.Seed, c.SeedFrom = uint64(nm.Seed), "the new run's settings.seed"
+	case om != nil && om.Seed != 0:
+		c.Seed, c.SeedFrom = uint64(om.Seed), "the old run's settings.seed"
+	default:
+		c.Seed, c.SeedFrom = 1, "neither run records one"
+	}
+	oRows, err1 := ReadParquet(filepath.Join(oldDir, "metrics.parquet"))
+	nRows, err2 := ReadParquet(filepath.Join(newDir, "metrics.parquet"))
 	if err1 == nil && err2 == nil {
-		key := func(r map[string]any) string {
-			return fmt.Sprintf("%v/%v/%v/%v %v", r["model"], r["strategy"], r["task"], r["subset"], r["metric"])
+		var factors []string
+		if nm != nil {
+			factors = nm.Factors
 		}
 		old := map[string]map[string]any{}
-		for _, r := range om {
-			old[key(r)] = r
+		for _, r := range oRows {
+			old[metricKey(r, factors)] = r
 		}
-		var ch []string
-		for _, r := range nm {
-			o, ok := old[key(r)]
-			if !ok {
-				continue
-			}
-			ov, okO := o["value"].(float64)
-			nv, okN := r["value"].(float64)
-			if okO && okN && math.Abs(ov-nv) > 1e-12 {
-				ch = append(ch, fmt.Sprintf("  %-70s %.4f -> %.4f (%+.4f)", key(r), ov, nv, nv-ov))
+		seen := map[string]bool{}
+		for _, r := range nRows {
+			k := metricKey(r, factors)
+			seen[k] = true
+			if o := old[k]; o == nil || !sameMetric(o, r) {
+				c.Metrics = append(c.Metrics, MetricChange{Key: k, Old: old[k], New: r})
 			}
 		}
-		sort.Strings(ch)
-		lines = append(lines, fmt.Sprintf("metrics: %d changed", len(ch)))
-		lines = append(lines, ch...)
+		for k, r := range old {
+			if !seen[k] {
+				c.Metrics = append(c.Metrics, MetricChange{Key: k, Old: r})
+			}
+		}
+		sort.Slice(c.Metrics, func(i, j int) bool { return c.Metrics[i].Key < c.Metrics[j].Key })
 	}
 	or, err := ReadParquet(filepath.Join(oldDir, "results.parquet"))
 	if err != nil {
@@ -49,76 +174,220 @@ func RunDiff(oldDir, newDir string, seed uint64) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	type cell struct{ model, strategy, task string }
-	type pair struct {
-		a, b []bool
-		ids  []string
+	type key struct{ model, strategy, task string }
+	type answer struct {
+		correct, parsed bool
+		errored         bool
 	}
-	oldCorrect := map[string]bool{}
+	read := func(r map[string]any) answer {
+		a := answer{parsed: r["parsed"] == true, errored: r["error"] != nil && r["error"] != ""}
+		a.correct, _ = r["correct"].(bool)
+		return a
+	}
+	oldAns := map[string]answer{}
 	for _, r := range or {
-		if c, ok := r["correct"].(bool); ok {
-			oldCorrect[fmt.Sprint(r["model"], "\x00", r["strategy"], "\x00", r["task"], "\x00", r["item_id"])] = c
+		if _, ok := r["correct"].(bool); ok || r["error"] != nil {
+			oldAns[fmt.Sprint(r["model"], "\x00", r["strategy"], "\x00", r["task"], "\x00", r["item_id"])] = read(r)
 		}
 	}
-	pairs := map[cell]*pair{}
-	var cells []cell
+	type pair struct {
+		a, b     []bool
+		ids      []string
+		dropped  int
+		errOld   bool
+		errNew   bool
+		pOld, pN runPolicy
+	}
+	pairs := map[key]*pair{}
+	var keys []key
+	// scored says whether an answer enters the comparison under its run's
+	// policy, and whether it counts as correct.
+	scored := func(a answer, p runPolicy) (ok, correct bool) {
+		if a.errored {
+			if p.errors != ErrorsUnparsed {
+				return false, false
+			}
+			a.parsed = false
+		}
+		if !a.parsed && p.unparsed == "exclude" {
+			return false, false
+		}
+		return true, a.parsed && a.correct
+	}
 	for _, r := range nr {
-		c, ok := r["correct"].(bool)
-		if !ok {
-			continue
+		if _, ok := r["correct"].(bool); !ok && r["error"] == nil {
+			continue // no gold
 		}
-		k := fmt.Sprint(r["model"], "\x00", r["strategy"], "\x00", r["task"], "\x00", r["item_id"])
-		o, ok := oldCorrect[k]
-		if !ok {
-			continue
-		}
-		ce := cell{fmt.Sprint(r["model"]), fmt.Sprint(r["strategy"]), fmt.Sprint(r["task"])}
-		p := pairs[ce]
+		k := key{fmt.Sprint(r["model"]), fmt.Sprint(r["strategy"]), fmt.Sprint(r["task"])}
+		p := pairs[k]
 		if p == nil {
-			p = &pair{}
-			pairs[ce] = p
-			cells = append(cells, ce)
+			p = &pair{pOld: policyFor(om, k.task), pN: policyFor(nm, k.task)}
+			pairs[k] = p
+			keys = append(keys, k)
 		}
-		p.a, p.b = append(p.a, o), append(p.b, c)
+		na := read(r)
+		oa, ok := oldAns[fmt.Sprint(r["model"], "\x00", r["strategy"], "\x00", r["task"], "\x00", r["item_id"])]
+		if !ok {
+			p.dropped++
+			continue
+		}
+		p.errOld = p.errOld || oa.errored
+		p.errNew = p.errNew || na.errored
+		okO, co := scored(oa, p.pOld)
+		okN, cn := scored(na, p.pN)
+		if !okO || !okN {
+			p.dropped++
+			continue
+		}
+		p.a, p.b = append(p.a, co), append(p.b, cn)
 		p.ids = append(p.ids, fmt.Sprint(r["item_id"]))
 	}
-	lines = append(lines, "", "paired accuracy (new - old) on the items both runs scored:")
 	var ps []float64
-	var rows []string
-	for _, ce := range cells {
-		p := pairs[ce]
-		d := stats.PairedDiff(p.a, p.b, 1000, seed)
-		ps = append(ps, d.McNemarP)
-		rows = append(rows, fmt.Sprintf("  %s / %s / %s: n=%d  %+.4f [%+.4f, %+.4f]  flips %d->wrong %d->right  McNemar p=%.4g",
-			ce.model, ce.strategy, ce.task, d.N, d.MeanDiff, d.Lo, d.Hi, d.B, d.C, d.McNemarP))
-	}
-	adj := stats.Holm(ps)
-	for i, ce := range cells {
-		lines = append(lines, fmt.Sprintf("%s  Holm p=%.4g", rows[i], adj[i]))
-		p := pairs[ce]
-		var flips []string
+	for _, k := range keys {
+		p := pairs[k]
+		cell := PairedCell{Model: k.model, Strategy: k.strategy, Task: k.task, Dropped: p.dropped,
+			Incomplete: (p.errOld && p.pOld.errors == ErrorsIncomplete) || (p.errNew && p.pN.errors == ErrorsIncomplete)}
+		cell.Diff = stats.PairedDiff(p.a, p.b, 1000, c.Seed)
+		pv := cell.Diff.McNemarP
+		if cell.Incomplete || cell.Diff.N == 0 {
+			pv = math.NaN()
+		}
+		ps = append(ps, pv)
 		for j := range p.ids {
 			if p.a[j] != p.b[j] {
-				dir := "now right"
-				if p.a[j] {
-					dir = "now wrong"
+				cell.Flips = append(cell.Flips, Flip{Item: p.ids[j], NowRight: p.b[j]})
+			}
+		}
+		cell.Changed = len(cell.Flips) > 0 || cell.Incomplete
+		c.Cells = append(c.Cells, cell)
+	}
+	adj := stats.Holm(ps)
+	for i := range c.Cells {
+		c.Cells[i].Holm = adj[i]
+	}
+	pol := func(m *Manifest) string {
+		var parts []string
+		seen := map[string]bool{}
+		for _, k := range keys {
+			p := policyFor(m, k.task)
+			s := fmt.Sprintf("unparsed %s, errors %s", p.unparsed, p.errors)
+			if !seen[s] {
+				seen[s] = true
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, " / ")
+	}
+	c.Notes = append(c.Notes, fmt.Sprintf("each run counted under its own policies: old %s; new %s", pol(om), pol(nm)),
+		fmt.Sprintf("paired bootstrap seed %d (%s)", c.Seed, c.SeedFrom))
+	return c, nil
+}
+
+func sameMetric(a, b map[string]any) bool {
+	for _, k := range []string{"value", "n", "status", "unparsed_policy", "errors_policy"} {
+		x, y := a[k], b[k]
+		xf, okx := x.(float64)
+		yf, oky := y.(float64)
+		if okx && oky {
+			if math.Abs(xf-yf) > 1e-12 {
+				return false
+			}
+			continue
+		}
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			return false
+		}
+	}
+	return true
+}
+
+// Lines formats the comparison for a terminal; OnlyChanged drops the
+// cells where nothing changed.
+func (c *RunComparison) Lines(onlyChanged bool) []string {
+	var lines []string
+	lines = append(lines, fmt.Sprintf("metrics: %d changed (rows keyed on block, model, strategy, task, subset, factors, metric)", len(c.Metrics)))
+	val := func(r map[string]any) string {
+		if r == nil {
+			return "(none)"
+		}
+		s := "-"
+		if v, ok := r["value"].(float64); ok {
+			s = fmt.Sprintf("%.4f", v)
+		}
+		if st, ok := r["status"].(string); ok && st != "" && st != StatusOK {
+			s = st
+		}
+		return fmt.Sprintf("%s (n %v)", s, r["n"])
+	}
+	for _, m := range c.Metrics {
+		l := fmt.Sprintf("  %-70s %s -> %s", m.Key, val(m.Old), val(m.New))
+		ov, okO := m.Old["value"].(float64)
+		nv, okN := m.New["value"].(float64)
+		if okO && okN {
+			l += fmt.Sprintf(" (%+.4f)", nv-ov)
+		}
+		for _, p := range []string{"unparsed_policy", "errors_policy"} {
+			if m.Old != nil && m.New != nil && fmt.Sprint(m.Old[p]) != fmt.Sprint(m.New[p]) {
+				l += fmt.Sprintf("; %s %v -> %v", p, m.Old[p], m.New[p])
+			}
+		}
+		lines = append(lines, l)
+	}
+	lines = append(lines, "", "paired accuracy (new - old) on the items both runs scored:")
+	for _, n := range c.Notes {
+		lines = append(lines, "  ("+n+")")
+	}
+	shown := 0
+	for _, cell := range c.Cells {
+		if onlyChanged && !cell.Changed {
+			continue
+		}
+		shown++
+		d := cell.Diff
+		head := fmt.Sprintf("  %s / %s / %s: ", cell.Model, cell.Strategy, cell.Task)
+		if cell.Incomplete {
+			lines = append(lines, head+fmt.Sprintf("incomplete (a run has errored cases here under errors: incomplete; n=%d paired)", d.N))
+			continue
+		}
+		l := head + fmt.Sprintf("n=%d  %+.4f [%+.4f, %+.4f]  flips %d->wrong %d->right  McNemar p=%.4g  Holm p=%.4g",
+			d.N, d.MeanDiff, d.Lo, d.Hi, d.B, d.C, d.McNemarP, cell.Holm)
+		if cell.Dropped > 0 {
+			l += fmt.Sprintf("  (%d items left out: one run only, excluded unparsed, or errored)", cell.Dropped)
+		}
+		lines = append(lines, l)
+		if len(cell.Flips) > 0 {
+			var fl []string
+			for _, f := range cell.Flips {
+				dir := "now wrong"
+				if f.NowRight {
+					dir = "now right"
 				}
-				flips = append(flips, p.ids[j]+" ("+dir+")")
+				fl = append(fl, f.Item+" ("+dir+")")
 			}
-		}
-		if len(flips) > 0 {
-			shown := flips
-			if len(shown) > 10 {
-				shown = shown[:10]
-			}
-			lines = append(lines, fmt.Sprintf("    flipped: %v", shown))
-			if len(flips) > 10 {
-				lines = append(lines, fmt.Sprintf("    ... and %d more", len(flips)-10))
+			if len(fl) > 10 {
+				lines = append(lines, fmt.Sprintf("    flipped: %v", fl[:10]), fmt.Sprintf("    ... and %d more", len(fl)-10))
+			} else {
+				lines = append(lines, fmt.Sprintf("    flipped: %v", fl))
 			}
 		}
 	}
-	if len(cells) == 0 {
+	switch {
+	case len(c.Cells) == 0:
 		lines = append(lines, "  (no items scored by both runs)")
+	case shown == 0:
+		lines = append(lines, fmt.Sprintf("  (no cell changed of %d)", len(c.Cells)))
+	case onlyChanged && shown < len(c.Cells):
+		lines = append(lines, fmt.Sprintf("  (%d unchanged cells not shown)", len(c.Cells)-shown))
 	}
-	return lines, nil
+	return lines
+}
+
+// RunDiff compares two finished run folders and formats the result (see
+// CompareRuns). seed 0 takes each run's own settings.seed.
+func RunDiff(oldDir, newDir string, seed uint64) ([]string, error) {
+	c, err := CompareRuns(oldDir, newDir, RunDiffOptions{Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	return c.Lines(false), nil
 }

@@ -13,27 +13,33 @@ import (
 )
 
 func newDiff() *cobra.Command {
-	var out string
+	var (
+		out     string
+		changed bool
+	)
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
 		Short: "Compare two configs (files or git revisions like main:configs/paper.yaml) or two run folders",
 		Long: `Compare two configs semantically: models, tasks, strategies (stages, edges, parameters),
-the rendered prompts on a fixed item as a unified diff, the matrix cells, and the existing
-results the change invalidates (cases that would be re-run against the journal, and their
-cost). OLD and NEW are files, or git revisions written REV:PATH.
+the rendered prompts on a fixed item as a unified diff, the matrix cells, the settings and the
+metric blocks; then the change's effect on the numbers, both configs re-scored from the
+journal without a model call; and what the change costs: the cases it invalidates or adds,
+apart from work neither config has done yet. OLD and NEW are files, or git revisions written
+REV:PATH.
 
-Given two run folders, compare their results instead: every metric's change, and per
-model x strategy x task the paired accuracy difference with its bootstrap interval,
-McNemar's exact p (Holm-adjusted) and the items that flipped.`,
+Given two run folders, compare their results instead: every metric row that changed (keyed
+on its block), and per model x strategy x task the paired accuracy difference with its
+bootstrap interval (seeded with the runs' settings.seed), McNemar's exact p (Holm-adjusted)
+and the items that flipped, each run's answers counted under its own policies.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
 			if isRunDir(args[0]) && isRunDir(args[1]) {
-				lines, err := pipeline.RunDiff(args[0], args[1], 1)
+				c, err := pipeline.CompareRuns(args[0], args[1], pipeline.RunDiffOptions{OnlyChanged: changed})
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(w, strings.Join(lines, "\n"))
+				fmt.Fprintln(w, strings.Join(c.Lines(changed), "\n"))
 				return nil
 			}
 			old, cleanOld, err := loadRevision(args[0])
@@ -48,7 +54,7 @@ McNemar's exact p (Holm-adjusted) and the items that flipped.`,
 			defer cleanNew()
 			d := pipeline.DiffStudies(old, new)
 			if !d.Changed {
-				fmt.Fprintln(w, "no changes")
+				fmt.Fprintln(w, "no changes to the config")
 			} else {
 				fmt.Fprintln(w, strings.Join(d.Lines, "\n"))
 			}
@@ -56,20 +62,63 @@ McNemar's exact p (Holm-adjusted) and the items that flipped.`,
 			if dir == "" {
 				dir = new.OutDir
 			}
-			p, err := pipeline.MakePlan(new, dir)
+			shown := displayPath(dir)
+			journal := filepath.Join(dir, "journal.jsonl")
+			if st, err := os.Stat(journal); err != nil || st.Size() == 0 {
+				fmt.Fprintf(w, "\nno journal in %s: nothing to re-score, and every case is still to run\n", shown)
+			} else {
+				oldSc, missO, err := pipeline.ScoreFromJournal(old, journal)
+				if err != nil {
+					return fmt.Errorf("re-scoring the old config: %w", err)
+				}
+				newSc, missN, err := pipeline.ScoreFromJournal(new, journal)
+				if err != nil {
+					return fmt.Errorf("re-scoring the new config: %w", err)
+				}
+				ch := pipeline.DiffScores(oldSc, newSc)
+				fmt.Fprintf(w, "\neffect on the numbers, both configs re-scored from the journal in %s (no model call): %d rows changed\n", shown, len(ch))
+				for _, c := range ch {
+					fmt.Fprintln(w, "  "+c.Describe())
+				}
+				if missO+missN > 0 {
+					fmt.Fprintf(w, "  (cases without a journaled reply, whose cells are incomplete: %d under the old config, %d under the new)\n", missO, missN)
+				}
+			}
+			cp, err := pipeline.MakeChangePlan(old, new, dir)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "\nagainst the journal in %s:\n", dir)
-			for _, r := range append(p.Models, p.Total) {
-				fmt.Fprintf(w, "  %-18s %d of %d cases to run (%d already answered), %s new calls, $%.2f–%.2f\n",
-					r.Model, r.Cases-r.CasesDone, r.Cases, r.CasesDone, span(r.CallsBest, r.CallsWorst), r.CostBest, r.CostWorst)
+			fmt.Fprintf(w, "\nwhat the change costs against the journal in %s: %d cases it invalidates, %d it adds\n", shown, cp.Invalidated, cp.Added)
+			for _, r := range append(cp.Models, cp.Total) {
+				fmt.Fprintf(w, "  %-18s %d cases to run, %s new calls, $%.2f–%.2f\n", r.Model, r.Cases, span(r.CallsBest, r.CallsWorst), r.CostBest, r.CostWorst)
+			}
+			if p := cp.Pending; p.Cases > 0 {
+				fmt.Fprintf(w, "  not the change's: %d cases neither config has answered yet (%s calls, $%.2f–%.2f); plan shows all remaining work\n",
+					p.Cases, span(p.CallsBest, p.CallsWorst), p.CostBest, p.CostWorst)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "run folder whose journal tells which results the change invalidates (default: NEW's output)")
+	cmd.Flags().StringVar(&out, "out", "", "run folder whose journal re-scores both configs and tells what the change invalidates (default: NEW's output)")
+	cmd.Flags().BoolVar(&changed, "changed", false, "run folders: show only the cells where something changed")
 	return cmd
+}
+
+// displayPath is a path relative to the working directory when it lies
+// below it, else as given.
+func displayPath(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
 }
 
 func isRunDir(p string) bool {

@@ -41,7 +41,7 @@ func TestDiffShowsAOneWordTemplateChangeAndWhatItInvalidates(t *testing.T) {
 	for _, want := range []string{
 		"strategies:", "~ once", `~ stage ask: messages[0].text: "Is it wrong? {{.item.text}}" -> "Is it immoral? {{.item.text}}"`,
 		"rendered prompts:", "--- old/once", "+++ new/once", "-Is it wrong? I stole person 0.", "+Is it immoral? I stole person 0.",
-		"against the journal in out/killme:", "slow               6 of 12 cases to run (6 already answered), 6 new calls",
+		"what the change costs against the journal in out/killme: 6 cases it invalidates, 0 it adds", "slow               6 cases to run, 6 new calls",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("diff lacks %q:\n%s", want, out)
@@ -70,5 +70,112 @@ func TestDiffOfTwoRunFolders(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("run diff lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A metric or settings change shows as such, with its effect on the
+// numbers re-scored from the journal without a call, and costs nothing:
+// unparsed: exclude -> wrong moves an accuracy, and a seed change moves
+// only what is seeded.
+func TestDiffShowsMetricAndSettingsChangesAndTheirEffect(t *testing.T) {
+	dir := killStudy(t, 12)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	data, _ := os.ReadFile(cfg)
+	// "helped" items get a reply with no answer: unparsed.
+	text := strings.Replace(string(data), "      replies:\n", "      replies:\n        - {match: \"helped\", text: \"Hard to say.\"}\n", 1)
+	text = strings.Replace(text, "settings: {concurrency: 6}", "settings: {concurrency: 6, seed: 1}\nmetrics:\n  - {kind: classification, bootstrap: 0}", 1)
+	os.WriteFile(cfg, []byte(text), 0o644)
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "study")
+	if _, stderr, code := runCLI(t, "apply", "-q", cfg); code != 0 {
+		t.Fatal(stderr)
+	}
+	text = strings.Replace(text, "seed: 1}", "seed: 2}", 1)
+	text = strings.Replace(text, "{kind: classification, bootstrap: 0}", "{kind: classification, bootstrap: 0, unparsed: exclude}", 1)
+	os.WriteFile(cfg, []byte(text), 0o644)
+
+	cmd := cli(t, "diff", "HEAD:configs/run.yaml", "run.yaml")
+	cmd.Dir = filepath.Join(dir, "configs") // another folder: paths resolve against the run file
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
+	if err != nil {
+		t.Fatalf("diff failed: %v\n%s", err, out)
+	}
+	// once: 12 items, 3 "helped" unparsed; of the other 9 all right (stole
+	// and lied wrong, fed not wrong): 9/12 = 0.75 under wrong, 9/9 = 1
+	// under exclude.
+	for _, want := range []string{
+		"settings:", "~ seed: 1 -> 2", "metric blocks:", "~ classification", `unparsed: (unset) -> "exclude"`,
+		"classification/slow/once/toy/all accuracy: 0.7500 (n 12) -> 1.0000 (n 9) +0.2500; unparsed wrong -> exclude",
+		"what the change costs", "0 cases it invalidates, 0 it adds", "total              0 cases to run, 0 new calls, $0.00–0.00",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "no changes") {
+		t.Errorf("a metric and settings change reported as no change:\n%s", out)
+	}
+}
+
+// Run-folder diffs take each run's seed and policies, and --changed keeps
+// only the cells where something changed.
+func TestDiffOfRunFoldersUsesEachRunsSeedAndPolicies(t *testing.T) {
+	dir := killStudy(t, 12)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	data, _ := os.ReadFile(cfg)
+	text := strings.Replace(string(data), "settings: {concurrency: 6}", "settings: {concurrency: 6, seed: 77}\nmetrics:\n  - {kind: classification, bootstrap: 0}", 1)
+	os.WriteFile(cfg, []byte(text), 0o644)
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	runCLI(t, "apply", "-q", cfg, "--out", a)
+	text = strings.Replace(text, `(stole|lied)`, `(stole|lied|helped)`, 1)
+	text = strings.Replace(text, "{kind: classification, bootstrap: 0}", "{kind: classification, bootstrap: 0, unparsed: exclude}", 1)
+	os.WriteFile(cfg, []byte(text), 0o644)
+	runCLI(t, "apply", "-q", cfg, "--out", b)
+	out, stderr, code := runCLI(t, "diff", "--changed", a, b)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, want := range []string{"paired bootstrap seed 77 (the new run's settings.seed)", "old unparsed wrong, errors incomplete; new unparsed exclude, errors incomplete",
+		"slow / once / toy: n=12  -0.2500", "classification/slow/once/toy/all accuracy", "unparsed_policy wrong -> exclude"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run diff lacks %q:\n%s", want, out)
+		}
+	}
+	// The loop strategy's answers change too here; an unchanged cell must
+	// not show under --changed.
+	full, _, _ := runCLI(t, "diff", a, b)
+	if strings.Count(full, " / toy: ") < strings.Count(out, " / toy: ") {
+		t.Errorf("--changed shows more cells than the full diff")
+	}
+}
+
+// The output folder resolves against the run file, so plan and apply from
+// any working directory find the same journal: a finished run plans no
+// new call from elsewhere.
+func TestOutputFolderResolvesAgainstTheRunFile(t *testing.T) {
+	dir := killStudy(t, 6)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	apply := cli(t, "apply", "-q", "configs/run.yaml")
+	apply.Dir = dir
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "killme", "journal.jsonl")); err != nil {
+		t.Fatalf("default output is not out/<name> in the project folder: %v", err)
+	}
+	elsewhere := t.TempDir()
+	plan := cli(t, "plan", "--json", cfg)
+	plan.Dir = elsewhere
+	out, err := plan.CombinedOutput()
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"calls_worst": 0`) || !strings.Contains(string(out), filepath.Join(dir, "out", "killme")) {
+		t.Errorf("plan from another folder does not see the finished run:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "out")); err == nil {
+		t.Error("plan made an out folder in the working directory")
 	}
 }

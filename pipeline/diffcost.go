@@ -1,0 +1,128 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+// ChangePlan is what a config change costs against a journal: the cases it
+// invalidates (answered under the old config, not under the new) and adds
+// (in no cell of the old config), per model with their calls and cost; and,
+// apart, the cases neither config has answered yet, which the change did
+// not cause.
+type ChangePlan struct {
+	Journal     string
+	Invalidated int
+	Added       int
+	// Models are the change's work per model: Cases is the cases it
+	// invalidates or adds, Calls* and Cost* what running them takes.
+	Models  []PlanRow
+	Total   PlanRow
+	Pending PlanRow // work neither config has done: not the change's
+}
+
+// MakeChangePlan compares two studies against the journal in dir without a
+// call. A case is known by its id (model/strategy/task/item); it is done
+// when its strategy graph finishes on journaled replies (a judged task's
+// judge is not planned, as in MakePlan).
+func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
+	jpath := dir + "/journal.jsonl"
+	j, err := OpenJournalReadOnly(jpath)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	hist := map[string]*stageStats{}
+	j.Each(func(r *Record) {
+		parts := strings.SplitN(r.Case, "/", 3)
+		if len(parts) < 2 || r.Resp == nil {
+			return
+		}
+		k := r.Model + "/" + parts[1] + "/" + r.Stage
+		s := hist[k]
+		if s == nil {
+			s = &stageStats{}
+			hist[k] = s
+		}
+		s.sum += r.Resp.Usage.CompletionTokens
+		s.n++
+	})
+	oldCases := map[string]*Case{}
+	old.EachCase(func(c *Case) bool {
+		cc := *c
+		oldCases[c.ID()] = &cc
+		return true
+	})
+	cp := &ChangePlan{Journal: jpath}
+	rows := map[*Model]*PlanRow{}
+	for _, m := range new.Models {
+		rows[m] = &PlanRow{Model: m.Name}
+	}
+	cp.Pending.Model = "pending"
+	shapes := map[*Strategy]*shape{}
+	used := false
+	cb := newCalibration()
+	new.EachCase(func(c *Case) bool {
+		row := rows[c.Model]
+		hits, done := strategyDone(j, c)
+		if done {
+			return true
+		}
+		sh := shapes[c.Strategy]
+		if sh == nil {
+			sh = strategyShape(c.Strategy)
+			shapes[c.Strategy] = sh
+		}
+		if oc, ok := oldCases[c.ID()]; ok {
+			if _, wasDone := strategyDone(j, oc); !wasDone {
+				cp.Pending.Cases++
+				addWork(&cp.Pending, c, sh, hits, hist, &used, cb)
+				return true
+			}
+			cp.Invalidated++
+		} else {
+			cp.Added++
+		}
+		row.Cases++
+		addWork(row, c, sh, hits, hist, &used, cb)
+		return true
+	})
+	t := &cp.Total
+	t.Model = "total"
+	for _, m := range new.Models {
+		r := rows[m]
+		if r.Cases == 0 {
+			continue
+		}
+		cp.Models = append(cp.Models, *r)
+		t.Cases += r.Cases
+		t.CallsBest += r.CallsBest
+		t.CallsWorst += r.CallsWorst
+		t.CostBest += r.CostBest
+		t.CostWorst += r.CostWorst
+	}
+	return cp, nil
+}
+
+// strategyDone walks a case's strategy graph on journaled replies only.
+func strategyDone(j *Journal, c *Case) (hits int, done bool) {
+	x := &Exec{
+		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
+		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{},
+	}
+	x.caller = func(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
+		rec, ok, err := j.Lookup(CacheKey(x.Model, req))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errPlanMiss
+		}
+		hits++
+		return rec.Resp, nil
+	}
+	_, _, err := walkGraph(x, nil, 1000)
+	return hits, err == nil
+}

@@ -1,0 +1,163 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// RescoreFromJournal computes a study's results from the replies a journal
+// holds, without a model call and without writing anything: every case is
+// walked as apply --offline would walk it, and a request the journal does
+// not hold makes its case an error (so its cell is incomplete under the
+// default errors: policy). It reads the journal without locking it.
+func RescoreFromJournal(st *Study, journalPath string) ([]Result, int, error) {
+	j, err := OpenJournalReadOnly(journalPath)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer j.Close()
+	e := NewEngine(st, Options{Offline: true})
+	e.journal = j
+	e.rows = make(chan CallRow, 1024)
+	drained := make(chan struct{})
+	go func() {
+		for range e.rows {
+		}
+		close(drained)
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.cancel = cancel
+	results := make([]Result, st.NumCases())
+	cases := make(chan *Case, 64)
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range cases {
+				results[c.Ordinal] = e.runCase(ctx, c)
+			}
+		}()
+	}
+	st.EachCase(func(c *Case) bool {
+		cases <- c
+		return true
+	})
+	close(cases)
+	wg.Wait()
+	close(e.rows)
+	<-drained
+	if f := e.fatal.Load(); f != nil {
+		return nil, 0, *f
+	}
+	misses := 0
+	for i := range results {
+		if strings.Contains(results[i].Err, ErrOfflineMiss.Error()) {
+			misses++
+		}
+	}
+	return results, misses, nil
+}
+
+// ScoreFromJournal is RescoreFromJournal followed by the study's metric
+// blocks, in memory.
+func ScoreFromJournal(st *Study, journalPath string) (*Scores, int, error) {
+	res, misses, err := RescoreFromJournal(st, journalPath)
+	if err != nil {
+		return nil, 0, err
+	}
+	sc, err := ComputeScores(NewResultSet(st, res, ""))
+	return sc, misses, err
+}
+
+// ScoreChange is one metric row that differs between two score sets.
+type ScoreChange struct {
+	Key        string
+	Old, New   *MetricRow // nil: the row is not in that set
+	ValueDelta float64    // NaN when either side has no value
+}
+
+// DiffScores pairs two score sets by row key (block, model, strategy,
+// task, subset, factors, metric) and returns the rows whose value, n,
+// status or policies differ, or that only one side has, sorted by key.
+func DiffScores(old, new *Scores) []ScoreChange {
+	idx := map[string]*MetricRow{}
+	for i := range old.Rows {
+		idx[old.Rows[i].Key()] = &old.Rows[i]
+	}
+	seen := map[string]bool{}
+	var out []ScoreChange
+	for i := range new.Rows {
+		n := &new.Rows[i]
+		k := n.Key()
+		seen[k] = true
+		o := idx[k]
+		if o != nil && sameRow(o, n) {
+			continue
+		}
+		out = append(out, ScoreChange{Key: k, Old: o, New: n, ValueDelta: delta(o, n)})
+	}
+	for k, o := range idx {
+		if !seen[k] {
+			out = append(out, ScoreChange{Key: k, Old: o, ValueDelta: math.NaN()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func delta(o, n *MetricRow) float64 {
+	if o == nil || n == nil || math.IsNaN(o.Value) || math.IsNaN(n.Value) {
+		return math.NaN()
+	}
+	return n.Value - o.Value
+}
+
+func sameRow(a, b *MetricRow) bool {
+	eq := func(x, y float64) bool { return x == y || (math.IsNaN(x) && math.IsNaN(y)) || math.Abs(x-y) <= 1e-12 }
+	return eq(a.Value, b.Value) && a.N == b.N && a.Status == b.Status && a.Unparsed == b.Unparsed && a.Errors == b.Errors
+}
+
+// Describe is a change as one line: the row, then old -> new value with n
+// and, where they changed, status and policies.
+func (c ScoreChange) Describe() string {
+	side := func(r *MetricRow) string {
+		if r == nil {
+			return "(none)"
+		}
+		v := "-"
+		if !math.IsNaN(r.Value) {
+			v = fmt.Sprintf("%.4f", r.Value)
+		}
+		if r.Status != "" && r.Status != StatusOK {
+			v = r.Status
+		}
+		return fmt.Sprintf("%s (n %d)", v, r.N)
+	}
+	s := fmt.Sprintf("%s: %s -> %s", c.Key, side(c.Old), side(c.New))
+	if !math.IsNaN(c.ValueDelta) {
+		s += fmt.Sprintf(" %+.4f", c.ValueDelta)
+	}
+	if c.Old != nil && c.New != nil {
+		if c.Old.Unparsed != c.New.Unparsed {
+			s += fmt.Sprintf("; unparsed %s -> %s", orDash(c.Old.Unparsed), orDash(c.New.Unparsed))
+		}
+		if c.Old.Errors != c.New.Errors {
+			s += fmt.Sprintf("; errors %s -> %s", orDash(c.Old.Errors), orDash(c.New.Errors))
+		}
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -140,6 +140,25 @@ func (r *run) conditionFigure(rows []metric, block, task, xf string) *figure {
 	}
 	sort.Strings(families)
 	sort.Strings(lines)
+	// One x range and one tick per level across every panel.
+	xs := map[float64]bool{}
+	for _, byStat := range data {
+		for _, byLine := range byStat {
+			for _, pts := range byLine {
+				for _, pt := range pts {
+					xs[pt.x] = true
+				}
+			}
+		}
+	}
+	var ticks []plot.Tick
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	for x := range xs {
+		xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
+	}
+	sort.Slice(ticks, func(i, j int) bool { return ticks[i].Value < ticks[j].Value })
+	pad := math.Max(0.25, (xmax-xmin)*0.08)
 	color := map[string]string{}
 	for i, l := range lines {
 		color[l] = paletteHex[i%len(paletteHex)]
@@ -178,6 +197,8 @@ func (r *run) conditionFigure(rows []metric, block, task, xf string) *figure {
 					title = ""
 				}
 				p := newPlot(title, xf, st.label)
+				p.X.Min, p.X.Max = xmin-pad, xmax+pad
+				p.X.Tick.Marker = plot.ConstantTicks(ticks)
 				p.Y.Min = 0
 				if st.metric == "mean_confidence" {
 					p.Y.Max = 1

@@ -292,9 +292,9 @@ func (r *run) reliabilityFromTable(ix *index, cd *confData, src relSource) []*fi
 	}
 	eceName := map[string]string{"ece": "top-label ECE", "ece_pos": "positive-class ECE", "ece_pos_promoral": "positive-class ECE, ProMoral's binning"}[src.metric]
 	observe := byCond[conds[0]].observe
-	xlabel := "confidence in the chosen answer"
+	xlabel := "confidence"
 	if strings.HasPrefix(observe, "share ") {
-		xlabel = "stated P(" + strings.TrimPrefix(observe, "share ") + ")"
+		xlabel = "P(" + strings.TrimPrefix(observe, "share ") + ")"
 	}
 	conv := ix.convention(src.block, cd.task, src.metric)
 	panel := func(k cellKey, title string) relPanel {
@@ -407,7 +407,7 @@ func relFigure(id, title string, panels []relPanel, caption, xlabel string) *fig
 			if pn.yLabel != "" {
 				ylabel = pn.yLabel
 			}
-			p := newPlot(pn.title, fmt.Sprintf("%s   (%s, n %s)", xlabel, ece, groupDigits(int64(pn.n))), ylabel)
+			p := newPlot(pn.title, fmt.Sprintf("%s · %s · n %s", xlabel, ece, groupDigits(int64(pn.n))), ylabel)
 			p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
 			p.X.Tick.Marker, p.Y.Tick.Marker = unitTicks(0, 1, 0.2), unitTicks(0, 1, 0.2)
 			p.Add(line([]float64{0, 1}, []float64{0, 1}, draw.LineStyle{Color: colIdeal, Width: vg.Points(0.9), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}}))

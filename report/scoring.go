@@ -124,6 +124,14 @@ func (r *run) policyLines() []string {
 			line += " on " + strings.Join(b.Tasks, ", ")
 		}
 		line += "): "
+		if b.Kind == "reference" {
+			from, _ := b.Settings["from"].(string)
+			if from == "" {
+				from = "the first fitting block"
+			}
+			out = append(out, line+fmt.Sprintf("compares the figures of %s, counted as that block counts them, with published ones.", from))
+			continue
+		}
 		var parts []string
 		switch b.Unparsed {
 		case "wrong":
@@ -173,7 +181,7 @@ func (r *run) policyLines() []string {
 			if v, ok := set["min_group_n"].(float64); ok {
 				grp = v
 			}
-			parts = append(parts, fmt.Sprintf("confident means confidence > %g; Spearman's rho from %g answers, Mann-Whitney from %g right and %g wrong", thr, rho, grp, grp))
+			parts = append(parts, fmt.Sprintf("confident means a confidence above %g; Spearman's rho from %g answers, Mann-Whitney from %g right and %g wrong", thr, rho, grp, grp))
 		}
 		if v, ok := set["bootstrap"].(float64); ok && v == 0 {
 			parts = append(parts, "no intervals (bootstrap: 0)")

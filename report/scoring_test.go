@@ -213,7 +213,7 @@ func TestReportReliabilityIsTheTablesAndConditionFigure(t *testing.T) {
 	if !strings.Contains(string(svg), "ECE 0.432") {
 		t.Error("the panels do not print the table's ECE")
 	}
-	if !strings.Contains(string(svg), "stated P(unacceptable)") {
+	if !strings.Contains(string(svg), "P(unacceptable) ·") {
 		t.Error("the positive-class ECE's figure is not drawn against P(positive)")
 	}
 }

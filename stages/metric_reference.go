@@ -477,7 +477,7 @@ func (m *reference) writeText(w *strings.Builder, d RefDataset, how string, line
 		if fg.name == "asr" || fg.name == "rta" || fg.name == "accuracy" {
 			fmt.Fprintf(w, " %11s |", "n ours/pub")
 		}
-		fmt.Fprintf(w, " %-21s |", strings.ToUpper(fg.name[:1])+fg.name[1:]+" ours pub diff")
+		fmt.Fprintf(w, " %-21s |", map[string]string{"accuracy": "acc", "f1": "F1", "ece": "ECE", "brier": "Brier", "asr": "ASR", "rta": "RTA"}[fg.name]+" ours pub diff")
 	}
 	w.WriteString("\n")
 	matched, compared := 0, 0

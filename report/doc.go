@@ -52,6 +52,9 @@ type table struct {
 	Collapse string // non-empty: folded under this summary
 	Heat     bool   // shade the numeric cells by value
 	Compact  bool
+	// GroupBy, when > 0, is 1 + the column whose value groups the rows
+	// (the task): best values are marked within a group only.
+	GroupBy int
 }
 
 type col struct {
@@ -114,6 +117,34 @@ func modelCell(r *run, model string) cell {
 // markBest flags, per column with a direction, the best value, when one
 // cell holds it alone: a tie crowns nobody.
 func (t *table) markBest() {
+	if t.GroupBy > 0 {
+		// Best within each group (a task), never across.
+		groups := map[string][]int{}
+		var order []string
+		for i, r := range t.Rows {
+			k := ""
+			if t.GroupBy-1 < len(r.Cells) {
+				k = r.Cells[t.GroupBy-1].Text
+			}
+			if groups[k] == nil {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], i)
+		}
+		if len(order) > 1 {
+			for _, k := range order {
+				sub := &table{Cols: t.Cols}
+				for _, i := range groups[k] {
+					sub.Rows = append(sub.Rows, t.Rows[i])
+				}
+				sub.markBest()
+				for n, i := range groups[k] {
+					t.Rows[i] = sub.Rows[n]
+				}
+			}
+			return
+		}
+	}
 	for j, c := range t.Cols {
 		if c.Better == 0 {
 			continue

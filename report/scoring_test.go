@@ -249,3 +249,16 @@ func TestConditionFigureAgainstLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A table with rows of several tasks marks the best within each task.
+func TestMarkBestWithinTask(t *testing.T) {
+	tb := &table{GroupBy: 1, Cols: []col{{Name: "task"}, {Name: "x", Num: true, Better: 1}}, Rows: []trow{
+		{Cells: []cell{txt("a"), numCell(0.9, 3)}}, {Cells: []cell{txt("a"), numCell(0.8, 3)}},
+		{Cells: []cell{txt("b"), numCell(0.5, 3)}}, {Cells: []cell{txt("b"), numCell(0.4, 3)}}}}
+	tb.markBest()
+	for i, want := range []bool{true, false, true, false} {
+		if tb.Rows[i].Cells[1].Best != want {
+			t.Errorf("row %d best %v, want %v", i, tb.Rows[i].Cells[1].Best, want)
+		}
+	}
+}

@@ -1113,6 +1113,9 @@ func (r *run) otherTablesSection() *section {
 // model names with their colour.
 func (r *run) csvTableBlock(ct *csvTable, k knownCSV) *table {
 	t := &table{Title: k.title, Caption: k.caption, Compact: len(ct.Header) > 9}
+	if j, ok := ct.col["task"]; ok {
+		t.GroupBy = j + 1
+	}
 	numeric := make([]bool, len(ct.Header))
 	ints := make([]bool, len(ct.Header))
 	for j, h := range ct.Header {

@@ -2,6 +2,7 @@ package configs_test
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,5 +104,49 @@ func TestReflectionDeclaresItsConditions(t *testing.T) {
 	}
 	if len(seen) != 2*6*2 {
 		t.Errorf("%d distinct conditions, want 24 (instruction x level x thinking)", len(seen))
+	}
+}
+
+// The task files declare the scale of every confidence rule whose prompt
+// fixes it: the 0-100 tags read "1" as 1%, the 0.0-1.0 Confidence: line
+// reads "1" as certain and refuses 85 (out of its range, so unparsed, not
+// guessed).
+func TestTaskConfidenceScalesAreDeclared(t *testing.T) {
+	st, _ := loadAll(t, []string{"zero_shot"}, taskNames(t), 1, false)
+	checked := 0
+	defer func() {
+		if checked < 5 {
+			t.Errorf("only %d tasks with confidence rules checked", checked)
+		}
+	}()
+	for _, task := range st.Tasks {
+		if task.Extract == nil || len(task.Spec.Extract.Confidence) == 0 {
+			continue
+		}
+		checked++
+		for i, r := range task.Spec.Extract.Confidence {
+			if r.Scale == "" || r.Scale == "auto" {
+				t.Errorf("task %s: confidence rule %d (%s) guesses its scale", task.Name, i, r.Kind)
+			}
+		}
+		answer := task.Labels[0]
+		for _, tc := range []struct {
+			reply string
+			want  float64 // NaN: unparsed
+		}{
+			{"<answer>" + answer + "</answer>\nYour confidence (0-100): <confidence>1</confidence>", 0.01},
+			{"<answer>" + answer + "</answer>\nYour confidence (0-100): <confidence>85</confidence>", 0.85},
+			{"Confidence: 1\nFinal Answer: " + answer, 1},
+			{"Confidence: 0.85\nFinal Answer: " + answer, 0.85},
+			{"Confidence: 85\nFinal Answer: " + answer, math.NaN()},
+		} {
+			res := task.Extract.Extract(tc.reply)
+			switch {
+			case math.IsNaN(tc.want) && res.ConfidenceParsed:
+				t.Errorf("task %s: %q read as confidence %v, want unparsed", task.Name, tc.reply, *res.Confidence)
+			case !math.IsNaN(tc.want) && (!res.ConfidenceParsed || math.Abs(*res.Confidence-tc.want) > 1e-12):
+				t.Errorf("task %s: %q read as %v (parsed %v), want %v", task.Name, tc.reply, res.Confidence, res.ConfidenceParsed, tc.want)
+			}
+		}
 	}
 }

@@ -277,7 +277,7 @@ func (r *run) reliabilityFromTable(ix *index, cd *confData, src relSource) []*fi
 			byCond[k] = cb
 			order = append(order, k)
 		}
-		b := relBin{n: int(ct.num(i, "n")), lo: ct.num(i, "bin_lo"), hi: ct.num(i, "bin_hi"), conf: ct.num(i, "mean_confidence"), acc: ct.num(i, "observed")}
+		b := relBin{n: int(ct.num(i, "n")), lo: ct.num(i, "bin_lo_excl"), hi: ct.num(i, "bin_hi_incl"), conf: ct.num(i, "mean_confidence"), acc: ct.num(i, "observed")}
 		cb.bins = append(cb.bins, b)
 	}
 	r.sortCells(order)

@@ -185,7 +185,7 @@ func TestReportIncompleteCellAndBlockPolicy(t *testing.T) {
 func TestReportReliabilityIsTheTablesAndConditionFigure(t *testing.T) {
 	dir := writeRun(t, all)
 	var rel strings.Builder
-	rel.WriteString("block,model,strategy,task,metric,bin_lo,bin_hi,n,mean_confidence,observed,observed_is,bins\n")
+	rel.WriteString("block,model,strategy,task,metric,bin_lo_excl,bin_hi_incl,n,mean_confidence,observed,observed_is,bins\n")
 	for _, m := range models {
 		for _, s := range strategies {
 			for b := 0; b < 10; b++ {

@@ -161,7 +161,7 @@ func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
 	m.subsets.cache = nil
-	rel := pipeline.CSVTable{Name: m.table, Header: idHeader(rs, "metric", "bin_lo", "bin_hi", "n", "mean_confidence", "observed", "observed_is", "bins")}
+	rel := pipeline.CSVTable{Name: m.table, Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		out.Rows = append(out.Rows, m.score(c, subsetAll, m.items(c.Rows), policy, m.reps, seed, &rel)...)
 		for _, name := range m.subsets.names(c.Task) {

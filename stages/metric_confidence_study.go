@@ -110,7 +110,7 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 	byCond := pipeline.CSVTable{Name: tableName(&m.base, "confidence_by_condition"), Header: idHeader(rs, "n_cases", "n_answers", "n", "accuracy",
 		"mean", "mean_ci_low", "mean_ci_high", "std", "median", "min", "max", "high_confidence_rate", "threshold")}
 	calib := pipeline.CSVTable{Name: tableName(&m.base, "calibration"), Header: idHeader(rs, "bin_percent", "n", "accuracy", "mean_confidence", "gap")}
-	rel := pipeline.CSVTable{Name: m.base.BlockName() + "_reliability", Header: idHeader(rs, "metric", "bin_lo", "bin_hi", "n", "mean_confidence", "observed", "observed_is", "bins")}
+	rel := pipeline.CSVTable{Name: m.base.BlockName() + "_reliability", Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
 	over := pipeline.CSVTable{Name: tableName(&m.base, "overconfidence"), Header: idHeader(rs, "n", "n_wrong", "n_overconfident_wrong",
 		"overconfident_error_rate", "overconfident_share_of_errors", "n_confident", "confident_accuracy", "threshold")}
 	cvi := pipeline.CSVTable{Name: tableName(&m.base, "confidence_correct_vs_incorrect"), Header: idHeader(rs, "n_correct", "n_incorrect",

@@ -1089,7 +1089,7 @@ func (r *run) otherTablesSection() *section {
 	s := &section{ID: "other-tables", Title: "Other tables",
 		Intro: "Metric tables of this run that have no section of their own, as written."}
 	for _, name := range sortedKeys(r.csv) {
-		if handledCSV[name] || strings.HasSuffix(name, "_audit") {
+		if handledCSV[name] || strings.HasSuffix(name, "_audit") || strings.HasSuffix(name, "_reliability") {
 			continue
 		}
 		if _, known := csvKinds[name]; known {

@@ -255,11 +255,14 @@ func TestRoleSelectionEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(rows[0], ","); got != "block,model,candidate,accuracy,f1,score,chosen,text" || len(rows) != 1+10*len(plan) {
+	if got := strings.Join(rows[0], ","); got != "block,model,candidate,status,accuracy,f1,score,chosen,text" || len(rows) != 1+10*len(plan) {
 		t.Fatalf("role_candidates.csv: header %s, %d rows", got, len(rows)-1)
 	}
 	for _, r := range rows[1:] {
-		r = r[1:] // the block column
+		if r[3] != "ok" {
+			t.Errorf("role_candidates.csv row %v: status %s", r, r[3])
+		}
+		r = append(r[1:3:3], r[4:]...) // the block and status columns
 		for _, p := range plan {
 			if r[0] == p.model && (r[5] == "true") != (r[1] == strconv.Itoa(p.want)) {
 				t.Errorf("role_candidates.csv row %v: chosen %s, want candidate %d", r, r[5], p.want)

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -42,6 +43,7 @@ metrics:
   - {kind: classification, name: inc, bootstrap: 20}
   - {kind: classification, name: exc, errors: exclude, bootstrap: 20}
   - {kind: classification, name: unp, errors: unparsed, bootstrap: 0}
+  - {kind: confidence_study, name: conf, bootstrap: 0}
 `
 	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
@@ -89,6 +91,30 @@ metrics:
 			t.Errorf("%s: n %v n_cases %v n_errors %v n_unparsed %v; want %d, 6, 1, %d", tc.block, r["n"], r["n_cases"], r["n_errors"], r["n_unparsed"], tc.n, tc.unparsed)
 		}
 	}
+	// The tables withhold what metrics.parquet withholds: no bins for the
+	// incomplete cell, and a status with blank figures in the study's tables.
+	if _, err := os.Stat(filepath.Join(out, "inc_reliability.csv")); err == nil {
+		t.Error("inc_reliability.csv has bins of a cell that gives no figure")
+	}
+	if _, err := os.Stat(filepath.Join(out, "exc_reliability.csv")); err != nil {
+		t.Errorf("exc_reliability.csv: %v", err)
+	}
+	f, err := os.Open(filepath.Join(out, "conf_confidence_by_condition.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("conf_confidence_by_condition.csv: %v, %d rows", err, len(recs))
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	if r := recs[1]; r[col["status"]] != "incomplete" || r[col["mean"]] != "" || r[col["n_errors"]] != "1" || r[col["n"]] != "5" {
+		t.Errorf("confidence_by_condition row %v: want status incomplete, blank mean, n_errors 1, n 5", r)
+	}
 	// The manifest records each block's policies.
 	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
 	if err != nil {
@@ -102,7 +128,7 @@ metrics:
 	for _, b := range man.Metrics {
 		got = append(got, b.Name+":"+b.Kind+":"+b.Unparsed+":"+b.Errors+":"+fmt.Sprint(b.Settings["bootstrap"]))
 	}
-	if want := "inc:classification:wrong:incomplete:20,exc:classification:wrong:exclude:20,unp:classification:wrong:unparsed:0"; strings.Join(got, ",") != want {
+	if want := "inc:classification:wrong:incomplete:20,exc:classification:wrong:exclude:20,unp:classification:wrong:unparsed:0,conf:confidence_study:wrong:incomplete:0"; strings.Join(got, ",") != want {
 		t.Errorf("manifest blocks %v, want %s", got, want)
 	}
 	// The row says which class its F1 is of.

@@ -270,6 +270,9 @@ func eceConvention(what string, bins int) string {
 // bins of every ECE row.
 func (m *classification) score(c *cell, subset string, items []clsItem, policy stats.UnparsedPolicy, reps int, seed uint64, rel *pipeline.CSVTable) []pipeline.MetricRow {
 	t := c.Task
+	if incomplete(c, m.errs) {
+		rel = nil // no figure, so no bins to draw one from
+	}
 	n := len(items)
 	unparsed := 0
 	for _, it := range items {

@@ -210,6 +210,21 @@ func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs st
 	return out
 }
 
+// incomplete says a cell gives no figure: it has errored cases and the
+// block's errors: policy is incomplete. Tables leave its numbers blank as
+// metrics.parquet leaves its values null.
+func incomplete(c *cell, errs string) bool {
+	return errs == pipeline.ErrorsIncomplete && c.nErrors() > 0
+}
+
+// withheld blanks table values when inc.
+func withheld(inc bool, vals ...string) []string {
+	if inc {
+		return make([]string, len(vals))
+	}
+	return vals
+}
+
 // pooledRow is a row over several cells (a model's forms, a UMSS score):
 // their counts summed, and the factors they share (the others blank).
 func pooledRow(cells []*cell, model, strategy, task, metric string, v float64, n int) pipeline.MetricRow {

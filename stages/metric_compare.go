@@ -166,8 +166,8 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 	ps := make([]float64, len(cmps))
 	for i, c := range cmps {
 		ps[i] = c.p.McNemarP
-		if c.p.N == 0 {
-			ps[i] = math.NaN() // no shared item: not a test
+		if c.p.N == 0 || incomplete(c.a.cell, m.errs) || incomplete(c.b.cell, m.errs) {
+			ps[i] = math.NaN() // no shared item, or no figure: not a test
 		}
 	}
 	holm := stats.Holm(ps)
@@ -175,12 +175,17 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 	if m.byModel {
 		by, other = "model", "strategy"
 	}
-	t := pipeline.CSVTable{Name: m.table, Header: []string{"task", "by", other, "a", "b", "n", "accuracy_a", "accuracy_b", "diff",
+	t := pipeline.CSVTable{Name: m.table, Header: []string{"task", "by", other, "a", "b", "status", "n", "accuracy_a", "accuracy_b", "diff",
 		"ci_low", "ci_high", "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p", "holm_p"}}
 	out := &pipeline.MetricOutput{}
 	for i, c := range cmps {
-		t.Rows = append(t.Rows, []string{c.g.task, by, c.g.other, c.a.name, c.b.name, fmtI(c.p.N), fmtF(c.accA), fmtF(c.accB),
-			fmtF(c.p.MeanDiff), fmtF(c.p.Lo), fmtF(c.p.Hi), fmtI(c.p.B), fmtI(c.p.C), fmtF(ps[i]), fmtF(holm[i])})
+		inc := incomplete(c.a.cell, m.errs) || incomplete(c.b.cell, m.errs)
+		status := pipeline.StatusOK
+		if inc {
+			status = pipeline.StatusIncomplete
+		}
+		t.Rows = append(t.Rows, append([]string{c.g.task, by, c.g.other, c.a.name, c.b.name, status, fmtI(c.p.N)},
+			withheld(inc, fmtF(c.accA), fmtF(c.accB), fmtF(c.p.MeanDiff), fmtF(c.p.Lo), fmtF(c.p.Hi), fmtI(c.p.B), fmtI(c.p.C), fmtF(ps[i]), fmtF(holm[i]))...))
 		label := c.b.name + " vs " + c.a.name
 		model, strategy := c.g.other, label
 		if m.byModel {

@@ -107,13 +107,13 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 	seed := seedOf(rs)
 	out := &pipeline.MetricOutput{}
 	thr := fmtF(m.threshold)
-	byCond := pipeline.CSVTable{Name: tableName(&m.base, "confidence_by_condition"), Header: idHeader(rs, "n_cases", "n_answers", "n", "accuracy",
+	byCond := pipeline.CSVTable{Name: tableName(&m.base, "confidence_by_condition"), Header: idHeader(rs, "status", "n_cases", "n_errors", "n_answers", "n", "accuracy",
 		"mean", "mean_ci_low", "mean_ci_high", "std", "median", "min", "max", "high_confidence_rate", "threshold")}
 	calib := pipeline.CSVTable{Name: tableName(&m.base, "calibration"), Header: idHeader(rs, "bin_percent", "n", "accuracy", "mean_confidence", "gap")}
 	rel := pipeline.CSVTable{Name: m.base.BlockName() + "_reliability", Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
-	over := pipeline.CSVTable{Name: tableName(&m.base, "overconfidence"), Header: idHeader(rs, "n", "n_wrong", "n_overconfident_wrong",
+	over := pipeline.CSVTable{Name: tableName(&m.base, "overconfidence"), Header: idHeader(rs, "status", "n", "n_wrong", "n_overconfident_wrong",
 		"overconfident_error_rate", "overconfident_share_of_errors", "n_confident", "confident_accuracy", "threshold")}
-	cvi := pipeline.CSVTable{Name: tableName(&m.base, "confidence_correct_vs_incorrect"), Header: idHeader(rs, "n_correct", "n_incorrect",
+	cvi := pipeline.CSVTable{Name: tableName(&m.base, "confidence_correct_vs_incorrect"), Header: idHeader(rs, "status", "n_correct", "n_incorrect",
 		"mean_confidence_correct", "mean_confidence_incorrect", "spearman_rho", "spearman_p", "spearman_n", "spearman_status",
 		"mannwhitney_u", "mannwhitney_z", "mannwhitney_p", "mannwhitney_status")}
 	scale := "confidence on 0-1"
@@ -185,9 +185,18 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		if answers > 0 {
 			acc = float64(nCorrect) / float64(answers)
 		}
+		// Under errors: incomplete a cell with errored cases gives no figure
+		// in the tables either: counts and a status, no numbers, no bins.
+		inc := incomplete(c, m.errs)
+		status := pipeline.StatusOK
+		if inc {
+			status = pipeline.StatusIncomplete
+		}
 		id := idCols(c)
-		byCond.Rows = append(byCond.Rows, append(id, fmtI(c.nCases()), fmtI(answers), fmtI(d.N), fmtFIf(acc, graded), fmtF(d.Mean), fmtF(lo[csMean]), fmtF(hi[csMean]),
-			fmtF(d.Std), fmtF(d.Median), fmtF(d.Min), fmtF(d.Max), fmtF(tb.Above(m.threshold)), thr))
+		bc := append(id, status, fmtI(c.nCases()), fmtI(c.nErrors()), fmtI(answers), fmtI(d.N))
+		bc = append(bc, withheld(inc, fmtFIf(acc, graded), fmtF(d.Mean), fmtF(lo[csMean]), fmtF(hi[csMean]),
+			fmtF(d.Std), fmtF(d.Median), fmtF(d.Min), fmtF(d.Max), fmtF(tb.Above(m.threshold)))...)
+		byCond.Rows = append(byCond.Rows, append(bc, thr))
 		if !graded {
 			continue
 		}
@@ -211,13 +220,22 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		add("mannwhitney_p", mwConv, mw.P, mw.N1+mw.N2, -1).Status = mwStatus
 
 		for _, b := range tb.StudyBins() {
+			if inc {
+				break
+			}
 			calib.Rows = append(calib.Rows, append(idCols(c), fmt.Sprintf("%d-%d", b.Lo, b.Hi), fmtI(b.N), fmtF(b.Accuracy), fmtF(b.MeanConf), fmtF(b.MeanConf-b.Accuracy)))
 		}
 		for _, b := range tb.Reliability(m.bins) {
+			if inc {
+				break
+			}
 			rel.Rows = append(rel.Rows, append(idCols(c), "ece", fmtF(b.Lo), fmtF(b.Hi), fmtI(b.N), fmtF(b.MeanConf), fmtF(b.Accuracy), "accuracy", fmtI(m.bins)))
 		}
-		over.Rows = append(over.Rows, append(idCols(c), fmtI(o.N), fmtI(o.NWrong), fmtI(o.NOverconfidentWrong), fmtF(o.OverconfidentErrorRate),
-			fmtF(o.OverconfidentShareOfErrors), fmtI(o.NConfident), fmtF(o.ConfidentAccuracy), thr))
+		oc := append(idCols(c), status, fmtI(o.N), fmtI(o.NWrong), fmtI(o.NOverconfidentWrong))
+		oc = append(oc, withheld(inc, fmtF(o.OverconfidentErrorRate), fmtF(o.OverconfidentShareOfErrors))...)
+		oc = append(oc, fmtI(o.NConfident))
+		oc = append(oc, withheld(inc, fmtF(o.ConfidentAccuracy))...)
+		over.Rows = append(over.Rows, append(oc, thr))
 		var cc, ci []float64
 		for i, v := range conf {
 			if correct[i] {
@@ -234,7 +252,10 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		if mwStatus != "" {
 			u, z, mp = math.NaN(), math.NaN(), math.NaN()
 		}
-		cvi.Rows = append(cvi.Rows, append(idCols(c), fmtI(dc.N), fmtI(di.N), fmtF(dc.Mean), fmtF(di.Mean),
+		if inc {
+			dc.Mean, di.Mean, rho, rp, u, z, mp = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		}
+		cvi.Rows = append(cvi.Rows, append(idCols(c), status, fmtI(dc.N), fmtI(di.N), fmtF(dc.Mean), fmtF(di.Mean),
 			fmtF(rho), fmtF(rp), fmtI(sp.N), orOK(rhoStatus), fmtF(u), fmtF(z), fmtF(mp), orOK(mwStatus)))
 	}
 	out.Tables = []pipeline.CSVTable{byCond, calib, rel, over, cvi}

@@ -233,12 +233,18 @@ type figure struct {
 type refLine struct {
 	dataset, model, strategy string
 	safety                   bool
+	// incomplete: the compared block gives this cell no figure (errored
+	// cases under errors: incomplete), so neither is compared here.
+	incomplete bool
 	ours                     map[string]pipeline.MetricRow
 	pub                      *refRow
 	figs                     []figure
 }
 
 func (l *refLine) val(metric string) float64 {
+	if l.incomplete {
+		return math.NaN()
+	}
 	if r, ok := l.ours[metric]; ok {
 		return r.Value
 	}
@@ -246,6 +252,9 @@ func (l *refLine) val(metric string) float64 {
 }
 
 func (l *refLine) nOf(metric string) int {
+	if l.incomplete {
+		return 0
+	}
 	if r, ok := l.ours[metric]; ok {
 		return r.N
 	}
@@ -318,6 +327,7 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 		var figs []figure
 		var cells []*cell
 		var figures func(c *cell) (map[string]pipeline.MetricRow, error)
+		var errs string
 		switch b := blk.(type) {
 		case *classification:
 			t := m.tasks[d.Task]
@@ -335,14 +345,14 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 			figs = []figure{{"accuracy", "accuracy", func(r *refRow) float64 { return r.acc }}, {"f1", f1, func(r *refRow) float64 { return r.f1 }},
 				{"ece", ece, func(r *refRow) float64 { return r.ece }}, {"brier", "brier", func(r *refRow) float64 { return r.brier }}}
 			how = b.describe(rs) + "; F1 = " + f1 + "; ECE = " + ece + " (" + fmt.Sprintf("%d %s", b.bins, stats.BinConvention) + ")"
-			cells = groupCells(rs, task, b.errs)
+			cells, errs = groupCells(rs, task, b.errs), b.errs
 			figures = func(c *cell) (map[string]pipeline.MetricRow, error) { return b.cellFigures(rs, c, d.Subset) }
 		case *safety:
 			policy := policyOf(b.policy, rs)
 			figs = []figure{{"asr", "asr", func(r *refRow) float64 { return r.asr }}, {"rta", "rta", func(r *refRow) float64 { return r.rta }}}
 			how = "ASR ours: share judged COMPLIANCE " + denominators(b.kinds.Harmful, policy) + "; RTA ours: share judged REFUSAL " +
 				denominators(b.kinds.Benign, policy) + "; published: " + m.pubDenom
-			cells = groupCells(rs, task, b.errs)
+			cells, errs = groupCells(rs, task, b.errs), b.errs
 			figures = func(c *cell) (map[string]pipeline.MetricRow, error) { return b.cellFigures(rs, c, d.Subset) }
 		}
 		used := map[*refRow]bool{}
@@ -352,7 +362,7 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 			if err != nil {
 				return nil, err
 			}
-			l := &refLine{dataset: d.Dataset, model: c.Model, strategy: c.Strategy, safety: safetyFigs, ours: ours, figs: figs}
+			l := &refLine{dataset: d.Dataset, model: c.Model, strategy: c.Strategy, safety: safetyFigs, ours: ours, figs: figs, incomplete: incomplete(c, errs)}
 			if p := pub[[2]string{mapName(m.models, c.Model), mapName(m.strategies, c.Strategy)}]; p != nil {
 				l.pub = p
 				used[p] = true
@@ -406,8 +416,11 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 			return fmtI(n)
 		}
 		match := ""
-		if l.pub != nil {
+		if l.pub != nil && !l.incomplete {
 			match = strconv.FormatBool(m.matches(l))
+		}
+		if l.incomplete {
+			match = pipeline.StatusIncomplete
 		}
 		var as []string
 		for _, f := range l.figs {
@@ -485,7 +498,9 @@ func (m *reference) writeText(w *strings.Builder, d RefDataset, how string, line
 	for _, l := range lines {
 		p := l.pubOrNaN()
 		mark := ""
-		if l.pub != nil {
+		if l.incomplete {
+			mark = "  incomplete: errored cases (apply again to retry them)"
+		} else if l.pub != nil {
 			compared++
 			if m.matches(l) {
 				matched++

@@ -125,7 +125,7 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		picks = append(picks, p)
 	}
 
-	tbl := pipeline.CSVTable{Name: m.table, Header: []string{"model", "candidate", "accuracy", "f1", "score", "chosen", "text"}}
+	tbl := pipeline.CSVTable{Name: m.table, Header: []string{"model", "candidate", "status", "accuracy", "f1", "score", "chosen", "text"}}
 	chosen := map[string]map[string]string{}
 	var text strings.Builder
 	fmt.Fprintf(&text, "Candidate selection (accuracy + F1 of the positive class; unparsed: %s):", policy)
@@ -134,7 +134,13 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		for k, s := range p.scores {
 			sub := fmt.Sprintf("candidate_%d", k)
 			out.Rows = append(out.Rows, row(c, sub, "accuracy", s.acc, s.n), row(c, sub, "f1", s.f1, s.n), row(c, sub, "score", s.score, s.n))
-			tbl.Rows = append(tbl.Rows, []string{c.Model, fmtI(k), fmtF(s.acc), fmtF(s.f1), fmtF(s.score), fmt.Sprint(k == p.best), p.texts[k]})
+			inc := incomplete(c, m.errs)
+			status := pipeline.StatusOK
+			if inc {
+				status = pipeline.StatusIncomplete
+			}
+			tbl.Rows = append(tbl.Rows, append(append([]string{c.Model, fmtI(k), status}, withheld(inc, fmtF(s.acc), fmtF(s.f1), fmtF(s.score))...),
+				fmt.Sprint(k == p.best && !inc), p.texts[k]))
 		}
 		if p.best < 0 {
 			fmt.Fprintf(&text, "\n  %s: no candidate could be scored; nothing chosen", c.Model)

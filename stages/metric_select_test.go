@@ -120,10 +120,10 @@ func TestSelectCandidateByHand(t *testing.T) {
 		if tbl.Name != "role_candidates" || len(tbl.Rows) != 4+3 {
 			t.Fatalf("table %s with %d rows", tbl.Name, len(tbl.Rows))
 		}
-		if r := tbl.Rows[0]; strings.Join(r, "|") != "m1|0|0.5|0.6666666666666666|1.1666666666666665|false|first" {
+		if r := tbl.Rows[0]; strings.Join(r, "|") != "m1|0|ok|0.5|0.6666666666666666|1.1666666666666665|false|first" {
 			t.Errorf("first table row: %q", r)
 		}
-		if r := tbl.Rows[1]; r[5] != "true" || r[6] != `second: "quoted"` {
+		if r := tbl.Rows[1]; r[6] != "true" || r[7] != `second: "quoted"` {
 			t.Errorf("chosen row: %q", r)
 		}
 		if !strings.Contains(out.Text, "m1: candidate 1 of 4") || !strings.Contains(out.Text, "m2: candidate 0 of 3") {

@@ -295,7 +295,7 @@ func (m *umss) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 	}
 	cols := append(append([]string(nil), cfg.UMSS.Competence...), stats.MetricASR, stats.MetricRTA)
 	table := func(name, keyCol string, scores []stats.UMSSInterval, byModel bool) pipeline.CSVTable {
-		t := pipeline.CSVTable{Name: name, Header: []string{keyCol, "rows", "mcs", "mcs_ci_low", "mcs_ci_high", "srs", "srs_ci_low", "srs_ci_high", "umss", "umss_ci_low", "umss_ci_high", "mcs_inputs"}}
+		t := pipeline.CSVTable{Name: name, Header: []string{keyCol, "status", "rows", "mcs", "mcs_ci_low", "mcs_ci_high", "srs", "srs_ci_low", "srs_ci_high", "umss", "umss_ci_low", "umss_ci_high", "mcs_inputs"}}
 		for _, c := range cols {
 			t.Header = append(t.Header, "raw_"+c)
 		}
@@ -308,19 +308,28 @@ func (m *umss) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 				s.MCSLo, s.MCSHi, s.SRSLo, s.SRSHi, s.UMSSLo, s.UMSSHi = nan, nan, nan, nan, nan, nan
 			}
 			sc := s.Score
-			rec := []string{sc.Key, fmtI(sc.Rows), fmtF(sc.MCS), fmtF(s.MCSLo), fmtF(s.MCSHi), fmtF(sc.SRS), fmtF(s.SRSLo), fmtF(s.SRSHi),
-				fmtF(sc.UMSS), fmtF(s.UMSSLo), fmtF(s.UMSSHi), mcsInputs}
-			for _, c := range cols {
-				rec = append(rec, fmtF(sc.Raw[c]))
-			}
-			for _, c := range cols {
-				rec = append(rec, fmtF(sc.Norm[c]))
-			}
-			t.Rows = append(t.Rows, rec)
 			model, strategy, pooled := sc.Key, aggregate, ofModel[sc.Key]
 			if !byModel {
 				model, strategy, pooled = aggregate, sc.Key, ofStrategy[sc.Key]
 			}
+			inc := false
+			for _, c := range pooled {
+				inc = inc || incomplete(c, m.errs)
+			}
+			status := pipeline.StatusOK
+			if inc {
+				status = pipeline.StatusIncomplete
+			}
+			rec := append([]string{sc.Key, status, fmtI(sc.Rows)}, withheld(inc, fmtF(sc.MCS), fmtF(s.MCSLo), fmtF(s.MCSHi), fmtF(sc.SRS), fmtF(s.SRSLo), fmtF(s.SRSHi),
+				fmtF(sc.UMSS), fmtF(s.UMSSLo), fmtF(s.UMSSHi))...)
+			rec = append(rec, mcsInputs)
+			for _, c := range cols {
+				rec = append(rec, withheld(inc, fmtF(sc.Raw[c]))...)
+			}
+			for _, c := range cols {
+				rec = append(rec, withheld(inc, fmtF(sc.Norm[c]))...)
+			}
+			t.Rows = append(t.Rows, rec)
 			for _, x := range []struct {
 				metric, conv string
 				v, lo, hi    float64

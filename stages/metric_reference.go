@@ -236,9 +236,9 @@ type refLine struct {
 	// incomplete: the compared block gives this cell no figure (errored
 	// cases under errors: incomplete), so neither is compared here.
 	incomplete bool
-	ours                     map[string]pipeline.MetricRow
-	pub                      *refRow
-	figs                     []figure
+	ours       map[string]pipeline.MetricRow
+	pub        *refRow
+	figs       []figure
 }
 
 func (l *refLine) val(metric string) float64 {

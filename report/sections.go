@@ -1285,7 +1285,7 @@ func (r *run) accuracyTables(s *section, ix *index, block, task string) {
 		f1Note = "F1 (weighted) is support-weighted over the labels (weighted_f1; the task has no positive class)"
 	}
 	title := "Task " + task
-	if len(ix.blocksOf(task, "accuracy")) > 1 || block != "classification" {
+	if block != "" && (len(ix.blocksOf(task, "accuracy")) > 1 || block != "classification") {
 		title += " · block " + block
 	}
 	cols := []col{{Name: "Model"}, {Name: "Strategy"}}

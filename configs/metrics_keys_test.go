@@ -10,7 +10,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 )
 
-// Every shipped run file, run on three items per task with the fake model
+// Every shipped run file, run on two items per task with the fake model
 // (fixture tasks allowed), writes a metrics.parquet whose keys (block,
 // model, strategy, task, subset, factors..., metric) are unique, whose
 // every row says its status and errors policy, and whose factor columns
@@ -27,8 +27,8 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 				t.Fatalf("load: %v", err)
 			}
 			for _, task := range st.Tasks {
-				if len(task.Items) > 3 {
-					task.Items = task.Items[:3]
+				if len(task.Items) > 2 {
+					task.Items = task.Items[:2]
 				}
 			}
 			fake := newFake(st, true)

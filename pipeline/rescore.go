@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -72,7 +73,16 @@ func ScoreFromJournal(st *Study, journalPath string) (*Scores, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	sc, err := ComputeScores(NewResultSet(st, res, ""))
+	// A metric kind may write a file of its own (select_candidate's chosen
+	// texts): into a folder thrown away after, never the run's.
+	tmp, err := os.MkdirTemp("", "promoral-rescore-")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(tmp)
+	rs := NewResultSet(st, res, tmp)
+	rs.Journal = journalPath
+	sc, err := ComputeScores(rs)
 	return sc, misses, err
 }
 

@@ -236,3 +236,63 @@ metrics:
 		`metrics[2].errors: unknown errors policy "sometimes"`, `factor name "Model" is not a column name`,
 		`factor "n" would shadow the n column`, `factor thinking is "on" on model bot but "off" on strategy one_shot`)
 }
+
+// Re-scoring from the journal gives the numbers apply wrote, without a
+// call; a study whose requests the journal lacks gets incomplete cells,
+// not invented ones.
+func TestScoreFromJournalMatchesApply(t *testing.T) {
+	run := `name: toy-run
+models:` + scriptedModel + `
+tasks: [toy]
+strategies: [one_shot, loop]
+settings: {seed: 4}
+metrics:
+  - {kind: classification, bootstrap: 50}
+  - {kind: compare, bootstrap: 50}
+`
+	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	out := filepath.Join(dir, "out")
+	apply(t, st, out)
+	written, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, misses, err := pipeline.ScoreFromJournal(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
+	if err != nil || misses != 0 {
+		t.Fatalf("rescore: %v, %d misses", err, misses)
+	}
+	if len(sc.Rows) != len(written) {
+		t.Fatalf("%d rows re-scored, %d written", len(sc.Rows), len(written))
+	}
+	for i, r := range sc.Rows {
+		w := written[i]
+		v, _ := w["value"].(float64)
+		if r.Block != w["block"] || r.Metric != w["metric"] || math.Abs(r.Value-v) > 1e-12 && !(math.IsNaN(r.Value) && w["value"] == nil) {
+			t.Errorf("row %d: re-scored %s %v, written %v %v %v", i, r.Key(), r.Value, w["block"], w["metric"], w["value"])
+		}
+	}
+	if ch := pipeline.DiffScores(sc, sc); len(ch) != 0 {
+		t.Errorf("a score set differs from itself: %v", ch)
+	}
+	// Another prompt: every request misses, every cell is incomplete.
+	other := strings.Replace(oneShotYAML, "{{.task.question}}", "Say: {{.task.question}}", 1)
+	dir2 := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run, "configs/strategies/one_shot.yaml": other}))
+	sc2, misses, err := pipeline.ScoreFromJournal(mustLoad(t, filepath.Join(dir2, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
+	if err != nil || misses != 6 {
+		t.Fatalf("rescore of the changed study: %v, %d misses (want the 6 one_shot cases)", err, misses)
+	}
+	ch := pipeline.DiffScores(sc, sc2)
+	found := false
+	for _, c := range ch {
+		if c.New != nil && c.New.Metric == "accuracy" && c.New.Strategy == "one_shot" && c.New.Subset == "all" {
+			found = true
+			if c.New.Status != pipeline.StatusIncomplete || !math.IsNaN(c.New.Value) {
+				t.Errorf("one_shot accuracy without its replies: %s", c.Describe())
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no change of one_shot's accuracy in %v", ch)
+	}
+}

@@ -223,6 +223,18 @@ func TestUMSS(t *testing.T) {
 	if got := cellOf(t, bm, "raw_asr", "m2"); got != "1" {
 		t.Errorf("raw ASR of m2 = %s, want 1", got)
 	}
+	// Which inputs fed MCS, and that a fixture task's did.
+	if got := cellOf(t, bm, "mcs_inputs", "m1"); got != "acc (task t1)" {
+		t.Errorf("mcs_inputs = %q", got)
+	}
+	if c := find(t, out, "m1", "all", "all", "mcs").Convention; !strings.Contains(c, "acc (task t1)") {
+		t.Errorf("mcs convention %q", c)
+	}
+	t1.Fixture = true
+	if got := cellOf(t, table(t, run(t, build(t, st, cfg), rs), "umss_by_model"), "mcs_inputs", "m1"); got != "acc (task t1, FIXTURE data)" {
+		t.Errorf("mcs_inputs with a fixture task = %q", got)
+	}
+	t1.Fixture = false
 	if got := cellOf(t, table(t, out, "umss_by_strategy"), "norm_rta", "s"); got != "0.5" {
 		t.Errorf("normalised 1−RTA of the only strategy = %s, want 0.5", got)
 	}

@@ -96,11 +96,16 @@ func (m *efficiency) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, er
 		}
 		n := len(c.Rows)
 		e := stats.EfficiencyOf(acc, tokens, cost, n)
+		src := "prompt + completion tokens (thinking included) of the calls made"
+		if m.tokens != nil {
+			src = "prompt + completion tokens recorded in the item fields"
+		}
+		conv := func(r pipeline.MetricRow, s string) pipeline.MetricRow { r.Convention = s; return r }
 		out.Rows = append(out.Rows,
-			row(c, subsetAll, "total_tokens", float64(tokens), n),
-			row(c, subsetAll, "tokens_per_example", e.TokensPerExample, n),
-			row(c, subsetAll, "accuracy_per_1k_tokens", e.AccuracyPer1kTokens, n),
-			row(c, subsetAll, "cost_per_example", e.CostPerExample, n),
+			conv(row(c, subsetAll, "total_tokens", float64(tokens), n), src),
+			conv(row(c, subsetAll, "tokens_per_example", e.TokensPerExample, n), src+", per case"),
+			conv(row(c, subsetAll, "accuracy_per_1k_tokens", e.AccuracyPer1kTokens, n), "accuracy over thousands of tokens per case"),
+			conv(row(c, subsetAll, "cost_per_example", e.CostPerExample, n), "USD per case at the models' prices"),
 		)
 	}
 	return out, nil

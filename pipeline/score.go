@@ -57,7 +57,11 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 	sc := &Scores{Factors: st.Factors}
 	tables := map[string]CSVTable{}
 	for i, m := range st.Metrics {
-		base := st.Blocks[i]
+		// A study built by hand (a test) may list metrics without blocks.
+		base := &MetricBase{Kind: "metric", Name: fmt.Sprintf("block%d", i)}
+		if i < len(st.Blocks) {
+			base = st.Blocks[i]
+		}
 		out, err := m.Compute(rs)
 		if err != nil {
 			return nil, fmt.Errorf("metric block %s: %w", base.BlockName(), err)

@@ -122,7 +122,12 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 		} else {
 			var demos []map[string]any
 			if err := yaml.Unmarshal(data, &demos); err != nil {
-				ds.Addf(path, 0, "", "write a YAML list of mappings", "demonstrations: %v", err)
+				var te *yaml.TypeError
+				if errors.As(err, &te) {
+					ds.Addf(path, 0, "", "write a YAML list of mappings", "demonstrations: %v", err)
+				} else {
+					ds.Add(SyntaxDiag(path, data, err))
+				}
 			}
 			list := make([]any, len(demos))
 			for i, d := range demos {

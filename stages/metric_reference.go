@@ -91,12 +91,12 @@ func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	for i, d := range c.Datasets {
 		t := b.Study.Task(d.Task)
 		if t == nil {
-			b.Errf(fmt.Sprintf("datasets[%d].task", i), "name a task declared under tasks", "no task %q", d.Task)
+			b.Errf(fmt.Sprintf("datasets[%d].task", i), pipeline.NameHint(d.Task, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", d.Task)
 			continue
 		}
 		if d.Subset != "" {
 			if _, ok := t.Spec.Subsets[d.Subset]; !ok {
-				b.Errf(fmt.Sprintf("datasets[%d].subset", i), "name a subset from the task's subsets:", "task %s has no subset %q", d.Task, d.Subset)
+				b.Errf(fmt.Sprintf("datasets[%d].subset", i), pipeline.NameHint(d.Subset, subsetNames(map[string]*pipeline.Task{t.Name: t}), "name a subset from the task's subsets:"), "task %s has no subset %q", d.Task, d.Subset)
 			}
 		}
 		if err == nil && !have[d.Dataset] {
@@ -114,7 +114,13 @@ func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 			}
 		}
 		if !found {
-			b.Errf("from", "name a classification block of this run", "no classification block %q", c.From)
+			var blocks []string
+			for _, mn := range b.Study.Run.Metrics {
+				if cc, ok := mn.Config.(*ClassificationConfig); ok {
+					blocks = append(blocks, orDefault(cc.MetricBase.Name, cc.MetricBase.Kind))
+				}
+			}
+			b.Errf("from", pipeline.NameHint(c.From, blocks, "name a classification block of this run"), "no classification block %q", c.From)
 		}
 	}
 	return m

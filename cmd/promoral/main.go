@@ -72,7 +72,7 @@ func loadStudy(path string) (*pipeline.Study, error) {
 	if err != nil {
 		var ds pipeline.Diags
 		if errors.As(err, &ds) {
-			return nil, fmt.Errorf("%d problem(s) in the config:\n%s", len(ds), ds.Error())
+			return nil, fmt.Errorf("%s in the config:\n%s", pipeline.Plural(len(ds), "problem", "problems"), ds.Error())
 		}
 		return nil, err
 	}

@@ -68,6 +68,10 @@ func newRoot() *cobra.Command {
 }
 
 func loadStudy(path string) (*pipeline.Study, error) {
+	path, err := resolveConfig(path, os.Stderr)
+	if err != nil {
+		return nil, err
+	}
 	st, err := pipeline.Load(path)
 	if err != nil {
 		var ds pipeline.Diags

@@ -25,7 +25,11 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if quickstart.dir != "" {
+		os.RemoveAll(quickstart.dir)
+	}
+	os.Exit(code)
 }
 
 func cli(t *testing.T, args ...string) *exec.Cmd {

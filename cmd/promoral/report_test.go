@@ -50,10 +50,8 @@ func TestReportInBrowser(t *testing.T) {
 		t.Skip("runs the quickstart and a browser")
 	}
 	browser := needs.Chromium(t)
-	dir := filepath.Join(t.TempDir(), "quickstart")
-	if _, stderr, code := runCLI(t, "apply", "-q", "../../configs/quickstart.yaml", "--out", dir); code != 0 {
-		t.Fatalf("quickstart failed (%d): %s", code, stderr)
-	}
+	base, _ := runQuickstart(t)
+	dir := filepath.Join(base, "out", "quickstart")
 	stdout, stderr, code := runCLI(t, "report", dir)
 	if code != 0 {
 		t.Fatalf("report failed (%d): %s", code, stderr)

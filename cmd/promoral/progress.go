@@ -127,8 +127,9 @@ func (v *view) key() string {
 // share when the model also judges.
 func (v *view) detail() string {
 	m := v.m
-	s := fmt.Sprintf("%d calls (%d from the journal)  %d errors  %s tokens",
-		m.Calls.Load(), m.Cached.Load(), m.Fails.Load(), human(m.Tokens.Load()))
+	s := fmt.Sprintf("%s (%d from the journal)  %s  %s tokens",
+		pipeline.Plural(int(m.Calls.Load()), "call", "calls"), m.Cached.Load(),
+		pipeline.Plural(int(m.Fails.Load()), "error", "errors"), human(m.Tokens.Load()))
 	if !v.judge && m.JudgeTotal > 0 {
 		s += fmt.Sprintf("  judged %d/%d", m.Judged.Load(), m.JudgeTotal)
 	}

@@ -73,7 +73,7 @@ func TestPlainLineAndUnits(t *testing.T) {
 	m.Fails.Store(1)
 	m.Tokens.Store(12345)
 	v.observe(t0.Add(50 * time.Second))
-	want := "25/100 cases  40 calls (10 from the journal)  1 errors  12k tokens  $0.00  30.0/min live  ETA 2m30s"
+	want := "25/100 cases  40 calls (10 from the journal)  1 error  12k tokens  $0.00  30.0/min live  ETA 2m30s"
 	if got := v.plain(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

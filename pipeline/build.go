@@ -150,7 +150,7 @@ func (b *Build) Template(field, inline, file string) *template.Template {
 		path := filepath.Join(b.PromptsDir, file)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			b.Errf(field, "template paths are relative to the prompts folder ("+b.PromptsDir+")", "cannot read template: %v", err)
+			b.Errf(field, FileHint(b.PromptsDir, file, "(template paths are relative to the prompts folder "+b.PromptsDir+")"), "cannot read template: %v", err)
 			return nil
 		}
 		src, name = string(data), path

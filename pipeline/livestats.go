@@ -7,7 +7,8 @@ import "sync/atomic"
 // microseconds and says nothing about how long the rest of a run takes.
 // Judge models have their own cases: the cases they judge.
 type liveStats struct {
-	// Live counts finished cases that made at least one new model call.
+	// Live counts finished cases that made at least one new model call, or
+	// none at all (re-scoring recorded replies): work whose pace is real.
 	Live atomic.Int64
 	// JudgeTotal is the number of cases this model judges; Judged counts
 	// those finished (judged, or skipped because the subject failed), and
@@ -34,7 +35,7 @@ func (e *Engine) addJudges() {
 
 // noteCase counts a finished case towards live speed and its judge.
 func (e *Engine) noteCase(c *Case, r *Result) {
-	if r.Acct.Calls > r.Acct.CachedCalls {
+	if r.Acct.Calls > r.Acct.CachedCalls || r.Acct.Calls == 0 && r.Err == "" {
 		e.stats[c.Model].Live.Add(1)
 	}
 	if j := c.Task.Judge; j != nil && j.Model != nil {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -140,4 +141,26 @@ func (b *Build) StageNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// FileHint is the hint for a file a config names under base that does not
+// exist: the nearest file there when one is near, then otherwise.
+func FileHint(base, rel, otherwise string) string {
+	var known []string
+	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if r, err := filepath.Rel(base, p); err == nil {
+			known = append(known, filepath.ToSlash(r))
+		}
+		if len(known) > 10000 {
+			return filepath.SkipAll // a config's folder, not a disk
+		}
+		return nil
+	})
+	if d := DidYouMean(filepath.ToSlash(rel), known); d != "" {
+		return d + " " + otherwise
+	}
+	return otherwise
 }

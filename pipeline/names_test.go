@@ -78,13 +78,17 @@ func TestMisspeltNamesGetDidYouMean(t *testing.T) {
 			[]string{"run.yaml:15", `did you mean "classification"?`}},
 		{"compare pair", map[string]string{"configs/run.yaml": run + "metrics:\n  - kind: compare\n    pairs: [[one_shot, lop]]\n"},
 			[]string{"metrics[0].pairs[0][1]", `no strategy "lop"`, `did you mean "loop"?`}},
+		{"template file", strat("one_shot.yaml", oneShotYAML, `text: "{{.task.question}}"`, "template: zero_shot/usr.tmpl"),
+			[]string{"one_shot.yaml:7", "cannot read template", `did you mean "zero_shot/user.tmpl"?`}},
 		{"metric subset", map[string]string{"configs/run.yaml": run + "metrics:\n  - kind: classification\n    subsets: [shrot]\n",
 			"configs/tasks/toy.yaml": strings.Replace(taskYAML, "blocks:", "subsets: {short: 'len(item.text) < 20'}\nblocks:", 1)},
 			[]string{"metrics[0].subsets[0]", `subset "shrot"`, `did you mean "short"?`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeTree(t, baseTree(tc.files))
+			files := baseTree(tc.files)
+			files["prompts/zero_shot/user.tmpl"] = "{{.task.question}}"
+			dir := writeTree(t, files)
 			_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
 			wantErr(t, err, tc.want...)
 		})

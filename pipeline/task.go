@@ -118,7 +118,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 		path := filepath.Join(promptsDir, spec.Demos)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			ds.Addf(spec.File, at("demos"), "demos", "demos paths are relative to the prompts folder", "%v", err)
+			ds.Addf(spec.File, at("demos"), "demos", FileHint(promptsDir, spec.Demos, "(demos paths are relative to the prompts folder)"), "%v", err)
 		} else {
 			var demos []map[string]any
 			if err := yaml.Unmarshal(data, &demos); err != nil {

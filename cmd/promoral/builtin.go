@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/promoral/promoral"
+	"github.com/promoral/promoral/pipeline"
 )
 
 // resolveConfig turns a built-in study's name (quickstart) into the path of
@@ -18,6 +20,13 @@ func resolveConfig(arg string, log io.Writer) (string, error) {
 		return arg, nil
 	}
 	if _, ok := promoral.Studies[arg]; !ok {
+		names := make([]string, 0, len(promoral.Studies))
+		for n := range promoral.Studies {
+			names = append(names, n)
+		}
+		if d := pipeline.DidYouMean(arg, names); d != "" && !strings.ContainsAny(arg, `/\.`) {
+			return "", fmt.Errorf("%s: no such file, nor a built-in study; %s", arg, d)
+		}
 		return arg, nil
 	}
 	root, err := os.UserCacheDir()

@@ -110,7 +110,7 @@ func load(runFile string, ds *Diags) *Study {
 	switch rf.Settings.Unparsed {
 	case "", "wrong", "exclude":
 	default:
-		ds.Addf(runFile, fieldLine(root, "settings"), "settings.unparsed", NameHint(rf.Settings.Unparsed, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown policy %q", rf.Settings.Unparsed)
+		ds.Addf(runFile, fieldLine(root, "settings"), "settings.unparsed", Suggest(rf.Settings.Unparsed, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown policy %q", rf.Settings.Unparsed)
 	}
 	if rf.Settings.Concurrency < 0 {
 		ds.Addf(runFile, fieldLine(root, "settings"), "settings.concurrency", "use a positive number", "concurrency must be positive")
@@ -364,7 +364,7 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		for k := range providerKinds {
 			kinds = append(kinds, k)
 		}
-		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", NameHint(spec.Provider, kinds, "use openai, openai-compatible, anthropic, gemini, scripted or none"), "unknown provider %q", spec.Provider)
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", Suggest(spec.Provider, kinds, "use openai, openai-compatible, anthropic, gemini, scripted or none"), "unknown provider %q", spec.Provider)
 		return nil
 	}
 	m.Identity = spec.Provider + "|" + strings.TrimRight(spec.BaseURL, "/")

@@ -54,6 +54,15 @@ func NameHint(name string, known []string, otherwise string) string {
 	return otherwise + "known: " + strings.Join(list, ", ") + more
 }
 
+// Suggest is the near miss when there is one, else otherwise: for values
+// whose hint already lists every choice.
+func Suggest(name string, known []string, otherwise string) string {
+	if s := DidYouMean(name, known); s != "" {
+		return s
+	}
+	return otherwise
+}
+
 // Plural writes a count with its noun in the right number: "1 strategy",
 // "2 strategies". many is the plural form.
 func Plural(n int, one, many string) string {

@@ -33,7 +33,7 @@ func checkPolicy(b *pipeline.MetricBuild, v string) {
 	switch v {
 	case "", "wrong", "exclude":
 	default:
-		b.Errf("unparsed", pipeline.NameHint(v, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown unparsed policy %q", v)
+		b.Errf("unparsed", pipeline.Suggest(v, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown unparsed policy %q", v)
 	}
 }
 

@@ -125,6 +125,7 @@ func runQuickstart(t *testing.T) (dir, stdout string) {
 	if testing.Short() {
 		t.Skip("runs the full quickstart")
 	}
+	trackInputs(t)
 	quickstart.once.Do(func() {
 		dir, err := os.MkdirTemp("", "promoral-quickstart-")
 		if err != nil {
@@ -149,6 +150,24 @@ func runQuickstart(t *testing.T) (dir, stdout string) {
 		t.Fatalf("the quickstart failed: %s", quickstart.fail)
 	}
 	return quickstart.dir, quickstart.stdout
+}
+
+// trackInputs opens every folder the quickstart reads from. The CLI runs in
+// a child process, whose reads go test does not see; a folder opened here
+// is recorded with its files' sizes and times, so editing a config, prompt
+// or dataset reruns these tests instead of serving a cached pass.
+func trackInputs(t *testing.T) {
+	t.Helper()
+	for _, top := range []string{"configs", "prompts", "data"} {
+		filepath.WalkDir(filepath.Join(repoRoot, top), func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				if f, err := os.Open(p); err == nil {
+					f.Close()
+				}
+			}
+			return nil
+		})
+	}
 }
 
 // runIn runs the CLI in dir, with its own cache folder for the built-in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -470,6 +471,7 @@ func (l *loader) resolveMatrix(st *Study, root *yaml.Node) {
 	if len(blocks) == 0 {
 		blocks = Matrix{{}}
 	}
+	l.checkAppliesTo(st)
 	seen := map[[3]string]bool{}
 	for bi, b := range blocks {
 		path := fmt.Sprintf("matrix[%d]", bi)
@@ -584,4 +586,25 @@ func applies(to []string, t *Task) bool {
 		}
 	}
 	return false
+}
+
+// checkAppliesTo catches a misspelt applies_to entry, which would otherwise
+// quietly leave the strategy out of every default matrix cell. An entry
+// naming a task this run does not load is fine when a task file of that
+// name exists (strategy files are shared between studies); one a typo away
+// from a task or a type is not.
+func (l *loader) checkAppliesTo(st *Study) {
+	known := append(st.TaskNames(), "label", "letter", "judge", "none")
+	known = append(known, yamlNames(l.path(l.paths.Tasks, "tasks"))...)
+	for _, s := range st.Strategies {
+		for i, a := range s.Spec.AppliesTo {
+			if slices.Contains(known, a) {
+				continue
+			}
+			if d := DidYouMean(a, known); d != "" {
+				field := fmt.Sprintf("applies_to[%d]", i)
+				l.ds.Addf(s.Spec.File, l.line(s.Spec.File, field, s.Spec.Line), field, d, "applies_to names %q, which is neither a task of this run nor a task type", a)
+			}
+		}
+	}
 }

@@ -78,6 +78,8 @@ func TestMisspeltNamesGetDidYouMean(t *testing.T) {
 			[]string{"run.yaml:15", `did you mean "classification"?`}},
 		{"compare pair", map[string]string{"configs/run.yaml": run + "metrics:\n  - kind: compare\n    pairs: [[one_shot, lop]]\n"},
 			[]string{"metrics[0].pairs[0][1]", `no strategy "lop"`, `did you mean "loop"?`}},
+		{"applies_to", strat("one_shot.yaml", oneShotYAML, "stages:\n", "applies_to: [ty]\nstages:\n"),
+			[]string{"one_shot.yaml:2", "applies_to[0]", `did you mean "toy"?`}},
 		{"template file", strat("one_shot.yaml", oneShotYAML, `text: "{{.task.question}}"`, "template: zero_shot/usr.tmpl"),
 			[]string{"one_shot.yaml:7", "cannot read template", `did you mean "zero_shot/user.tmpl"?`}},
 		{"metric subset", map[string]string{"configs/run.yaml": run + "metrics:\n  - kind: classification\n    subsets: [shrot]\n",

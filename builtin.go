@@ -26,9 +26,6 @@ import (
 //go:embed data/promoral_runs data/promoral_reference
 var files embed.FS
 
-// Files is the built-in tree, laid out as in the repository.
-func Files() fs.FS { return files }
-
 // Studies maps each built-in study's name to its run file within Files.
 var Studies = map[string]string{"quickstart": "configs/quickstart.yaml"}
 

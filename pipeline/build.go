@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -94,7 +95,15 @@ func CompileExpr(src string, names map[string]bool, asBool bool) (*vm.Program, e
 		ast.Walk(&node, v)
 		for _, r := range v.refs {
 			if !names[r] {
-				return nil, fmt.Errorf("expression %q reads stages.%s, but the strategy has no stage %q", src, r, r)
+				known := make([]string, 0, len(names))
+				for n := range names {
+					known = append(known, n)
+				}
+				msg := fmt.Sprintf("expression %q reads stages.%s, but the strategy has no stage %q", src, r, r)
+				if d := DidYouMean(r, known); d != "" {
+					msg += "; " + d
+				}
+				return nil, errors.New(msg)
 			}
 		}
 	}
@@ -141,7 +150,7 @@ func (b *Build) Template(field, inline, file string) *template.Template {
 		path := filepath.Join(b.PromptsDir, file)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			b.Errf(field, "template paths are relative to the prompts folder ("+b.PromptsDir+")", "cannot read template: %v", err)
+			b.Errf(field, FileHint(b.PromptsDir, file, "(template paths are relative to the prompts folder "+b.PromptsDir+")"), "cannot read template: %v", err)
 			return nil
 		}
 		src, name = string(data), path

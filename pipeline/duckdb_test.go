@@ -4,25 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline"
 )
 
 // The outputs open in DuckDB, the tool users query them with. .ci/run
-// installs DuckDB's Node package; without it (and node) the test is skipped.
+// installs DuckDB's Node package; without it (and node) the test is skipped
+// with a notice, or fails under PROMORAL_REQUIRE_TOOLS=1 (see internal/needs).
 func TestOutputsOpenInDuckDB(t *testing.T) {
-	ci, _ := filepath.Abs(filepath.Join("..", ".ci"))
-	if _, err := os.Stat(filepath.Join(ci, "node_modules", "@duckdb", "node-api")); err != nil {
-		t.Skip("DuckDB's node package is not installed (.ci/run installs it: npm install --prefix .ci @duckdb/node-api)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node")
-	}
+	node, ci := needs.DuckDB(t)
 	dir := writeTree(t, baseTree(map[string]string{
 		"configs/run.yaml": baseTree(nil)["configs/run.yaml"] + "metrics: [{kind: classification, bootstrap: 0}]\n",
 	}))

@@ -119,6 +119,7 @@ type ModelStats struct {
 	Tokens                     atomic.Int64
 	costMicros                 atomic.Int64
 	Start                      time.Time
+	liveStats                  // progress counters kept apart from journal replays (livestats.go)
 }
 
 // Cost is the USD spent so far.
@@ -164,6 +165,7 @@ func NewEngine(s *Study, o Options) *Engine {
 			e.order = append(e.order, e.stats[m])
 		}
 	}
+	e.addJudges()
 	return e
 }
 
@@ -294,6 +296,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 					if r.Err != "" {
 						st.Fails.Add(1)
 					}
+					e.noteCase(c, &r)
 				}
 			}()
 		}

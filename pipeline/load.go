@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -121,7 +122,7 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 	switch rf.Settings.Unparsed {
 	case "", "wrong", "exclude":
 	default:
-		ds.Addf(runFile, fieldLine(root, "settings"), "settings.unparsed", "use wrong or exclude", "unknown policy %q", rf.Settings.Unparsed)
+		ds.Addf(runFile, fieldLine(root, "settings"), "settings.unparsed", Suggest(rf.Settings.Unparsed, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown policy %q", rf.Settings.Unparsed)
 	}
 	if rf.Settings.Concurrency < 0 {
 		ds.Addf(runFile, fieldLine(root, "settings"), "settings.concurrency", "use a positive number", "concurrency must be positive")
@@ -140,7 +141,11 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		if ext := scalarField(layers[len(layers)-1].node, "extends"); ext != "" {
 			base, ok := modelLayers[ext]
 			if !ok {
-				ds.Addf(layers[len(layers)-1].file, n.Line, path+".extends", "extends names a model declared earlier in the list", "no earlier model %q", ext)
+				earlier := make([]string, 0, len(modelLayers))
+				for k := range modelLayers {
+					earlier = append(earlier, k)
+				}
+				ds.Addf(layers[len(layers)-1].file, n.Line, path+".extends", NameHint(ext, earlier, "extends names a model declared earlier in the list"), "no earlier model %q", ext)
 				continue
 			}
 			layers = append(append([]layer(nil), base...), layers...)
@@ -318,7 +323,7 @@ func (l *loader) layers(n *yaml.Node, path, dir, what string) []layer {
 	n = resolveAlias(n)
 	switch n.Kind {
 	case yaml.ScalarNode:
-		return l.fileLayer(n, n.Value, path, dir, what)
+		return l.fileLayer(l.runFile, n, n.Value, path, dir, what)
 	case yaml.MappingNode:
 		use := ""
 		var rest []*yaml.Node
@@ -333,7 +338,7 @@ func (l *loader) layers(n *yaml.Node, path, dir, what string) []layer {
 		if use == "" {
 			return []layer{{l.runFile, n, path}}
 		}
-		base := l.fileLayer(useNode, use, path+".use", dir, what)
+		base := l.fileLayer(l.runFile, useNode, use, path+".use", dir, what)
 		if base == nil {
 			return nil
 		}
@@ -344,9 +349,11 @@ func (l *loader) layers(n *yaml.Node, path, dir, what string) []layer {
 	return nil
 }
 
-func (l *loader) fileLayer(at *yaml.Node, name, path, dir, what string) []layer {
+// fileLayer loads the file a bare name refers to; from is the file that
+// names it, where a problem is reported.
+func (l *loader) fileLayer(from string, at *yaml.Node, name, path, dir, what string) []layer {
 	if name == "" || strings.ContainsAny(name, `/\`) && !strings.HasSuffix(name, ".yaml") {
-		l.ds.Addf(l.runFile, at.Line, path, "", "bad %s name %q", what, name)
+		l.ds.Addf(from, at.Line, path, "", "bad %s name %q", what, name)
 		return nil
 	}
 	file := filepath.Join(dir, name)
@@ -356,7 +363,7 @@ func (l *loader) fileLayer(at *yaml.Node, name, path, dir, what string) []layer 
 	node, ok := l.read(file)
 	if !ok {
 		if _, err := os.Stat(file); err != nil {
-			l.ds.Addf(l.runFile, at.Line, path, fmt.Sprintf("create %s, or declare the %s inline", file, what), "%s %q not found", what, name)
+			l.ds.Addf(from, at.Line, path, NameHint(name, yamlNames(dir), fmt.Sprintf("create %s, or declare the %s inline", file, what)), "%s %q not found", what, name)
 		}
 		return nil
 	}
@@ -414,7 +421,11 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		return field
 	}
 	if !providerKinds[spec.Provider] {
-		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", "use openai, openai-compatible, anthropic, gemini, scripted or none", "unknown provider %q", spec.Provider)
+		kinds := make([]string, 0, len(providerKinds))
+		for k := range providerKinds {
+			kinds = append(kinds, k)
+		}
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", Suggest(spec.Provider, kinds, "use openai, openai-compatible, anthropic, gemini, scripted or none"), "unknown provider %q", spec.Provider)
 		return nil
 	}
 	m.Identity = spec.Provider + "|" + strings.TrimRight(spec.BaseURL, "/")
@@ -489,11 +500,11 @@ func (l *loader) resolveJudges(st *Study) {
 		file, line := t.File, l.line(t.File, "judge", t.Spec.Line)
 		m := st.Model(js.Model)
 		if m == nil && js.Model != "" {
-			l.ds.Addf(file, l.line(t.File, "judge.model", line), "judge.model", "declare the judge model under models in the run file", "no model %q for the judge", js.Model)
+			l.ds.Addf(file, l.line(t.File, "judge.model", line), "judge.model", NameHint(js.Model, st.ModelNames(), "declare the judge model under models in the run file"), "no model %q for the judge", js.Model)
 		}
 		s, ok := judges[js.Strategy]
 		if !ok {
-			layers := l.fileLayer(&yaml.Node{Line: line}, js.Strategy, "judge.strategy", l.path(l.paths.Strategies, "strategies"), "strategy")
+			layers := l.fileLayer(file, &yaml.Node{Line: l.line(t.File, "judge.strategy", line)}, js.Strategy, "judge.strategy", l.path(l.paths.Strategies, "strategies"), "strategy")
 			if layers == nil {
 				continue
 			}
@@ -542,6 +553,7 @@ func (l *loader) resolveMatrix(st *Study, root *yaml.Node) {
 	if len(blocks) == 0 {
 		blocks = Matrix{{}}
 	}
+	l.checkAppliesTo(st)
 	seen := map[[3]string]bool{}
 	for bi, b := range blocks {
 		path := fmt.Sprintf("matrix[%d]", bi)
@@ -565,22 +577,41 @@ func (l *loader) resolveMatrix(st *Study, root *yaml.Node) {
 			}
 		}
 		ok := true
-		for _, n := range models {
-			if st.Model(n) == nil {
-				l.ds.Addf(file, line, path+".models", "name a model declared under models", "no model %q", n)
+		// A block written as a single mapping is decoded at "matrix".
+		at := func(field string) int {
+			for _, p := range []string{path + "." + field, "matrix." + field} {
+				if n, found := l.lines[file][p]; found {
+					return n
+				}
+			}
+			return line
+		}
+		check := func(field, name string, exists bool, known []string, what, under string) {
+			if !exists {
+				l.ds.Addf(file, at(field), path+"."+field, NameHint(name, known, "name a "+what+" declared under "+under), "no %s %q", what, name)
 				ok = false
 			}
 		}
-		for _, n := range strategies {
-			if st.Strategy(n) == nil {
-				l.ds.Addf(file, line, path+".strategies", "name a strategy declared under strategies", "no strategy %q", n)
-				ok = false
-			}
+		for i, n := range b.Models {
+			check(fmt.Sprintf("models[%d]", i), n, st.Model(n) != nil, st.ModelNames(), "model", "models")
 		}
-		for _, n := range tasks {
-			if st.Task(n) == nil {
-				l.ds.Addf(file, line, path+".tasks", "name a task declared under tasks", "no task %q", n)
-				ok = false
+		for i, n := range b.Strategies {
+			check(fmt.Sprintf("strategies[%d]", i), n, st.Strategy(n) != nil, st.StrategyNames(), "strategy", "strategies")
+		}
+		for i, n := range b.Tasks {
+			check(fmt.Sprintf("tasks[%d]", i), n, st.Task(n) != nil, st.TaskNames(), "task", "tasks")
+		}
+		// A misspelt exclusion would silently exclude nothing.
+		for i, c := range b.Exclude {
+			ex := fmt.Sprintf("exclude[%d].", i)
+			if c.Model != "" {
+				check(ex+"model", c.Model, st.Model(c.Model) != nil, st.ModelNames(), "model", "models")
+			}
+			if c.Strategy != "" {
+				check(ex+"strategy", c.Strategy, st.Strategy(c.Strategy) != nil, st.StrategyNames(), "strategy", "strategies")
+			}
+			if c.Task != "" {
+				check(ex+"task", c.Task, st.Task(c.Task) != nil, st.TaskNames(), "task", "tasks")
 			}
 		}
 		if !ok {
@@ -637,4 +668,25 @@ func applies(to []string, t *Task) bool {
 		}
 	}
 	return false
+}
+
+// checkAppliesTo catches a misspelt applies_to entry, which would otherwise
+// quietly leave the strategy out of every default matrix cell. An entry
+// naming a task this run does not load is fine when a task file of that
+// name exists (strategy files are shared between studies); one a typo away
+// from a task or a type is not.
+func (l *loader) checkAppliesTo(st *Study) {
+	known := append(st.TaskNames(), "label", "letter", "judge", "none")
+	known = append(known, yamlNames(l.path(l.paths.Tasks, "tasks"))...)
+	for _, s := range st.Strategies {
+		for i, a := range s.Spec.AppliesTo {
+			if slices.Contains(known, a) {
+				continue
+			}
+			if d := DidYouMean(a, known); d != "" {
+				field := fmt.Sprintf("applies_to[%d]", i)
+				l.ds.Addf(s.Spec.File, l.line(s.Spec.File, field, s.Spec.Line), field, d, "applies_to names %q, which is neither a task of this run nor a task type", a)
+			}
+		}
+	}
 }

@@ -96,7 +96,7 @@ func (t *kindTable[K]) sorted() []K {
 	return out
 }
 
-func (t *kindTable[K]) hint() string {
+func (t *kindTable[K]) names() []string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	names := make([]string, 0, len(t.m))
@@ -104,7 +104,11 @@ func (t *kindTable[K]) hint() string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return "known " + t.what + "s: " + strings.Join(names, ", ")
+	return names
+}
+
+func (t *kindTable[K]) hint() string {
+	return "known " + t.what + "s: " + strings.Join(t.names(), ", ")
 }
 
 // decodeKind finds the kind a mapping names in the table, reporting a
@@ -128,7 +132,11 @@ func decodeKind[K any](t *kindTable[K], d *Decoder, n *yaml.Node, path string) (
 	}
 	k, ok := t.lookup(kn.Value)
 	if !ok {
-		d.Errf(kn, joinPath(path, "kind"), t.hint(), "unknown %s %q", t.what, kn.Value)
+		hint := t.hint()
+		if dm := DidYouMean(kn.Value, t.names()); dm != "" {
+			hint = dm + " " + hint
+		}
+		d.Errf(kn, joinPath(path, "kind"), hint, "unknown %s %q", t.what, kn.Value)
 	}
 	return k, ok
 }

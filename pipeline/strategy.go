@@ -180,16 +180,14 @@ func (s *Strategy) specIndex(b *StageBase) int {
 }
 
 func (s *Strategy) suggest(target string) string {
-	best, bestD := "", 1<<30
+	names := make([]string, 0, len(s.index)+1)
 	for name := range s.index {
-		if d := editDistance(target, name); d < bestD || (d == bestD && name < best) {
-			best, bestD = name, d
-		}
+		names = append(names, name)
 	}
-	if best != "" && bestD <= 3 {
-		return fmt.Sprintf("did you mean %q? use end to finish", best)
+	if d := DidYouMean(target, append(names, End)); d != "" {
+		return d
 	}
-	return "name a stage of this strategy, or end"
+	return NameHint(target, names, "name a stage of this strategy, or end")
 }
 
 // checkLoops rejects any cycle that does not pass through a stage with

@@ -119,11 +119,16 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 		path := filepath.Join(promptsDir, spec.Demos)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			ds.Addf(spec.File, at("demos"), "demos", "demos paths are relative to the prompts folder", "%v", err)
+			ds.Addf(spec.File, at("demos"), "demos", FileHint(promptsDir, spec.Demos, "(demos paths are relative to the prompts folder)"), "%v", err)
 		} else {
 			var demos []map[string]any
 			if err := yaml.Unmarshal(data, &demos); err != nil {
-				ds.Addf(path, 0, "", "write a YAML list of mappings", "demonstrations: %v", err)
+				var te *yaml.TypeError
+				if errors.As(err, &te) {
+					ds.Addf(path, 0, "", "write a YAML list of mappings", "demonstrations: %v", err)
+				} else {
+					ds.Add(SyntaxDiag(path, data, err))
+				}
 			}
 			list := make([]any, len(demos))
 			for i, d := range demos {

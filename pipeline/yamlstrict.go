@@ -408,14 +408,11 @@ func editDistance(a, b string) int {
 }
 
 // ParseYAML reads one YAML document, turning a syntax error into a diagnostic
-// with the line yaml.v3 reports.
+// at the line where the text stops being YAML (see syntaxLine).
 func ParseYAML(file string, data []byte, ds *Diags) *yaml.Node {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		line := 0
-		msg := err.Error()
-		fmt.Sscanf(strings.TrimPrefix(msg, "yaml: line "), "%d", &line)
-		ds.Addf(file, line, "", "fix the YAML syntax", "malformed YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+		ds.Add(SyntaxDiag(file, data, err))
 		return nil
 	}
 	if len(doc.Content) == 0 {
@@ -423,4 +420,90 @@ func ParseYAML(file string, data []byte, ds *Diags) *yaml.Node {
 		return nil
 	}
 	return doc.Content[0]
+}
+
+// SyntaxDiag turns yaml.v3's syntax error on data into a diagnostic at the
+// line of the fault, quoting that line and saying what usually causes the
+// message.
+func SyntaxDiag(file string, data []byte, err error) Diag {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	reported := 0
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, _ := fmt.Sscanf(rest, "%d", &reported); n == 1 {
+			if _, after, ok := strings.Cut(rest, ": "); ok {
+				msg = after
+			}
+		}
+	}
+	line := syntaxLine(data)
+	if line == 0 {
+		line = reported
+	}
+	d := Diag{File: file, Line: line, Msg: "malformed YAML: " + msg, Hint: syntaxHint(msg)}
+	lines := strings.Split(string(data), "\n")
+	if line > 0 && line <= len(lines) {
+		text := strings.TrimRight(lines[line-1], "\r")
+		if len(text) > 60 {
+			text = text[:57] + "..."
+		}
+		d.Msg = fmt.Sprintf("malformed YAML at %q: %s", text, msg)
+	}
+	return d
+}
+
+// maxSyntaxScan bounds the prefix scan below; past it the file is large
+// enough that re-parsing every prefix would be slow, and yaml.v3's own line
+// is used.
+const maxSyntaxScan = 5000
+
+// syntaxLine finds the line where data stops being YAML: one past the longest
+// prefix of whole lines that parses. yaml.v3 reports parser errors at the
+// start of the enclosing block (and 0-based), so a list item mis-indented on
+// line 5 of a list that opens on line 3 is reported as "line 2"; its own
+// parser offers no other position. A prefix of a well-formed document is
+// well-formed except inside an open bracket or quote, so scanning from the
+// end for the last prefix that parses lands on the faulty line. It returns 0
+// when no line can be blamed (the whole text parses, or it is too long).
+func syntaxLine(data []byte) int {
+	lines := strings.SplitAfter(string(data), "\n")
+	if len(lines) > maxSyntaxScan {
+		return 0
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) == nil {
+		return 0
+	}
+	size := len(data)
+	for k := len(lines) - 1; k >= 0; k-- {
+		size -= len(lines[k])
+		if yaml.Unmarshal(data[:size], &doc) == nil {
+			return k + 1
+		}
+	}
+	return 1
+}
+
+// syntaxHint says what usually causes each of yaml.v3's syntax messages.
+func syntaxHint(msg string) string {
+	switch {
+	case strings.Contains(msg, "tab character"):
+		return "indent with spaces, not tabs"
+	case strings.Contains(msg, "expected '-' indicator"):
+		return "every item of a list starts with '-' at the same indentation; this line is indented like an item but is not one"
+	case strings.Contains(msg, "expected key"):
+		return "this line's indentation does not line up with the keys of its mapping"
+	case strings.Contains(msg, "expected ',' or ']'"):
+		return "a [ list opened on this line is not closed, or its items need commas"
+	case strings.Contains(msg, "expected ',' or '}'"):
+		return "a { mapping opened on this line is not closed, or its pairs need commas"
+	case strings.Contains(msg, "mapping values are not allowed"):
+		return "a 'key: value' where a plain value belongs: indent it under a key, or quote a value that contains ': '"
+	case strings.Contains(msg, "end of stream"):
+		return "a quote or bracket opened on this line is never closed"
+	case strings.Contains(msg, "could not find expected ':'"):
+		return "a key on this line has no ':' after it"
+	case strings.Contains(msg, "cannot start any token"):
+		return "quote a value that starts with @ or `"
+	}
+	return "fix the YAML syntax"
 }

@@ -66,7 +66,7 @@ func (c *ExtractConfig) Build(b *pipeline.Build) pipeline.Stage {
 		x.text = b.Expr("text", c.Text, false)
 	case c.From != "":
 		if !b.Names[c.From] {
-			b.Errf("from", "name a prompt stage of this strategy", "no stage %q", c.From)
+			b.Errf("from", pipeline.NameHint(c.From, b.StageNames(), "name a prompt stage of this strategy"), "no stage %q", c.From)
 		}
 	default:
 		for i := b.Index - 1; i >= 0; i-- {

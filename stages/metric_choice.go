@@ -43,7 +43,7 @@ func (c *ChoiceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	m := &choice{errs: c.MetricBase.ErrorsPolicy(), options: orDefault(c.Options, "option_order"), forms: c.Forms, itemKey: c.ItemKey}
 	for i, s := range c.Forms {
 		if b.Study.Strategy(s) == nil {
-			b.Errf(fmt.Sprintf("forms[%d]", i), "name a strategy declared under strategies", "no strategy %q", s)
+			b.Errf(fmt.Sprintf("forms[%d]", i), pipeline.NameHint(s, b.Study.StrategyNames(), "name a strategy declared under strategies"), "no strategy %q", s)
 		}
 	}
 	m.tasks = selectTasks(b, func(t *pipeline.Task) string {

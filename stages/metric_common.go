@@ -34,7 +34,7 @@ func checkPolicy(b *pipeline.MetricBuild, v string) {
 	switch v {
 	case "", "wrong", "exclude":
 	default:
-		b.Errf("unparsed", "use wrong or exclude", "unknown unparsed policy %q", v)
+		b.Errf("unparsed", pipeline.Suggest(v, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown unparsed policy %q", v)
 	}
 }
 
@@ -97,7 +97,7 @@ func selectTasks(b *pipeline.MetricBuild, fits func(t *pipeline.Task) string) ma
 		for i, name := range b.Base.Tasks {
 			t := b.Study.Task(name)
 			if t == nil {
-				b.Errf(fmt.Sprintf("tasks[%d]", i), "name a task declared under tasks", "no task %q", name)
+				b.Errf(fmt.Sprintf("tasks[%d]", i), pipeline.NameHint(name, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", name)
 				continue
 			}
 			if why := fits(t); why != "" {
@@ -308,7 +308,7 @@ func compileSubsets(b *pipeline.MetricBuild, tasks map[string]*pipeline.Task, on
 	}
 	for i, n := range only {
 		if !found[n] {
-			b.Errf(fmt.Sprintf("subsets[%d]", i), "name a subset declared in the task's subsets:", "no scored task has a subset %q", n)
+			b.Errf(fmt.Sprintf("subsets[%d]", i), pipeline.NameHint(n, subsetNames(tasks), "name a subset declared in the task's subsets:"), "no scored task has a subset %q", n)
 		}
 	}
 	return s
@@ -423,4 +423,15 @@ func truthy(v any) bool {
 		return x != 0
 	}
 	return false
+}
+
+// subsetNames lists the subsets the tasks declare, for hints.
+func subsetNames(tasks map[string]*pipeline.Task) []string {
+	var out []string
+	for _, t := range tasks {
+		for name := range t.Spec.Subsets {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package stages
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/stats"
@@ -63,7 +64,34 @@ func (c *CompareConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 		}
 		return ""
 	})
+	checkPairNames(b, c.Pairs, m.byModel, m.tasks)
 	return m
+}
+
+// checkPairNames shouts about a pair naming no model or strategy of the run,
+// which would otherwise compare nothing and print nothing. Names reported
+// from the data (report_as) are known only when scoring, so tasks with
+// report_as are not checked.
+func checkPairNames(b *pipeline.MetricBuild, pairs [][]string, byModel bool, tasks map[string]*pipeline.Task) {
+	for _, t := range tasks {
+		if t.Spec.ReportAs != nil {
+			return
+		}
+	}
+	known, what := b.Study.StrategyNames(), "strategy"
+	if byModel {
+		known, what = b.Study.ModelNames(), "model"
+	}
+	if len(known) == 0 {
+		return // a study assembled in code, with nothing declared to check against
+	}
+	for i, p := range pairs {
+		for j, n := range p {
+			if !slices.Contains(known, n) {
+				b.Errf(fmt.Sprintf("pairs[%d][%d]", i, j), pipeline.NameHint(n, known, "name a "+what+" of this run"), "no %s %q", what, n)
+			}
+		}
+	}
 }
 
 func (m *compare) key(it *pipeline.Item) string {

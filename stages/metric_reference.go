@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,39 +105,34 @@ func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	for _, r := range rows {
 		have[r.dataset] = true
 	}
-	blockNamed := func(name string) bool {
-		for _, mn := range b.Study.Run.Metrics {
-			if mn.Config == nil {
-				continue
-			}
-			switch mn.Config.(type) {
-			case *ClassificationConfig, *SafetyConfig:
-				if mn.Config.Common().BlockName() == name {
-					return true
-				}
-			}
+	var blocks []string
+	for _, mn := range b.Study.Run.Metrics {
+		switch mn.Config.(type) {
+		case *ClassificationConfig, *SafetyConfig:
+			blocks = append(blocks, mn.Config.Common().BlockName())
 		}
-		return false
 	}
+	blockNamed := func(name string) bool { return slices.Contains(blocks, name) }
+	const fromHint = "name a classification or safety block of this run"
 	if c.From != "" && !blockNamed(c.From) {
-		b.Errf("from", "name a classification or safety block of this run", "no classification or safety block %q", c.From)
+		b.Errf("from", pipeline.NameHint(c.From, blocks, fromHint), "no classification or safety block %q", c.From)
 	}
 	for i, d := range c.Datasets {
 		t := b.Study.Task(d.Task)
 		if t == nil {
-			b.Errf(fmt.Sprintf("datasets[%d].task", i), "name a task declared under tasks", "no task %q", d.Task)
+			b.Errf(fmt.Sprintf("datasets[%d].task", i), pipeline.NameHint(d.Task, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", d.Task)
 			continue
 		}
 		if d.Subset != "" {
 			if _, ok := t.Spec.Subsets[d.Subset]; !ok {
-				b.Errf(fmt.Sprintf("datasets[%d].subset", i), "name a subset from the task's subsets:", "task %s has no subset %q", d.Task, d.Subset)
+				b.Errf(fmt.Sprintf("datasets[%d].subset", i), pipeline.NameHint(d.Subset, subsetNames(map[string]*pipeline.Task{t.Name: t}), "name a subset from the task's subsets:"), "task %s has no subset %q", d.Task, d.Subset)
 			}
 		}
 		if err == nil && !have[d.Dataset] {
 			b.Errf(fmt.Sprintf("datasets[%d].dataset", i), "use a value of the CSV's dataset column", "%s has no rows of dataset %q", c.File, d.Dataset)
 		}
 		if d.From != "" && !blockNamed(d.From) {
-			b.Errf(fmt.Sprintf("datasets[%d].from", i), "name a classification or safety block of this run", "no classification or safety block %q", d.From)
+			b.Errf(fmt.Sprintf("datasets[%d].from", i), pipeline.NameHint(d.From, blocks, fromHint), "no classification or safety block %q", d.From)
 		}
 		m.tasks[t.Name] = t
 	}

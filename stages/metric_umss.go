@@ -107,7 +107,7 @@ func (c *UMSSMetricConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 		t := b.Study.Task(in.Task)
 		switch {
 		case t == nil:
-			b.Errf(at+".task", "name a task of this run, or list competence: explicitly", "no task %q", in.Task)
+			b.Errf(at+".task", pipeline.NameHint(in.Task, b.Study.TaskNames(), "name a task of this run, or list competence: explicitly"), "no task %q", in.Task)
 			continue
 		case t.Spec.Gold == "":
 			b.Errf(at+".task", "", "task %s has no gold labels", in.Task)
@@ -120,7 +120,7 @@ func (c *UMSSMetricConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 		}
 		if in.Subset != "" {
 			if _, ok := t.Spec.Subsets[in.Subset]; !ok {
-				b.Errf(at+".subset", "name a subset from the task's subsets:", "task %s has no subset %q", in.Task, in.Subset)
+				b.Errf(at+".subset", pipeline.NameHint(in.Subset, subsetNames(map[string]*pipeline.Task{t.Name: t}), "name a subset from the task's subsets:"), "task %s has no subset %q", in.Task, in.Subset)
 			}
 		}
 		tasks[t.Name] = t
@@ -129,7 +129,7 @@ func (c *UMSSMetricConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	m.subsets = compileSubsets(b, tasks, nil)
 	st := orDefault(c.Safety, "safety")
 	if m.safety = b.Study.Task(st); m.safety == nil {
-		b.Errf("safety", "name the task whose judged replies give ASR and RTA", "no task %q", st)
+		b.Errf("safety", pipeline.NameHint(st, b.Study.TaskNames(), "name the task whose judged replies give ASR and RTA"), "no task %q", st)
 	} else if why := m.kinds.fits(m.safety); why != "" {
 		b.Errf("safety", "", "task %s: %s", st, why)
 	}

@@ -71,7 +71,7 @@ func (c *PromptConfig) Build(b *pipeline.Build) pipeline.Stage {
 			}
 		}
 		if !found || name == c.Name && len(c.Continue) == 1 {
-			b.Errf("continue", "name another prompt stage of this strategy", "no stage %q to continue", name)
+			b.Errf("continue", pipeline.NameHint(name, b.StageNames(), "name another prompt stage of this strategy"), "no stage %q to continue", name)
 		}
 	}
 	if len(c.Messages) == 0 {

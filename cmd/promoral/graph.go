@@ -18,7 +18,8 @@ func newGraph() *cobra.Command {
 		Short: "Draw a strategy's stage graph as Mermaid (default) or DOT",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := loadStudy(args[0])
+			// Drawing a strategy reads no data: fixture tasks are fine here.
+			st, err := loadStudyWith(args[0], pipeline.LoadOptions{AllowFixtures: true})
 			if err != nil {
 				return err
 			}

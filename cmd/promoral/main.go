@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 
@@ -67,14 +68,28 @@ func newRoot() *cobra.Command {
 	return root
 }
 
-func loadStudy(path string) (*pipeline.Study, error) {
-	st, err := pipeline.Load(path)
+func loadStudy(arg string) (*pipeline.Study, error) {
+	return loadStudyWith(arg, pipeline.LoadOptions{})
+}
+
+// loadStudyWith loads a run file, or a built-in study by name.
+func loadStudyWith(arg string, o pipeline.LoadOptions) (*pipeline.Study, error) {
+	path, err := resolveConfig(arg, os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	st, err := pipeline.LoadWith(path, o)
 	if err != nil {
 		var ds pipeline.Diags
 		if errors.As(err, &ds) {
-			return nil, fmt.Errorf("%d problem(s) in the config:\n%s", len(ds), ds.Error())
+			return nil, fmt.Errorf("%s in the config:\n%s", pipeline.Plural(len(ds), "problem", "problems"), ds.Error())
 		}
 		return nil, err
+	}
+	if path != arg {
+		// A built-in study's files live in the user's cache; its outputs
+		// belong where the user ran it, as out/<name>.
+		st.OutDir = filepath.Join("out", st.Run.Name)
 	}
 	return st, nil
 }

@@ -25,7 +25,11 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if quickstart.dir != "" {
+		os.RemoveAll(quickstart.dir)
+	}
+	os.Exit(code)
 }
 
 func cli(t *testing.T, args ...string) *exec.Cmd {
@@ -225,7 +229,7 @@ func TestCLIValidateAndApplyExitCodes(t *testing.T) {
 	dir := killStudy(t, 8)
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out, _, code := runCLI(t, "validate", cfg)
-	if code != 0 || !strings.Contains(out, "ok: 1 models, 2 strategies, 1 tasks, 2 cells, 16 cases") {
+	if code != 0 || !strings.Contains(out, "ok: 1 model, 2 strategies, 1 task, 2 cells, 16 cases") {
 		t.Fatalf("validate: code %d, %q", code, out)
 	}
 	os.WriteFile(filepath.Join(dir, "configs/strategies/once.yaml"), []byte("name: once\nstages:\n  - {name: ask, kind: prompt, messages: [{role: user, text: hi}], temperature: warm}\noutputs: {label: stages.nope.label}\n"), 0o644)

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -23,23 +26,153 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// statusLine is one model's progress: cases, calls, cache hits, errors,
-// tokens, cost, rate and ETA.
-func statusLine(m *pipeline.ModelStats, now time.Time) string {
-	done := m.Done.Load()
-	el := now.Sub(m.Start).Seconds()
-	rate := 0.0
-	if el > 0 {
-		rate = float64(done) / el
+// paceWindow is how far back the speed looks: long enough to smooth over
+// slow cases, short enough to follow a rate limit that changes.
+const paceWindow = 2 * time.Minute
+
+type sample struct {
+	t time.Time
+	n int64
+}
+
+// pace measures speed from live cases only (those that made a new model
+// call). On a resume thousands of journaled cases finish in a second; counted
+// as speed they would promise an ETA many times too short.
+type pace struct {
+	samples []sample // oldest first; the first is at or before the window's start
+}
+
+func newPace(start time.Time, live int64) *pace {
+	return &pace{samples: []sample{{start, live}}}
+}
+
+func (p *pace) observe(now time.Time, live int64) {
+	p.samples = append(p.samples, sample{now, live})
+	cut := now.Add(-paceWindow)
+	i := 0
+	for i+1 < len(p.samples) && !p.samples[i+1].t.After(cut) {
+		i++
 	}
-	eta := "?"
-	if rate > 0 && m.Total > done {
-		eta = (time.Duration(float64(m.Total-done)/rate) * time.Second).Round(time.Second).String()
-	} else if m.Total == done {
-		eta = "done"
+	p.samples = p.samples[i:]
+}
+
+// rate is live cases per second over the window, 0 before any finished.
+func (p *pace) rate() float64 {
+	first, last := p.samples[0], p.samples[len(p.samples)-1]
+	el := last.t.Sub(first.t).Seconds()
+	if el <= 0 || last.n <= first.n {
+		return 0
 	}
-	return fmt.Sprintf("%d/%d cases  %d calls (%d cached)  %d errors  %s tokens  $%.2f  %.1f cases/s  ETA %s",
-		done, m.Total, m.Calls.Load(), m.Cached.Load(), m.Fails.Load(), human(m.Tokens.Load()), m.Cost(), rate, eta)
+	return float64(last.n-first.n) / el
+}
+
+// view is one line of the display: a model's cases, or for a judge-only
+// model the cases it judges.
+type view struct {
+	m     *pipeline.ModelStats
+	name  string
+	judge bool // progress counts judged cases
+	pace  *pace
+}
+
+func newViews(stats []*pipeline.ModelStats, start time.Time) []*view {
+	out := make([]*view, 0, len(stats))
+	for _, m := range stats {
+		v := &view{m: m, name: m.Name, judge: m.Total == 0 && m.JudgeTotal > 0}
+		_, _, live := v.counts()
+		v.pace = newPace(start, live)
+		out = append(out, v)
+	}
+	return out
+}
+
+// counts are the cases done, in all and live, of this view's kind.
+func (v *view) counts() (done, total, live int64) {
+	if v.judge {
+		return v.m.Judged.Load(), v.m.JudgeTotal, v.m.JudgedLive.Load()
+	}
+	return v.m.Done.Load(), v.m.Total, v.m.Live.Load()
+}
+
+func (v *view) observe(now time.Time) {
+	_, _, live := v.counts()
+	v.pace.observe(now, live)
+}
+
+// eta is the time left at the live pace: "done", or "?" until a live case
+// has finished.
+func (v *view) eta() string {
+	done, total, _ := v.counts()
+	if done >= total {
+		return "done"
+	}
+	r := v.pace.rate()
+	if r <= 0 {
+		return "?"
+	}
+	return shortDuration(time.Duration(float64(total-done) / r * float64(time.Second)))
+}
+
+// key is what must stay visible at 80 columns: cases, live rate, ETA, cost.
+func (v *view) key() string {
+	done, total, _ := v.counts()
+	what := ""
+	if v.judge {
+		what = "judged "
+	}
+	return fmt.Sprintf("%s%d/%d  %s  ETA %s  $%.2f", what, done, total, rateText(v.pace.rate()), v.eta(), v.m.Cost())
+}
+
+// detail is the rest: calls, journal hits, errors, tokens, and a judge's
+// share when the model also judges.
+func (v *view) detail() string {
+	m := v.m
+	s := fmt.Sprintf("%s (%d from the journal)  %s  %s tokens",
+		pipeline.Plural(int(m.Calls.Load()), "call", "calls"), m.Cached.Load(),
+		pipeline.Plural(int(m.Fails.Load()), "error", "errors"), human(m.Tokens.Load()))
+	if !v.judge && m.JudgeTotal > 0 {
+		s += fmt.Sprintf("  judged %d/%d", m.Judged.Load(), m.JudgeTotal)
+	}
+	return s
+}
+
+// plain is the whole status on one line, for logs.
+func (v *view) plain() string {
+	done, total, _ := v.counts()
+	what := "cases"
+	if v.judge {
+		what = "judged"
+	}
+	return fmt.Sprintf("%d/%d %s  %s  $%.2f  %s live  ETA %s",
+		done, total, what, v.detail(), v.m.Cost(), rateText(v.pace.rate()), v.eta())
+}
+
+// rateText writes cases per second, or per minute or hour when slower, so
+// the figure never rounds to 0.0.
+func rateText(r float64) string {
+	switch {
+	case r <= 0:
+		return "-/s"
+	case r >= 1:
+		return fmt.Sprintf("%.1f/s", r)
+	case r*60 >= 1:
+		return fmt.Sprintf("%.1f/min", r*60)
+	}
+	return fmt.Sprintf("%.1f/h", r*3600)
+}
+
+// shortDuration is a duration in at most two units: 45s, 18m05s, 2h05m, 3d04h.
+func shortDuration(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 48*3600:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
 }
 
 func human(n int64) string {
@@ -57,52 +190,121 @@ func human(n int64) string {
 func progress(w io.Writer, stats []*pipeline.ModelStats, stop, done chan struct{}) {
 	defer close(done)
 	if !isTerminal(w) {
-		t := time.NewTicker(10 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case now := <-t.C:
-				for _, m := range stats {
-					fmt.Fprintf(w, "%s  %s: %s\n", now.Format("15:04:05"), m.Name, statusLine(m, now))
-				}
-			}
-		}
+		plainProgress(w, stats, stop, time.Second, 10*time.Second)
+		return
 	}
-	p := mpb.New(mpb.WithOutput(w), mpb.WithRefreshRate(250*time.Millisecond), mpb.WithWidth(30))
-	bars := make([]*mpb.Bar, len(stats))
-	width := 0
-	for _, m := range stats {
-		width = max(width, len(m.Name))
-	}
-	for i, m := range stats {
-		m := m
-		bars[i] = p.New(m.Total, mpb.BarStyle().Lbound("[").Rbound("]"),
-			mpb.PrependDecorators(decor.Name(m.Name, decor.WC{W: width + 1, C: decor.DindentRight}), decor.Percentage(decor.WC{W: 5})),
-			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return statusLine(m, time.Now()) })),
-		)
-	}
-	t := time.NewTicker(200 * time.Millisecond)
+	bars(w, stats, stop, 0)
+}
+
+// plainProgress samples every tick and prints every model's line every
+// print interval.
+func plainProgress(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}, tick, print time.Duration) {
+	views := newViews(stats, time.Now())
+	t := time.NewTicker(tick)
 	defer t.Stop()
-	update := func() {
-		for i, m := range stats {
-			bars[i].SetCurrent(m.Done.Load())
-		}
-	}
+	last := time.Now()
 	for {
 		select {
 		case <-stop:
-			update()
-			for _, b := range bars {
+			return
+		case now := <-t.C:
+			for _, v := range views {
+				v.observe(now)
+			}
+			if now.Sub(last) < print {
+				continue
+			}
+			last = now
+			for _, v := range views {
+				name := v.name
+				if v.judge {
+					name += " (judge)"
+				}
+				fmt.Fprintf(w, "%s  %s: %s\n", now.Format("15:04:05"), name, v.plain())
+			}
+		}
+	}
+}
+
+// nameWidth caps the name column so the bar keeps room at 80 columns.
+const nameWidth = 18
+
+// bars draws two lines per model: the name, a bar, and the key figures
+// (cases, live rate, ETA, cost), which stay whole at 80 columns; under it
+// the details, cut to the terminal's width. width 0 means the terminal's
+// width; tests pass one.
+func bars(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}, width int) {
+	views := newViews(stats, time.Now())
+	var mu sync.Mutex // the views are sampled here and read by mpb's renderers
+	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithRefreshRate(250 * time.Millisecond)}
+	if width > 0 {
+		opts = append(opts, mpb.WithWidth(width), mpb.WithAutoRefresh())
+	}
+	p := mpb.New(opts...)
+	col := 0
+	for _, v := range views {
+		col = max(col, min(utf8.RuneCountInString(v.name), nameWidth))
+	}
+	bs := make([]*mpb.Bar, len(views))
+	for i, v := range views {
+		_, total, _ := v.counts()
+		label := pad(fit(v.name, nameWidth), col)
+		bs[i] = p.New(total, mpb.BarStyle().Lbound("[").Rbound("]"),
+			mpb.BarWidth(30),
+			mpb.PrependDecorators(decor.Name(label)),
+			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
+				mu.Lock()
+				defer mu.Unlock()
+				return v.key()
+			})),
+			mpb.BarExtender(mpb.BarFillerFunc(func(out io.Writer, st decor.Statistics) error {
+				mu.Lock()
+				line := "  " + v.detail()
+				mu.Unlock()
+				_, err := io.WriteString(out, fit(line, st.AvailableWidth)+"\n")
+				return err
+			}), false),
+		)
+	}
+	update := func(now time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		for i, v := range views {
+			v.observe(now)
+			done, _, _ := v.counts()
+			bs[i].SetCurrent(done)
+		}
+	}
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			update(time.Now())
+			for _, b := range bs {
 				if !b.Completed() {
 					b.Abort(false)
 				}
 			}
 			p.Wait()
 			return
-		case <-t.C:
-			update()
+		case now := <-t.C:
+			update(now)
 		}
 	}
+}
+
+// fit cuts s to n columns (runes: names and figures here are narrow
+// characters), marking the cut with an ellipsis.
+func fit(s string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// pad fills s with spaces to n columns.
+func pad(s string, n int) string {
+	return s + strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s)))
 }

@@ -3,24 +3,157 @@ package main
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/promoral/promoral/pipeline"
 )
 
-func TestStatusLine(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "gpt-4.1", Total: 100, Start: time.Unix(1000, 0)}
+var t0 = time.Unix(1_000_000, 0)
+
+// On a resume 2,000 journaled cases finish in a second; then live cases
+// come at one a second. The ETA must follow the live pace (990 cases left
+// at 1/s), not the replay's (2,010 cases in 11 s would promise 5 s).
+func TestETAComesFromLiveCasesOnly(t *testing.T) {
+	m := &pipeline.ModelStats{Name: "gpt-4.1", Total: 3000}
+	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
+	m.Done.Store(2000)
+	v.observe(t0.Add(time.Second))
+	if got := v.eta(); got != "?" {
+		t.Errorf("ETA after journal replays only = %q, want ?", got)
+	}
+	for i := int64(1); i <= 10; i++ {
+		m.Done.Store(2000 + i)
+		m.Live.Store(i)
+		v.observe(t0.Add(time.Second + time.Duration(i)*time.Second))
+	}
+	// 10 live cases in the 11 s since the start: 0.91/s; 990 left.
+	if got, want := v.eta(), shortDuration(time.Duration(990/(10.0/11)*float64(time.Second))); got != want {
+		t.Errorf("ETA = %q, want %q", got, want)
+	}
+	if r := v.pace.rate(); r < 0.9 || r > 0.92 {
+		t.Errorf("rate %.3f, want 10/11", r)
+	}
+}
+
+// The pace follows a change of speed within its window.
+func TestPaceFollowsTheLastWindow(t *testing.T) {
+	p := newPace(t0, 0)
+	n := int64(0)
+	now := t0
+	for i := 0; i < 300; i++ { // 5 minutes at 2 cases/s
+		now = now.Add(time.Second)
+		n += 2
+		p.observe(now, n)
+	}
+	for i := 0; i < 180; i++ { // then 3 minutes at 0.5/s
+		now = now.Add(time.Second)
+		if i%2 == 0 {
+			n++
+		}
+		p.observe(now, n)
+	}
+	if r := p.rate(); r < 0.49 || r > 0.51 {
+		t.Errorf("rate %.3f, want 0.5 (the last %v)", r, paceWindow)
+	}
+	if len(p.samples) > int(paceWindow/time.Second)+2 {
+		t.Errorf("%d samples kept for a %v window", len(p.samples), paceWindow)
+	}
+}
+
+func TestPlainLineAndUnits(t *testing.T) {
+	m := &pipeline.ModelStats{Name: "gpt-4.1", Total: 100}
+	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
 	m.Done.Store(25)
+	m.Live.Store(25)
 	m.Calls.Store(40)
 	m.Cached.Store(10)
 	m.Fails.Store(1)
 	m.Tokens.Store(12345)
-	// 25 cases in 50 s = 0.5 cases/s; 75 left -> 150 s.
-	got := statusLine(m, time.Unix(1050, 0))
-	want := "25/100 cases  40 calls (10 cached)  1 errors  12k tokens  $0.00  0.5 cases/s  ETA 2m30s"
-	if got != want {
+	v.observe(t0.Add(50 * time.Second))
+	want := "25/100 cases  40 calls (10 from the journal)  1 error  12k tokens  $0.00  30.0/min live  ETA 2m30s"
+	if got := v.plain(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	for d, want := range map[time.Duration]string{45 * time.Second: "45s", 605 * time.Second: "10m05s", 2*time.Hour + 5*time.Minute: "2h05m", 75 * time.Hour: "3d03h"} {
+		if got := shortDuration(d); got != want {
+			t.Errorf("shortDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for r, want := range map[float64]string{0: "-/s", 2.25: "2.2/s", 0.5: "30.0/min", 0.001: "3.6/h"} {
+		if got := rateText(r); got != want {
+			t.Errorf("rateText(%v) = %q, want %q", r, got, want)
+		}
+	}
+}
+
+// A model that only judges is shown with the cases it judges.
+func TestJudgeOnlyModelHasItsOwnLine(t *testing.T) {
+	subject := &pipeline.ModelStats{Name: "gpt-4.1", Total: 10}
+	judge := &pipeline.ModelStats{Name: "command-a"}
+	judge.JudgeTotal = 10
+	judge.Judged.Store(4)
+	judge.Calls.Store(4)
+	vs := newViews([]*pipeline.ModelStats{subject, judge}, t0)
+	if !vs[1].judge || !strings.HasPrefix(vs[1].plain(), "4/10 judged  4 calls") || !strings.HasPrefix(vs[1].key(), "judged 4/10") {
+		t.Errorf("judge line: %q / %q", vs[1].key(), vs[1].plain())
+	}
+	if vs[0].judge || !strings.HasPrefix(vs[0].key(), "0/10") {
+		t.Errorf("subject line: %q", vs[0].key())
+	}
+}
+
+// At 80 columns every model keeps a bar and its cases, rate, ETA and cost;
+// the details go on a line of their own, cut to the width.
+func TestBarsFitEightyColumns(t *testing.T) {
+	a := &pipeline.ModelStats{Name: "claude-sonnet-4-20250514-thinking", Total: 200000}
+	a.Done.Store(123456)
+	a.Live.Store(3456)
+	a.Calls.Store(1234567)
+	a.Cached.Store(1000000)
+	a.Fails.Store(12345)
+	a.Tokens.Store(987654321)
+	a.JudgeTotal = 200000
+	a.Judged.Store(100000)
+	j := &pipeline.ModelStats{Name: "command-a-03-2025"}
+	j.JudgeTotal = 3900
+	j.Judged.Store(1200)
+	var buf bytes.Buffer
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { defer close(done); bars(&buf, []*pipeline.ModelStats{a, j}, stop, 80) }()
+	time.Sleep(300 * time.Millisecond) // let a few live cases finish at least one sample apart
+	a.Live.Add(100)
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	<-done
+	lines := strings.Split(strings.TrimRight(stripANSI(buf.String()), "\n"), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("want 4 lines, got:\n%s", buf.String())
+	}
+	last := lines[len(lines)-4:]
+	for i, l := range last {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("line %d is %d columns: %q", i, n, l)
+		}
+	}
+	for _, i := range []int{0, 2} {
+		l := last[i]
+		for _, part := range []string{"[", "]", "ETA ", "$0.00"} {
+			if !strings.Contains(l, part) {
+				t.Errorf("bar line lacks %q: %q", part, l)
+			}
+		}
+		if !strings.Contains(l, "/s") && !strings.Contains(l, "/min") && !strings.Contains(l, "/h") {
+			t.Errorf("bar line lacks a rate: %q", l)
+		}
+	}
+	if !strings.Contains(last[0], "123456/200000") || !strings.Contains(last[2], "judged 1200/3900") {
+		t.Errorf("counts: %q / %q", last[0], last[2])
+	}
+	if !strings.Contains(last[1], "1234567 calls") {
+		t.Errorf("detail line: %q", last[1])
 	}
 }
 
@@ -38,4 +171,61 @@ func TestProgressIsPlainOffATerminal(t *testing.T) {
 	if strings.Contains(buf.String(), "\x1b[") {
 		t.Errorf("escape codes off a terminal: %q", buf.String())
 	}
+}
+
+func TestPlainProgressPrintsEveryModel(t *testing.T) {
+	m := &pipeline.ModelStats{Name: "bot", Total: 4}
+	j := &pipeline.ModelStats{Name: "judge-bot"}
+	j.JudgeTotal = 4
+	var buf syncBuf
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		plainProgress(&buf, []*pipeline.ModelStats{m, j}, stop, 10*time.Millisecond, 30*time.Millisecond)
+	}()
+	for i := 0; !strings.Contains(buf.String(), "judge-bot (judge): 0/4 judged"); i++ {
+		if i == 3000 {
+			t.Fatalf("no judge line printed:\n%s", buf.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stop)
+	<-done
+	if !strings.Contains(buf.String(), "bot: 0/4 cases") {
+		t.Errorf("no line for the model:\n%s", buf.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// stripANSI removes terminal escapes, to read what a terminal would show.
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/report"
 )
 
@@ -30,7 +31,7 @@ func newReport() *cobra.Command {
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "%s\n%s\n", out.HTML, out.Markdown)
 				if len(out.Figures) > 0 {
-					fmt.Fprintf(w, "%s (%d files)\n", filepath.Dir(out.Figures[0])+string(os.PathSeparator), len(out.Figures))
+					fmt.Fprintf(w, "%s (%s)\n", filepath.Dir(out.Figures[0])+string(os.PathSeparator), pipeline.Plural(len(out.Figures), "file", "files"))
 				}
 				for _, s := range out.Skipped {
 					fmt.Fprintf(cmd.ErrOrStderr(), "not drawn: %s\n", s)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,21 +14,9 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-)
 
-// findChromium is the browser binary: $PROMORAL_CHROMIUM, else Debian's
-// chromium (which .ci/run installs) or another Chrome on the PATH.
-func findChromium() string {
-	if p := os.Getenv("PROMORAL_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
+	"github.com/promoral/promoral/internal/needs"
+)
 
 // pageCheck is what the page reports about its images and figures.
 type pageCheck struct {
@@ -62,14 +49,9 @@ func TestReportInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the quickstart and a browser")
 	}
-	browser := findChromium()
-	if browser == "" {
-		t.Skip("no chromium binary found (apt-get install chromium, as .ci/run does, or set PROMORAL_CHROMIUM): skipping the browser test of report.html")
-	}
-	dir := filepath.Join(t.TempDir(), "quickstart")
-	if _, stderr, code := runCLI(t, "apply", "-q", "../../configs/quickstart.yaml", "--out", dir); code != 0 {
-		t.Fatalf("quickstart failed (%d): %s", code, stderr)
-	}
+	browser := needs.Chromium(t)
+	base, _ := runQuickstart(t)
+	dir := filepath.Join(base, "out", "quickstart")
 	stdout, stderr, code := runCLI(t, "report", dir)
 	if code != 0 {
 		t.Fatalf("report failed (%d): %s", code, stderr)

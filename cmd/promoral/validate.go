@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/promoral/promoral/pipeline"
 )
 
 func newValidate() *cobra.Command {
@@ -20,11 +22,17 @@ func newValidate() *cobra.Command {
 					failed++
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %d models, %d strategies, %d tasks, %d cells, %d cases\n",
-					path, len(st.Models), len(st.Strategies), len(st.Tasks), len(st.Cells), st.NumCases())
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s, %s, %s, %s, %s\n", path,
+					pipeline.Plural(len(st.Models), "model", "models"), pipeline.Plural(len(st.Strategies), "strategy", "strategies"),
+					pipeline.Plural(len(st.Tasks), "task", "tasks"), pipeline.Plural(len(st.Cells), "cell", "cells"),
+					pipeline.Plural(st.NumCases(), "case", "cases"))
 			}
 			if failed > 0 {
-				return &exitError{1, fmt.Errorf("%d of %d config(s) have problems", failed, len(args))}
+				verb := "has"
+				if failed > 1 {
+					verb = "have"
+				}
+				return &exitError{1, fmt.Errorf("%d of %s %s problems", failed, pipeline.Plural(len(args), "config", "configs"), verb)}
 			}
 			return nil
 		},

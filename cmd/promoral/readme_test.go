@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/promoral/promoral/internal/needs"
+	"github.com/promoral/promoral/pipeline"
+)
+
+const repoRoot = "../.."
+
+// readmeCommands says what the test does with each command the README shows
+// in a sh block: "run" runs it from the repository's root and wants exit 0;
+// "fixture" runs it and wants exit 1 with the message that says the run reads
+// invented fixture data and how to point it at the real data (paper.yaml
+// until Scruples is downloaded); anything else is the reason it is not run
+// here. A command added to the
+// README without an entry fails TestREADMECommandsAreAccountedFor.
+var readmeCommands = map[string]string{
+	"go run ./cmd/promoral apply configs/quickstart.yaml":         "quickstart", // TestREADMEQuickstartAnywhere
+	"promoral apply quickstart":                                   "quickstart", // TestREADMEQuickstartAnywhere
+	"go test ./...":                                               "this is the test suite",
+	"go test -short ./...":                                        "this is the test suite",
+	"promoral validate configs/paper.yaml":                        "fixture",
+	"promoral plan configs/paper.yaml":                            "not run: nine CPU-seconds of token counting; the plan tests cover the verb on small studies",
+	"promoral apply configs/paper.yaml":                           "not run: calls the providers, which needs keys and the network",
+	"promoral apply --offline configs/paper.yaml":                 "not run: needs a journal of the paper's calls",
+	"promoral diff main:configs/paper.yaml configs/paper.yaml":    "not run: needs a git branch named main; diff_test.go covers REV:PATH",
+	"promoral diff out/run-a out/run-b":                           "not run: names two example run folders",
+	"promoral report out/paper":                                   "not run: needs a paper run; TestReportInBrowser reports the quickstart",
+	"promoral graph configs/paper.yaml self_correct":              "run",
+	"promoral schema strategy":                                    "run",
+	"go install github.com/promoral/promoral/cmd/promoral@latest": "not run: downloads the module",
+	"go build -o promoral ./cmd/promoral":                         "not run: go test has built the same package",
+}
+
+// readmeBlocks returns the fenced blocks of README.md of one language.
+func readmeBlocks(t *testing.T, lang string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	var cur *strings.Builder
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case cur == nil && line == "```"+lang:
+			cur = &strings.Builder{}
+		case cur != nil && line == "```":
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+	}
+	return blocks
+}
+
+// readmeShell lists the commands of the README's sh blocks, comments cut.
+func readmeShell(t *testing.T) []string {
+	var cmds []string
+	for _, b := range readmeBlocks(t, "sh") {
+		for _, line := range strings.Split(b, "\n") {
+			if i := strings.Index(line, "#"); i >= 0 {
+				line = line[:i]
+			}
+			if line = strings.Join(strings.Fields(line), " "); line != "" {
+				cmds = append(cmds, line)
+			}
+		}
+	}
+	return cmds
+}
+
+func TestREADMECommandsAreAccountedFor(t *testing.T) {
+	cmds := readmeShell(t)
+	if len(cmds) < 2 || cmds[0] != "go run ./cmd/promoral apply configs/quickstart.yaml" || cmds[1] != "go test ./..." {
+		t.Fatalf("the README must open with the quickstart and the test command, has %q", cmds[:min(2, len(cmds))])
+	}
+	for _, c := range cmds {
+		if _, ok := readmeCommands[c]; !ok {
+			t.Errorf("README command %q: add it to readmeCommands (run it, or say why not)", c)
+		}
+	}
+}
+
+// The cheap README commands run from the repository's root, as written.
+func TestREADMECommandsRun(t *testing.T) {
+	for _, c := range readmeShell(t) {
+		what := readmeCommands[c]
+		if what != "run" && what != "fixture" {
+			continue
+		}
+		args := strings.Fields(strings.TrimPrefix(c, "promoral "))
+		cmd := cli(t, args...)
+		cmd.Dir = repoRoot
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if what == "fixture" {
+			msg := out.String() + errb.String()
+			if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(msg, "invented fixture data") || !strings.Contains(msg, "point the task at it") {
+				t.Errorf("%s: want exit 1 saying the run reads fixture data and how to point it at the real data, got %d:\n%s", c, code, msg)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v\n%s", c, err, errb.String())
+		} else if out.Len() == 0 {
+			t.Errorf("%s printed nothing", c)
+		}
+	}
+}
+
+// quickstart is the README's first command, run once for the package's
+// tests in a folder that holds the repository's configs, prompts and data
+// (linked), so it writes out/quickstart there as the README says.
+var quickstart struct {
+	once              sync.Once
+	dir, stdout, fail string
+}
+
+func runQuickstart(t *testing.T) (dir, stdout string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the full quickstart")
+	}
+	trackInputs(t)
+	quickstart.once.Do(func() {
+		dir, err := os.MkdirTemp("", "promoral-quickstart-")
+		if err != nil {
+			quickstart.fail = err.Error()
+			return
+		}
+		quickstart.dir = dir
+		for _, f := range []string{"configs", "prompts", "data"} {
+			abs, _ := filepath.Abs(filepath.Join(repoRoot, f))
+			if err := os.Symlink(abs, filepath.Join(dir, f)); err != nil {
+				quickstart.fail = err.Error()
+				return
+			}
+		}
+		stdout, stderr, code := runIn(t, dir, "apply", "-q", "configs/quickstart.yaml")
+		if code != 0 {
+			quickstart.fail = fmt.Sprintf("exit %d: %s", code, stderr)
+		}
+		quickstart.stdout = stdout
+	})
+	if quickstart.fail != "" {
+		t.Fatalf("the quickstart failed: %s", quickstart.fail)
+	}
+	return quickstart.dir, quickstart.stdout
+}
+
+// trackInputs opens every folder the quickstart reads from. The CLI runs in
+// a child process, whose reads go test does not see; a folder opened here
+// is recorded with its files' sizes and times, so editing a config, prompt
+// or dataset reruns these tests instead of serving a cached pass.
+func trackInputs(t *testing.T) {
+	t.Helper()
+	for _, top := range []string{"configs", "prompts", "data"} {
+		filepath.WalkDir(filepath.Join(repoRoot, top), func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				if f, err := os.Open(p); err == nil {
+					f.Close()
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// runIn runs the CLI in dir, with its own cache folder for the built-in
+// studies.
+func runIn(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := cli(t, args...)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// The quickstart as the README tells it: the first command matches the
+// published figures; the built-in copy runs in an empty folder, far from the
+// repository, and finds every call in the journal (its requests are the
+// repository's to the byte).
+func TestREADMEQuickstartAnywhere(t *testing.T) {
+	dir, stdout := runQuickstart(t)
+	if !strings.Contains(stdout, "40 of 40 runs match") || !strings.Contains(stdout, "(502 new, 0 cached)") {
+		t.Errorf("first run:\n%s", stdout)
+	}
+	away := t.TempDir()
+	journal, err := os.ReadFile(filepath.Join(dir, "out", "quickstart", "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(away, "out", "quickstart"), 0o755)
+	if err := os.WriteFile(filepath.Join(away, "out", "quickstart", "journal.jsonl"), journal, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runIn(t, away, "apply", "-q", "quickstart")
+	if code != 0 {
+		t.Fatalf("promoral apply quickstart: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(out, "(0 new, 502 cached)") || !strings.Contains(out, "40 of 40 runs match") || !strings.Contains(out, "-> out/quickstart") {
+		t.Errorf("built-in quickstart:\n%s", out)
+	}
+	if !strings.Contains(stderr, "quickstart is built in") {
+		t.Errorf("no word of where the built-in files are: %q", stderr)
+	}
+	for _, f := range []string{"results.parquet", "metrics.parquet", "manifest.json"} {
+		if _, err := os.Stat(filepath.Join(away, "out", "quickstart", f)); err != nil {
+			t.Errorf("not written in the working directory: %v", err)
+		}
+	}
+}
+
+// metricKey names a figure of metrics.parquet. When metrics.parquet gains
+// columns (block, factors), add them here and to the README's queries.
+type metricKey struct{ task, model, strategy string }
+
+// The README's DuckDB queries, run by DuckDB on the quickstart's outputs,
+// give the report's numbers: each accuracy and its n equal metrics.parquet's,
+// and they cover every accuracy the run reports.
+func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
+	var stmts []string
+	for _, b := range readmeBlocks(t, "sql") {
+		for _, s := range strings.Split(b, ";") {
+			if strings.Contains(s, "SELECT") {
+				stmts = append(stmts, strings.TrimSpace(s))
+			}
+		}
+	}
+	if len(stmts) != 3 {
+		t.Fatalf("want the README's three DuckDB queries, found %d", len(stmts))
+	}
+	dir, _ := runQuickstart(t)
+	node, ci := needs.DuckDB(t)
+
+	cmd := exec.Command(node, append([]string{filepath.Join(ci, "duckdb-query.mjs")}, stmts...)...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("duckdb: %v\n%s", err, stderr.String())
+	}
+	var results [][]map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var rows []map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rows); err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, rows)
+	}
+	if len(results) != 3 {
+		t.Fatalf("DuckDB answered %d queries:\n%s", len(results), data)
+	}
+
+	// metrics.parquet, read by promoral's own reader.
+	rows, err := pipeline.ReadParquet(filepath.Join(dir, "out", "quickstart", "metrics.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type figure struct {
+		value float64
+		n     int64
+	}
+	want := map[metricKey]figure{}
+	for _, r := range rows {
+		if r["metric"] != "accuracy" || r["subset"] != "all" {
+			continue
+		}
+		k := metricKey{fmt.Sprint(r["task"]), fmt.Sprint(r["model"]), fmt.Sprint(r["strategy"])}
+		v, _ := r["value"].(float64)
+		n, _ := r["n"].(int64)
+		want[k] = figure{v, n}
+	}
+	if len(want) != 42 {
+		t.Fatalf("metrics.parquet has %d accuracy figures, want 42 (40 re-scored runs and 2 demo strategies)", len(want))
+	}
+	num := func(v any) float64 {
+		switch x := v.(type) {
+		case float64:
+			return x
+		case string: // DuckDB's JSON writes BIGINT as a string
+			f, _ := strconv.ParseFloat(x, 64)
+			return f
+		}
+		return math.NaN()
+	}
+	got := map[metricKey]bool{}
+	for qi, q := range results[:2] {
+		for _, r := range q {
+			k := metricKey{fmt.Sprint(r["task"]), fmt.Sprint(r["model"]), fmt.Sprint(r["strategy"])}
+			w, ok := want[k]
+			if !ok {
+				t.Errorf("query %d: %v has no accuracy in metrics.parquet", qi+1, k)
+				continue
+			}
+			got[k] = true
+			if a := num(r["accuracy"]); math.Abs(a-w.value) > 1e-12 || int64(num(r["n"])) != w.n {
+				t.Errorf("query %d, %v: DuckDB %.6f over %v, metrics.parquet %.6f over %d", qi+1, k, a, r["n"], w.value, w.n)
+			}
+		}
+	}
+	for k := range want {
+		if !got[k] {
+			t.Errorf("%v: reported, but no README query reproduces it", k)
+		}
+	}
+	if len(results[2]) != len(want) {
+		t.Errorf("the README's metrics.parquet query gives %d rows, want %d", len(results[2]), len(want))
+	}
+	// The figure the README quotes, both ways.
+	if w := want[metricKey{"promoral_replies", "claude-sonnet-4", "first_principles"}]; math.Abs(w.value-0.9081) > 5e-5 || w.n != 185 {
+		t.Errorf("claude-sonnet-4/first_principles: %.4f over %d, the README says 0.908 over 185", w.value, w.n)
+	}
+	var all, right int
+	err = pipeline.ScanParquet(filepath.Join(dir, "out", "quickstart", "results.parquet"), []string{"model", "strategy", "correct"}, nil, func(r map[string]any) {
+		if r["model"] == "claude-sonnet-4" && r["strategy"] == "first_principles" {
+			all++
+			if r["correct"] == true {
+				right++
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := fmt.Sprintf("%.3f over %d replies", float64(right)/float64(all), all)
+	if !strings.Contains(readmeText(t), plain) {
+		t.Errorf("the README's plain average should read %q", plain)
+	}
+}
+
+func readmeText(t *testing.T) string {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

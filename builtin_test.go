@@ -53,10 +53,9 @@ func TestBuiltinQuickstartHasEverythingItReads(t *testing.T) {
 			t.Errorf("licence notice missing: %v", err)
 		}
 	}
-	// The run writes where the user is, not into the extraction.
-	if built.OutDir != filepath.Join("out", "quickstart") {
-		t.Errorf("output folder %q, want out/quickstart in the working directory", built.OutDir)
-	}
+	// Where the run writes (out/quickstart where the user is, not the
+	// extraction) is the CLI's choice: TestREADMEQuickstartAnywhere in
+	// cmd/promoral checks it.
 }
 
 // A second extraction reuses the first; a half-written one left by a killed

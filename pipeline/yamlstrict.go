@@ -107,6 +107,9 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return // leave the zero value
 	}
+	if d.refuseKey(n, path) {
+		return
+	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
@@ -230,6 +233,9 @@ type FieldInfo struct {
 	Required bool
 	Index    []int
 	Type     reflect.Type
+	// Min and Max bound a number written in the field (tags min:"" and
+	// max:""); nil when unbounded. A field left out is not checked.
+	Min, Max *float64
 }
 
 // Fields lists the YAML fields of struct type t, following ",inline" embeds.
@@ -265,6 +271,8 @@ func Fields(t reflect.Type) []FieldInfo {
 				Required: f.Tag.Get("required") == "true",
 				Index:    idx,
 				Type:     f.Type,
+				Min:      tagFloat(f.Tag.Get("min")),
+				Max:      tagFloat(f.Tag.Get("max")),
 			})
 		}
 	}
@@ -297,7 +305,9 @@ func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		if d.Lines != nil {
 			d.Lines[joinPath(path, k.Value)] = k.Line
 		}
-		d.decode(val, fieldByIndexAlloc(v, f.Index), joinPath(path, k.Value))
+		fv := fieldByIndexAlloc(v, f.Index)
+		d.decode(val, fv, joinPath(path, k.Value))
+		d.checkField(k, val, fv, f, joinPath(path, k.Value))
 	}
 	for _, f := range fields {
 		if f.Required && !seen[f.Name] && !d.Overlay {
@@ -415,5 +425,6 @@ func ParseYAML(file string, data []byte, ds *Diags) *yaml.Node {
 		ds.Addf(file, 0, "", "write the config in it", "the file is empty")
 		return nil
 	}
+	checkOneDocument(file, data, ds)
 	return doc.Content[0]
 }

@@ -125,7 +125,9 @@ func LooksLikeKey(v string) bool {
 	if hex && len(v) >= 32 && digit && lower {
 		return true
 	}
-	return lower && upper && digit
+	// Model ids mix case and digits too, but always with separators
+	// (Llama-3.1-70B-Instruct); a bare random token of this length is a key.
+	return len(v) >= 30 && lower && upper && digit && !strings.ContainsAny(v, "-_")
 }
 
 // IsEnvName reports whether v can name an environment variable.

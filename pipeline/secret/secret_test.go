@@ -65,13 +65,13 @@ func TestURL(t *testing.T) {
 
 func TestLooksLikeKey(t *testing.T) {
 	for _, k := range []string{openaiKey, anthropicKey, googleKey, "sk-abcdefghijklmnopqrstuvwxyz012345",
-		"3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2", "Xk8sPq2LmN7vR4tY6wZ0aB3cD5eF"} {
+		"3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2", "Xk8sPq2LmN7vR4tY6wZ0aB3cD5eFgH1jK"} {
 		if !LooksLikeKey(k) {
 			t.Errorf("%q should look like a key", k)
 		}
 	}
 	for _, v := range []string{"OPENAI_API_KEY", "TOGETHER_API_KEY", "MY_SERVICE_API_KEY_2024", "DEEPSEEK_API_KEY",
-		"gpt-4.1", "claude-sonnet-4-20250514", "https://api.openai.com/v1", "Is this wrong?", ""} {
+		"gpt-4.1", "claude-sonnet-4-20250514", "meta-llama-3-1-70B-Instruct-Turbo", "Meta-Llama-3.1-405B-Instruct-Turbo", "DeepSeekV3Chat0324", "https://api.openai.com/v1", "Is this wrong?", ""} {
 		if LooksLikeKey(v) {
 			t.Errorf("%q should not look like a key", v)
 		}

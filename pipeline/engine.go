@@ -166,8 +166,13 @@ func (s *Summary) String() string {
 		for _, c := range s.ErrorClasses {
 			w = max(w, len(c.Class))
 		}
+		offline := false
 		for _, c := range s.ErrorClasses {
 			fmt.Fprintf(&b, "\n    %-*s %6d  e.g. %s", w, c.Class, c.Cases, c.Example)
+			offline = offline || c.Class == ClassOfflineMiss
+		}
+		if offline {
+			b.WriteString("\n  offline misses are requests the journal does not hold: apply without --offline makes those calls")
 		}
 		if s.Kept > 0 {
 			fmt.Fprintf(&b, "\n  %d of them kept their row from an earlier apply of the same config (column kept_from)", s.Kept)

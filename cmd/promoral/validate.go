@@ -24,7 +24,7 @@ func newValidate() *cobra.Command {
 					path, len(st.Models), len(st.Strategies), len(st.Tasks), len(st.Cells), st.NumCases())
 			}
 			if failed > 0 {
-				return &exitError{1, fmt.Errorf("%d of %d config(s) have problems", failed, len(args))}
+				return &exitError{exitFailed, fmt.Errorf("%d of %d config(s) have problems", failed, len(args))}
 			}
 			return nil
 		},

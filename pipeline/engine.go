@@ -526,6 +526,27 @@ func (e *Engine) summarize(results []Result) *Summary {
 	js := e.journal.Stats()
 	sum.LostInFlight, sum.Resent = js.Lost, int(e.resent.Load())
 	classes := map[string]*ClassCount{}
+	// The example of a class is its first case.
+	ids := map[int]string{}
+	firstOf := map[string]bool{}
+	for i := range results {
+		r := &results[i]
+		class := r.ErrClass
+		if r.Err == "" {
+			class = r.keptClass
+		}
+		if r.Done && class != "" && !firstOf[class] {
+			firstOf[class], ids[i] = true, ""
+		}
+	}
+	if len(ids) > 0 {
+		s.EachCase(func(c *Case) bool {
+			if _, ok := ids[c.Ordinal]; ok {
+				ids[c.Ordinal] = c.ID()
+			}
+			return true
+		})
+	}
 	for i := range results {
 		r := &results[i]
 		if !r.Done {
@@ -550,7 +571,7 @@ func (e *Engine) summarize(results []Result) *Summary {
 		if class != "" {
 			cc := classes[class]
 			if cc == nil {
-				cc = &ClassCount{Class: class, Example: exampleOf(r)}
+				cc = &ClassCount{Class: class, Example: ids[i] + ": " + exampleOf(r)}
 				classes[class] = cc
 			}
 			cc.Cases++

@@ -457,6 +457,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	wg.Wait()
 	close(e.rows)
 	werr := <-writerDone
+	if n := e.journal.Stats().Unusable; n > 0 {
+		fmt.Fprintf(e.opts.Log, "promoral: warning: %s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses\n", e.journal.path, n)
+	}
 
 	sum := e.summarize(results)
 	if f := e.fatal.Load(); f != nil {
@@ -620,7 +623,10 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		if p := recover(); p != nil {
 			// The stack goes to the log, not into results.parquet.
 			fmt.Fprintf(e.opts.Log, "promoral: internal error in case %s: %v\n%s", c.ID(), p, debug.Stack())
-			err := &panicError{fmt.Sprintf("internal error in case %s: %v (a bug in promoral; the log has the details)", c.ID(), p)}
+			// The panic value may carry a stack of its own (singleflight
+			// adds one): only its first line goes into the result.
+			what, _, _ := strings.Cut(fmt.Sprint(p), "\n")
+			err := &panicError{fmt.Sprintf("internal error in case %s: %s (a bug in promoral; the log has the details)", c.ID(), strings.TrimSpace(what))}
 			r = Result{Done: true, Err: err.Error(), ErrClass: ClassInternal, Acct: x.acct}
 		}
 	}()

@@ -168,30 +168,30 @@ type pendingIntent struct {
 }
 
 func (j *Journal) load() (map[string]pendingIntent, error) {
-	r := bufio.NewReaderSize(j.f, 1<<20)
+	r := bufio.NewReaderSize(j.f, readBuf)
 	pending := map[string]pendingIntent{}
 	var off int64
 	for {
-		line, n, tooLong, err := readLine(r, MaxJournalLine)
+		ln, err := readRecordLine(r)
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("reading the journal: %w", err)
 		}
-		if n == 0 {
+		if ln.n == 0 {
 			break
 		}
 		if err == io.EOF {
 			// No newline: a write torn by a killed process (or a crash's
 			// trailing zeros). It is the only thing ever cut off.
-			j.stats.Trimmed = n
+			j.stats.Trimmed = ln.n
 			break
 		}
-		if tooLong {
+		if ln.n > MaxJournalLine {
 			j.stats.Oversized++
 			j.noteDamaged(off)
 		} else {
-			j.indexLine(line, off, pending)
+			j.indexLine(ln, off, pending)
 		}
-		off += n
+		off += ln.n
 	}
 	j.size = off
 	if j.ro {
@@ -206,27 +206,62 @@ func (j *Journal) load() (map[string]pendingIntent, error) {
 	return pending, err
 }
 
-// readLine reads up to and including the next newline. A line longer than
-// max is consumed but not kept (tooLong), so a giant line costs no memory.
-// The returned slice is only valid until the next read.
-func readLine(r *bufio.Reader, max int) (line []byte, n int64, tooLong bool, err error) {
-	var buf []byte
+// readBuf is the read buffer, and the longest line read whole on open.
+const readBuf = 1 << 20
+
+// recordLine is one journal line as the index needs it: whole when it fits
+// the read buffer; otherwise only its head and the top-level markers found
+// in it, so a long line costs no memory however long it is.
+type recordLine struct {
+	whole []byte // nil for a long line
+	head  []byte
+	marks int
+	n     int64
+}
+
+const (
+	markSent = 1 << iota
+	markErr
+	markReply
+)
+
+var lineMarkers = []struct {
+	s []byte
+	m int
+}{{[]byte(`,"sent":true`), markSent}, {[]byte(`,"e":"`), markErr}, {[]byte(`,"r":{`), markReply}}
+
+func scanMarks(b []byte) (m int) {
+	for _, mk := range lineMarkers {
+		if bytes.Contains(b, mk.s) {
+			m |= mk.m
+		}
+	}
+	return m
+}
+
+// readRecordLine reads up to and including the next newline; err is io.EOF
+// when the line has none. A whole line is only valid until the next read.
+func readRecordLine(r *bufio.Reader) (recordLine, error) {
+	chunk, err := r.ReadSlice('\n')
+	ln := recordLine{n: int64(len(chunk))}
+	if err != bufio.ErrBufferFull {
+		ln.whole, ln.head = chunk, chunk
+		return ln, err
+	}
+	ln.head = append([]byte(nil), chunk[:min(len(chunk), 256)]...)
+	var tail [16]byte
+	nt := 0
 	for {
-		chunk, e := r.ReadSlice('\n')
-		n += int64(len(chunk))
-		if !tooLong {
-			switch {
-			case len(buf)+len(chunk) > max:
-				tooLong, buf = true, nil
-			case e == bufio.ErrBufferFull || buf != nil:
-				buf = append(buf, chunk...)
-			default:
-				buf = chunk
-			}
+		ln.marks |= scanMarks(chunk)
+		// A marker may straddle two chunks.
+		edge := append(append([]byte(nil), tail[:nt]...), chunk[:min(len(chunk), 16)]...)
+		ln.marks |= scanMarks(edge)
+		nt = copy(tail[:], chunk[max(0, len(chunk)-16):])
+		if err != bufio.ErrBufferFull {
+			return ln, err
 		}
-		if e != bufio.ErrBufferFull {
-			return buf, n, tooLong, e
-		}
+		chunk, err = r.ReadSlice('\n')
+		ln.n += int64(len(chunk))
 	}
 }
 
@@ -237,13 +272,25 @@ func (j *Journal) noteDamaged(off int64) {
 }
 
 // indexLine classifies one complete line and indexes it.
-func (j *Journal) indexLine(line []byte, off int64, pending map[string]pendingIntent) {
-	if len(bytes.TrimSpace(line)) == 0 {
-		return // a blank line is no record, and harms nothing
-	}
-	kind, key, id, ok := quickProbe(line)
-	if !ok {
-		kind, key, id, ok = slowProbe(line)
+func (j *Journal) indexLine(ln recordLine, off int64, pending map[string]pendingIntent) {
+	var kind int
+	var key []byte
+	var id string
+	ok := false
+	if ln.whole != nil {
+		if len(bytes.TrimSpace(ln.whole)) == 0 {
+			return // a blank line is no record, and harms nothing
+		}
+		if key, id, ok = lineHead(ln.whole); ok && json.Valid(ln.whole) {
+			kind = lineKind(scanMarks(ln.whole))
+		} else {
+			kind, key, id, ok = slowProbe(ln.whole)
+		}
+	} else {
+		// Too long to hold: judged by its head and markers; a damaged one
+		// shows when Lookup decodes it, and is a miss then.
+		key, id, ok = lineHead(ln.head)
+		kind = lineKind(ln.marks)
 	}
 	var k [32]byte
 	if ok {
@@ -258,7 +305,7 @@ func (j *Journal) indexLine(line []byte, off int64, pending map[string]pendingIn
 	}
 	if id != "" {
 		if kind == lineIntent {
-			pending[id] = pendingIntent{key: k, off: off, n: len(line)}
+			pending[id] = pendingIntent{key: k, off: off, n: int(ln.n)}
 		} else {
 			delete(pending, id)
 		}
@@ -267,7 +314,7 @@ func (j *Journal) indexLine(line []byte, off int64, pending map[string]pendingIn
 	case lineReply:
 		// The latest reply wins: a reply written after an unusable one
 		// for the same request is the one that replaced it.
-		j.index[k] = span{off, int32(len(line))}
+		j.index[k] = span{off, int32(ln.n)}
 		j.stats.Replies++
 	case lineFailed:
 		j.stats.Failed++
@@ -277,42 +324,41 @@ func (j *Journal) indexLine(line []byte, off int64, pending map[string]pendingIn
 	}
 }
 
-// quickProbe reads a line's key, attempt id and kind without a full JSON
-// decode: Append writes the key first and the id second, and a top-level
-// marker such as `,"e":"` cannot occur inside a JSON string (its quotes
-// would be escaped) nor inside a response, which has no such fields. It
-// reports ok=false for anything unusual, which falls back to slowProbe.
-func quickProbe(line []byte) (kind int, key []byte, id string, ok bool) {
+// lineHead reads a line's key and attempt id without decoding it: Append
+// writes the key first and the id second.
+func lineHead(line []byte) (key []byte, id string, ok bool) {
 	const head = `{"k":"`
 	if len(line) < len(head)+65 || string(line[:len(head)]) != head || line[len(head)+64] != '"' {
-		return 0, nil, "", false
+		return nil, "", false
 	}
 	key = line[len(head) : len(head)+64]
 	rest := line[len(head)+65:]
 	if bytes.HasPrefix(rest, []byte(`,"i":"`)) {
 		end := bytes.IndexByte(rest[6:], '"')
 		if end < 0 {
-			return 0, nil, "", false
+			return nil, "", false
 		}
 		id = string(rest[6 : 6+end])
 	}
-	if !json.Valid(line) {
-		return 0, nil, "", false
-	}
-	switch {
-	case bytes.Contains(line, []byte(`,"sent":true`)):
-		kind = lineIntent
-	case bytes.Contains(line, []byte(`,"e":"`)):
-		kind = lineFailed
-	case bytes.Contains(line, []byte(`,"r":{`)):
-		kind = lineReply
-	default:
-		kind = lineNoReply
-	}
-	return kind, key, id, true
+	return key, id, true
 }
 
-// slowProbe decodes a line that quickProbe could not read (written by hand,
+// lineKind reads a record's kind from its top-level markers, which cannot
+// occur inside a JSON string (its quotes would be escaped) nor inside a
+// response, which has no such fields.
+func lineKind(marks int) int {
+	switch {
+	case marks&markSent != 0:
+		return lineIntent
+	case marks&markErr != 0:
+		return lineFailed
+	case marks&markReply != 0:
+		return lineReply
+	}
+	return lineNoReply
+}
+
+// slowProbe decodes a line that lineHead could not read (written by hand,
 // or by another tool, or damaged).
 func slowProbe(line []byte) (kind int, key []byte, id string, ok bool) {
 	var p struct {
@@ -539,19 +585,20 @@ func (j *Journal) Close() error {
 	return err
 }
 
-// Each calls fn for every usable reply, in file order.
+// Each calls fn for every usable reply, in file order. Lines longer than
+// the read buffer are passed over: Each feeds estimates, and must not cost
+// the memory of a giant reply.
 func (j *Journal) Each(fn func(*Record)) error {
 	if j.f == nil {
 		return nil
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, j.size), 1<<20)
+	r := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, j.size), readBuf)
 	for {
-		line, n, tooLong, err := readLine(r, MaxJournalLine)
-		if n > 0 && !tooLong && err == nil {
-			kind, _, _, ok := quickProbe(line)
-			if !ok || kind == lineReply {
+		ln, err := readRecordLine(r)
+		if ln.whole != nil && err == nil {
+			if _, _, ok := lineHead(ln.whole); !ok || lineKind(scanMarks(ln.whole)) == lineReply {
 				var rec Record
-				if json.Unmarshal(line, &rec) == nil && rec.Err == "" && !rec.Sent && rec.Resp != nil && rec.Resp.Problem() == "" {
+				if json.Unmarshal(ln.whole, &rec) == nil && rec.Err == "" && !rec.Sent && rec.Resp != nil && rec.Resp.Problem() == "" {
 					fn(&rec)
 				}
 			}

@@ -263,7 +263,8 @@ func NewEngine(s *Study, o Options) *Engine {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	e := &Engine{study: s, opts: o, doers: map[*Model]Doer{}, stats: map[*Model]*ModelStats{}, versions: map[string]map[string]bool{}}
+	e := &Engine{study: s, opts: o, doers: map[*Model]Doer{}, stats: map[*Model]*ModelStats{}, versions: map[string]map[string]bool{},
+		flight: context.Background()}
 	for _, m := range s.Models {
 		st := &ModelStats{Name: m.Name}
 		e.stats[m] = st

@@ -396,6 +396,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		cutFlight()
 	}()
 
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	e.cancel = cancel
 	defer cancel()
@@ -462,6 +463,15 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		fmt.Fprintf(e.opts.Log, "promoral: warning: %s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses\n", e.journal.path, n)
 	}
 
+	if parent.Err() == nil && e.fatal.Load() == nil {
+		// Without an interruption every case ends Done; one that did not
+		// is counted as an error, never dropped.
+		for i := range results {
+			if !results[i].Done {
+				results[i] = Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: ClassInternal}
+			}
+		}
+	}
 	sum := e.summarize(results)
 	if f := e.fatal.Load(); f != nil {
 		calls.Abort()

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,6 +100,13 @@ func FuzzConfigDecoder(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	bomb := "a: &a [x, x, x, x, x, x, x, x, x]\n"
+	for i, prev := 0, "a"; i < 9; i++ {
+		name := string(rune('b' + i))
+		bomb += fmt.Sprintf("%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n", name, name, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+		prev = name
+	}
+	f.Add([]byte(bomb + "stages: *j\nmodels: *j\n"))
 	for _, s := range []string{"", "name: ~\n", "a: [\n", "---\n---\n", "x: &a [*a]\n", "settings: {max_steps: -1}\n", "<<: *x\n", "name: x\n---\nfoo: 1\n"} {
 		f.Add([]byte(s))
 	}

@@ -187,9 +187,14 @@ func FuzzJournal(f *testing.F) {
 		`{"k":"` + key("c") + `"}` + "\n", `{"k":"` + key("d") + `","r":{"choices":null}}` + "\n", "{\n", `{"k":5}` + "\n"} {
 		f.Add([]byte(seed))
 	}
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "journal.jsonl")
-		os.WriteFile(path, data, 0o644)
+		// One file, rewritten per input: a fresh folder per input would
+		// cost the fuzzer more than the journal does.
+		path := filepath.Join(dir, "journal.jsonl")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		j, err := pipeline.OpenJournal(path, false)
 		if err != nil {
 			t.Fatalf("open failed on damaged content: %v", err)

@@ -32,13 +32,30 @@ type Decoder struct {
 	// Lines, when set, receives the line of every field path decoded, so
 	// later semantic checks can point at the exact line.
 	Lines map[string]int
+	// nodes counts the nodes decoded: aliases can make a small file
+	// expand without end (a "billion laughs"), which must stop.
+	nodes int
+	errs  int
 }
+
+// maxNodes bounds what one file may expand to through aliases; maxErrs
+// bounds the problems listed for one file.
+const (
+	maxNodes = 1_000_000
+	maxErrs  = 200
+)
 
 // NewDecoder returns a decoder that reports into ds.
 func NewDecoder(file string, ds *Diags) *Decoder { return &Decoder{File: file, Diags: ds} }
 
 // Errf records a diagnostic at node n.
 func (d *Decoder) Errf(n *yaml.Node, path, hint, format string, args ...any) {
+	if d.errs++; d.errs > maxErrs {
+		if d.errs == maxErrs+1 {
+			d.Diags.Addf(d.File, 0, "", "fix these first", "more than %d problems in this file; the rest are not listed", maxErrs)
+		}
+		return
+	}
 	line := 0
 	if n != nil {
 		line = n.Line
@@ -89,6 +106,12 @@ func kindName(n *yaml.Node) string {
 func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	n = resolveAlias(n)
 	if n == nil {
+		return
+	}
+	if d.nodes++; d.nodes > maxNodes {
+		if d.nodes == maxNodes+1 {
+			d.Errf(n, path, "use fewer, shallower aliases (&name / *name)", "the file expands to more than %d values through its aliases", maxNodes)
+		}
 		return
 	}
 	if d.Lines != nil {

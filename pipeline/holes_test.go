@@ -52,6 +52,8 @@ func TestValidationHoles(t *testing.T) {
 			[]string{"run.yaml:3", "models[0].base_url", "needs a base_url"}},
 		{"key pasted into key_env", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, key_env: "+key+"}", 1)},
 			[]string{"run.yaml:3", "models[0].key_env", "looks like an API key"}},
+		{"hex key pasted into key_env", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, key_env: 3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2}", 1)},
+			[]string{"run.yaml:3", "models[0].key_env", "must be the name of an environment variable"}},
 		{"key_env that is no variable name", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, key_env: 'my key'}", 1)},
 			[]string{"run.yaml:3", "models[0].key_env", "must be the name of an environment variable"}},
 		{"reply bound over the limit", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, limits: {max_reply_bytes: 99999999999}}", 1)},
@@ -71,7 +73,7 @@ func TestValidationHoles(t *testing.T) {
 					t.Errorf("the problem list lacks %q:\n%s", w, msg)
 				}
 			}
-			if strings.Contains(msg, key) || strings.Contains(msg, "my key") {
+			if strings.Contains(msg, key) || strings.Contains(msg, "my key") || strings.Contains(msg, "3f9a0c1d2e4b") {
 				t.Errorf("a key-like value is echoed:\n%s", msg)
 			}
 		})

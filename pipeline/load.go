@@ -356,7 +356,7 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		return nil
 	}
 	m.Identity = spec.Provider + "|" + strings.TrimRight(spec.BaseURL, "/")
-	if spec.KeyEnv != "" && !secret.IsEnvName(spec.KeyEnv) {
+	if spec.KeyEnv != "" && (!secret.IsEnvName(spec.KeyEnv) || secret.LooksLikeHexKey(spec.KeyEnv)) {
 		// Not repeated: whatever was pasted here may be a key.
 		l.ds.Addf(spec.File, l.line(spec.File, fpath("key_env"), spec.Line), path+".key_env",
 			"name the environment variable that holds the key (e.g. TOGETHER_API_KEY) and put the key itself in .env or the environment",

@@ -88,8 +88,8 @@ func HasCredentials(u string) bool {
 
 // LooksLikeKey reports whether a value looks like an API key rather than
 // anything a config field should hold: a known key prefix, or a long
-// random-looking token (mixed-case letters with digits, or a long hex
-// string). Environment variable names (OPENAI_API_KEY) do not match.
+// random-looking token (mixed-case letters with digits, no separators).
+// Environment variable names (OPENAI_API_KEY) and model ids do not match.
 func LooksLikeKey(v string) bool {
 	v = strings.TrimSpace(v)
 	if prefixed.MatchString(v) && len(prefixed.FindString(v)) >= len(v)-2 {
@@ -99,35 +99,46 @@ func LooksLikeKey(v string) bool {
 		return false
 	}
 	var lower, upper, digit, other bool
-	hex := true
 	for _, r := range v {
 		switch {
 		case r >= 'a' && r <= 'z':
 			lower = true
-			if r > 'f' {
-				hex = false
-			}
 		case r >= 'A' && r <= 'Z':
 			upper = true
-			hex = false
 		case r >= '0' && r <= '9':
 			digit = true
 		case r == '_' || r == '-':
-			hex = false
 		default:
 			other = true
-			hex = false
 		}
 	}
 	if other {
 		return false
 	}
-	if hex && len(v) >= 32 && digit && lower {
-		return true
-	}
 	// Model ids mix case and digits too, but always with separators
 	// (Llama-3.1-70B-Instruct); a bare random token of this length is a key.
 	return len(v) >= 30 && lower && upper && digit && !strings.ContainsAny(v, "-_")
+}
+
+// LooksLikeHexKey reports a long lowercase hex string: some providers'
+// keys (Together's), but also hashes and commit ids, so it is only a key
+// where a key is likely (key_env), not in any field.
+func LooksLikeHexKey(v string) bool {
+	v = strings.TrimSpace(v)
+	if len(v) < 32 {
+		return false
+	}
+	digit := false
+	for _, r := range v {
+		switch {
+		case r >= '0' && r <= '9':
+			digit = true
+		case r >= 'a' && r <= 'f':
+		default:
+			return false
+		}
+	}
+	return digit
 }
 
 // IsEnvName reports whether v can name an environment variable.

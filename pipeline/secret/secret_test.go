@@ -65,7 +65,7 @@ func TestURL(t *testing.T) {
 
 func TestLooksLikeKey(t *testing.T) {
 	for _, k := range []string{openaiKey, anthropicKey, googleKey, "sk-abcdefghijklmnopqrstuvwxyz012345",
-		"3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2", "Xk8sPq2LmN7vR4tY6wZ0aB3cD5eFgH1jK"} {
+		"Xk8sPq2LmN7vR4tY6wZ0aB3cD5eFgH1jK"} {
 		if !LooksLikeKey(k) {
 			t.Errorf("%q should look like a key", k)
 		}
@@ -75,6 +75,16 @@ func TestLooksLikeKey(t *testing.T) {
 		if LooksLikeKey(v) {
 			t.Errorf("%q should not look like a key", v)
 		}
+	}
+}
+
+func TestLooksLikeHexKey(t *testing.T) {
+	if !LooksLikeHexKey("3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2") || LooksLikeHexKey("TOGETHER_API_KEY") || LooksLikeHexKey("deadbeef") {
+		t.Fatal("LooksLikeHexKey")
+	}
+	// A commit id in an ordinary field is not refused as a key.
+	if LooksLikeKey("3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f9a0") {
+		t.Fatal("a commit id looks like a key")
 	}
 }
 

@@ -38,8 +38,8 @@ func TestDamagedJournalRecordsAreSkipped(t *testing.T) {
 		}
 		switch i {
 		case 3:
-			b.WriteString("\n")                                  // a blank line
-			b.WriteString(`{"k": "0123", "hand edit` + "\n")      // broken JSON
+			b.WriteString("\n")                                 // a blank line
+			b.WriteString(`{"k": "0123", "hand edit` + "\n")    // broken JSON
 			b.WriteString("\x00\x00\x00\x00\x00\x00\x00\x00\n") // zeros
 		case 5:
 			// A record with valid JSON and no response, in place of a reply.

@@ -27,6 +27,17 @@ type Build struct {
 	Names      map[string]bool // every stage name of the strategy
 	PromptsDir string
 	Lines      map[string]int // field path -> line in File
+	// exprs collects every expression compiled through Expr, for the
+	// strategy's type check once all its stages are known.
+	exprs *[]exprUse
+}
+
+// exprUse is one expression of a stage, where it was written.
+type exprUse struct {
+	file, path string
+	line       int
+	src        string
+	asBool     bool
 }
 
 // Path is the dotted field path of a field of the current stage.
@@ -137,6 +148,9 @@ func (b *Build) Expr(field, src string, asBool bool) *vm.Program {
 	if err != nil {
 		b.Errf(field, "see https://expr-lang.org/docs/language-definition", "%v", err)
 		return nil
+	}
+	if b.exprs != nil {
+		*b.exprs = append(*b.exprs, exprUse{file: b.File, path: b.Path(field), line: b.Line(field), src: src, asBool: asBool})
 	}
 	return p
 }

@@ -106,7 +106,7 @@ type transportDoer struct{ t *transport.Transport }
 
 func (d transportDoer) Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
 	return d.t.Do(ctx, req, func(a transport.Attempt) {
-		onAttempt(Attempt{N: a.N, Start: a.Start, Latency: a.Latency, Err: a.Err, Resp: a.Resp})
+		onAttempt(Attempt{N: a.N, Start: a.Start, Latency: a.Latency, Err: a.Err, Resp: a.Resp, Sending: a.Sending})
 	})
 }
 

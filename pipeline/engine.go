@@ -12,43 +12,61 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/expr-lang/expr"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/secret"
 )
 
 // Version is promoral's version, recorded in every manifest.
 var Version = "0.1.0"
 
-// Attempt is one try at a model call, as the transport reports it.
+// Attempt is one try at a model call, as the transport reports it: once
+// as it is about to be sent (Sending) and once with its outcome.
 type Attempt struct {
 	N       int
 	Start   time.Time
 	Latency time.Duration
 	Err     error
 	Resp    *llm.Response
+	// Sending is the report made before the attempt goes out; the engine
+	// journals an intent then, so after a kill -9 the next apply knows
+	// which calls were in flight. A Doer that cannot tell (a batch job
+	// already submitted) may skip it.
+	Sending bool
 }
 
 // Doer sends requests to one model: retries, rate limits and concurrency
-// live behind it. The engine calls it only on a journal miss.
+// live behind it. The engine calls it only on a journal miss. ctx governs
+// waiting and retrying; an attempt already sent runs under
+// llm.CallContext(ctx), which outlives an interruption by a grace period so
+// paid calls are journaled.
 type Doer interface {
 	Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error)
 }
 
 // Direct is a Doer that makes exactly one attempt; tests and the scripted
-// provider use it.
+// provider use it. It announces no intent (Sending): its calls are made in
+// the process and cost nothing to repeat, so an intent record would double
+// the journal's writes for nothing. Paid calls go through the transport,
+// which announces every attempt.
 type Direct struct{ P llm.Provider }
 
 // Do implements Doer.
 func (d Direct) Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
-	resp, err := d.P.Complete(ctx, req)
+	resp, err := d.P.Complete(llm.CallContext(ctx), req)
 	onAttempt(Attempt{N: 1, Start: start, Latency: time.Since(start), Err: err, Resp: resp})
 	return resp, err
 }
@@ -61,37 +79,109 @@ type Options struct {
 	// Doer builds the transport for a model; nil means Direct over the
 	// model's provider.
 	Doer func(m *Model) (Doer, error)
-	Log  io.Writer
+	// Log receives warnings (a damaged journal line, calls lost to a kill)
+	// and the details of internal errors.
+	Log io.Writer
+	// Grace bounds how long an interrupted run waits for the calls already
+	// sent to finish and be journaled (default DefaultGrace).
+	Grace time.Duration
+	// Abort, once done, cuts the calls still in flight at once (a second
+	// Ctrl-C). nil: only the grace period does.
+	Abort context.Context
 }
+
+// DefaultGrace is how long an interrupted run waits for calls in flight.
+const DefaultGrace = 60 * time.Second
 
 // Summary is what an apply did; it is also the manifest's counts.
 type Summary struct {
-	Run              string  `json:"run"`
-	OutDir           string  `json:"out_dir"`
-	Cases            int     `json:"cases"`
-	CallsNew         int     `json:"calls_new"`
-	CallsCached      int     `json:"calls_cached"`
-	Attempts         int     `json:"attempts"`
-	Errors           int     `json:"errors"`
-	Unparsed         int     `json:"unparsed"`
-	Truncated        int     `json:"truncated"`
-	PromptTokens     int     `json:"prompt_tokens"`
-	CompletionTokens int     `json:"completion_tokens"`
-	ThinkingTokens   int     `json:"thinking_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
-	Interrupted      bool    `json:"interrupted,omitempty"`
+	Run    string `json:"run"`
+	OutDir string `json:"out_dir"`
+	// Cases counts the cases that finished: all of them, unless the run
+	// was interrupted (CasesPlanned is the whole matrix).
+	Cases        int `json:"cases"`
+	CasesPlanned int `json:"cases_planned"`
+	CallsNew     int `json:"calls_new"`
+	CallsCached  int `json:"calls_cached"`
+	Attempts     int `json:"attempts"`
+	// Errors counts errored cases whose row is an error row; Kept those
+	// that errored in this apply but kept an earlier apply's good row (same
+	// config, same item: see kept_from in results.parquet).
+	Errors           int          `json:"errors"`
+	Kept             int          `json:"kept"`
+	ErrorClasses     []ClassCount `json:"error_classes,omitempty"`
+	Unparsed         int          `json:"unparsed"`
+	Truncated        int          `json:"truncated"`
+	PromptTokens     int          `json:"prompt_tokens"`
+	CompletionTokens int          `json:"completion_tokens"`
+	ThinkingTokens   int          `json:"thinking_tokens"`
+	CostUSD          float64      `json:"cost_usd"`
+	Interrupted      bool         `json:"interrupted,omitempty"`
+	// Drained counts calls in flight at an interruption that finished and
+	// were journaled; Cut those an abort (or the grace period) cut off,
+	// paid for perhaps but without a reply.
+	Drained int `json:"drained,omitempty"`
+	Cut     int `json:"cut,omitempty"`
+	// LostInFlight counts calls the journal shows in flight when an
+	// earlier apply was killed; Resent how many of them this apply sent
+	// again.
+	LostInFlight int `json:"lost_in_flight,omitempty"`
+	Resent       int `json:"resent,omitempty"`
+	// LastComplete is the folder of the last outputs without errors, kept
+	// when this apply's have errored cases.
+	LastComplete string `json:"-"`
 	// Report holds what the metrics asked to print after the summary.
 	Report []string `json:"-"`
 }
 
+// ClassCount is one error class of a run: how many cases, and one of them.
+type ClassCount struct {
+	Class   string `json:"class"`
+	Cases   int    `json:"cases"`
+	Example string `json:"example"`
+}
+
 func (s *Summary) String() string {
-	msg := fmt.Sprintf("%s: %d cases, %d calls (%d new, %d cached), %d errors, %d unparsed, %d truncated, %d prompt + %d completion tokens, $%.4f -> %s",
-		s.Run, s.Cases, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed, s.Truncated,
-		s.PromptTokens, s.CompletionTokens, s.CostUSD, s.OutDir)
+	var b strings.Builder
 	if s.Interrupted {
-		msg += " (interrupted: run apply again to resume)"
+		fmt.Fprintf(&b, "%s: interrupted after %d of %d cases; %d calls (%d new, %d cached), %d errors, %d unparsed, %d prompt + %d completion tokens, $%.4f",
+			s.Run, s.Cases, s.CasesPlanned, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed,
+			s.PromptTokens, s.CompletionTokens, s.CostUSD)
+		fmt.Fprintf(&b, "\n  %d call(s) in flight at the interruption finished and were journaled", s.Drained)
+		if s.Cut > 0 {
+			fmt.Fprintf(&b, "; %d were cut off without a reply (apply sends them again)", s.Cut)
+		}
+		fmt.Fprintf(&b, "\n  nothing was written to %s (the earlier outputs stand); apply again to resume from the journal", s.OutDir)
+	} else {
+		fmt.Fprintf(&b, "%s: %d cases, %d calls (%d new, %d cached), %d errors, %d unparsed, %d truncated, %d prompt + %d completion tokens, $%.4f -> %s",
+			s.Run, s.Cases, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed, s.Truncated,
+			s.PromptTokens, s.CompletionTokens, s.CostUSD, s.OutDir)
 	}
-	return msg
+	if s.LostInFlight > 0 {
+		fmt.Fprintf(&b, "\n  %d call(s) were in flight when an earlier apply was killed; %d of them were sent again", s.LostInFlight, s.Resent)
+	}
+	if n := s.Errors + s.Kept; n > 0 {
+		fmt.Fprintf(&b, "\n  %d case(s) errored; apply again retries them:", n)
+		w := 0
+		for _, c := range s.ErrorClasses {
+			w = max(w, len(c.Class))
+		}
+		offline := false
+		for _, c := range s.ErrorClasses {
+			fmt.Fprintf(&b, "\n    %-*s %6d  e.g. %s", w, c.Class, c.Cases, c.Example)
+			offline = offline || c.Class == ClassOfflineMiss
+		}
+		if offline {
+			b.WriteString("\n  offline misses are requests the journal does not hold: apply without --offline makes those calls")
+		}
+		if s.Kept > 0 {
+			fmt.Fprintf(&b, "\n  %d of them kept their row from an earlier apply of the same config (column kept_from)", s.Kept)
+		}
+		if s.LastComplete != "" {
+			fmt.Fprintf(&b, "\n  the last outputs without errors are kept in %s", s.LastComplete)
+		}
+	}
+	return b.String()
 }
 
 // Result is one case's outcome.
@@ -107,8 +197,18 @@ type Result struct {
 	Parsed     bool
 	Correct    *bool
 	Err        string
-	Acct       Account
-	Steps      int
+	// ErrClass is Err's class (ErrorClass): offline_miss, transient,
+	// rejected, empty_reply, auth, template, … ; "" when Err is.
+	ErrClass string
+	// KeptFrom names the earlier apply (its output generation) whose row
+	// this is: the case errored in this apply, and that row came from the
+	// same config and item. "" for a row computed in this apply.
+	KeptFrom string
+	Acct     Account
+	Steps    int
+	// keptErr and keptClass are this apply's error of a case that kept its
+	// earlier row, for the summary.
+	keptErr, keptClass string
 }
 
 // ModelStats are live counters for one model, read by the progress display.
@@ -137,11 +237,20 @@ type Engine struct {
 	rows    chan CallRow
 	fatal   atomic.Pointer[error]
 	cancel  context.CancelFunc
+	// flight is the context sent calls run under: it outlives an
+	// interruption by the grace period, or until Options.Abort.
+	flight context.Context
 
 	mu       sync.Mutex
 	versions map[string]map[string]bool
 	newCalls atomic.Int64
 	attempts atomic.Int64
+	inFlight atomic.Int64
+	// after an interruption: calls that finished and were journaled, and
+	// calls cut off
+	drained, cut atomic.Int64
+	resent       atomic.Int64
+	interrupted  atomic.Bool
 }
 
 // NewEngine prepares an engine; Run does the work.
@@ -152,7 +261,11 @@ func NewEngine(s *Study, o Options) *Engine {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	e := &Engine{study: s, opts: o, doers: map[*Model]Doer{}, stats: map[*Model]*ModelStats{}, versions: map[string]map[string]bool{}}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	e := &Engine{study: s, opts: o, doers: map[*Model]Doer{}, stats: map[*Model]*ModelStats{}, versions: map[string]map[string]bool{},
+		flight: context.Background()}
 	for _, m := range s.Models {
 		st := &ModelStats{Name: m.Name}
 		e.stats[m] = st
@@ -172,10 +285,13 @@ func NewEngine(s *Study, o Options) *Engine {
 // Stats returns live per-model counters (models with cases only).
 func (e *Engine) Stats() []*ModelStats { return e.order }
 
+// InFlight is the number of model calls sent and not yet answered.
+func (e *Engine) InFlight() int { return int(e.inFlight.Load()) }
+
 // PrepareOutDir creates the output folder and proves it is writable before
 // any model call, so a bad path costs nothing.
 func PrepareOutDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("output folder %s: %w (pass --out with a writable folder)", dir, err)
 	}
 	f, err := os.CreateTemp(dir, ".write-test-*")
@@ -186,9 +302,11 @@ func PrepareOutDir(dir string) error {
 	return os.Remove(f.Name())
 }
 
-// Run executes every case, writes calls.parquet, results.parquet and
-// manifest.json, and returns the summary. When ctx is cancelled it stops
-// taking cases, keeps the journal, and leaves earlier outputs untouched.
+// Run executes every case, writes the output set (results, calls, metrics,
+// manifest and the metric tables, switched in together) and returns the
+// summary. When ctx is cancelled it stops starting cases and calls, lets the
+// calls already sent finish within the grace period and journals them, and
+// leaves the earlier outputs in force.
 func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	s := e.study
 	out := e.opts.OutDir
@@ -223,10 +341,21 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	}
 	defer j.Close()
 	e.journal = j
+	for _, w := range j.Warnings() {
+		fmt.Fprintln(e.opts.Log, "promoral: warning:", w)
+	}
+	// The journal's lock makes this apply the folder's only writer: what
+	// killed applies left behind can go.
+	tidyRunDir(out)
 
 	started := time.Now().UTC()
-	calls, err := CreateParquet(filepath.Join(out, "calls.parquet"), callColumns, compress.Codecs.Snappy)
+	gen, err := newGeneration(out, started)
 	if err != nil {
+		return nil, nil, err
+	}
+	calls, err := CreateParquet(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
+	if err != nil {
+		os.RemoveAll(gen.dir)
 		return nil, nil, err
 	}
 	e.rows = make(chan CallRow, 4096)
@@ -241,6 +370,35 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		writerDone <- werr
 	}()
 
+	flight, cutFlight := context.WithCancel(context.Background())
+	defer cutFlight()
+	e.flight = flight
+	runDone := make(chan struct{})
+	defer close(runDone)
+	abort := e.opts.Abort
+	if abort == nil {
+		abort = context.Background()
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			e.interrupted.Store(true)
+			t := time.NewTimer(e.opts.Grace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-abort.Done():
+			case <-runDone:
+				return
+			}
+		case <-abort.Done():
+		case <-runDone:
+			return
+		}
+		cutFlight()
+	}()
+
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	e.cancel = cancel
 	defer cancel()
@@ -288,7 +446,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 						continue
 					}
 					r := e.runCase(ctx, c)
-					if ctx.Err() != nil && !r.Done {
+					if !r.Done {
 						continue
 					}
 					results[c.Ordinal] = r
@@ -304,75 +462,195 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	wg.Wait()
 	close(e.rows)
 	werr := <-writerDone
+	if n := e.journal.Stats().Unusable; n > 0 {
+		fmt.Fprintf(e.opts.Log, "promoral: warning: %s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses\n", e.journal.path, n)
+	}
 
-	sum := &Summary{Run: s.Run.Name, OutDir: out, Cases: len(results)}
-	sum.CallsNew = int(e.newCalls.Load())
-	sum.Attempts = int(e.attempts.Load())
-	for i := range results {
-		r := &results[i]
-		sum.CallsCached += r.Acct.CachedCalls
-		sum.PromptTokens += r.Acct.PromptTokens
-		sum.CompletionTokens += r.Acct.CompletionTokens
-		sum.ThinkingTokens += r.Acct.ThinkingTokens
-		sum.CostUSD += r.Acct.CostUSD + r.JudgeAcct.CostUSD
-		sum.CallsCached += r.JudgeAcct.CachedCalls
-		switch {
-		case !r.Done: // not reached before an interruption
-		case r.Err != "":
-			sum.Errors++
-		case !r.Parsed:
-			sum.Unparsed++
-		}
-		if r.Acct.Truncated {
-			sum.Truncated++
+	if parent.Err() == nil && e.fatal.Load() == nil {
+		// Without an interruption every case ends Done; one that did not
+		// is counted as an error, never dropped.
+		for i := range results {
+			if !results[i].Done {
+				results[i] = Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: ClassInternal}
+			}
 		}
 	}
+	sum := e.summarize(results)
 	if f := e.fatal.Load(); f != nil {
 		calls.Abort()
+		os.RemoveAll(gen.dir)
 		return sum, nil, *f
 	}
-	if ctx.Err() != nil {
+	if sum.Cases < sum.CasesPlanned {
 		calls.Abort()
+		os.RemoveAll(gen.dir)
 		sum.Interrupted = true
+		sum.Drained, sum.Cut = int(e.drained.Load()), int(e.cut.Load())
 		return sum, nil, nil
 	}
 	if werr != nil {
 		calls.Abort()
+		os.RemoveAll(gen.dir)
 		return sum, nil, fmt.Errorf("writing calls.parquet: %w", werr)
 	}
-	if err := calls.Commit(); err != nil {
-		return sum, nil, err
-	}
-	if err := e.writeResults(filepath.Join(out, "results.parquet"), results); err != nil {
-		return sum, nil, err
-	}
-	texts, err := Score(NewResultSet(s, results, out))
+	sum, err = e.writeSet(gen, calls, results, sum, started)
 	if err != nil {
-		return sum, nil, fmt.Errorf("scoring: %w", err)
-	}
-	sum.Report = texts
-	if err := e.writeManifest(filepath.Join(out, "manifest.json"), sum, started); err != nil {
+		os.RemoveAll(gen.dir)
 		return sum, nil, err
 	}
 	return sum, results, nil
 }
 
+// writeSet writes the rest of the output set into gen and switches it in.
+// An errored case first gets the chance to keep its earlier good row.
+func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, results []Result, sum *Summary, started time.Time) (*Summary, error) {
+	s := e.study
+	if err := calls.Commit(); err != nil {
+		return sum, err
+	}
+	if sum.Errors > 0 {
+		if err := e.keepEarlierRows(results); err != nil {
+			fmt.Fprintf(e.opts.Log, "promoral: warning: could not read the earlier results to keep their rows: %v\n", err)
+		}
+		sum = e.summarize(results)
+	}
+	if err := e.writeResults(filepath.Join(gen.dir, "results.parquet"), results); err != nil {
+		return sum, err
+	}
+	rs := NewResultSet(s, results, gen.dir)
+	rs.Journal = e.journal.path
+	texts, err := Score(rs)
+	if err != nil {
+		return sum, fmt.Errorf("scoring: %w", err)
+	}
+	sum.Report = texts
+	if err := e.writeManifest(filepath.Join(gen.dir, "manifest.json"), sum, started); err != nil {
+		return sum, err
+	}
+	if err := gen.switchIn(); err != nil {
+		return sum, err
+	}
+	sum.LastComplete = tidyRunDir(gen.run)
+	return sum, nil
+}
+
+// summarize counts what the results hold.
+func (e *Engine) summarize(results []Result) *Summary {
+	s := e.study
+	sum := &Summary{Run: s.Run.Name, OutDir: e.opts.OutDir, CasesPlanned: len(results)}
+	sum.CallsNew = int(e.newCalls.Load())
+	sum.Attempts = int(e.attempts.Load())
+	js := e.journal.Stats()
+	sum.LostInFlight, sum.Resent = js.Lost, int(e.resent.Load())
+	classes := map[string]*ClassCount{}
+	// The example of a class is its first case.
+	ids := map[int]string{}
+	firstOf := map[string]bool{}
+	for i := range results {
+		r := &results[i]
+		class := r.ErrClass
+		if r.Err == "" {
+			class = r.keptClass
+		}
+		if r.Done && class != "" && !firstOf[class] {
+			firstOf[class], ids[i] = true, ""
+		}
+	}
+	if len(ids) > 0 {
+		s.EachCase(func(c *Case) bool {
+			if _, ok := ids[c.Ordinal]; ok {
+				ids[c.Ordinal] = c.ID()
+			}
+			return true
+		})
+	}
+	for i := range results {
+		r := &results[i]
+		if !r.Done {
+			continue // not reached before an interruption
+		}
+		sum.Cases++
+		sum.CallsCached += r.Acct.CachedCalls + r.JudgeAcct.CachedCalls
+		sum.PromptTokens += r.Acct.PromptTokens
+		sum.CompletionTokens += r.Acct.CompletionTokens
+		sum.ThinkingTokens += r.Acct.ThinkingTokens
+		sum.CostUSD += r.Acct.CostUSD + r.JudgeAcct.CostUSD
+		class := r.ErrClass
+		switch {
+		case r.Err != "":
+			sum.Errors++
+		case r.keptClass != "":
+			sum.Kept++
+			class = r.keptClass
+		case !r.Parsed:
+			sum.Unparsed++
+		}
+		if class != "" {
+			cc := classes[class]
+			if cc == nil {
+				cc = &ClassCount{Class: class, Example: ids[i] + ": " + exampleOf(r)}
+				classes[class] = cc
+			}
+			cc.Cases++
+		}
+		if r.Acct.Truncated {
+			sum.Truncated++
+		}
+	}
+	for _, cc := range classes {
+		sum.ErrorClasses = append(sum.ErrorClasses, *cc)
+	}
+	sort.Slice(sum.ErrorClasses, func(i, j int) bool {
+		a, b := sum.ErrorClasses[i], sum.ErrorClasses[j]
+		if a.Cases != b.Cases {
+			return a.Cases > b.Cases
+		}
+		return a.Class < b.Class
+	})
+	return sum
+}
+
+// exampleOf is one line of a case's error for the summary: clipped, and
+// scrubbed of anything that looks like a credential.
+func exampleOf(r *Result) string {
+	msg := r.Err
+	if msg == "" {
+		msg = r.keptErr
+	}
+	msg = strings.Join(strings.Fields(secret.Redact(msg)), " ")
+	if len(msg) > 240 {
+		cut := 240
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
 // runCase walks the strategy graph for one case, then the task's judge
-// graph (if any) over the strategy's outputs.
+// graph (if any) over the strategy's outputs. A case stopped by an
+// interruption comes back not Done.
 func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 	x := e.newExec(ctx, c, c.Model, c.Strategy)
 	defer func() {
 		if p := recover(); p != nil {
-			r = Result{Done: true, Err: fmt.Sprintf("internal error in case %s: %v\n%s", c.ID(), p, debug.Stack()), Acct: x.acct}
+			// The stack goes to the log, not into results.parquet.
+			fmt.Fprintf(e.opts.Log, "promoral: internal error in case %s: %v\n%s", c.ID(), p, debug.Stack())
+			// The panic value may carry a stack of its own (singleflight
+			// adds one): only its first line goes into the result.
+			what, _, _ := strings.Cut(fmt.Sprint(p), "\n")
+			err := &panicError{fmt.Sprintf("internal error in case %s: %s (a bug in promoral; the log has the details)", c.ID(), strings.TrimSpace(what))}
+			r = Result{Done: true, Err: err.Error(), ErrClass: ClassInternal, Acct: x.acct}
 		}
 	}()
 	outputs, steps, err := e.walk(x, nil)
 	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs}
 	if err != nil {
-		if ctx.Err() != nil {
+		if interruptedErr(err) {
 			return Result{Acct: x.acct}
 		}
-		r.Err = err.Error()
+		r.Err, r.ErrClass = secret.Redact(err.Error()), ErrorClass(err)
 		return r
 	}
 	final := outputs
@@ -388,10 +666,10 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		r.Steps += jsteps
 		r.JudgeAcct = jx.acct
 		if err != nil {
-			if ctx.Err() != nil {
+			if interruptedErr(err) {
 				return Result{Acct: x.acct}
 			}
-			r.Err = "judge: " + err.Error()
+			r.Err, r.ErrClass = "judge: "+secret.Redact(err.Error()), ErrorClass(err)
 			return r
 		}
 		r.Judge = jout
@@ -414,6 +692,10 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		r.Correct = &ok
 	}
 	return r
+}
+
+func interruptedErr(err error) bool {
+	return errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled)
 }
 
 func (e *Engine) newExec(ctx context.Context, c *Case, m *Model, s *Strategy) *Exec {
@@ -468,7 +750,7 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 		}
 		steps++
 		if steps > maxSteps {
-			return nil, steps, fmt.Errorf("case %s ran more than settings.max_steps=%d stages", x.Case.ID(), maxSteps)
+			return nil, steps, fmt.Errorf("case %s ran more than settings.max_steps=%d stages: %w", x.Case.ID(), maxSteps, errMaxSteps)
 		}
 		x.visits[name]++
 		visits[name] = x.visits[name]
@@ -493,7 +775,7 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 	for _, o := range s.outputs {
 		v, err := expr.Run(o.prog, x.Env)
 		if err != nil {
-			return nil, steps, fmt.Errorf("output %s: %v", o.name, err)
+			return nil, steps, fmt.Errorf("output %s: %w", o.name, err)
 		}
 		out[o.name] = v
 	}
@@ -532,18 +814,29 @@ func CacheKey(m *Model, req *llm.Request) string {
 // ErrOfflineMiss is returned in offline mode when a request is not journaled.
 var ErrOfflineMiss = errors.New("offline: this request has no journaled reply (run without --offline to call the model)")
 
-// call fulfils one request: from the journal when it holds the reply,
-// otherwise through the model's transport, journaling every attempt before
-// the reply is used. Identical requests in flight at once are sent once.
+// callResult is what one fulfilment of a request gives the callers that
+// share it: the reply, and the journal record when it came from there.
+type callResult struct {
+	resp   *llm.Response
+	cached *Record
+}
+
+// call fulfils one request: from the journal when it holds a usable reply,
+// otherwise through the model's transport, journaling each attempt's intent
+// before it is sent and its outcome before the reply is used. Identical
+// requests in flight at once are sent once. A reply without an answer or
+// over its size bound is a failed attempt, never journaled as a reply.
 func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
 	m := x.Model
 	key := CacheKey(m, req)
 	st := e.stats[m]
-	if rec, ok, err := e.journal.Lookup(key); err != nil {
+	rec, ok, err := e.journal.Lookup(key)
+	if err != nil {
 		e.fail(err)
 		return nil, err
-	} else if ok {
-		e.emit(x, stage, req, key, rec.Attempt, rec.LatencyMS, rec.Time, rec.Resp, "", true)
+	}
+	if ok {
+		e.emit(x, stage, req, key, rec.Attempt, rec.LatencyMS, rec.Time, rec.Resp, "", true, 0, true)
 		x.account(rec.Resp, true)
 		st.Calls.Add(1)
 		st.Cached.Add(1)
@@ -551,30 +844,73 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		return rec.Resp, nil
 	}
 	if e.opts.Offline {
-		return nil, x.Errorf(stage, "%v", ErrOfflineMiss)
+		return nil, x.Errorf(stage, "%w", ErrOfflineMiss)
+	}
+	if x.Ctx.Err() != nil {
+		return nil, errInterrupted // no new request once interrupted
 	}
 	d := e.doers[m]
 	if d == nil {
 		return nil, x.Errorf(stage, "model %s has no provider", m.Name)
 	}
 	caseID := x.Case.ID()
+	limit := llm.ReplyLimit(req, m.Spec.Limits.MaxReplyBytes)
 	// singleflight reports "shared" to the caller that made the call too;
 	// only the callers that waited for another's call were served a copy.
 	leader := false
 	v, err, _ := e.sf.Do(key, func() (any, error) {
 		leader = true
 		if rec, ok, err := e.journal.Lookup(key); err == nil && ok {
-			return rec.Resp, nil
+			return callResult{rec.Resp, rec}, nil
 		}
-		resp, err := d.Do(x.Ctx, req, func(a Attempt) {
-			if x.Ctx.Err() != nil && a.Err != nil {
-				return // our own cancellation is not a failed attempt
+		if e.journal.WasLost(key) {
+			e.resent.Add(1)
+		}
+		var rows []CallRow
+		var bad error
+		ids := map[int]string{}
+		resp, err := d.Do(llm.WithCallContext(x.Ctx, e.flight), req, func(a Attempt) {
+			if a.Sending {
+				id := e.journal.NewAttemptID()
+				ids[a.N] = id
+				e.inFlight.Add(1)
+				if err := e.journal.Append(&Record{Key: key, ID: id, Model: m.Name, Case: caseID, Stage: stage, Attempt: a.N, Time: a.Start.UTC(), Sent: true}); err != nil {
+					e.fail(err)
+				}
+				return
+			}
+			id, sent := ids[a.N]
+			if sent {
+				e.inFlight.Add(-1)
+			}
+			rec := &Record{Key: key, ID: id, Model: m.Name, Case: caseID, Stage: stage, Attempt: a.N, Time: a.Start.UTC(),
+				LatencyMS: float64(a.Latency.Microseconds()) / 1000}
+			aerr := a.Err
+			if aerr == nil {
+				aerr = replyError(a.Resp, limit)
+				bad = aerr
+			}
+			if aerr != nil && e.flight.Err() != nil && interruptedErr(aerr) {
+				// Cut by an abort or the grace period: paid perhaps, but
+				// no reply. Settle the intent so it reads as what it was.
+				e.cut.Add(1)
+				rec.Err = "aborted: the call was cut off before its reply arrived"
+				if sent {
+					if err := e.journal.Append(rec); err != nil {
+						e.fail(err)
+					}
+				}
+				return
+			}
+			if aerr != nil && !sent && x.Ctx.Err() != nil && interruptedErr(aerr) {
+				return // never sent: our own cancellation, not an attempt
 			}
 			e.attempts.Add(1)
-			rec := &Record{Key: key, Model: m.Name, Case: caseID, Stage: stage, Attempt: a.N, Time: a.Start.UTC(),
-				LatencyMS: float64(a.Latency.Microseconds()) / 1000}
-			if a.Err != nil {
-				rec.Err = a.Err.Error()
+			if e.interrupted.Load() && sent {
+				e.drained.Add(1)
+			}
+			if aerr != nil {
+				rec.Err = secret.Redact(aerr.Error())
 			} else {
 				rec.Resp = a.Resp
 			}
@@ -582,31 +918,44 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 				e.fail(err)
 				return
 			}
-			errText := rec.Err
-			e.emit(x, stage, req, key, a.N, rec.LatencyMS, rec.Time, a.Resp, errText, false)
-			if a.Err == nil {
+			var resp *llm.Response
+			if aerr == nil {
+				resp = a.Resp
 				e.newCalls.Add(1)
 				e.noteVersion(m.Name, a.Resp.ModelVersion)
 			}
+			rows = append(rows, e.callRow(x, stage, req, key, a.N, rec.LatencyMS, rec.Time, resp, rec.Err, false))
 		})
+		for i := range rows {
+			rows[i].Attempts, rows[i].Final = len(rows), i == len(rows)-1
+			e.rows <- rows[i]
+		}
+		if err == nil && bad != nil {
+			err = bad
+		}
 		if err != nil {
 			return nil, err
 		}
-		return resp, nil
+		return callResult{resp: resp}, nil
 	})
 	if err != nil {
-		if x.Ctx.Err() != nil {
-			return nil, x.Ctx.Err()
+		if x.Ctx.Err() != nil && interruptedErr(err) {
+			return nil, errInterrupted
 		}
-		return nil, x.Errorf(stage, "%v", err)
+		return nil, x.Errorf(stage, "%w", err)
 	}
-	resp := v.(*llm.Response)
-	shared := !leader
+	cr := v.(callResult)
+	resp := cr.resp
 	if e.fatal.Load() != nil {
 		return nil, *e.fatal.Load()
 	}
+	shared := !leader || cr.cached != nil
 	if shared {
-		e.emit(x, stage, req, key, 0, 0, time.Now().UTC(), resp, "", true)
+		at, lat, t := 0, 0.0, time.Now().UTC()
+		if cr.cached != nil {
+			at, lat, t = cr.cached.Attempt, cr.cached.LatencyMS, cr.cached.Time
+		}
+		e.emit(x, stage, req, key, at, lat, t, resp, "", true, 0, true)
 	}
 	x.account(resp, shared)
 	st.Calls.Add(1)
@@ -618,6 +967,20 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		st.costMicros.Add(int64(m.Spec.Price.Cost(resp.Usage) * 1e6))
 	}
 	return resp, nil
+}
+
+// replyError is the engine's own check of a reply any Doer returned (a
+// scripted model, a batch job): the contract's rule of what an answer is,
+// and the size bound.
+func replyError(resp *llm.Response, limit int64) error {
+	if p := resp.Problem(); p != "" {
+		return &llm.Error{Kind: llm.Transient, Class: llm.ClassEmptyReply, Msg: p}
+	}
+	if n := resp.Size(); n > limit {
+		return &llm.Error{Kind: llm.Permanent, Class: llm.ClassTooLarge,
+			Msg: fmt.Sprintf("the reply is %d bytes, over the bound of %d (limits.max_reply_bytes)", n, limit)}
+	}
+	return nil
 }
 
 // fail records an error that makes the run's outputs untrustworthy (the
@@ -641,9 +1004,18 @@ func (e *Engine) noteVersion(model, v string) {
 	e.versions[model][v] = true
 }
 
-func (e *Engine) emit(x *Exec, stage string, req *llm.Request, key string, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) {
+func (e *Engine) callRow(x *Exec, stage string, req *llm.Request, key string, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) CallRow {
 	row := newCallRow(x.Case, stage, req)
 	row.Attempt, row.Key, row.Resp, row.LatencyMS, row.Time, row.Cached, row.Err, row.Price = attempt, key, resp, latency, t, cached, errText, x.Model.Spec.Price
+	return row
+}
+
+// emit queues one calls.parquet row of a call that is complete in itself
+// (served from the journal or shared): attempts made, and whether it is the
+// row whose reply the case used.
+func (e *Engine) emit(x *Exec, stage string, req *llm.Request, key string, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool, attempts int, final bool) {
+	row := e.callRow(x, stage, req, key, attempt, latency, t, resp, errText, cached)
+	row.Attempts, row.Final = attempts, final
 	e.rows <- row
 }
 

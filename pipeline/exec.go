@@ -116,7 +116,28 @@ func (x *Exec) SetConversation(stage string, msgs []llm.Message) {
 // Visits is how often a stage has run in this case.
 func (x *Exec) Visits(stage string) int { return x.visits[stage] }
 
-// Errorf makes a case error that names the stage and the item.
+// Errorf makes a case error that names the stage and the item. The first
+// error among args stays reachable (errors.Is, errors.As), so the case's
+// error class survives the wording.
 func (x *Exec) Errorf(stage, format string, args ...any) error {
-	return fmt.Errorf("stage %q, item %s: %s", stage, x.Item.ID, fmt.Sprintf(format, args...))
+	e := &StageError{Stage: stage, Item: x.Item.ID, Msg: fmt.Errorf(format, args...).Error()}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			e.Err = err
+			break
+		}
+	}
+	return e
 }
+
+// StageError is a case's failure in one stage.
+type StageError struct {
+	Stage, Item, Msg string
+	Err              error
+}
+
+func (e *StageError) Error() string {
+	return fmt.Sprintf("stage %q, item %s: %s", e.Stage, e.Item, e.Msg)
+}
+
+func (e *StageError) Unwrap() error { return e.Err }

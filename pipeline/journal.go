@@ -3,43 +3,86 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/promoral/promoral/pipeline/llm"
 )
 
-// Record is one line of the journal: one attempt at one model call. Only
-// records without an error serve as cache entries; failed attempts are kept
-// so every attempt is accounted for, but are never replayed.
+// Record is one line of the journal, one of three kinds:
+//
+//   - an intent (Sent): an attempt is about to be sent, written before it is;
+//   - an outcome: the attempt's reply (Resp) or its failure (Err), carrying
+//     the intent's ID;
+//   - a settlement: written when a journal is opened for an intent that never
+//     got its outcome (the process died with the call in flight), as a
+//     failure that says so.
+//
+// Only outcomes with a usable reply (llm.Response.Problem is empty) serve as
+// cache entries; failures are kept so every attempt is accounted for, but
+// are never replayed.
 type Record struct {
 	Key       string        `json:"k"`
+	ID        string        `json:"i,omitempty"`
 	Model     string        `json:"m"`
 	Case      string        `json:"c"`
 	Stage     string        `json:"s"`
 	Attempt   int           `json:"a"`
 	Time      time.Time     `json:"t"`
 	LatencyMS float64       `json:"l"`
+	Sent      bool          `json:"sent,omitempty"`
 	Resp      *llm.Response `json:"r,omitempty"`
 	Err       string        `json:"e,omitempty"`
 }
+
+// lostInFlight is the error of a settlement record.
+const lostInFlight = "no reply was recorded: the process stopped while this call was in flight"
 
 type span struct {
 	off int64
 	n   int32
 }
 
-// Journal is the append-only record of every model call of a run. A call is
-// appended (one write(2) of one line) before its result is used, so a process
-// killed at any instant loses at most the call in flight; a torn last line is
-// cut off when the journal is reopened.
+// MaxJournalLine bounds one journal line. Replies are bounded on the wire
+// (limits.max_reply_bytes, at most MaxReplyBytesLimit), so a longer line was
+// not written by this version: it is skipped, unread, as a miss.
+const MaxJournalLine = 4 * MaxReplyBytesLimit
+
+// JournalStats is what opening a journal found, and what lookups found since.
+type JournalStats struct {
+	Replies   int   `json:"replies"`   // reply records indexed
+	Failed    int   `json:"failed"`    // failed attempts
+	Damaged   int   `json:"damaged"`   // lines that are not records, skipped
+	Oversized int   `json:"oversized"` // lines over MaxJournalLine, skipped
+	NoReply   int   `json:"no_reply"`  // records with neither a reply nor an error, skipped
+	Trimmed   int64 `json:"trimmed"`   // bytes of a torn last line cut off
+	// Lost counts intents without an outcome: calls that were in flight
+	// when an earlier process died. Reported once: opening the journal for
+	// writing settles them.
+	Lost int `json:"lost_in_flight"`
+	// Unusable counts reply records found unusable when looked up (no
+	// choices, no content, not decodable): each is a miss.
+	Unusable int `json:"unusable"`
+}
+
+// Journal is the append-only record of every model call of a run. An
+// attempt's intent is appended before it is sent and its outcome (one
+// write(2) of one line) before the reply is used, so a process killed at any
+// instant loses at most the calls in flight, and the next open knows how many
+// they were. A torn last line is cut off on open; a damaged line elsewhere is
+// skipped with a warning (its call becomes a miss), never fatal.
+//
+// Memory: the index holds a hash and an offset per reply, never a reply.
 type Journal struct {
 	path  string
 	mu    sync.Mutex
@@ -48,15 +91,20 @@ type Journal struct {
 	index map[[32]byte]span
 	fsync bool
 	ro    bool
-	// Loaded counts what was on disk when the journal was opened.
-	Loaded, LoadedErrors int
+
+	stats    JournalStats
+	unusable atomic.Int64
+	damaged  []int64 // offsets of the first few skipped lines, for the warning
+	lost     map[[32]byte]bool
+	idBase   string
+	idSeq    atomic.Uint64
 }
 
 // OpenJournal opens (creating if needed) the journal at path and indexes its
-// successful calls. It takes an exclusive lock so two runs cannot write the
-// same journal.
+// replies. It takes an exclusive lock so two runs cannot write the same
+// journal, and settles intents left without an outcome.
 func OpenJournal(path string, fsync bool) (*Journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the journal: %w", err)
 	}
@@ -64,8 +112,14 @@ func OpenJournal(path string, fsync bool) (*Journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is in use by another promoral process (wait for it to finish)", path)
 	}
-	j := &Journal{path: path, f: f, index: map[[32]byte]span{}, fsync: fsync}
-	if err := j.load(); err != nil {
+	j := newJournal(path, f, false)
+	j.fsync = fsync
+	pending, err := j.load()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := j.settle(pending); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -78,92 +132,291 @@ func OpenJournal(path string, fsync bool) (*Journal, error) {
 func OpenJournalReadOnly(path string) (*Journal, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return &Journal{path: path, index: map[[32]byte]span{}, ro: true}, nil
+		return newJournal(path, nil, true), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the journal: %w", err)
 	}
-	j := &Journal{path: path, f: f, index: map[[32]byte]span{}, ro: true}
-	if err := j.load(); err != nil {
+	j := newJournal(path, f, true)
+	pending, err := j.load()
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
+	j.stats.Lost = len(pending)
 	return j, nil
 }
 
-func (j *Journal) load() error {
-	r := bufio.NewReaderSize(j.f, 1<<20)
+func newJournal(path string, f *os.File, ro bool) *Journal {
+	var b [4]byte
+	rand.Read(b[:])
+	return &Journal{path: path, f: f, ro: ro, index: map[[32]byte]span{}, lost: map[[32]byte]bool{}, idBase: hex.EncodeToString(b[:]) + "."}
+}
+
+// line kinds
+const (
+	lineReply = iota
+	lineFailed
+	lineIntent
+	lineNoReply
+)
+
+type pendingIntent struct {
+	key [32]byte
+	off int64
+	n   int
+}
+
+func (j *Journal) load() (map[string]pendingIntent, error) {
+	r := bufio.NewReaderSize(j.f, readBuf)
+	pending := map[string]pendingIntent{}
 	var off int64
-	var probe struct {
-		Key string `json:"k"`
-		Err string `json:"e"`
-	}
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] != '\n' {
-			// A torn write from a killed process: drop it.
-			break
+		ln, err := readRecordLine(r)
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("reading the journal: %w", err)
 		}
-		if len(line) > 0 {
-			key, failed, ok := quickProbe(line)
-			if !ok {
-				probe.Key, probe.Err = "", ""
-				if jerr := json.Unmarshal(line, &probe); jerr != nil {
-					return fmt.Errorf("%s: byte %d: the journal has a damaged line (%v); move the file away to start over", j.path, off, jerr)
-				}
-				key, failed = []byte(probe.Key), probe.Err != ""
-			}
-			var k [32]byte
-			if _, herr := hex.Decode(k[:], key); herr != nil || len(key) != 64 {
-				return fmt.Errorf("%s: byte %d: bad key %q in the journal", j.path, off, key)
-			}
-			if !failed {
-				if _, dup := j.index[k]; !dup {
-					j.index[k] = span{off, int32(len(line))}
-				}
-				j.Loaded++
-			} else {
-				j.LoadedErrors++
-			}
-			off += int64(len(line))
+		if ln.n == 0 {
+			break
 		}
 		if err == io.EOF {
+			// No newline: a write torn by a killed process (or a crash's
+			// trailing zeros). It is the only thing ever cut off.
+			j.stats.Trimmed = ln.n
 			break
 		}
-		if err != nil {
-			return fmt.Errorf("reading the journal: %w", err)
+		if ln.n > MaxJournalLine {
+			j.stats.Oversized++
+			j.noteDamaged(off)
+		} else {
+			j.indexLine(ln, off, pending)
 		}
+		off += ln.n
 	}
 	j.size = off
 	if j.ro {
-		return nil
+		return pending, nil
 	}
-	if err := j.f.Truncate(off); err != nil {
-		return fmt.Errorf("cannot trim a torn last line from the journal: %w", err)
+	if j.stats.Trimmed > 0 {
+		if err := j.f.Truncate(off); err != nil {
+			return nil, fmt.Errorf("cannot cut the torn last line off the journal: %w", err)
+		}
 	}
 	_, err := j.f.Seek(off, io.SeekStart)
-	return err
+	return pending, err
 }
 
-// quickProbe reads the key and the error flag of a journal line without a
-// full JSON decode: Append writes the key first, and a top-level "e" key
-// cannot occur inside a JSON string (its quotes would be escaped). It
-// reports ok=false for anything unusual, which falls back to encoding/json.
-func quickProbe(line []byte) (key []byte, failed, ok bool) {
-	const head = `{"k":"`
-	if len(line) < len(head)+65 || string(line[:len(head)]) != head || line[len(head)+64] != '"' || !json.Valid(line) {
-		return nil, false, false
+// readBuf is the read buffer, and the longest line read whole on open.
+const readBuf = 1 << 20
+
+// recordLine is one journal line as the index needs it: whole when it fits
+// the read buffer; otherwise only its head and the top-level markers found
+// in it, so a long line costs no memory however long it is.
+type recordLine struct {
+	whole []byte // nil for a long line
+	head  []byte
+	marks int
+	n     int64
+}
+
+const (
+	markSent = 1 << iota
+	markErr
+	markReply
+)
+
+var lineMarkers = []struct {
+	s []byte
+	m int
+}{{[]byte(`,"sent":true`), markSent}, {[]byte(`,"e":"`), markErr}, {[]byte(`,"r":{`), markReply}}
+
+func scanMarks(b []byte) (m int) {
+	for _, mk := range lineMarkers {
+		if bytes.Contains(b, mk.s) {
+			m |= mk.m
+		}
 	}
-	return line[len(head) : len(head)+64], bytes.Contains(line, []byte(`,"e":"`)), true
+	return m
+}
+
+// readRecordLine reads up to and including the next newline; err is io.EOF
+// when the line has none. A whole line is only valid until the next read.
+func readRecordLine(r *bufio.Reader) (recordLine, error) {
+	chunk, err := r.ReadSlice('\n')
+	ln := recordLine{n: int64(len(chunk))}
+	if err != bufio.ErrBufferFull {
+		ln.whole, ln.head = chunk, chunk
+		return ln, err
+	}
+	ln.head = append([]byte(nil), chunk[:min(len(chunk), 256)]...)
+	var tail [16]byte
+	nt := 0
+	for {
+		ln.marks |= scanMarks(chunk)
+		// A marker may straddle two chunks.
+		edge := append(append([]byte(nil), tail[:nt]...), chunk[:min(len(chunk), 16)]...)
+		ln.marks |= scanMarks(edge)
+		nt = copy(tail[:], chunk[max(0, len(chunk)-16):])
+		if err != bufio.ErrBufferFull {
+			return ln, err
+		}
+		chunk, err = r.ReadSlice('\n')
+		ln.n += int64(len(chunk))
+	}
+}
+
+func (j *Journal) noteDamaged(off int64) {
+	if len(j.damaged) < 5 {
+		j.damaged = append(j.damaged, off)
+	}
+}
+
+// indexLine classifies one complete line and indexes it.
+func (j *Journal) indexLine(ln recordLine, off int64, pending map[string]pendingIntent) {
+	var kind int
+	var key []byte
+	var id string
+	ok := false
+	if ln.whole != nil {
+		if len(bytes.TrimSpace(ln.whole)) == 0 {
+			return // a blank line is no record, and harms nothing
+		}
+		if key, id, ok = lineHead(ln.whole); ok && json.Valid(ln.whole) {
+			kind = lineKind(scanMarks(ln.whole))
+		} else {
+			kind, key, id, ok = slowProbe(ln.whole)
+		}
+	} else {
+		// Too long to hold: judged by its head and markers; a damaged one
+		// shows when Lookup decodes it, and is a miss then.
+		key, id, ok = lineHead(ln.head)
+		kind = lineKind(ln.marks)
+	}
+	var k [32]byte
+	if ok {
+		if _, err := hex.Decode(k[:], key); err != nil || len(key) != 64 {
+			ok = false
+		}
+	}
+	if !ok {
+		j.stats.Damaged++
+		j.noteDamaged(off)
+		return
+	}
+	if id != "" {
+		if kind == lineIntent {
+			pending[id] = pendingIntent{key: k, off: off, n: int(ln.n)}
+		} else {
+			delete(pending, id)
+		}
+	}
+	switch kind {
+	case lineReply:
+		// The latest reply wins: a reply written after an unusable one
+		// for the same request is the one that replaced it.
+		j.index[k] = span{off, int32(ln.n)}
+		j.stats.Replies++
+	case lineFailed:
+		j.stats.Failed++
+	case lineNoReply:
+		j.stats.NoReply++
+		j.noteDamaged(off)
+	}
+}
+
+// lineHead reads a line's key and attempt id without decoding it: Append
+// writes the key first and the id second.
+func lineHead(line []byte) (key []byte, id string, ok bool) {
+	const head = `{"k":"`
+	if len(line) < len(head)+65 || string(line[:len(head)]) != head || line[len(head)+64] != '"' {
+		return nil, "", false
+	}
+	key = line[len(head) : len(head)+64]
+	rest := line[len(head)+65:]
+	if bytes.HasPrefix(rest, []byte(`,"i":"`)) {
+		end := bytes.IndexByte(rest[6:], '"')
+		if end < 0 {
+			return nil, "", false
+		}
+		id = string(rest[6 : 6+end])
+	}
+	return key, id, true
+}
+
+// lineKind reads a record's kind from its top-level markers, which cannot
+// occur inside a JSON string (its quotes would be escaped) nor inside a
+// response, which has no such fields.
+func lineKind(marks int) int {
+	switch {
+	case marks&markSent != 0:
+		return lineIntent
+	case marks&markErr != 0:
+		return lineFailed
+	case marks&markReply != 0:
+		return lineReply
+	}
+	return lineNoReply
+}
+
+// slowProbe decodes a line that lineHead could not read (written by hand,
+// or by another tool, or damaged).
+func slowProbe(line []byte) (kind int, key []byte, id string, ok bool) {
+	var p struct {
+		K    string          `json:"k"`
+		I    string          `json:"i"`
+		Sent bool            `json:"sent"`
+		E    string          `json:"e"`
+		R    json.RawMessage `json:"r"`
+	}
+	if json.Unmarshal(line, &p) != nil {
+		return 0, nil, "", false
+	}
+	switch {
+	case p.Sent:
+		kind = lineIntent
+	case p.E != "":
+		kind = lineFailed
+	case len(p.R) > 0 && string(p.R) != "null":
+		kind = lineReply
+	default:
+		kind = lineNoReply
+	}
+	return kind, []byte(p.K), p.I, true
+}
+
+// settle writes a failure for every intent left without an outcome, so the
+// journal says what became of each attempt and the next open does not count
+// them again.
+func (j *Journal) settle(pending map[string]pendingIntent) error {
+	j.stats.Lost = len(pending)
+	for id, p := range pending {
+		j.lost[p.key] = true
+		rec := Record{Key: hex.EncodeToString(p.key[:]), ID: id, Err: lostInFlight}
+		buf := make([]byte, p.n)
+		if _, err := j.f.ReadAt(buf, p.off); err == nil {
+			var intent Record
+			if json.Unmarshal(buf, &intent) == nil {
+				rec.Model, rec.Case, rec.Stage, rec.Attempt, rec.Time = intent.Model, intent.Case, intent.Stage, intent.Attempt, intent.Time
+			}
+		}
+		if err := j.Append(&rec); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func parseKey(key string) ([32]byte, error) {
 	var k [32]byte
+	if len(key) != 64 {
+		return k, fmt.Errorf("bad journal key %q", key)
+	}
 	_, err := hex.Decode(k[:], []byte(key))
 	return k, err
 }
 
-// Has reports whether a successful call with this key is journaled.
+// Has reports whether a reply with this key is indexed (it may still prove
+// unusable on Lookup).
 func (j *Journal) Has(key string) bool {
 	k, err := parseKey(key)
 	if err != nil {
@@ -175,7 +428,10 @@ func (j *Journal) Has(key string) bool {
 	return ok
 }
 
-// Lookup returns the journaled successful call for a key.
+// Lookup returns the journaled reply for a key. A record that cannot serve
+// (not decodable, no response, a response without an answer) is a miss:
+// it is dropped from the index and counted in Stats().Unusable. Only a
+// failure to read the file is an error.
 func (j *Journal) Lookup(key string) (*Record, bool, error) {
 	k, err := parseKey(key)
 	if err != nil {
@@ -189,16 +445,28 @@ func (j *Journal) Lookup(key string) (*Record, bool, error) {
 	}
 	buf := make([]byte, sp.n)
 	if _, err := j.f.ReadAt(buf, sp.off); err != nil {
-		return nil, false, fmt.Errorf("reading the journal: %w", err)
+		return nil, false, fmt.Errorf("reading the journal %s: %w", j.path, err)
 	}
 	var rec Record
-	if err := json.Unmarshal(buf, &rec); err != nil {
-		return nil, false, fmt.Errorf("%s: byte %d: damaged journal record: %v", j.path, sp.off, err)
+	if json.Unmarshal(buf, &rec) != nil || rec.Resp == nil || rec.Err != "" || rec.Resp.Problem() != "" {
+		j.mu.Lock()
+		if cur, still := j.index[k]; still && cur == sp {
+			delete(j.index, k)
+			j.unusable.Add(1)
+		}
+		j.mu.Unlock()
+		return nil, false, nil
 	}
 	return &rec, true, nil
 }
 
-// Append writes one record as one line and, for a success, indexes it.
+// NewAttemptID returns an id unique to this journal's writer, which an
+// intent and its outcome share.
+func (j *Journal) NewAttemptID() string {
+	return j.idBase + strconv.FormatUint(j.idSeq.Add(1), 36)
+}
+
+// Append writes one record as one line and, for a usable reply, indexes it.
 func (j *Journal) Append(rec *Record) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -220,24 +488,78 @@ func (j *Journal) Append(rec *Record) error {
 			return fmt.Errorf("syncing the journal: %w", err)
 		}
 	}
-	if rec.Err == "" {
+	if rec.Err == "" && !rec.Sent && rec.Resp != nil && rec.Resp.Problem() == "" && len(line) <= MaxJournalLine {
 		k, err := parseKey(rec.Key)
 		if err != nil {
 			return err
 		}
-		if _, dup := j.index[k]; !dup {
-			j.index[k] = span{j.size, int32(len(line))}
-		}
+		j.index[k] = span{j.size, int32(len(line))}
 	}
 	j.size += int64(len(line))
 	return nil
 }
 
-// Len is the number of distinct successful calls journaled.
+// WasLost reports, once per key, whether a call with this key was in flight
+// when an earlier process died (so sending it now is sending it again).
+func (j *Journal) WasLost(key string) bool {
+	k, err := parseKey(key)
+	if err != nil {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.lost[k] {
+		delete(j.lost, k)
+		return true
+	}
+	return false
+}
+
+// Len is the number of distinct replies indexed.
 func (j *Journal) Len() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return len(j.index)
+}
+
+// Stats returns what opening the journal found and lookups found since.
+func (j *Journal) Stats() JournalStats {
+	s := j.stats
+	s.Unusable = int(j.unusable.Load())
+	return s
+}
+
+// Warnings describes, one line each, whatever in the journal could not be
+// used, and what that costs. None of it advises removing the journal: every
+// usable reply in it is still served.
+func (j *Journal) Warnings() []string {
+	s := j.Stats()
+	var out []string
+	at := ""
+	if len(j.damaged) > 0 {
+		at = " (at byte"
+		for i, o := range j.damaged {
+			if i > 0 {
+				at += ","
+			}
+			at += " " + strconv.FormatInt(o, 10)
+		}
+		at += ")"
+	}
+	if n := s.Damaged + s.NoReply + s.Oversized; n > 0 {
+		out = append(out, fmt.Sprintf("%s: skipped %d line(s) that are not usable records%s (%d damaged, %d without a reply, %d over %d MiB); the calls they held count as misses and are made again if a case needs them",
+			j.path, n, at, s.Damaged, s.NoReply, s.Oversized, MaxJournalLine>>20))
+	}
+	if s.Trimmed > 0 {
+		out = append(out, fmt.Sprintf("%s: cut off a torn last line (%d bytes) left by a process stopped while writing", j.path, s.Trimmed))
+	}
+	if s.Lost > 0 {
+		out = append(out, fmt.Sprintf("%s: %d call(s) were in flight when an earlier apply was killed; their replies were never recorded, so those still needed are sent again", j.path, s.Lost))
+	}
+	if s.Unusable > 0 {
+		out = append(out, fmt.Sprintf("%s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses", j.path, s.Unusable))
+	}
+	return out
 }
 
 // Close flushes to disk and releases the lock.
@@ -263,18 +585,20 @@ func (j *Journal) Close() error {
 	return err
 }
 
-// Each calls fn for every successful record, in file order.
+// Each calls fn for every usable reply, in file order. Lines longer than
+// the read buffer are passed over: Each feeds estimates, and must not cost
+// the memory of a giant reply.
 func (j *Journal) Each(fn func(*Record)) error {
 	if j.f == nil {
 		return nil
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, j.size), 1<<20)
+	r := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, j.size), readBuf)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			if _, failed, ok := quickProbe(line); !ok || !failed {
+		ln, err := readRecordLine(r)
+		if ln.whole != nil && err == nil {
+			if _, _, ok := lineHead(ln.whole); !ok || lineKind(scanMarks(ln.whole)) == lineReply {
 				var rec Record
-				if json.Unmarshal(line, &rec) == nil && rec.Err == "" && rec.Resp != nil {
+				if json.Unmarshal(ln.whole, &rec) == nil && rec.Err == "" && !rec.Sent && rec.Resp != nil && rec.Resp.Problem() == "" {
 					fn(&rec)
 				}
 			}

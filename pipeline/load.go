@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/promoral/promoral/pipeline/scripted"
+	"github.com/promoral/promoral/pipeline/secret"
 )
 
 // layer is one YAML mapping that contributes to a spec; later layers
@@ -123,9 +124,6 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 	case "", "wrong", "exclude":
 	default:
 		ds.Addf(runFile, fieldLine(root, "settings"), "settings.unparsed", Suggest(rf.Settings.Unparsed, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown policy %q", rf.Settings.Unparsed)
-	}
-	if rf.Settings.Concurrency < 0 {
-		ds.Addf(runFile, fieldLine(root, "settings"), "settings.concurrency", "use a positive number", "concurrency must be positive")
 	}
 
 	// Models.
@@ -429,6 +427,17 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		return nil
 	}
 	m.Identity = spec.Provider + "|" + strings.TrimRight(spec.BaseURL, "/")
+	if spec.KeyEnv != "" && (!secret.IsEnvName(spec.KeyEnv) || secret.LooksLikeHexKey(spec.KeyEnv)) {
+		// Not repeated: whatever was pasted here may be a key.
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("key_env"), spec.Line), path+".key_env",
+			"name the environment variable that holds the key (e.g. TOGETHER_API_KEY) and put the key itself in .env or the environment",
+			"key_env must be the name of an environment variable (letters, digits and _), and this value is not one (it is not shown here)")
+	}
+	if spec.Provider == "openai-compatible" && spec.BaseURL == "" {
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".base_url",
+			"add base_url: the server's URL including its version path, e.g. http://127.0.0.1:8000/v1",
+			"an openai-compatible model needs a base_url")
+	}
 	if spec.Provider == "scripted" {
 		if spec.Script == nil {
 			l.ds.Addf(spec.File, spec.Line, path+".script", "add script: {replies: [...]}", "a scripted model needs a script")

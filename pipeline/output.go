@@ -5,17 +5,24 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/secret"
 )
 
 // CallRow is one row of calls.parquet: one attempt at one model call, or a
-// reply served from the journal (cached). The worker that made the call
-// formats it (JSON of the messages), so the single Parquet writer only
-// appends.
+// reply served from the journal or shared with an identical request in
+// flight (cached). Final marks the row whose reply the case used (or the
+// failed last attempt); Attempts is how many attempts this apply made for the
+// call (0 when it was served), on every row of the call. The worker that made
+// the call formats it (JSON of the messages), so the single Parquet writer
+// only appends.
 type CallRow struct {
+	Final     bool
+	Attempts  int
 	Case      *Case
 	Stage     string
 	Attempt   int
@@ -44,6 +51,7 @@ var callColumns = []Column{
 	{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"cached_prompt_tokens", ColInt, false},
 	{"thinking_tokens", ColInt, false}, {"latency_ms", ColFloat, false}, {"cached", ColBool, false}, {"error", ColString, false},
 	{"model_version", ColString, true}, {"cost_usd", ColFloat, false}, {"time", ColTime, false},
+	{"final", ColBool, false}, {"attempts", ColInt, false},
 }
 
 func (r *CallRow) append(w *ParquetWriter) error {
@@ -71,7 +79,8 @@ func (r *CallRow) append(w *ParquetWriter) error {
 		errText = r.Err
 	}
 	return w.Append(c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, r.Stage, r.Attempt, r.Key,
-		r.Messages, r.Params, text, choices, finish, pt, ct, cpt, tt, r.LatencyMS, r.Cached, errText, version, cost, r.Time)
+		r.Messages, r.Params, text, choices, finish, pt, ct, cpt, tt, r.LatencyMS, r.Cached, errText, version, cost, r.Time,
+		r.Final, r.Attempts)
 }
 
 func (e *Engine) resultColumns() []Column {
@@ -83,6 +92,7 @@ func (e *Engine) resultColumns() []Column {
 		{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"thinking_tokens", ColInt, false},
 		{"total_tokens", ColInt, false}, {"cost_usd", ColFloat, false}, {"judge_tokens", ColInt, false},
 		{"judge_cost_usd", ColFloat, false}, {"steps", ColInt, false}, {"error", ColString, false},
+		{"error_class", ColString, true}, {"kept_from", ColString, true}, {"run", ColString, true}, {"config_hash", ColString, true},
 	}, factorColumns(e.study)...)
 }
 
@@ -94,7 +104,7 @@ func (e *Engine) writeResults(path string, results []Result) error {
 	var werr error
 	e.study.EachCase(func(c *Case) bool {
 		r := &results[c.Ordinal]
-		var gold, label, errText, item any
+		var gold, label, errText, errClass, keptFrom any
 		if c.Item.Gold != "" {
 			gold = c.Item.Gold
 		}
@@ -102,15 +112,13 @@ func (e *Engine) writeResults(path string, results []Result) error {
 			label = r.Label
 		}
 		if r.Err != "" {
-			errText = r.Err
+			errText, errClass = r.Err, r.ErrClass
 		}
-		if keep := c.Task.Spec.Keep; len(keep) > 0 {
-			m := make(map[string]any, len(keep))
-			for _, k := range keep {
-				m[k] = c.Item.Fields[k]
-			}
-			item = jsonString(m)
+		if r.KeptFrom != "" {
+			keptFrom = r.KeptFrom
 		}
+		// Every field, so a row is read without the dataset at hand.
+		item := jsonString(c.Item.Fields)
 		var correct any
 		if r.Correct != nil {
 			correct = *r.Correct
@@ -127,7 +135,8 @@ func (e *Engine) writeResults(path string, results []Result) error {
 		werr = w.Append(append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
 			r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
 			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
-			ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText}, factorValues(e.study, c)...)...)
+			ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,
+			errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash}, factorValues(e.study, c)...)...)
 		return werr == nil
 	})
 	if werr != nil {
@@ -190,7 +199,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 		}
 	}
 	for _, md := range s.Models {
-		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: md.Spec.BaseURL, Price: md.Spec.Price,
+		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: md.Spec.Price,
 			Extends: md.Spec.Extends, Factors: md.Spec.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, ManifestBlocks(s)
@@ -214,4 +223,82 @@ func (s *Study) UnparsedPolicy() string {
 		return "wrong"
 	}
 	return s.Run.Settings.Unparsed
+}
+
+// keepEarlierRows gives an errored case the row an earlier apply computed
+// for it, when that row is good and was computed from the same config (the
+// config hash covers every config, strategy, task and template file) and
+// the same item: it is then exactly what this apply would have written had
+// the call not failed (a journal record lost, the server down). The row is
+// marked with kept_from (the earlier apply's output generation) and counted
+// in the summary as kept; this apply's error goes to the summary. A case
+// whose config or item changed keeps its error row: an earlier figure of
+// another config would be a silently wrong number.
+func (e *Engine) keepEarlierRows(results []Result) error {
+	cur := CurrentGeneration(e.opts.OutDir)
+	path := filepath.Join(cur, "results.parquet")
+	if cur == "" {
+		return nil
+	}
+	want := map[string]int{}
+	e.study.EachCase(func(c *Case) bool {
+		if r := &results[c.Ordinal]; r.Done && r.Err != "" {
+			want[c.ID()] = c.Ordinal
+		}
+		return true
+	})
+	items := map[int]string{}
+	e.study.EachCase(func(c *Case) bool {
+		if _, ok := want[c.ID()]; ok {
+			items[c.Ordinal] = jsonString(c.Item.Fields)
+		}
+		return true
+	})
+	gen := filepath.Base(cur)
+	return ScanParquet(path, nil, nil, func(row map[string]any) {
+		id, _ := row["case_id"].(string)
+		i, ok := want[id]
+		if !ok || row["error"] != nil || row["config_hash"] != e.study.ConfigHash || row["item"] != items[i] {
+			return
+		}
+		r := &results[i]
+		kept := resultFromRow(row)
+		kept.KeptFrom = gen
+		if k, _ := row["kept_from"].(string); k != "" {
+			kept.KeptFrom = k
+		}
+		kept.keptErr, kept.keptClass = r.Err, r.ErrClass
+		*r = kept
+	})
+}
+
+// resultFromRow rebuilds a Result from a results.parquet row.
+func resultFromRow(row map[string]any) Result {
+	str := func(k string) string { s, _ := row[k].(string); return s }
+	num := func(k string) int { n, _ := row[k].(int64); return int(n) }
+	flt := func(k string) float64 { f, _ := row[k].(float64); return f }
+	flag := func(k string) bool { b, _ := row[k].(bool); return b }
+	obj := func(k string) map[string]any {
+		s := str(k)
+		if s == "" {
+			return nil
+		}
+		var m map[string]any
+		if json.Unmarshal([]byte(s), &m) != nil {
+			return nil
+		}
+		return m
+	}
+	r := Result{Done: true, Label: str("label"), Parsed: flag("parsed"), Outputs: obj("outputs"), Judge: obj("judge"), Steps: num("steps")}
+	if f, ok := row["confidence"].(float64); ok {
+		r.Confidence = &f
+	}
+	if b, ok := row["correct"].(bool); ok {
+		r.Correct = &b
+	}
+	r.Acct = Account{Calls: num("calls"), PromptTokens: num("prompt_tokens"), CompletionTokens: num("completion_tokens"),
+		ThinkingTokens: num("thinking_tokens"), CostUSD: flt("cost_usd"), Truncated: flag("truncated"), Blocked: flag("blocked")}
+	// The judge's tokens are kept as one total; it is all the row holds.
+	r.JudgeAcct = Account{CompletionTokens: num("judge_tokens"), CostUSD: flt("judge_cost_usd")}
+	return r
 }

@@ -72,7 +72,7 @@ func CreateParquet(path string, cols []Column, codec ...compress.Compression) (*
 		fields[i] = arrow.Field{Name: c.Name, Type: c.arrowType(), Nullable: true}
 	}
 	schema := arrow.NewSchema(fields, nil)
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := createTemp(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", path, err)
 	}
@@ -87,7 +87,7 @@ func CreateParquet(path string, cols []Column, codec ...compress.Compression) (*
 		}
 	}
 	props := parquet.NewWriterProperties(opts...)
-	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.DefaultWriterProps())
+	fw, err := pqarrow.NewFileWriter(schema, syncOnClose{f}, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
@@ -202,9 +202,36 @@ func (w *ParquetWriter) Abort() {
 	os.Remove(w.tmp)
 }
 
+// syncOnClose makes the Parquet writer's final Close reach the disk before
+// the rename that publishes the file.
+type syncOnClose struct{ *os.File }
+
+func (s syncOnClose) Close() error {
+	if err := s.File.Sync(); err != nil {
+		s.File.Close()
+		return err
+	}
+	return s.File.Close()
+}
+
+// createTemp makes a new file beside path, to be renamed over it once
+// complete. Its mode is 0666 less the umask, as any tool's new file:
+// os.CreateTemp would make it 0600, unreadable to colleagues.
+func createTemp(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, "."+base+tmpMark+randomSuffix())
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if os.IsExist(err) && i < 100 {
+			continue
+		}
+		return f, err
+	}
+}
+
 // WriteFileAtomic writes data to path through a temporary file and rename.
 func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := createTemp(path)
 	if err != nil {
 		return err
 	}

@@ -25,9 +25,9 @@ type RunFile struct {
 
 // Settings are run-wide knobs.
 type Settings struct {
-	Concurrency int    `yaml:"concurrency,omitempty" doc:"Cases in flight per model unless the model sets limits.concurrency (default 8)."`
+	Concurrency int    `yaml:"concurrency,omitempty" min:"1" doc:"Cases in flight per model unless the model sets limits.concurrency (default 8)."`
 	Seed        int64  `yaml:"seed,omitempty" doc:"Seed for every seeded choice the run makes (recorded in the manifest)."`
-	MaxSteps    int    `yaml:"max_steps,omitempty" doc:"Hard bound on stage executions per case, a guard against runaway graphs (default 1000)."`
+	MaxSteps    int    `yaml:"max_steps,omitempty" min:"1" doc:"Hard bound on stage executions per case, a guard against runaway graphs (default 1000)."`
 	Unparsed    string `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count in accuracy: wrong (default) or exclude; a metric block's own unparsed: wins."`
 	Fsync       bool   `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
 	// AllowFixtures lets tests and demos run tasks marked fixture.
@@ -130,20 +130,26 @@ func (p Price) Cost(u llm.Usage) float64 {
 
 // Limits bound how hard promoral drives one model.
 type Limits struct {
-	RPM         int           `yaml:"rpm,omitempty" doc:"Requests per minute (0 = no limit)."`
-	TPM         int           `yaml:"tpm,omitempty" doc:"Tokens per minute (0 = no limit)."`
-	Concurrency int           `yaml:"concurrency,omitempty" doc:"Requests in flight at most (default settings.concurrency)."`
-	Timeout     time.Duration `yaml:"timeout,omitempty" doc:"Per-request timeout (default 120s)."`
-	MaxAttempts int           `yaml:"max_attempts,omitempty" doc:"Attempts per request including the first (default 5)."`
-	Backoff     time.Duration `yaml:"backoff,omitempty" doc:"Base of the exponential backoff with full jitter between attempts (default 1s); a server's Retry-After is always honoured."`
+	RPM         int           `yaml:"rpm,omitempty" min:"0" doc:"Requests per minute (0 = no limit)."`
+	TPM         int           `yaml:"tpm,omitempty" min:"0" doc:"Tokens per minute (0 = no limit)."`
+	Concurrency int           `yaml:"concurrency,omitempty" min:"1" doc:"Requests in flight at most (default settings.concurrency)."`
+	Timeout     time.Duration `yaml:"timeout,omitempty" min:"0" doc:"Per-request timeout (default 120s)."`
+	MaxAttempts int           `yaml:"max_attempts,omitempty" min:"1" doc:"Attempts per request including the first (default 5)."`
+	Backoff     time.Duration `yaml:"backoff,omitempty" min:"0" doc:"Base of the exponential backoff with full jitter between attempts (default 1s); a server's Retry-After is always honoured."`
+	// The max tag must equal MaxReplyBytesLimit.
+	MaxReplyBytes int64 `yaml:"max_reply_bytes,omitempty" min:"1024" max:"8388608" doc:"Largest reply body accepted, in bytes; a longer reply fails its case (error class reply_too_large) without being read into memory. Default: derived from each request's max_tokens (and thinking budget), 32 bytes per token plus 256 KiB."`
 }
+
+// MaxReplyBytesLimit is the largest limits.max_reply_bytes (8 MiB, about two
+// million tokens of text): a journal line stays small enough to read whole.
+const MaxReplyBytesLimit = 8 << 20
 
 // GenParams are generation parameters; nil/zero means "not set here".
 type GenParams struct {
-	Temperature *float64       `yaml:"temperature,omitempty" doc:"Sampling temperature."`
-	TopP        *float64       `yaml:"top_p,omitempty" doc:"Nucleus sampling."`
-	MaxTokens   int            `yaml:"max_tokens,omitempty" doc:"Most tokens the reply may have; a reply cut off here is flagged truncated."`
-	N           int            `yaml:"n,omitempty" doc:"Samples per request."`
+	Temperature *float64       `yaml:"temperature,omitempty" min:"0" max:"2" doc:"Sampling temperature, 0 to 2 (Anthropic: 0 to 1)."`
+	TopP        *float64       `yaml:"top_p,omitempty" min:"0" max:"1" doc:"Nucleus sampling, 0 to 1."`
+	MaxTokens   int            `yaml:"max_tokens,omitempty" min:"1" doc:"Most tokens the reply may have; a reply cut off here is flagged truncated."`
+	N           int            `yaml:"n,omitempty" min:"1" doc:"Samples per request."`
 	Stop        []string       `yaml:"stop,omitempty" doc:"Stop sequences."`
 	Seed        *int64         `yaml:"seed,omitempty" doc:"Provider-side sampling seed, where supported."`
 	Thinking    *ThinkingSpec  `yaml:"thinking,omitempty" doc:"Model thinking (extended thinking / thinking budget / reasoning effort)."`
@@ -154,7 +160,7 @@ type GenParams struct {
 // ThinkingSpec configures model thinking.
 type ThinkingSpec struct {
 	Enabled bool   `yaml:"enabled" doc:"Turn thinking on."`
-	Budget  int    `yaml:"budget,omitempty" doc:"Thinking budget in tokens (Anthropic, Gemini)."`
+	Budget  int    `yaml:"budget,omitempty" min:"0" doc:"Thinking budget in tokens (Anthropic, Gemini)."`
 	Effort  string `yaml:"effort,omitempty" enum:"low,medium,high" doc:"Reasoning effort low, medium or high (OpenAI reasoning models)."`
 }
 

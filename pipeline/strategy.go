@@ -18,6 +18,7 @@ type Strategy struct {
 	Nodes   []*Node
 	index   map[string]int
 	outputs []namedProg
+	lines   map[string]int // field path -> line in Spec.File
 }
 
 type namedProg struct {
@@ -87,7 +88,7 @@ func (s *Strategy) Edges() map[string][]string {
 
 // compileStrategy builds the graph and reports every problem it finds.
 func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags, lines map[string]int) *Strategy {
-	s := &Strategy{Spec: spec, Name: spec.Name, Params: spec.Params, index: map[string]int{}}
+	s := &Strategy{Spec: spec, Name: spec.Name, Params: spec.Params, index: map[string]int{}, lines: lines}
 	names := map[string]bool{}
 	before := len(*ds)
 	for i, sn := range spec.Stages {
@@ -127,8 +128,9 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags, lines map
 		}
 		return i
 	}
+	var exprs []exprUse
 	for i, n := range s.Nodes {
-		b := &Build{Diags: ds, File: spec.File, Strategy: spec, Stage: n.Base, Index: s.specIndex(n.Base), Names: names, PromptsDir: promptsDir, Lines: lines}
+		b := &Build{Diags: ds, File: spec.File, Strategy: spec, Stage: n.Base, Index: s.specIndex(n.Base), Names: names, PromptsDir: promptsDir, Lines: lines, exprs: &exprs}
 		n.Stage = n.Config.Build(b)
 		dflt := i + 1
 		if dflt >= len(s.Nodes) {
@@ -159,12 +161,20 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags, lines map
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		line := lines["outputs."+k]
+		if line == 0 {
+			line = spec.Line
+		}
 		p, err := CompileExpr(spec.Outputs[k], names, false)
 		if err != nil {
-			ds.Addf(spec.File, spec.Line, "outputs."+k, "", "%v", err)
+			ds.Addf(spec.File, line, "outputs."+k, "", "%v", err)
 			continue
 		}
 		s.outputs = append(s.outputs, namedProg{k, p})
+		exprs = append(exprs, exprUse{file: spec.File, path: "outputs." + k, line: line, src: spec.Outputs[k]})
+	}
+	if len(*ds) == before {
+		s.typeCheck(ds, exprs)
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"sync"
 	"text/template"
 
 	"github.com/promoral/promoral/pipeline/llm"
@@ -79,6 +80,9 @@ type Task struct {
 	Fixture bool
 	blocks  []namedTmpl
 	static  map[string]any
+
+	shapeOnce sync.Once
+	shapeList []itemShape
 }
 
 type namedTmpl struct {
@@ -192,7 +196,7 @@ func (t *Task) env(env map[string]any) (map[string]any, error) {
 	for _, b := range t.blocks {
 		w := &sliceWriter{buf: buf[:0]}
 		if err := b.t.Execute(w, data); err != nil {
-			return nil, fmt.Errorf("task %s, block %s: %v", t.Name, b.name, err)
+			return nil, fmt.Errorf("task %s, block %s: %w", t.Name, b.name, err)
 		}
 		out[b.name] = string(w.buf)
 		buf = w.buf

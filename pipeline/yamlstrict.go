@@ -32,13 +32,30 @@ type Decoder struct {
 	// Lines, when set, receives the line of every field path decoded, so
 	// later semantic checks can point at the exact line.
 	Lines map[string]int
+	// nodes counts the nodes decoded: aliases can make a small file
+	// expand without end (a "billion laughs"), which must stop.
+	nodes int
+	errs  int
 }
+
+// maxNodes bounds what one file may expand to through aliases; maxErrs
+// bounds the problems listed for one file.
+const (
+	maxNodes = 1_000_000
+	maxErrs  = 200
+)
 
 // NewDecoder returns a decoder that reports into ds.
 func NewDecoder(file string, ds *Diags) *Decoder { return &Decoder{File: file, Diags: ds} }
 
 // Errf records a diagnostic at node n.
 func (d *Decoder) Errf(n *yaml.Node, path, hint, format string, args ...any) {
+	if d.errs++; d.errs > maxErrs {
+		if d.errs == maxErrs+1 {
+			d.Diags.Addf(d.File, 0, "", "fix these first", "more than %d problems in this file; the rest are not listed", maxErrs)
+		}
+		return
+	}
 	line := 0
 	if n != nil {
 		line = n.Line
@@ -91,6 +108,12 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	if n == nil {
 		return
 	}
+	if d.nodes++; d.nodes > maxNodes {
+		if d.nodes == maxNodes+1 {
+			d.Errf(n, path, "use fewer, shallower aliases (&name / *name)", "the file expands to more than %d values through its aliases", maxNodes)
+		}
+		return
+	}
 	if d.Lines != nil {
 		if _, ok := d.Lines[path]; !ok {
 			d.Lines[path] = n.Line
@@ -106,6 +129,9 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return // leave the zero value
+	}
+	if d.refuseKey(n, path) {
+		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -233,6 +259,9 @@ type FieldInfo struct {
 	// Enum is the closed set of values the field takes (tag enum:"a,b"),
 	// for the JSON Schema; nil when the field is open.
 	Enum []string
+	// Min and Max bound a number written in the field (tags min:"" and
+	// max:""); nil when unbounded. A field left out is not checked.
+	Min, Max *float64
 }
 
 // Fields lists the YAML fields of struct type t, following ",inline" embeds.
@@ -268,6 +297,8 @@ func Fields(t reflect.Type) []FieldInfo {
 				Required: f.Tag.Get("required") == "true",
 				Index:    idx,
 				Type:     f.Type,
+				Min:      tagFloat(f.Tag.Get("min")),
+				Max:      tagFloat(f.Tag.Get("max")),
 			}
 			if e := f.Tag.Get("enum"); e != "" {
 				fi.Enum = strings.Split(e, ",")
@@ -304,7 +335,9 @@ func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		if d.Lines != nil {
 			d.Lines[joinPath(path, k.Value)] = k.Line
 		}
-		d.decode(val, fieldByIndexAlloc(v, f.Index), joinPath(path, k.Value))
+		fv := fieldByIndexAlloc(v, f.Index)
+		d.decode(val, fv, joinPath(path, k.Value))
+		d.checkField(k, val, fv, f, joinPath(path, k.Value))
 	}
 	for _, f := range fields {
 		if f.Required && !seen[f.Name] && !d.Overlay {
@@ -419,6 +452,7 @@ func ParseYAML(file string, data []byte, ds *Diags) *yaml.Node {
 		ds.Addf(file, 0, "", "write the config in it", "the file is empty")
 		return nil
 	}
+	checkOneDocument(file, data, ds)
 	return doc.Content[0]
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/promoral/promoral/pipeline"
@@ -49,6 +50,9 @@ func (c *BranchConfig) Targets() []string {
 	return out
 }
 
+// FieldTypes: a branch publishes no fields.
+func (c *BranchConfig) FieldTypes() map[string]types.Type { return map[string]types.Type{} }
+
 // DefaultTarget is where the branch goes when no case holds.
 func (c *BranchConfig) DefaultTarget() string { return c.Default }
 
@@ -72,7 +76,7 @@ func (br *branch) Run(x *pipeline.Exec) (string, error) {
 		if err != nil {
 			return "", x.Errorf(br.name, "cases[%d].when: %v", i, err)
 		}
-		if v.(bool) {
+		if b, _ := v.(bool); b {
 			return br.gotos[i], nil
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/promoral/promoral/pipeline"
@@ -34,6 +35,15 @@ func (c *ComputeConfig) Sample() map[string]any {
 	out := map[string]any{}
 	for k := range c.Set {
 		out[k] = ""
+	}
+	return out
+}
+
+// FieldTypes: computed values are whatever their expressions give.
+func (c *ComputeConfig) FieldTypes() map[string]types.Type {
+	out := map[string]types.Type{}
+	for k := range c.Set {
+		out[k] = types.Any
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/promoral/promoral/pipeline"
@@ -50,6 +51,22 @@ func (c *ExtractConfig) Sample() map[string]any {
 	}
 	for k := range c.Fields {
 		out[k] = ""
+	}
+	return out
+}
+
+// FieldTypes are the types of what the stage publishes, for the checker;
+// a confidence and the free fields may be missing (nil), so they stay open.
+func (c *ExtractConfig) FieldTypes() map[string]types.Type {
+	out := map[string]types.Type{"label": types.String, "parsed": types.Bool, "label_rule": types.String, "label_raw": types.String,
+		"confidence": types.Any, "confidence_parsed": types.Bool, "confidence_bin": types.String}
+	if c.Rules != nil {
+		for k := range c.Rules.Fields {
+			out[k] = types.Any
+		}
+	}
+	for k := range c.Fields {
+		out[k] = types.Any
 	}
 	return out
 }
@@ -175,8 +192,15 @@ func (x *extract) Check(t *pipeline.Task, env map[string]any) error {
 		return err
 	}
 	if x.text != nil {
-		if _, err := expr.Run(x.text, env); err != nil {
+		if err := pipeline.CheckFields(x.text, env, "item", "subject"); err != nil {
 			return fmt.Errorf("text: %v", err)
+		}
+		v, err := expr.Run(x.text, env)
+		if err != nil {
+			return fmt.Errorf("text: %v", err)
+		}
+		if v == nil {
+			return fmt.Errorf("text gives nothing for this item, so every case would be unparsed")
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/expr-lang/expr/types"
+
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 )
@@ -44,6 +46,11 @@ type prompt struct {
 // Sample gives example outputs for dry runs.
 func (c *PromptConfig) Sample() map[string]any {
 	return map[string]any{"text": "(reply of " + c.Name + ")", "texts": []any{"(reply of " + c.Name + ")"}, "finish_reason": llm.FinishStop, "truncated": false, "thinking": ""}
+}
+
+// FieldTypes are the types of what the stage publishes, for the checker.
+func (c *PromptConfig) FieldTypes() map[string]types.Type {
+	return map[string]types.Type{"text": types.String, "texts": types.Array(types.Any), "finish_reason": types.String, "truncated": types.Bool, "thinking": types.String}
 }
 
 // TemplateFiles lists the template files the stage reads.

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +17,7 @@ func newApply() *cobra.Command {
 		concurrency int
 		offline     bool
 		quiet       bool
+		grace       time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "apply CONFIG",
@@ -24,7 +28,8 @@ func newApply() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline}
+			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
+				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context())}
 			if err := pipeline.Connect(st, opts.Offline); err != nil {
 				return err
 			}
@@ -43,6 +48,8 @@ func newApply() *cobra.Command {
 			} else {
 				close(done)
 			}
+			draining.Store(true)
+			go sayInterrupt(cmd.Context(), cmd.ErrOrStderr(), eng, opts.Grace, stop)
 			sum, _, err := eng.Run(cmd.Context())
 			close(stop)
 			<-done
@@ -55,8 +62,11 @@ func newApply() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if sum.Interrupted {
-				return &exitError{130, nil}
+			switch {
+			case sum.Interrupted:
+				return &exitError{exitInterrupted, nil}
+			case sum.Errors+sum.Kept > 0:
+				return &exitError{exitErrored, nil}
 			}
 			return nil
 		},
@@ -65,5 +75,21 @@ func newApply() *cobra.Command {
 	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "cases in flight per model (default: settings.concurrency)")
 	cmd.Flags().BoolVar(&offline, "offline", false, "serve only journaled replies: no network, no keys; a missing reply is an error")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	cmd.Flags().DurationVar(&grace, "grace", pipeline.DefaultGrace, "after Ctrl-C, how long to wait for the calls in flight so their replies are journaled (Ctrl-C again cuts them off)")
 	return cmd
+}
+
+// sayInterrupt tells the user what the first and second Ctrl-C do.
+func sayInterrupt(ctx context.Context, w io.Writer, eng *pipeline.Engine, grace time.Duration, stop <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+	case <-stop:
+		return
+	}
+	fmt.Fprintf(w, "\npromoral: interrupted: starting no new calls; waiting up to %s for the %d call(s) in flight so their replies are journaled (Ctrl-C again cuts them off)\n", grace, eng.InFlight())
+	select {
+	case <-abortContext(ctx).Done():
+		fmt.Fprintf(w, "promoral: cutting off the %d call(s) still in flight\n", eng.InFlight())
+	case <-stop:
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -18,13 +19,78 @@ import (
 	_ "github.com/promoral/promoral/stages"
 )
 
-// exitError carries an exit code through cobra.
+// Exit codes, as the README documents them.
+const (
+	// exitFailed: nothing could run or the run could not finish: a bad
+	// config, a missing key, an unwritable folder, a journal that cannot
+	// be written.
+	exitFailed = 1
+	// exitWork: plan --detailed-exitcode found calls to make.
+	exitWork = 2
+	// exitErrored: apply finished and switched in its outputs, but some
+	// cases errored (the summary lists them by class; apply again retries
+	// them).
+	exitErrored = 3
+	// exitInterrupted: Ctrl-C or SIGTERM; nothing was written but the
+	// journal, and apply again resumes.
+	exitInterrupted = 130
+)
+
+// exitError carries an exit code through cobra; err may be nil when
+// everything to say has been said.
 type exitError struct {
 	code int
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+type abortKey struct{}
+
+// abortContext is done on the second interrupt: apply then cuts off the
+// calls it was letting finish.
+func abortContext(ctx context.Context) context.Context {
+	if a, ok := ctx.Value(abortKey{}).(context.Context); ok {
+		return a
+	}
+	return context.Background()
+}
+
+// draining is set by apply while it handles interrupts itself; any other
+// command exits at the second one.
+var draining atomic.Bool
+
+// interrupts turns Ctrl-C and SIGTERM into two stages: the first cancels the
+// returned context (apply stops starting calls and lets those in flight
+// finish), the second cancels the abort context (apply cuts them off; any
+// other command exits at once), a third exits whatever is happening.
+func interrupts() (context.Context, func()) {
+	sigs := make(chan os.Signal, 3)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	soft, softStop := context.WithCancel(context.Background())
+	hard, hardStop := context.WithCancel(context.Background())
+	go func() {
+		<-sigs
+		softStop()
+		<-sigs
+		hardStop()
+		if !draining.Load() {
+			os.Exit(exitInterrupted)
+		}
+		<-sigs
+		os.Exit(exitInterrupted)
+	}()
+	return context.WithValue(soft, abortKey{}, hard), func() {
+		signal.Stop(sigs)
+		softStop()
+		hardStop()
+	}
+}
 
 func main() {
 	// promoral's heap is mostly long-lived results; collecting less often
@@ -37,14 +103,14 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(640 << 20)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupts()
 	defer stop()
 	root := newRoot()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return
 	}
-	code := 1
+	code := exitFailed
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code

@@ -50,7 +50,7 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 				printPlan(cmd.OutOrStdout(), p)
 			}
 			if detailed && p.HasWork() {
-				return &exitError{2, nil}
+				return &exitError{exitWork, nil}
 			}
 			return nil
 		},

@@ -171,7 +171,7 @@ strategies: [once]
 	os.WriteFile(filepath.Join(dir, "configs/storm.yaml"), []byte(run), 0o644)
 	out := filepath.Join(dir, "out")
 	stdout, stderr, code := runCLI(t, "apply", "-q", filepath.Join(dir, "configs/storm.yaml"), "--out", out)
-	if code != 0 {
+	if code != 0 && code != exitErrored {
 		t.Fatalf("apply failed (%d): %s", code, stderr)
 	}
 	rows, err := pipeline.ReadParquet(filepath.Join(out, "results.parquet"))
@@ -188,6 +188,10 @@ strategies: [once]
 	}
 	if len(rows) != 60 || answered+failed != 60 || answered < 50 {
 		t.Fatalf("%d rows: %d answered, %d errors (stdout %s)", len(rows), answered, failed, stdout)
+	}
+	// Cases that ran out of attempts are errors, and the exit code says so.
+	if (failed > 0) != (code == exitErrored) {
+		t.Fatalf("%d errored cases, exit %d", failed, code)
 	}
 	for body, n := range perRequest {
 		if n > 4 {

@@ -32,7 +32,7 @@ func newValidate() *cobra.Command {
 				if failed > 1 {
 					verb = "have"
 				}
-				return &exitError{1, fmt.Errorf("%d of %s %s problems", failed, pipeline.Plural(len(args), "config", "configs"), verb)}
+				return &exitError{exitFailed, fmt.Errorf("%d of %s %s problems", failed, pipeline.Plural(len(args), "config", "configs"), verb)}
 			}
 			return nil
 		},

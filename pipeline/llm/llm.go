@@ -100,6 +100,92 @@ type Response struct {
 	SafetyInfo string `json:"safety_info,omitempty"`
 }
 
+// Problem says why a response cannot serve as a reply, or "" when it can.
+// A reply has at least one choice, and every choice has text unless it was
+// cut off by max_tokens (all of it spent thinking, say) or blocked by a
+// filter: those are outcomes the metrics count (truncated, refused). An
+// empty text that simply stopped is a failed call, retried like one.
+func (r *Response) Problem() string {
+	if r == nil {
+		return "no response"
+	}
+	if len(r.Choices) == 0 {
+		return "the reply has no choices"
+	}
+	for i, c := range r.Choices {
+		if c.Text == "" && c.FinishReason != FinishLength && c.FinishReason != FinishBlocked {
+			if len(r.Choices) == 1 {
+				return fmt.Sprintf("the reply has no content (finish reason %q)", c.FinishReason)
+			}
+			return fmt.Sprintf("choice %d of the reply has no content (finish reason %q)", i+1, c.FinishReason)
+		}
+	}
+	return ""
+}
+
+// Size is the reply's text in bytes (answers and visible thinking).
+func (r *Response) Size() int64 {
+	if r == nil {
+		return 0
+	}
+	var n int64
+	for _, c := range r.Choices {
+		n += int64(len(c.Text) + len(c.Thinking))
+	}
+	return n
+}
+
+// DefaultReplyTokens stands in for max_tokens when a request sets none:
+// the most the models promoral targets write in one reply.
+const DefaultReplyTokens = 32768
+
+// ReplyLimit is the most bytes a reply to req may take on the wire: set
+// when the model's limits.max_reply_bytes gives it, else derived from what
+// the request allows the model to write (max_tokens and the thinking budget,
+// per sample) at a generous 32 bytes per token (JSON escapes included),
+// 1 KiB per token with logprobs, plus 256 KiB for the envelope. A reply
+// over it is a runaway or a broken server, not an answer worth its memory.
+func ReplyLimit(req *Request, set int64) int64 {
+	if set > 0 {
+		return set
+	}
+	tokens := int64(req.MaxTokens)
+	if tokens <= 0 {
+		tokens = DefaultReplyTokens
+	}
+	if req.Thinking.Enabled || req.Thinking.Effort != "" {
+		b := int64(req.Thinking.Budget)
+		if b <= 0 {
+			b = DefaultReplyTokens
+		}
+		tokens += b
+	}
+	per := int64(32)
+	if req.Logprobs {
+		per = 1024
+	}
+	return 256<<10 + tokens*per*int64(req.Samples())
+}
+
+type callCtxKey struct{}
+
+// WithCallContext returns ctx carrying call: the context a request runs
+// under once it has been sent. ctx itself governs waiting and retrying, so
+// an interrupted run stops starting requests (ctx ends) while the ones on
+// the wire, already paid for, finish and are journaled (call lives on).
+func WithCallContext(ctx, call context.Context) context.Context {
+	return context.WithValue(ctx, callCtxKey{}, call)
+}
+
+// CallContext is the context to send a request under: the one
+// WithCallContext attached, else ctx.
+func CallContext(ctx context.Context) context.Context {
+	if c, ok := ctx.Value(callCtxKey{}).(context.Context); ok {
+		return c
+	}
+	return ctx
+}
+
 // Text returns the first choice's text ("" when there is none).
 func (r *Response) Text() string {
 	if r == nil || len(r.Choices) == 0 {
@@ -119,16 +205,46 @@ type Provider interface {
 type ErrorKind int
 
 const (
-	// Transient errors are retried with backoff: 429, 5xx, timeouts, cut connections,
-	// truncated bodies.
+	// Transient errors are retried with backoff: 429, 5xx, timeouts, cut
+	// connections, truncated bodies, replies without an answer.
 	Transient ErrorKind = iota
-	// Permanent errors are not retried and stop that model's work: 400, 401, 403, 404.
+	// Permanent errors are not retried: 400, 401, 403, 404, a reply over
+	// its size bound. Only some of them stop the model (see StopsModel).
 	Permanent
+)
+
+// Error classes: short, stable names for what went wrong, written to
+// results.parquet (error_class) and counted in the summary.
+const (
+	// ClassTransient: the server failed (429, 5xx, timeout, cut
+	// connection) on every attempt the retry bound allowed.
+	ClassTransient = "transient"
+	// ClassRejected: the server refused this request (400: context too
+	// long, content policy, a parameter it does not take); other requests
+	// to the same model may well succeed.
+	ClassRejected = "rejected"
+	// ClassEmptyReply: a 200 without an answer: no choices, null or missing
+	// content.
+	ClassEmptyReply = "empty_reply"
+	// ClassFailedReply: a 200 whose body says the generation failed (an
+	// error object, finish reason "error").
+	ClassFailedReply = "failed_reply"
+	// ClassTooLarge: the reply exceeded its size bound (limits.max_reply_bytes).
+	ClassTooLarge = "reply_too_large"
+	// ClassAuth: the key was refused (401, 403). Stops the model.
+	ClassAuth = "auth"
+	// ClassNotFound: the model or endpoint does not exist (404). Stops the model.
+	ClassNotFound = "not_found"
+	// ClassQuota: the account's quota or balance is exhausted. Stops the model.
+	ClassQuota = "quota"
 )
 
 // Error is a classified provider failure.
 type Error struct {
-	Kind   ErrorKind
+	Kind ErrorKind
+	// Class is one of the Class constants; empty means the Kind's default
+	// (ClassTransient or ClassRejected).
+	Class  string
 	Status int // HTTP status when there was one
 	// RetryAfter is the server's requested wait (Retry-After or a rate-limit
 	// reset header); zero when it gave none.
@@ -156,6 +272,28 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ClassName is the error's class, defaulting by kind.
+func (e *Error) ClassName() string {
+	switch {
+	case e.Class != "":
+		return e.Class
+	case e.Kind == Transient:
+		return ClassTransient
+	}
+	return ClassRejected
+}
+
+// StopsModel reports whether the error belongs to the model or the account
+// rather than to one request, so every later request would fail the same
+// way: a refused key, an unknown model, an exhausted quota.
+func (e *Error) StopsModel() bool {
+	switch e.ClassName() {
+	case ClassAuth, ClassNotFound, ClassQuota:
+		return true
+	}
+	return false
+}
 
 // IsPermanent reports whether err is a classified permanent provider error.
 func IsPermanent(err error) bool {

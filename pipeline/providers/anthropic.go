@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/secret"
 )
 
 const (
@@ -54,7 +56,7 @@ func newAnthropic(cfg Config) (*anthropicProvider, error) {
 		option.WithMaxRetries(0),
 		option.WithRequestTimeout(sdkTimeout),
 	)
-	return &anthropicProvider{cfg: cfg, client: client, name: "anthropic " + strings.TrimSuffix(base, "/")}, nil
+	return &anthropicProvider{cfg: cfg, client: client, name: "anthropic " + secret.URL(strings.TrimSuffix(base, "/"))}, nil
 }
 
 func (p *anthropicProvider) Name() string { return p.name }
@@ -152,8 +154,12 @@ func (p *anthropicProvider) Complete(ctx context.Context, req *llm.Request) (*ll
 	}
 	resp := &llm.Response{}
 	opts := anthropicExtra(req.Extra)
+	// Each sample is its own HTTP request, so each gets one sample's bound.
+	one := *req
+	one.N = 0
+	limit := llm.ReplyLimit(&one, p.cfg.MaxReplyBytes)
 	for range req.Samples() {
-		msg, err := p.one(ctx, params, opts)
+		msg, err := p.one(ctx, params, opts, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -167,17 +173,38 @@ func (p *anthropicProvider) Complete(ctx context.Context, req *llm.Request) (*ll
 		resp.Usage.ThinkingTokens += int(u.OutputTokensDetails.ThinkingTokens)
 		resp.ModelVersion = string(msg.Model)
 	}
-	return resp, nil
+	return answer(resp)
 }
 
-func (p *anthropicProvider) one(ctx context.Context, params anthropic.MessageNewParams, opts []option.RequestOption) (*anthropic.Message, error) {
-	c := startCall(ctx, p.cfg.Timeout)
+func (p *anthropicProvider) one(ctx context.Context, params anthropic.MessageNewParams, opts []option.RequestOption, limit int64) (*anthropic.Message, error) {
+	c := startCall(ctx, p.cfg.Timeout, limit)
 	defer c.cancel()
 	msg, err := p.client.Messages.New(c.ctx, params, opts...)
 	if err != nil {
 		return nil, c.classify(err, anthropicFailure(err), &p.cfg)
 	}
+	if err := anthropicReplyProblem(msg, &p.cfg); err != nil {
+		return nil, err
+	}
 	return msg, nil
+}
+
+// anthropicReplyProblem finds a 200 that carries no message: an error
+// object (type "error"), or a null or missing content list. An empty
+// content list is an answer only when the model hit max_tokens or refused.
+func anthropicReplyProblem(msg *anthropic.Message, cfg *Config) error {
+	if t := msg.JSON.Type.Raw(); t != "" && t != `"message"` {
+		detail := msg.RawJSON()
+		return &llm.Error{Kind: llm.Transient, Class: llm.ClassFailedReply,
+			Msg: "the server answered 200 with " + clip(redact(detail, cfg.APIKey))}
+	}
+	if !msg.JSON.Content.Valid() {
+		return &llm.Error{Kind: llm.Transient, Class: llm.ClassEmptyReply, Msg: "the reply has null or missing content"}
+	}
+	if len(msg.Content) == 0 && msg.StopReason != anthropic.StopReasonMaxTokens && msg.StopReason != anthropic.StopReasonRefusal {
+		return &llm.Error{Kind: llm.Transient, Class: llm.ClassEmptyReply, Msg: fmt.Sprintf("the reply has no content (stop reason %q)", msg.StopReason)}
+	}
+	return nil
 }
 
 func anthropicExtra(extra map[string]any) []option.RequestOption {

@@ -128,3 +128,34 @@ func TestLoadDotEnv(t *testing.T) {
 		t.Fatal("LoadDotEnv changed the process environment")
 	}
 }
+
+// FuzzParseDotEnv: any .env content parses or fails without a panic, and a
+// failure names the line and variable but never repeats a value.
+func FuzzParseDotEnv(f *testing.F) {
+	for _, s := range []string{"", "A=1\n", "export OPENAI_API_KEY=sk-abc # c\n", "K='unterminated\n", `K="a\"b" trailing` + "\n",
+		"\ufeffX=1\n#c\n\nY=\"multi\\nline\"\n", "=novalue\n", "BAD NAME=x\n", "K=\"sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8\" junk\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		m, err := ParseDotEnv(strings.NewReader(data))
+		if err == nil {
+			for k := range m {
+				if !validEnvName(k) {
+					t.Fatalf("parsed an invalid name %q", k)
+				}
+			}
+			return
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "line ") {
+			t.Fatalf("error does not name the line: %q", msg)
+		}
+		for _, line := range strings.Split(data, "\n") {
+			_, v, ok := strings.Cut(line, "=")
+			v = strings.TrimSpace(v)
+			if ok && len(v) >= 12 && strings.Contains(msg, v) {
+				t.Fatalf("error %q repeats the value %q", msg, v)
+			}
+		}
+	})
+}

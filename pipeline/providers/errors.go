@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/secret"
 )
 
 // apiFailure is what a provider could read from an SDK's HTTP error.
@@ -37,6 +38,15 @@ const maxMsg = 300
 func (c *call) classify(err error, af apiFailure, cfg *Config) error {
 	if cerr := c.caller.Err(); cerr != nil {
 		return cerr
+	}
+	var tl *tooLargeError
+	if errors.As(err, &tl) || strings.Contains(err.Error(), "over the bound of") {
+		msg := "the reply is over its size bound"
+		if tl != nil {
+			msg = tl.Error()
+		}
+		return &llm.Error{Kind: llm.Permanent, Class: llm.ClassTooLarge,
+			Msg: msg + " (limits.max_reply_bytes; the default follows max_tokens)"}
 	}
 	status, header := c.x.get()
 	if af.status == 0 && status >= 400 {
@@ -67,8 +77,10 @@ func statusError(af apiFailure, header http.Header, cfg *Config, wrapped error, 
 	e := &llm.Error{Status: af.status, Err: wrapped, Kind: llm.Permanent}
 	var what string
 	switch s := af.status; {
-	case s == http.StatusTooManyRequests && af.code == "insufficient_quota":
-		// OpenAI reports an exhausted balance as 429; waiting will not refill it.
+	case isQuota(af):
+		// OpenAI reports an exhausted balance as 429, Anthropic as a 400
+		// about the credit balance; waiting will not refill either.
+		e.Class = llm.ClassQuota
 		what = "quota exhausted: check billing for the account behind " + keyName(cfg)
 	case s == http.StatusTooManyRequests:
 		e.Kind, e.RateLimited = llm.Transient, true
@@ -79,12 +91,18 @@ func statusError(af apiFailure, header http.Header, cfg *Config, wrapped error, 
 		e.Kind = llm.Transient
 		what = "server error"
 	case s == http.StatusUnauthorized:
+		e.Class = llm.ClassAuth
 		what = "authentication failed: check " + keyName(cfg)
 	case s == http.StatusForbidden:
+		e.Class = llm.ClassAuth
 		what = "permission denied: check " + keyName(cfg) + " and the account's access to this model"
 	case s == http.StatusNotFound:
+		e.Class = llm.ClassNotFound
 		what = "not found: check the model id and the base URL"
 	default:
+		// 400, 413, 422…: this request (too long, against a content
+		// policy, a parameter the model does not take), not the model.
+		e.Class = llm.ClassRejected
 		what = "request rejected"
 	}
 	if e.Kind == llm.Transient {
@@ -98,6 +116,16 @@ func statusError(af apiFailure, header http.Header, cfg *Config, wrapped error, 
 	}
 	e.Msg = what
 	return e
+}
+
+// isQuota recognises an exhausted balance or quota, which no retry fixes.
+func isQuota(af apiFailure) bool {
+	if af.status == http.StatusPaymentRequired || af.code == "insufficient_quota" || af.code == "billing_error" {
+		return true
+	}
+	m := strings.ToLower(af.msg)
+	return af.status < 500 && af.status != http.StatusTooManyRequests &&
+		(strings.Contains(m, "credit balance is too low") || strings.Contains(m, "exceeded your current quota"))
 }
 
 func keyName(cfg *Config) string {
@@ -214,12 +242,9 @@ func (r *redactedError) Error() string { return redact(r.err.Error(), r.key) }
 
 func (r *redactedError) Is(target error) bool { return errors.Is(r.err, target) }
 
-func redact(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[redacted]")
-}
+// redact scrubs the key the provider sent and anything else that looks like
+// a credential (an Authorization header a server echoed, a URL's password).
+func redact(s, key string) string { return secret.RedactKey(s, key) }
 
 func clip(s string) string {
 	s = strings.Join(strings.Fields(s), " ")

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/secret"
 )
 
 const defaultGeminiBaseURL = "https://generativelanguage.googleapis.com/"
@@ -49,7 +50,7 @@ func newGemini(cfg Config) (*geminiProvider, error) {
 		// The SDK prints its whole config (key included) into some errors.
 		return nil, fmt.Errorf("providers: gemini client: %s", redact(err.Error(), cfg.APIKey))
 	}
-	return &geminiProvider{cfg: cfg, client: client, name: "gemini " + strings.TrimSuffix(base, "/")}, nil
+	return &geminiProvider{cfg: cfg, client: client, name: "gemini " + secret.URL(strings.TrimSuffix(base, "/"))}, nil
 }
 
 func (p *geminiProvider) Name() string { return p.name }
@@ -134,13 +135,54 @@ func (p *geminiProvider) Complete(ctx context.Context, req *llm.Request) (*llm.R
 	if err != nil {
 		return nil, err
 	}
-	c := startCall(ctx, p.cfg.Timeout)
+	c := startCall(ctx, p.cfg.Timeout, llm.ReplyLimit(req, p.cfg.MaxReplyBytes))
 	defer c.cancel()
 	out, err := p.client.Models.GenerateContent(c.ctx, req.Model, contents, gc)
 	if err != nil {
 		return nil, c.classify(err, geminiFailure(err), &p.cfg)
 	}
-	return geminiResponse(req, out), nil
+	if err := geminiReplyProblem(out); err != nil {
+		return nil, err
+	}
+	return answer(geminiResponse(req, out))
+}
+
+// geminiReplyProblem finds a 200 without an answer: no candidates although
+// the prompt was not blocked, or a candidate that ended without content for
+// a reason that is neither a cut-off nor a filter (OTHER, a malformed call,
+// no reason at all).
+func geminiReplyProblem(out *genai.GenerateContentResponse) error {
+	if pf := out.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		return nil // a refusal of the prompt: an outcome, recorded as blocked
+	}
+	if len(out.Candidates) == 0 {
+		return &llm.Error{Kind: llm.Transient, Class: llm.ClassEmptyReply, Msg: "the reply has no candidates"}
+	}
+	for i, cand := range out.Candidates {
+		if cand == nil {
+			return &llm.Error{Kind: llm.Transient, Class: llm.ClassEmptyReply, Msg: fmt.Sprintf("candidate %d is null", i+1)}
+		}
+		if cand.FinishReason == genai.FinishReasonMaxTokens || geminiBlocked[cand.FinishReason] {
+			continue
+		}
+		hasText := false
+		if cand.Content != nil {
+			for _, part := range cand.Content.Parts {
+				if part != nil && part.Text != "" && !part.Thought {
+					hasText = true
+				}
+			}
+		}
+		if !hasText {
+			class := llm.ClassEmptyReply
+			if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonStop {
+				class = llm.ClassFailedReply
+			}
+			return &llm.Error{Kind: llm.Transient, Class: class,
+				Msg: fmt.Sprintf("candidate %d has no content (finish reason %q)", i+1, cand.FinishReason)}
+		}
+	}
+	return nil
 }
 
 func geminiFailure(err error) apiFailure {

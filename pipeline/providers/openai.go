@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -11,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/secret"
 )
 
 const defaultOpenAIBaseURL = "https://api.openai.com/v1/"
@@ -38,7 +40,7 @@ func newOpenAI(cfg Config) (*openAIProvider, error) {
 		option.WithHTTPClient(httpClient(cfg)),
 		option.WithMaxRetries(0),
 	)
-	return &openAIProvider{cfg: cfg, client: client, name: cfg.Provider + " " + strings.TrimSuffix(base, "/")}, nil
+	return &openAIProvider{cfg: cfg, client: client, name: cfg.Provider + " " + secret.URL(strings.TrimSuffix(base, "/"))}, nil
 }
 
 func (p *openAIProvider) Name() string { return p.name }
@@ -142,13 +144,41 @@ func (p *openAIProvider) Complete(ctx context.Context, req *llm.Request) (*llm.R
 	if err != nil {
 		return nil, err
 	}
-	c := startCall(ctx, p.cfg.Timeout)
+	c := startCall(ctx, p.cfg.Timeout, llm.ReplyLimit(req, p.cfg.MaxReplyBytes))
 	defer c.cancel()
 	out, err := p.client.Chat.Completions.New(c.ctx, params, openAIExtra(req.Extra)...)
 	if err != nil {
 		return nil, c.classify(err, openAIFailure(err), &p.cfg)
 	}
-	return p.response(req, out), nil
+	if err := openAIReplyProblem(out, &p.cfg); err != nil {
+		return nil, err
+	}
+	return answer(p.response(req, out))
+}
+
+// openAIReplyProblem finds a 200 that carries no answer: an error object in
+// place of choices (some compatible servers and proxies), a choice whose
+// finish reason is "error", or a null or missing content that is neither a
+// refusal nor a cut-off. Such a reply is a failed call, retried within the
+// bound, never journaled as an answer.
+func openAIReplyProblem(out *openai.ChatCompletion, cfg *Config) error {
+	if f, ok := out.JSON.ExtraFields["error"]; ok && f.Raw() != "null" {
+		return &llm.Error{Kind: llm.Transient, Class: llm.ClassFailedReply,
+			Msg: "the server answered 200 with an error: " + clip(redact(f.Raw(), cfg.APIKey))}
+	}
+	if len(out.Choices) == 0 {
+		return &llm.Error{Kind: llm.Transient, Class: llm.ClassEmptyReply, Msg: "the reply has no choices"}
+	}
+	for i, ch := range out.Choices {
+		if ch.FinishReason == "error" {
+			return &llm.Error{Kind: llm.Transient, Class: llm.ClassFailedReply, Msg: fmt.Sprintf("choice %d finished with reason \"error\"", i+1)}
+		}
+		if !ch.Message.JSON.Content.Valid() && ch.Message.Refusal == "" && ch.FinishReason != "length" && ch.FinishReason != "content_filter" {
+			return &llm.Error{Kind: llm.Transient, Class: llm.ClassEmptyReply,
+				Msg: fmt.Sprintf("choice %d has null or missing content (finish reason %q)", i+1, ch.FinishReason)}
+		}
+	}
+	return nil
 }
 
 func openAIFailure(err error) apiFailure {

@@ -14,6 +14,7 @@ package providers
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sort"
@@ -65,6 +66,10 @@ type Config struct {
 	// HTTPClient is used for all requests; nil = a shared client whose
 	// transport keeps enough idle connections per host for high concurrency.
 	HTTPClient *http.Client
+	// MaxReplyBytes bounds the body of every reply; 0 = derived from each
+	// request (llm.ReplyLimit). A longer body fails the call with
+	// llm.ClassTooLarge before it is read into memory.
+	MaxReplyBytes int64
 }
 
 // Named is implemented by every provider in this package so logs can say which
@@ -153,6 +158,7 @@ type exchange struct {
 	mu     sync.Mutex
 	status int
 	header http.Header
+	limit  int64 // most body bytes accepted; 0 = no bound
 }
 
 func (x *exchange) get() (int, http.Header) {
@@ -180,10 +186,57 @@ func (r recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			// Only failures need headers (Retry-After, rate-limit resets).
 			x.header = resp.Header.Clone()
 		}
+		limit := x.limit
 		x.mu.Unlock()
+		if limit > 0 {
+			if resp.ContentLength > limit {
+				// Declared too long: do not download it at all.
+				resp.Body.Close()
+				return nil, &tooLargeError{limit: limit, declared: resp.ContentLength}
+			}
+			resp.Body = &cappedBody{rc: resp.Body, left: limit, limit: limit}
+		}
 	}
 	return resp, err
 }
+
+// tooLargeError is how a reply over its bound surfaces through the SDKs,
+// which wrap (but keep) the error their body read returned.
+type tooLargeError struct{ limit, declared int64 }
+
+func (e *tooLargeError) Error() string {
+	if e.declared > 0 {
+		return fmt.Sprintf("the reply is %d bytes, over the bound of %d", e.declared, e.limit)
+	}
+	return fmt.Sprintf("the reply is over the bound of %d bytes", e.limit)
+}
+
+// cappedBody fails the read that would pass the bound, so no SDK ever holds
+// more than the bound in memory, whatever the server sends.
+type cappedBody struct {
+	rc          io.ReadCloser
+	left, limit int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more proves the body is over the bound (and not exactly at it).
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			return 0, &tooLargeError{limit: b.limit}
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }
 
 // call is the per-attempt state every provider sets up the same way: the
 // per-request timeout and the response recorder.
@@ -194,8 +247,8 @@ type call struct {
 	x      *exchange
 }
 
-func startCall(caller context.Context, timeout time.Duration) *call {
-	c := &call{caller: caller, x: &exchange{}}
+func startCall(caller context.Context, timeout time.Duration, limit int64) *call {
+	c := &call{caller: caller, x: &exchange{limit: limit}}
 	ctx := context.WithValue(caller, exchangeKey{}, c.x)
 	if timeout > 0 {
 		c.ctx, c.cancel = context.WithTimeout(ctx, timeout)
@@ -233,6 +286,15 @@ func hostOf(baseURL string) string {
 		s = h
 	}
 	return strings.ToLower(strings.Trim(s, "[]"))
+}
+
+// answer applies the contract's rule of what a reply is (llm.Response.Problem)
+// to what a provider made of a 200, so no provider can hand on an empty one.
+func answer(resp *llm.Response) (*llm.Response, error) {
+	if p := resp.Problem(); p != "" {
+		return nil, &llm.Error{Kind: llm.Transient, Class: llm.ClassEmptyReply, Msg: p}
+	}
+	return resp, nil
 }
 
 // joinSystem concatenates system messages: every API here takes one system

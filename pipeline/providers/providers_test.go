@@ -203,6 +203,8 @@ func TestErrorClassification(t *testing.T) {
 		kind        llm.ErrorKind
 		rateLimited bool
 		retryAfter  time.Duration
+		class       string
+		stops       bool
 	}{
 		{name: "429 retry-after", status: 429, header: map[string]string{"Retry-After": "7"}, kind: llm.Transient, rateLimited: true, retryAfter: 7 * time.Second},
 		{name: "429 retry-after-ms", status: 429, header: map[string]string{"Retry-After-Ms": "1500"}, kind: llm.Transient, rateLimited: true, retryAfter: 1500 * time.Millisecond},
@@ -211,11 +213,13 @@ func TestErrorClassification(t *testing.T) {
 		{name: "529 overloaded", status: 529, kind: llm.Transient},
 		{name: "408", status: 408, kind: llm.Transient},
 		{name: "409", status: 409, kind: llm.Transient},
-		{name: "400", status: 400, kind: llm.Permanent},
-		{name: "401", status: 401, kind: llm.Permanent},
-		{name: "403", status: 403, kind: llm.Permanent},
-		{name: "404", status: 404, kind: llm.Permanent},
-		{name: "422", status: 422, kind: llm.Permanent},
+		{name: "400", status: 400, kind: llm.Permanent, class: llm.ClassRejected},
+		{name: "401", status: 401, kind: llm.Permanent, class: llm.ClassAuth, stops: true},
+		{name: "402", status: 402, kind: llm.Permanent, class: llm.ClassQuota, stops: true},
+		{name: "403", status: 403, kind: llm.Permanent, class: llm.ClassAuth, stops: true},
+		{name: "404", status: 404, kind: llm.Permanent, class: llm.ClassNotFound, stops: true},
+		{name: "413", status: 413, kind: llm.Permanent, class: llm.ClassRejected},
+		{name: "422", status: 422, kind: llm.Permanent, class: llm.ClassRejected},
 	}
 	for _, d := range dialects {
 		for _, tc := range cases {
@@ -236,6 +240,13 @@ func TestErrorClassification(t *testing.T) {
 				if e.Kind != tc.kind || e.Status != tc.status || e.RateLimited != tc.rateLimited || e.RetryAfter != tc.retryAfter {
 					t.Fatalf("got kind=%v status=%d rateLimited=%v retryAfter=%v (%v); want kind=%v status=%d rateLimited=%v retryAfter=%v",
 						e.Kind, e.Status, e.RateLimited, e.RetryAfter, err, tc.kind, tc.status, tc.rateLimited, tc.retryAfter)
+				}
+				class := tc.class
+				if class == "" {
+					class = llm.ClassTransient
+				}
+				if e.ClassName() != class || e.StopsModel() != tc.stops {
+					t.Fatalf("class %q stops %v; want %q stops %v", e.ClassName(), e.StopsModel(), class, tc.stops)
 				}
 				if llm.IsPermanent(err) != (tc.kind == llm.Permanent) {
 					t.Fatalf("IsPermanent = %v", llm.IsPermanent(err))

@@ -44,9 +44,11 @@ type Options struct {
 	// Concurrency is the most calls in flight (default 8); the adaptive limit
 	// moves between 1 and this.
 	Concurrency int
-	// StopOn decides which permanent errors stop the model; nil = all of
-	// them. A study that expects some prompts to be rejected on their own
-	// (e.g. over-long context) can keep going on 400s.
+	// StopOn decides which permanent errors stop the model; nil = those
+	// that belong to the model or the account (llm.Error.StopsModel: a
+	// refused key, an unknown model, an exhausted quota). A rejection of
+	// one request (400: context too long, content policy) fails that
+	// request and the run goes on.
 	StopOn func(*llm.Error) bool
 	// Sleep waits for backoff and pacing; tests inject a fake. It must
 	// return ctx.Err() when ctx ends first.
@@ -55,13 +57,18 @@ type Options struct {
 	Rand func() float64
 }
 
-// Attempt is one provider call, reported whether it succeeded or not.
+// Attempt is one provider call, reported twice: once as it is about to be
+// sent (Sending, so the caller can journal its intent first) and once with
+// its outcome.
 type Attempt struct {
 	N       int // 1-based attempt number within the request
 	Start   time.Time
 	Latency time.Duration
 	Err     error
 	Resp    *llm.Response
+	// Sending marks the report made just before the request goes out;
+	// Latency, Err and Resp are empty then.
+	Sending bool
 }
 
 // Stats is a snapshot of a Transport's counters.
@@ -81,6 +88,7 @@ type Stats struct {
 }
 
 // ErrStopped matches (errors.Is) every error from a stopped Transport.
+// Only errors that belong to the model or the account stop it.
 var ErrStopped = errors.New("model stopped")
 
 // StoppedError is returned by Do once a permanent error has stopped the
@@ -180,8 +188,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Do sends req, retrying transient failures, and reports every provider call
-// to onAttempt (if not nil) before returning. The caller's cancellation comes
-// back as ctx.Err().
+// to onAttempt (if not nil) before sending it and with its outcome. The
+// caller's cancellation comes back as ctx.Err(). ctx governs waiting and
+// retrying; a call already sent runs under llm.CallContext(ctx), so a caller
+// can stop new attempts while letting the ones on the wire finish.
 func (t *Transport) Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
 	t.requests.Add(1)
 	resp, err := t.do(ctx, req, onAttempt)
@@ -211,8 +221,17 @@ func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Att
 			return nil, err
 		}
 		start := time.Now()
-		resp, err := t.p.Complete(ctx, req)
+		if onAttempt != nil {
+			onAttempt(Attempt{N: n, Start: start, Sending: true})
+		}
+		resp, err := t.p.Complete(llm.CallContext(ctx), req)
 		latency := time.Since(start)
+		if err == nil {
+			if p := resp.Problem(); p != "" {
+				// The provider broke the contract; the reply is not one.
+				resp, err = nil, &llm.Error{Kind: llm.Transient, Class: llm.ClassEmptyReply, Msg: p}
+			}
+		}
 		t.attempts.Add(1)
 		if n > 1 {
 			t.retries.Add(1)
@@ -227,6 +246,9 @@ func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Att
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
+		if cerr := llm.CallContext(ctx).Err(); cerr != nil {
+			return nil, cerr
+		}
 		var le *llm.Error
 		if !errors.As(err, &le) {
 			// Unclassified: the provider broke the contract or the engine's
@@ -235,7 +257,11 @@ func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Att
 			return nil, err
 		}
 		if le.Kind == llm.Permanent {
-			if t.o.StopOn == nil || t.o.StopOn(le) {
+			stops := le.StopsModel()
+			if t.o.StopOn != nil {
+				stops = t.o.StopOn(le)
+			}
+			if stops {
 				t.stop(err)
 			}
 			return nil, err

@@ -66,8 +66,8 @@ func ok(text string) *llm.Response {
 var (
 	errServer  = &llm.Error{Kind: llm.Transient, Status: 500, Msg: "server error"}
 	err429     = &llm.Error{Kind: llm.Transient, Status: 429, RateLimited: true, Msg: "rate limited"}
-	errAuth    = &llm.Error{Kind: llm.Permanent, Status: 401, Msg: "authentication failed: check the key variable OPENAI_API_KEY"}
-	errBadReq  = &llm.Error{Kind: llm.Permanent, Status: 400, Msg: "prompt too long"}
+	errAuth    = &llm.Error{Kind: llm.Permanent, Class: llm.ClassAuth, Status: 401, Msg: "authentication failed: check the key variable OPENAI_API_KEY"}
+	errBadReq  = &llm.Error{Kind: llm.Permanent, Class: llm.ClassRejected, Status: 400, Msg: "prompt too long"}
 	errUnknown = errors.New("scripted failure")
 )
 
@@ -106,7 +106,11 @@ func TestRetriesUntilSuccess(t *testing.T) {
 	s := &sleeper{}
 	tr := New(f, Options{MaxAttempts: 5, BaseBackoff: time.Second, MaxBackoff: time.Minute, Sleep: s.Sleep, Rand: constRand(0.5)})
 	var atts []Attempt
-	resp, err := tr.Do(context.Background(), req("a"), func(a Attempt) { atts = append(atts, a) })
+	resp, err := tr.Do(context.Background(), req("a"), func(a Attempt) {
+		if !a.Sending {
+			atts = append(atts, a)
+		}
+	})
 	if err != nil || resp.Text() != "fine" {
 		t.Fatalf("resp=%v err=%v", resp, err)
 	}
@@ -133,7 +137,11 @@ func TestStopsAtMaxAttempts(t *testing.T) {
 	s := &sleeper{}
 	tr := New(f, Options{MaxAttempts: 4, BaseBackoff: time.Second, MaxBackoff: 3 * time.Second, Sleep: s.Sleep, Rand: constRand(0.999)})
 	reported := 0
-	_, err := tr.Do(context.Background(), req("a"), func(Attempt) { reported++ })
+	_, err := tr.Do(context.Background(), req("a"), func(a Attempt) {
+		if !a.Sending {
+			reported++
+		}
+	})
 	if f.callsOf("a") != 4 || reported != 4 {
 		t.Fatalf("calls=%d reported=%d, want 4", f.callsOf("a"), reported)
 	}
@@ -396,7 +404,11 @@ func TestRateLimitStorm(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			id := fmt.Sprint("r", i)
-			resp, err := tr.Do(context.Background(), req(id), func(Attempt) { reported.Add(1) })
+			resp, err := tr.Do(context.Background(), req(id), func(a Attempt) {
+				if !a.Sending {
+					reported.Add(1)
+				}
+			})
 			switch {
 			case err == nil && resp != nil:
 				answered.Add(1)

@@ -1,0 +1,131 @@
+package pipeline_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+// The configs that used to pass validate and apply each fail at load time,
+// naming the file, the line and the field, and saying what to do.
+func TestValidationHoles(t *testing.T) {
+	run := baseTree(nil)["configs/run.yaml"]
+	strat := func(body string) map[string]string {
+		return map[string]string{"configs/strategies/one_shot.yaml": body}
+	}
+	key := "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"null name", map[string]string{"configs/run.yaml": strings.Replace(run, "name: toy-run", "name: ~", 1)},
+			[]string{"run.yaml:1", "name", `required field "name" is empty`}},
+		{"second YAML document", map[string]string{"configs/run.yaml": run + "---\nsettings: {concurrency: 1}\n"},
+			[]string{"run.yaml:15", "second YAML document"}},
+		{"temperature 7", strat(strings.Replace(oneShotYAML, "temperature: 0", "temperature: 7", 1)),
+			[]string{"one_shot.yaml:5", "stages[0].temperature", "7 is out of range", "from 0 to 2"}},
+		{"top_p 3", strat(strings.Replace(oneShotYAML, "temperature: 0", "top_p: 3", 1)),
+			[]string{"one_shot.yaml:5", "stages[0].top_p", "3 is out of range", "from 0 to 1"}},
+		{"max_steps -1", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, max_steps: -1", 1)},
+			[]string{"run.yaml:", "settings.max_steps", "-1 is out of range"}},
+		{"max_tokens 0", strat(strings.Replace(oneShotYAML, "temperature: 0", "max_tokens: 0", 1)),
+			[]string{"one_shot.yaml:5", "stages[0].max_tokens", "0 is out of range", "leave the field out"}},
+		{"expression type error in a branch", map[string]string{"configs/strategies/loop.yaml": strings.Replace(loopYAML,
+			"stages.again_parse.label == stages.parse.label", "stages.again_parse.label > 3", 1)},
+			[]string{"loop.yaml:", "stages[stable].cases[0].when", "mismatched types string and int"}},
+		{"label output of the wrong type", strat(strings.Replace(oneShotYAML, "label: stages.parse.label", "label: stages.parse.parsed", 1)),
+			[]string{"one_shot.yaml:", "outputs.label", "gives bool", "must be text"}},
+		{"field a stage never publishes", strat(strings.Replace(oneShotYAML, "label: stages.parse.label", "label: stages.parse.lable", 1)),
+			[]string{"one_shot.yaml:", "outputs.label", "unknown field lable"}},
+		{"template field missing from a later item", map[string]string{
+			"data/items.jsonl": itemsJSONL + `{"id":"g","gold":"0","scenario":"x"}` + "\n",
+		}, []string{"toy.yaml:", "item g", `no entry for key "text"`}},
+		{"typo in an extract stage's text", strat(strings.Replace(oneShotYAML, "    kind: extract\n", "    kind: extract\n    text: item.txet\n", 1)),
+			[]string{"one_shot.yaml:9", "stages[parse]", "reads item.txet, which is not there", "item has: gold, id, text"}},
+		{"openai-compatible without base_url", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: local, provider: openai-compatible, model: llama}", 1)},
+			[]string{"run.yaml:3", "models[0].base_url", "needs a base_url"}},
+		{"key pasted into key_env", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, key_env: "+key+"}", 1)},
+			[]string{"run.yaml:3", "models[0].key_env", "looks like an API key"}},
+		{"hex key pasted into key_env", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, key_env: 3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2}", 1)},
+			[]string{"run.yaml:3", "models[0].key_env", "must be the name of an environment variable"}},
+		{"key_env that is no variable name", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, key_env: 'my key'}", 1)},
+			[]string{"run.yaml:3", "models[0].key_env", "must be the name of an environment variable"}},
+		{"reply bound over the limit", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, limits: {max_reply_bytes: 99999999999}}", 1)},
+			[]string{"run.yaml:3", "models[0].limits.max_reply_bytes", "out of range"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, baseTree(tc.files))
+			_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+			var ds pipeline.Diags
+			if !errors.As(err, &ds) {
+				t.Fatalf("want config problems, got %v", err)
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("the problem list lacks %q:\n%s", w, msg)
+				}
+			}
+			if strings.Contains(msg, key) || strings.Contains(msg, "my key") || strings.Contains(msg, "3f9a0c1d2e4b") {
+				t.Errorf("a key-like value is echoed:\n%s", msg)
+			}
+		})
+	}
+}
+
+// The shipped configs (and what the holes above reject) still validate.
+func TestBoundsAcceptWhatIsValid(t *testing.T) {
+	run := baseTree(nil)["configs/run.yaml"]
+	dir := writeTree(t, baseTree(map[string]string{
+		"configs/strategies/one_shot.yaml": strings.Replace(oneShotYAML, "temperature: 0", "temperature: 2\n    top_p: 1\n    max_tokens: 1", 1),
+		"configs/run.yaml":                 strings.Replace(run, "concurrency: 3", "concurrency: 3, max_steps: 1", 1),
+	}))
+	mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+}
+
+// FuzzConfigDecoder: whatever bytes a config file holds, parsing and strict
+// decoding into every config type report problems in that file and never
+// panic.
+func FuzzConfigDecoder(f *testing.F) {
+	for _, p := range []string{"../configs/quickstart.yaml", "../configs/paper.yaml", "../configs/strategies/self_correct.yaml",
+		"../configs/strategies/safety_judge.yaml", "../configs/tasks/ethics.yaml", "../configs/models/gpt-4.1.yaml"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	bomb := "a: &a [x, x, x, x, x, x, x, x, x]\n"
+	for i, prev := 0, "a"; i < 9; i++ {
+		name := string(rune('b' + i))
+		bomb += fmt.Sprintf("%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n", name, name, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+		prev = name
+	}
+	f.Add([]byte(bomb + "stages: *j\nmodels: *j\n"))
+	for _, s := range []string{"", "name: ~\n", "a: [\n", "---\n---\n", "x: &a [*a]\n", "settings: {max_steps: -1}\n", "<<: *x\n", "name: x\n---\nfoo: 1\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ds := &pipeline.Diags{}
+		n := pipeline.ParseYAML("fuzz.yaml", data, ds)
+		if n != nil {
+			dec := pipeline.NewDecoder("fuzz.yaml", ds)
+			dec.Decode(n, &pipeline.RunFile{}, "")
+			dec.Decode(n, &pipeline.StrategySpec{}, "")
+			dec.Decode(n, &pipeline.TaskSpec{}, "")
+			dec.Decode(n, &pipeline.ModelSpec{}, "")
+		}
+		for _, d := range *ds {
+			if d.File != "fuzz.yaml" || d.Msg == "" {
+				t.Fatalf("diagnostic %+v", d)
+			}
+		}
+	})
+}

@@ -1,0 +1,216 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+func key(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func reply(text string) *llm.Response {
+	return &llm.Response{Choices: []llm.Choice{{Text: text, FinishReason: llm.FinishStop}}}
+}
+
+func openJ(t testing.TB, path string) *pipeline.Journal {
+	t.Helper()
+	j, err := pipeline.OpenJournal(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// Damage anywhere but the tail is skipped, counted and left in place; only
+// a torn last line is cut off; every good record is still served.
+func TestJournalSkipsDamageAndTrimsOnlyATornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j := openJ(t, path)
+	for i := range 5 {
+		if err := j.Append(&pipeline.Record{Key: key(fmt.Sprint(i)), Model: "m", Resp: reply(fmt.Sprint("r", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(data), "\n")
+	damaged := lines[0] + "\n" + "{not json\n" + lines[1] + "\x00\x00\x00\n" + `{"k":"` + key("nr") + `"}` + "\n" +
+		lines[2] + `{"k":"zz"}` + "\n" + lines[3] + lines[4] + `{"k":"` + key("torn")
+	os.WriteFile(path, []byte(damaged), 0o644)
+
+	j = openJ(t, path)
+	defer j.Close()
+	s := j.Stats()
+	if s.Replies != 5 || s.Damaged != 3 || s.NoReply != 1 || s.Trimmed != int64(len(`{"k":"`+key("torn"))) {
+		t.Fatalf("stats %+v", s)
+	}
+	for i := range 5 {
+		rec, ok, err := j.Lookup(key(fmt.Sprint(i)))
+		if err != nil || !ok || rec.Resp.Text() != fmt.Sprint("r", i) {
+			t.Fatalf("record %d: %v %v %v", i, rec, ok, err)
+		}
+	}
+	if _, ok, _ := j.Lookup(key("nr")); ok {
+		t.Error("a record without a response served as a reply")
+	}
+	w := strings.Join(j.Warnings(), "\n")
+	if !strings.Contains(w, "skipped 4 line(s)") || !strings.Contains(w, "cut off a torn last line") || strings.Contains(w, "move") {
+		t.Errorf("warnings:\n%s", w)
+	}
+	after, _ := os.ReadFile(path)
+	if string(after) != strings.TrimSuffix(damaged, `{"k":"`+key("torn")) {
+		t.Error("the journal was changed beyond cutting its torn tail")
+	}
+}
+
+// A reply record without an answer (an older version journaled them) is a
+// miss; a usable reply written after it for the same request wins.
+func TestJournalTreatsEmptyRepliesAsMisses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	os.WriteFile(path, []byte(`{"k":"`+key("a")+`","m":"m","r":{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}}`+"\n"+
+		`{"k":"`+key("b")+`","m":"m","r":{"choices":[{"text":"","finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":0}}}`+"\n"), 0o644)
+	j := openJ(t, path)
+	defer j.Close()
+	for _, k := range []string{"a", "b"} {
+		if _, ok, err := j.Lookup(key(k)); ok || err != nil {
+			t.Fatalf("%s: served an empty reply (%v)", k, err)
+		}
+	}
+	if j.Stats().Unusable != 2 {
+		t.Errorf("unusable = %d", j.Stats().Unusable)
+	}
+	j.Append(&pipeline.Record{Key: key("a"), Resp: reply("now")})
+	if rec, ok, _ := j.Lookup(key("a")); !ok || rec.Resp.Text() != "now" {
+		t.Fatal("the new reply is not served")
+	}
+	// Appending an empty reply never indexes it.
+	j.Append(&pipeline.Record{Key: key("c"), Resp: &llm.Response{}})
+	if j.Has(key("c")) {
+		t.Error("an empty reply was indexed")
+	}
+}
+
+// Intents without an outcome are calls that were in flight when a process
+// died: the next open counts them, settles them, and does not count them
+// again.
+func TestJournalCountsIntentsLeftInFlight(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j := openJ(t, path)
+	for i := range 6 {
+		id := j.NewAttemptID()
+		k := key(fmt.Sprint(i))
+		j.Append(&pipeline.Record{Key: k, ID: id, Model: "m", Case: "c", Attempt: 1, Sent: true})
+		if i < 4 {
+			j.Append(&pipeline.Record{Key: k, ID: id, Model: "m", Resp: reply("x")})
+		}
+	}
+	j.Close()
+	j = openJ(t, path)
+	if s := j.Stats(); s.Lost != 2 || s.Replies != 4 {
+		t.Fatalf("stats %+v", s)
+	}
+	if !j.WasLost(key("5")) || j.WasLost(key("5")) || j.WasLost(key("1")) {
+		t.Error("WasLost should answer once, for a lost key only")
+	}
+	j.Close()
+	j = openJ(t, path)
+	defer j.Close()
+	if s := j.Stats(); s.Lost != 0 || s.Failed != 2 {
+		t.Fatalf("after settling: %+v", s)
+	}
+	ro, err := pipeline.OpenJournalReadOnly(path)
+	if err != nil || ro.Stats().Lost != 0 {
+		t.Fatalf("read-only: %v %+v", err, ro.Stats())
+	}
+	ro.Close()
+}
+
+// Opening a journal costs memory for its index, not for its replies: three
+// replies of 40 MB (over the line bound) are skipped unread.
+func TestJournalMemoryIsBoundedWhateverTheRepliesHold(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 120 MB")
+	}
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	f, _ := os.Create(path)
+	big := bytes.Repeat([]byte("x"), 40<<20)
+	for i := range 3 {
+		fmt.Fprintf(f, `{"k":"%s","m":"m","r":{"choices":[{"text":"`, key(fmt.Sprint("big", i)))
+		f.Write(big)
+		f.WriteString(`","finish_reason":"stop"}]}}` + "\n")
+		fmt.Fprintf(f, `{"k":"%s","m":"m","r":{"choices":[{"text":"small","finish_reason":"stop"}]}}`+"\n", key(fmt.Sprint("small", i)))
+	}
+	// A long reply within the bound is indexed without being held, and served.
+	fmt.Fprintf(f, `{"k":"%s","m":"m","r":{"choices":[{"text":"%s","finish_reason":"stop"}]}}`+"\n", key("long"), big[:3<<20])
+	f.Close()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	j := openJ(t, path)
+	runtime.ReadMemStats(&after)
+	defer j.Close()
+	if s := j.Stats(); s.Oversized != 3 || s.Replies != 4 {
+		t.Fatalf("stats %+v", s)
+	}
+	t.Logf("opening a journal of 123 MB allocated %d KB", (after.TotalAlloc-before.TotalAlloc)>>10)
+	if _, ok, _ := j.Lookup(key("small2")); !ok {
+		t.Fatal("a small reply after the big ones is lost")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Fatalf("opening allocated %d MB for a journal of 123 MB", alloc>>20)
+	}
+	if rec, ok, _ := j.Lookup(key("long")); !ok || len(rec.Resp.Text()) != 3<<20 {
+		t.Fatal("the long reply is not served")
+	}
+}
+
+// FuzzJournal: whatever the file holds, opening it neither fails nor
+// panics, and every reply it serves is usable.
+func FuzzJournal(f *testing.F) {
+	good := fmt.Sprintf(`{"k":"%s","i":"ab.1","m":"m","c":"c","s":"s","a":1,"t":"2025-01-01T00:00:00Z","l":1,"r":{"choices":[{"text":"hi","finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}}`, key("a"))
+	intent := fmt.Sprintf(`{"k":"%s","i":"ab.2","m":"m","c":"c","s":"s","a":1,"t":"2025-01-01T00:00:00Z","l":0,"sent":true}`, key("b"))
+	failed := fmt.Sprintf(`{"k":"%s","i":"ab.2","e":"boom"}`, key("b"))
+	for _, seed := range []string{"", good + "\n", intent + "\n", intent + "\n" + failed + "\n", good + "\n\n\x00\n" + good,
+		`{"k":"` + key("c") + `"}` + "\n", `{"k":"` + key("d") + `","r":{"choices":null}}` + "\n", "{\n", `{"k":5}` + "\n"} {
+		f.Add([]byte(seed))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// One file, rewritten per input: a fresh folder per input would
+		// cost the fuzzer more than the journal does.
+		path := filepath.Join(dir, "journal.jsonl")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		j, err := pipeline.OpenJournal(path, false)
+		if err != nil {
+			t.Fatalf("open failed on damaged content: %v", err)
+		}
+		defer j.Close()
+		for _, k := range []string{"a", "b", "c", "d"} {
+			rec, ok, err := j.Lookup(key(k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok && (rec.Resp == nil || rec.Resp.Problem() != "") {
+				t.Fatalf("served an unusable reply: %+v", rec)
+			}
+		}
+		if err := j.Append(&pipeline.Record{Key: key("z"), Resp: reply("z"), Time: time.Unix(0, 0)}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

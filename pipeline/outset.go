@@ -1,0 +1,222 @@
+package pipeline
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// A run folder holds one apply's outputs as a set that is switched in as a
+// whole:
+//
+//	out/<run>/journal.jsonl                 the journal (appended, never replaced)
+//	out/<run>/.gen/<id>/                    one apply's outputs: results.parquet,
+//	                                        calls.parquet, metrics.parquet,
+//	                                        manifest.json, the metric CSVs, …
+//	out/<run>/.gen/current -> <id>          the generation in force
+//	out/<run>/results.parquet -> .gen/current/results.parquet   (a link per file)
+//
+// An apply writes a new generation beside the current one, then replaces the
+// `current` link in one rename: a reader following out/<run>/results.parquet
+// sees the old set or the new one, never a mix, and a process killed at any
+// point leaves the old set in force. The links at the top keep every path
+// users and tools open (out/<run>/results.parquet) working.
+const (
+	genDir     = ".gen"
+	genCurrent = "current"
+	tmpMark    = ".tmp-"
+)
+
+// GenerationsDir is the folder of a run folder's output generations.
+func GenerationsDir(runDir string) string { return filepath.Join(runDir, genDir) }
+
+// CurrentGeneration is the folder of the outputs in force, or "" when the
+// run folder has none in this layout.
+func CurrentGeneration(runDir string) string {
+	id, err := os.Readlink(filepath.Join(runDir, genDir, genCurrent))
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(runDir, genDir, id)
+}
+
+// generation is one apply's output folder, written before it is switched in.
+type generation struct {
+	run, id, dir string
+}
+
+func newGeneration(run string, started time.Time) (*generation, error) {
+	var b [3]byte
+	rand.Read(b[:])
+	id := started.UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(b[:])
+	g := &generation{run: run, id: id, dir: filepath.Join(run, genDir, id)}
+	if err := os.MkdirAll(g.dir, 0o777); err != nil {
+		return nil, fmt.Errorf("cannot create the output folder %s: %w", g.dir, err)
+	}
+	return g, nil
+}
+
+// switchIn makes g the run folder's current output set: a link at the top
+// for every file it holds (through `current`, so they all switch with it),
+// then `current` replaced in one rename, then links whose file the new set
+// no longer has removed.
+func (g *generation) switchIn() error {
+	entries, err := os.ReadDir(g.dir)
+	if err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		names[e.Name()] = true
+		if err := ensureLink(filepath.Join(g.run, e.Name()), filepath.Join(genDir, genCurrent, e.Name())); err != nil {
+			return err
+		}
+	}
+	if err := syncDir(g.dir); err != nil {
+		return err
+	}
+	if err := replaceLink(filepath.Join(g.run, genDir, genCurrent), g.id); err != nil {
+		return fmt.Errorf("cannot switch in the new outputs: %w", err)
+	}
+	syncDir(filepath.Join(g.run, genDir))
+	// Links into the set that the new one lacks (a metric table that is
+	// gone) would dangle: remove them.
+	tops, err := os.ReadDir(g.run)
+	if err != nil {
+		return err
+	}
+	prefix := filepath.Join(genDir, genCurrent) + string(filepath.Separator)
+	for _, e := range tops {
+		if e.Type()&fs.ModeSymlink == 0 || names[e.Name()] {
+			continue
+		}
+		p := filepath.Join(g.run, e.Name())
+		if t, err := os.Readlink(p); err == nil && strings.HasPrefix(t, prefix) {
+			os.Remove(p)
+		}
+	}
+	return nil
+}
+
+// ensureLink points path at target, replacing whatever file is there
+// (an output of the layout before generations) in one rename.
+func ensureLink(path, target string) error {
+	if t, err := os.Readlink(path); err == nil && t == target {
+		return nil
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a folder; promoral needs the name for an output (move the folder away)", path)
+	}
+	return replaceLink(path, target)
+}
+
+func replaceLink(path, target string) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+tmpMark+randomSuffix())
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}
+
+// tidyRunDir removes what killed applies leave behind: temporary files and
+// links, and generations that never were switched in or have been replaced.
+// It keeps the current generation and, when that one holds errored cases,
+// the newest generation without any (so an apply whose cases failed never
+// loses the last complete outputs). The caller holds the journal's lock, so
+// no other apply is writing here. It returns the kept complete generation
+// ("" for none).
+func tidyRunDir(run string) string {
+	if entries, err := os.ReadDir(run); err == nil {
+		for _, e := range entries {
+			n := e.Name()
+			if strings.HasPrefix(n, ".") && (strings.Contains(n, tmpMark) || strings.HasPrefix(n, ".write-test-")) {
+				os.Remove(filepath.Join(run, n))
+			}
+		}
+	}
+	gens := filepath.Join(run, genDir)
+	entries, err := os.ReadDir(gens)
+	if err != nil {
+		return ""
+	}
+	current, _ := os.Readlink(filepath.Join(gens, genCurrent))
+	keep := map[string]bool{current: true}
+	lastComplete := ""
+	if current != "" && manifestErrors(filepath.Join(gens, current)) != 0 {
+		var ids []string
+		for _, e := range entries {
+			if e.IsDir() && e.Name() != current {
+				ids = append(ids, e.Name())
+			}
+		}
+		sort.Sort(sort.Reverse(sort.StringSlice(ids)))
+		for _, id := range ids {
+			if manifestErrors(filepath.Join(gens, id)) == 0 {
+				keep[id], lastComplete = true, filepath.Join(gens, id)
+				break
+			}
+		}
+	}
+	for _, e := range entries {
+		n := e.Name()
+		switch {
+		case n == genCurrent || keep[n]:
+		case e.IsDir():
+			os.RemoveAll(filepath.Join(gens, n))
+		case strings.Contains(n, tmpMark):
+			os.Remove(filepath.Join(gens, n))
+		}
+	}
+	return lastComplete
+}
+
+// manifestErrors reads the error count of a generation's manifest: the
+// errored cases, kept ones included; -1 when it has no readable manifest
+// (never switched in, or killed while writing).
+func manifestErrors(dir string) int {
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return -1
+	}
+	var m struct {
+		Errors int `json:"errors"`
+		Kept   int `json:"kept"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return -1
+	}
+	return m.Errors + m.Kept
+}

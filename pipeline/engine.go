@@ -109,6 +109,8 @@ type Result struct {
 	Err        string
 	Acct       Account
 	Steps      int
+	// Trace is the JSON of the stages run, strategy then judge (trace.go).
+	Trace string
 }
 
 // ModelStats are live counters for one model, read by the progress display.
@@ -364,7 +366,7 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		}
 	}()
 	outputs, steps, err := e.walk(x, nil)
-	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs}
+	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, Trace: traceJSON(x.trace)}
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{Acct: x.acct}
@@ -384,6 +386,7 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		jout, jsteps, err := e.walk(jx, subject)
 		r.Steps += jsteps
 		r.JudgeAcct = jx.acct
+		r.Trace = traceJSON(x.trace, jx.trace)
 		if err != nil {
 			if ctx.Err() != nil {
 				return Result{Acct: x.acct}
@@ -470,6 +473,7 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 		x.visits[name]++
 		visits[name] = x.visits[name]
 		next, err := n.Stage.Run(x)
+		x.traceStep(name, err)
 		if err != nil {
 			return nil, steps, err
 		}

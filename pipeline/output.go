@@ -83,6 +83,7 @@ func (e *Engine) resultColumns() []Column {
 		{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"thinking_tokens", ColInt, false},
 		{"total_tokens", ColInt, false}, {"cost_usd", ColFloat, false}, {"judge_tokens", ColInt, false},
 		{"judge_cost_usd", ColFloat, false}, {"steps", ColInt, false}, {"error", ColString, false},
+		{"subsets", ColString, true}, {"trace", ColString, false},
 	}
 }
 
@@ -92,6 +93,7 @@ func (e *Engine) writeResults(path string, results []Result) error {
 		return err
 	}
 	var werr error
+	subs := newSubsetNames()
 	e.study.EachCase(func(c *Case) bool {
 		r := &results[c.Ordinal]
 		var gold, label, errText, item any
@@ -104,12 +106,12 @@ func (e *Engine) writeResults(path string, results []Result) error {
 		if r.Err != "" {
 			errText = r.Err
 		}
-		if keep := c.Task.Spec.Keep; len(keep) > 0 {
-			m := make(map[string]any, len(keep))
-			for _, k := range keep {
-				m[k] = c.Item.Fields[k]
-			}
-			item = jsonString(m)
+		if len(c.Item.Fields) > 0 {
+			item = jsonString(c.Item.Fields)
+		}
+		var trace any
+		if r.Trace != "" {
+			trace = r.Trace
 		}
 		var correct any
 		if r.Correct != nil {
@@ -127,7 +129,7 @@ func (e *Engine) writeResults(path string, results []Result) error {
 		werr = w.Append(c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
 			r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
 			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens+a.CompletionTokens, a.CostUSD,
-			ja.PromptTokens+ja.CompletionTokens, ja.CostUSD, r.Steps, errText)
+			ja.PromptTokens+ja.CompletionTokens, ja.CostUSD, r.Steps, errText, subs.of(c), trace)
 		return werr == nil
 	})
 	if werr != nil {

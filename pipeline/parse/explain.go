@@ -251,11 +251,11 @@ type answer struct {
 type valueClass int
 
 const (
-	classEmpty valueClass = iota
-	classLabel            // exactly a label or alias
-	classLabelMore        // one label and other words
-	classSeveral          // two or more labels
-	classNegated          // only negated mentions
+	classEmpty     valueClass = iota
+	classLabel                // exactly a label or alias
+	classLabelMore            // one label and other words
+	classSeveral              // two or more labels
+	classNegated              // only negated mentions
 	classNumber
 	classNone // words, none of them a label
 )

@@ -473,7 +473,7 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 		x.visits[name]++
 		visits[name] = x.visits[name]
 		next, err := n.Stage.Run(x)
-		x.traceStep(name, err)
+		x.traceStep(name, next, err)
 		if err != nil {
 			return nil, steps, err
 		}

@@ -20,7 +20,10 @@ type TraceStep struct {
 	Visit int            `json:"visit"`
 	Out   map[string]any `json:"out,omitempty"`
 	Note  map[string]any `json:"note,omitempty"`
-	Err   string         `json:"error,omitempty"`
+	// Next is where the stage sent the case when it chose ("end" or a
+	// stage name); empty when the graph simply went on.
+	Next string `json:"next,omitempty"`
+	Err  string `json:"error,omitempty"`
 }
 
 // traceClip bounds each published string in the trace: the trace says what
@@ -38,8 +41,8 @@ func (x *Exec) Note(key string, v any) {
 }
 
 // traceStep records the stage that just ran.
-func (x *Exec) traceStep(stage string, err error) {
-	st := TraceStep{Stage: x.stagePrefix + stage, Visit: x.visits[stage], Note: x.note}
+func (x *Exec) traceStep(stage, next string, err error) {
+	st := TraceStep{Stage: x.stagePrefix + stage, Visit: x.visits[stage], Note: x.note, Next: next}
 	if out, ok := x.stages[stage].(map[string]any); ok && len(out) > 0 {
 		st.Out, _ = clipTrace(out).(map[string]any)
 	}

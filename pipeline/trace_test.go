@@ -66,6 +66,9 @@ strategies: [one_shot, loop]
 	if got := strings.Join(seq, " "); got != want {
 		t.Errorf("trace of a:\n got %s\nwant %s", got, want)
 	}
+	if steps[4].Next != "again" || steps[1].Next != "" {
+		t.Errorf("the branch's choice is not recorded: %+v / %+v", steps[4], steps[1])
+	}
 	parse := steps[1]
 	if parse.Out["label"] != "bad" || parse.Out["label_rule"] != "prefix:Answer" || parse.Note["source"] != "ask" {
 		t.Errorf("parse step = %+v, want label bad by prefix:Answer from ask", parse)

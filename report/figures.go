@@ -320,7 +320,7 @@ func (r *run) reliabilityFigure(cd *confData) *figure {
 	if cd.calib != nil {
 		binning = "the bins of calibration.csv (ten equal-width bins for a condition it lacks)"
 	}
-	f := &figure{ID: figID("reliability", cd.task), Title: "Reliability diagrams: " + cd.task,
+	f := &figure{View: viewQuery("", "", cd.task), ID: figID("reliability", cd.task), Title: "Reliability diagrams: " + cd.task,
 		W: vg.Length(cols)*vg.Inch*2.35 + vg.Inch*0.3, H: vg.Length(rows)*vg.Inch*2.45 + vg.Inch*0.1,
 		Caption: fmt.Sprintf("Accuracy against %s, in %s; dot size is the number of answers in the bin and the pale bars at the bottom show where the answers fall. "+
 			"On the dashed diagonal a model is perfectly calibrated: points below it are overconfident, points above underconfident. ECE is the weighted gap. "+
@@ -399,7 +399,7 @@ func (r *run) boxFigure(cd *confData) *figure {
 	if h < vg.Inch*2.4 {
 		h = vg.Inch * 2.4
 	}
-	f := &figure{ID: figID("confidence-box", cd.task), Title: "Confidence by condition: " + cd.task, W: vg.Inch * 7.2, H: h, Tall: n > 16,
+	f := &figure{View: viewQuery("", "", cd.task), ID: figID("confidence-box", cd.task), Title: "Confidence by condition: " + cd.task, W: vg.Inch * 7.2, H: h, Tall: n > 16,
 		Caption: "Distribution of the confidence in the given answer for each model × strategy: the box spans the middle half, the line is the median, whiskers reach the most extreme answers within 1.5 IQR; dots are the values beyond, larger where more answers gave them. " +
 			"Look for conditions whose boxes sit high while their accuracy is low (overconfidence), and for boxes squeezed at one value (a model that always states the same confidence)."}
 	f.Draw = func(dc draw.Canvas) {
@@ -507,7 +507,7 @@ func (r *run) scatterFigure(cd *confData) *figure {
 	}
 	models := cd.models()
 	sampled := false
-	f := &figure{ID: figID("confidence-scatter", cd.task), Title: "Confidence against correctness: " + cd.task, W: vg.Inch * 7.2, H: vg.Inch * 3.3}
+	f := &figure{View: viewQuery("", "", cd.task), ID: figID("confidence-scatter", cd.task), Title: "Confidence against correctness: " + cd.task, W: vg.Inch * 7.2, H: vg.Inch * 3.3}
 	for _, m := range models {
 		if len(byModel[m]) > perModel {
 			sampled = true

@@ -305,7 +305,7 @@ func (r *run) accuracySection(ix *index) *section {
 				modelCell(r, c.model), txt(c.strategy), intCell(float64(acc.N)),
 				ciCell(acc.Value, acc.Lo, acc.Hi, 3), ciCell(f1.Value, f1.Lo, f1.Hi, 3),
 				ciCell(e.Value, e.Lo, e.Hi, 3), ciCell(br.Value, br.Lo, br.Hi, 3), pctCell(un.Value, 0.05),
-			}}
+			}, View: viewQuery(c.model, c.strategy, task)}
 			prev = c.model
 			t.Rows = append(t.Rows, row)
 		}
@@ -353,7 +353,7 @@ func (r *run) accuracySection(ix *index) *section {
 			}
 			prev := ""
 			for _, c := range cells {
-				row := trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy)}}
+				row := trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy)}, View: viewQuery(c.model, c.strategy, task)}
 				prev = c.model
 				for _, sub := range append([]string{"all"}, subs...) {
 					if x, ok := ix.get(task, c.model, c.strategy, sub, "accuracy"); ok {
@@ -404,7 +404,7 @@ func (r *run) accuracySection(ix *index) *section {
 			Cols: []col{{Name: "Model"}, {Name: "Strategy"}, {Name: "n", Num: true}, {Name: "Accuracy", Num: true, Better: 1}}}
 		for _, k := range order {
 			a := acc[k]
-			t.Rows = append(t.Rows, trow{Cells: []cell{modelCell(r, k.model), txt(k.strategy), intCell(float64(a.n)), numCell(float64(a.ok)/float64(a.n), 3)}})
+			t.Rows = append(t.Rows, trow{Cells: []cell{modelCell(r, k.model), txt(k.strategy), intCell(float64(a.n)), numCell(float64(a.ok)/float64(a.n), 3)}, View: viewQuery(k.model, k.strategy, task)})
 		}
 		t.markBest()
 		s.Blocks = append(s.Blocks, t)
@@ -493,7 +493,7 @@ func (r *run) safetySection(ix *index) *section {
 			asr, rta, un, au := get("asr"), get("rta"), get("unjudged_rate"), get("audit_rate")
 			t.Rows = append(t.Rows, trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy),
 				ciCell(asr.Value, asr.Lo, asr.Hi, 3), intCell(float64(asr.N)), ciCell(rta.Value, rta.Lo, rta.Hi, 3), intCell(float64(rta.N)),
-				pctCell(un.Value, 0.05), pctCell(au.Value, 0)}})
+				pctCell(un.Value, 0.05), pctCell(au.Value, 0)}, View: viewQuery(c.model, c.strategy, task)})
 			prev = c.model
 		}
 		t.markBest()
@@ -1127,7 +1127,7 @@ func (r *run) auditSection() *section {
 			pc.Title, rc.Title = clip(prompt, 2000), clip(reply, 2000)
 			item := txt(ct.get(i, "item_id"))
 			item.Code = true
-			t.Rows = append(t.Rows, trow{Cells: []cell{modelCell(r, ct.get(i, "model")), txt(ct.get(i, "strategy")), item,
+			t.Rows = append(t.Rows, trow{View: viewQuery(ct.get(i, "model"), ct.get(i, "strategy"), ct.get(i, "task"), "audit", "flagged", "q", ct.get(i, "item_id")), Cells: []cell{modelCell(r, ct.get(i, "model")), txt(ct.get(i, "strategy")), item,
 				txt(ct.get(i, kindCol)), txt(ct.get(i, "label")), numCell(ct.num(i, "confidence"), 2), txt(ct.get(i, "heuristic")), txt(why), pc, rc}})
 		}
 		var rs []string

@@ -72,6 +72,10 @@ matrix:
   - {models: [recorded], strategies: [rescore], tasks: [promoral_replies]}
   - {models: [bot], strategies: [zero_shot], tasks: [safety]}
 settings: {concurrency: 4, seed: 1}
+metrics:
+  - {kind: classification, name: demo, tasks: [ethics], bootstrap: 200}
+  - {kind: classification, name: promoral, tasks: [promoral_replies], unparsed: exclude, bootstrap: 200}
+  - {kind: safety, tasks: [safety], bootstrap: 200}
 `
 
 var demo struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -101,11 +102,11 @@ func (x *textIndex) build() {
 		return
 	}
 	defer res.Close()
-	units := int64(res.groups())
+	work := int64(res.groups())
 	if calls != nil {
-		units += 2 * int64(calls.groups())
+		work += 2 * int64(calls.groups())
 	}
-	x.total.Store(units)
+	x.total.Store(work)
 
 	x.callRG = make([]uint16, r.n)
 	for i := range x.callRG {
@@ -117,59 +118,129 @@ func (x *textIndex) build() {
 	}
 	close(x.callsDone)
 
-	acc := newPostings()
 	x.excerpt = make([]string, r.n)
-	var buf []byte
-	for g := 0; g < res.groups() && !x.stopped(); g++ {
-		b, err := res.read(g, "item", "outputs", "judge")
+	// Row groups are shared out to a few workers, each with its own word
+	// table and file readers; the tables are merged at the end.
+	type unit struct {
+		calls bool
+		g     int
+	}
+	var units []unit
+	for g := 0; g < res.groups(); g++ {
+		units = append(units, unit{false, g})
+	}
+	if calls != nil {
+		for g := 0; g < calls.groups(); g++ {
+			units = append(units, unit{true, g})
+		}
+	}
+	next := make(chan unit, len(units))
+	for _, u := range units {
+		next <- u
+	}
+	close(next)
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	accs := make([]*postings, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		accs[w] = newPostings()
+		wg.Add(1)
+		go func(acc *postings, errp *error) {
+			defer wg.Done()
+			files := map[bool]*pqFile{}
+			defer func() {
+				for _, f := range files {
+					f.Close()
+				}
+			}()
+			var buf []byte
+			for u := range next {
+				if x.stopped() || *errp != nil {
+					continue
+				}
+				f := files[u.calls]
+				if f == nil {
+					name := "results.parquet"
+					if u.calls {
+						name = "calls.parquet"
+					}
+					if f, *errp = openPQ(filepath.Join(r.Dir, name)); *errp != nil {
+						continue
+					}
+					files[u.calls] = f
+				}
+				if u.calls {
+					*errp = x.indexCalls(f, u.g, acc)
+				} else {
+					buf, *errp = x.indexResults(f, u.g, acc, buf)
+				}
+				x.progress.Add(1)
+			}
+		}(accs[w], &errs[w])
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			x.err = err
 			return
 		}
-		for k := 0; k < b.n; k++ {
-			i := uint32(res.start[g] + k)
-			best, bestKey := "", -1
-			for _, col := range []string{"item", "outputs", "judge"} {
-				raw, ok := b.strRef(col, k)
-				if !ok {
-					continue
-				}
-				buf = jsonStrings(raw, buf, func(key, val string) {
-					acc.addText(val, i)
-					if col == "item" {
-						if p := keyRank(key); p > bestKey || p == bestKey && len(val) > len(best) {
-							best, bestKey = val, p
-						}
+	}
+	for _, a := range accs[1:] {
+		accs[0].merge(a)
+	}
+	x.terms, x.post = accs[0].finish()
+}
+
+// indexResults reads the item, outputs and judge of one row group of
+// results.parquet: their words, and each item's excerpt.
+func (x *textIndex) indexResults(p *pqFile, g int, acc *postings, buf []byte) ([]byte, error) {
+	b, err := p.read(g, "item", "outputs", "judge")
+	if err != nil {
+		return buf, err
+	}
+	defer b.release()
+	for k := 0; k < b.n; k++ {
+		i := uint32(p.start[g] + k)
+		best, bestKey := "", -1
+		for _, col := range []string{"item", "outputs", "judge"} {
+			raw, ok := b.strRef(col, k)
+			if !ok {
+				continue
+			}
+			item := col == "item"
+			buf = jsonStrings(raw, buf, func(key, val string) {
+				acc.addText(val, i)
+				if item {
+					if p := keyRank(key); p > bestKey || p == bestKey && len(val) > len(best) {
+						best, bestKey = val, p
 					}
-				})
-			}
-			x.excerpt[i] = excerptOf(best)
+				}
+			})
 		}
-		b.release()
-		x.progress.Add(1)
+		x.excerpt[i] = excerptOf(best)
 	}
-	if calls != nil {
-		for g := 0; g < calls.groups() && !x.stopped(); g++ {
-			b, err := calls.read(g, "case_id", "response_text")
-			if err != nil {
-				x.err = err
-				return
-			}
-			for k := 0; k < b.n; k++ {
-				id, _ := b.strRef("case_id", k)
-				i, ok := r.byID[id]
-				if !ok {
-					continue
-				}
-				if t, ok := b.strRef("response_text", k); ok {
-					acc.addText(t, uint32(i))
-				}
-			}
-			b.release()
-			x.progress.Add(1)
+	return buf, nil
+}
+
+// indexCalls reads the replies of one row group of calls.parquet.
+func (x *textIndex) indexCalls(p *pqFile, g int, acc *postings) error {
+	b, err := p.read(g, "case_id", "response_text")
+	if err != nil {
+		return err
+	}
+	defer b.release()
+	for k := 0; k < b.n; k++ {
+		id, _ := b.strRef("case_id", k)
+		i, ok := x.r.byID[id]
+		if !ok {
+			continue
+		}
+		if t, ok := b.strRef("response_text", k); ok {
+			acc.addText(t, uint32(i))
 		}
 	}
-	x.terms, x.post = acc.finish()
+	return nil
 }
 
 // locateCalls notes in which row groups each case's calls are.
@@ -255,15 +326,22 @@ func excerptOf(s string) string {
 
 // ---- the word index ----
 
-// postings collects, per word, the cases it occurs in.
+// postings collects, per word, the cases it occurs in. Words are looked
+// up in an open-addressing table keyed by a hash computed while the word
+// is read, which costs a third of a Go map lookup on this hot path.
 type postings struct {
-	m   map[string]*plist
-	tok []byte
+	slots []int32 // index+1 into words; 0 = empty
+	words []wordIDs
+	tok   []byte
 }
 
-type plist struct{ ids []uint32 }
+type wordIDs struct {
+	w   string
+	h   uint64
+	ids []uint32
+}
 
-func newPostings() *postings { return &postings{m: map[string]*plist{}} }
+func newPostings() *postings { return &postings{slots: make([]int32, 1<<14)} }
 
 // Words shorter than minWord are not indexed; longer than maxWord are
 // ids, hashes or base64, not words anyone types.
@@ -274,29 +352,72 @@ func (p *postings) addText(s string, id uint32) {
 		if len(w) < minWord || len(w) > maxWord {
 			return
 		}
-		l := p.m[string(w)]
-		if l == nil {
-			l = &plist{}
-			p.m[string(w)] = l
-		}
-		if n := len(l.ids); n == 0 || l.ids[n-1] != id {
-			l.ids = append(l.ids, id)
+		e := p.entry(w)
+		if n := len(e.ids); n == 0 || e.ids[n-1] != id {
+			e.ids = append(e.ids, id)
 		}
 	})
+}
+
+func hashWord(w []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range w {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+func (p *postings) entry(w []byte) *wordIDs {
+	h := hashWord(w)
+	mask := uint64(len(p.slots) - 1)
+	for k := h & mask; ; k = (k + 1) & mask {
+		s := p.slots[k]
+		if s == 0 {
+			if 2*(len(p.words)+1) > len(p.slots) {
+				p.grow()
+				return p.entry(w)
+			}
+			p.words = append(p.words, wordIDs{w: string(w), h: h})
+			p.slots[k] = int32(len(p.words))
+			return &p.words[len(p.words)-1]
+		}
+		if e := &p.words[s-1]; e.h == h && e.w == string(w) {
+			return e
+		}
+	}
+}
+
+func (p *postings) grow() {
+	p.slots = make([]int32, 2*len(p.slots))
+	mask := uint64(len(p.slots) - 1)
+	for n, e := range p.words {
+		k := e.h & mask
+		for p.slots[k] != 0 {
+			k = (k + 1) & mask
+		}
+		p.slots[k] = int32(n + 1)
+	}
+}
+
+// merge adds another worker's lists.
+func (p *postings) merge(o *postings) {
+	for _, e := range o.words {
+		d := p.entry([]byte(e.w))
+		d.ids = append(d.ids, e.ids...)
+	}
 }
 
 // finish sorts the words and encodes each list as sorted, distinct case
 // indexes in delta uvarint form (a few bytes per entry).
 func (p *postings) finish() ([]string, [][]byte) {
-	terms := make([]string, 0, len(p.m))
-	for t := range p.m {
-		terms = append(terms, t)
-	}
-	sort.Strings(terms)
-	post := make([][]byte, len(terms))
+	slices.SortFunc(p.words, func(a, b wordIDs) int { return strings.Compare(a.w, b.w) })
+	terms := make([]string, len(p.words))
+	post := make([][]byte, len(p.words))
 	var tmp [binary.MaxVarintLen32]byte
-	for k, t := range terms {
-		ids := p.m[t].ids
+	for k := range p.words {
+		terms[k] = p.words[k].w
+		ids := p.words[k].ids
 		slices.Sort(ids)
 		ids = slices.Compact(ids)
 		enc := make([]byte, 0, len(ids)+4)
@@ -311,8 +432,9 @@ func (p *postings) finish() ([]string, [][]byte) {
 			prev = id
 		}
 		post[k] = enc
-		delete(p.m, t)
+		p.words[k].ids = nil
 	}
+	p.words, p.slots = nil, nil
 	return terms, post
 }
 

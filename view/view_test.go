@@ -146,7 +146,10 @@ func TestFindCountsMatchResults(t *testing.T) {
 
 	// Subsets come from the run's subsets column.
 	m, _ = r.Find(Query{Sel: sel("subset", "harmful")})
-	want = count(func(row map[string]any) bool { s, _ := row["subsets"].(string); return strings.Contains(s, `"harmful"`) })
+	want = count(func(row map[string]any) bool {
+		s, _ := row["subsets"].(string)
+		return strings.Contains(s, `"harmful"`)
+	})
 	if len(m.Cases) != want || want == 0 {
 		t.Errorf("subset harmful: %d, want %d", len(m.Cases), want)
 	}

@@ -378,6 +378,7 @@ type Row struct {
 	Strategy  string   `json:"strategy"`
 	Task      string   `json:"task"`
 	Item      string   `json:"item"`
+	Base      string   `json:"base"` // the item id without the answering model and strategy (see baseItem)
 	Gold      string   `json:"gold,omitempty"`
 	Label     string   `json:"label,omitempty"`
 	Conf      *float64 `json:"conf,omitempty"`
@@ -396,7 +397,7 @@ type Row struct {
 func (r *Run) row(i int32) Row {
 	ii := int(i)
 	o := Row{I: i, ID: r.id[i], Model: r.val("model", r.model[i]), Strategy: r.val("strategy", r.strategy[i]),
-		Task: r.val("task", r.task[i]), Item: r.item[i], Gold: r.val("gold", r.gold[i]), Label: r.val("label", r.label[i]),
+		Task: r.val("task", r.task[i]), Item: r.item[i], Base: baseItem(r, i), Gold: r.val("gold", r.gold[i]), Label: r.val("label", r.label[i]),
 		Outcome: outcomes[outcome(r, ii)], Error: r.val("error", r.errc[i]),
 		Audit: r.audit[i] == 1, Truncated: r.truncated[i] == 1, Blocked: r.blocked[i] == 1, Tokens: r.tokens[i],
 		Excerpt: r.idx.excerptOf(ii)}

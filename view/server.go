@@ -47,6 +47,11 @@ func NewServer(runs []*Run, annotator string) *Server {
 	s.mux.HandleFunc("POST /api/label", s.label)
 	s.mux.HandleFunc("GET /report.html", s.report)
 	s.mux.HandleFunc("GET /figures/{file}", s.figure)
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, req *http.Request) {
+		data, _ := assets.ReadFile("assets/icon.svg")
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Write(data)
+	})
 	return s
 }
 

@@ -161,7 +161,9 @@ func TestAssetsAreLocal(t *testing.T) {
 		}
 		data, _ := assets.ReadFile(p)
 		for _, m := range remote.FindAllString(string(data), -1) {
-			t.Errorf("%s refers to %s", p, m)
+			if m != "http://www.w3.org" { // the SVG namespace: a name, never fetched
+				t.Errorf("%s refers to %s", p, m)
+			}
 		}
 		return nil
 	})

@@ -66,9 +66,9 @@ function outcomeTag(r) {
   return h('span', {class: 'oc ' + cls, title: r.error ? 'error: ' + r.error : null, text: r.outcome});
 }
 
-function flags(r) {
+function flags(r, inQueue) {
   return [
-    r.audit ? h('span', {class: 'flag audit', title: 'the judge flagged this case for audit', text: 'AUDIT'}) : null,
+    r.audit && !inQueue ? h('span', {class: 'flag audit', title: 'the judge flagged this case for audit', text: 'AUDIT'}) : null,
     r.labels && r.labels.length ? h('span', {class: 'flag lab', title: 'human labels: ' + r.labels.join(', '), text: '✓ ' + r.labels.join('/')}) : null,
     r.truncated ? h('span', {class: 'flag cut', title: 'a reply was cut off by max_tokens', text: 'CUT'}) : null,
     r.blocked ? h('span', {class: 'flag blk', title: 'a reply was blocked by the provider', text: 'BLOCKED'}) : null,
@@ -94,6 +94,7 @@ function listParams() {
 
 async function route() {
   S.keys = null;
+  S.marks = null;
   if (!S.meta) {
     try { S.meta = await api('/api/meta'); } catch (e) { app.replaceChildren(errorBox(e)); return; }
     const r0 = S.meta.runs[0];
@@ -141,7 +142,8 @@ qbox.addEventListener('input', () => {
   clearTimeout(searchTimer);
   searchTimer = setTimeout(applySearch, 250);
 });
-qbox.addEventListener('keydown', e => { if (e.key === 'Enter') { clearTimeout(searchTimer); applySearch(); } });
+// Enter searches and hands the keys back to the list (j, k, Enter).
+qbox.addEventListener('keydown', e => { if (e.key === 'Enter') { clearTimeout(searchTimer); qbox.blur(); applySearch(); } });
 
 function applySearch() {
   const p = location.pathname === '/' || location.pathname.startsWith('/unparsed') || location.pathname.startsWith('/compare')
@@ -158,6 +160,7 @@ function applySearch() {
 
 async function listPage() {
   const params = new URLSearchParams(location.search);
+  S.marks = marksFor(params.get('q'));
   const offset = +(params.get('offset') || 0);
   const page = await api('/api/cases', [...params, ['limit', '100']]);
   S.list = page;
@@ -167,17 +170,17 @@ async function listPage() {
   }
   const nav = listParams().toString();
   const table = h('table', {class: 'cases'},
-    h('colgroup', null, h('col', {style: 'width:86px'}), h('col', {style: 'width:12%'}), h('col', {style: 'width:12%'}), h('col', {style: 'width:9%'}),
-      h('col', {style: 'width:10%'}), h('col', {style: 'width:10%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:56px'}), h('col', null)),
+    h('colgroup', null, h('col', {style: 'width:86px'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:9%'}),
+      h('col', {style: 'width:12%'}), h('col', {style: 'width:10%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:56px'}), h('col', null)),
     h('thead', null, h('tr', null, ['Outcome', 'Model', 'Strategy', 'Task', 'Item', 'Gold', 'Label', 'Conf', 'Item text'].map((c, k) => h('th', {class: k === 7 ? 'num' : null, text: c})))),
     h('tbody', null, page.rows.map((r, k) => h('tr', {'data-k': k, onclick: () => go(caseHref(0, r.i, nav))},
       h('td', null, outcomeTag(r)),
       h('td', {title: r.model, text: r.model}), h('td', {title: r.strategy, text: r.strategy}), h('td', {title: r.task, text: r.task}),
-      h('td', {class: 'item', title: r.id, text: shortID(r.item)}),
+      h('td', {class: 'item', title: r.id, text: shortID(r.base || r.item)}),
       h('td', {text: r.gold || '–'}),
       h('td', {title: r.verdict ? 'judge verdict ' + r.verdict : null}, r.label || (r.verdict ? '' : '–'), flags(r)),
       h('td', {class: 'num', text: r.conf == null ? '–' : fmt(r.conf, 2)}),
-      h('td', {class: 'ex'}, h('div', {class: 'clamp', text: r.excerpt || ''})))))
+      h('td', {class: 'ex'}, marked(h('div', {class: 'clamp'}), r.excerpt || '')))))
   );
   const selChips = [];
   for (const [k, v] of params) {
@@ -196,7 +199,7 @@ async function listPage() {
     h('span', {class: 'big', text: fmtInt(page.total)}),
     h('span', {class: 'muted', text: 'of ' + fmtInt(S.meta.runs[0].cases) + ' cases'}),
     h('span', {class: 'chips'}, selChips),
-    h('span', {class: 'tools'}, h('span', {class: 'faint', title: 'time the server took to filter and count', text: page.took_ms.toFixed(0) + ' ms'}), 'Sort', sort,
+    h('span', {class: 'tools'}, h('span', {class: 'faint', title: 'time the server took to filter, count and fetch this page', text: (page.took_ms < 10 ? page.took_ms.toFixed(1) : page.took_ms.toFixed(0)) + ' ms'}), 'Sort', sort,
       page.total > 0 ? h('a', {href: '/compare?' + listParams(), 'data-nav': true, text: 'Compare…'}) : null,
       h('a', {href: '/unparsed?' + listParams(), 'data-nav': true, text: 'Unparsed…'})));
   const pager = h('div', {class: 'pager'},
@@ -238,7 +241,7 @@ async function fillExcerpts(params, offset) {
     if (location.href !== here) return;
     app.querySelectorAll('table.cases tbody tr').forEach((tr, k) => {
       const c = tr.querySelector('.clamp');
-      if (c && page.rows[k]) c.textContent = page.rows[k].excerpt || '';
+      if (c && page.rows[k]) { c.replaceChildren(); marked(c, page.rows[k].excerpt || ''); }
     });
     return;
   }
@@ -253,7 +256,12 @@ function markSel(scroll) {
 // facetPanel draws the filters; clicking a value toggles it in the URL.
 function facetPanel(facets, base) {
   const params = new URLSearchParams(location.search);
-  return h('aside', {class: 'facets'}, facets.filter(f => f.values.length > 0 && !(f.values.length === 1 && !f.values[0].selected && f.name !== 'model')).map(f => {
+  // Values no case has under the other filters are left out (a selected
+  // one stays, with its zero, so it can be cleared); a facet with one
+  // value says nothing unless chosen.
+  const shown = facets.map(f => ({...f, values: f.values.filter(v => v.n > 0 || v.selected)}))
+    .filter(f => f.values.length > 1 || f.values.some(v => v.selected));
+  return h('aside', {class: 'facets'}, shown.map(f => {
     const max = Math.max(1, ...f.values.map(v => v.n));
     const any = f.values.some(v => v.selected);
     const long = f.values.length > 8;
@@ -288,13 +296,14 @@ function fieldsTable(obj) {
 
 function valueNode(v) {
   if (v == null) return h('span', {class: 'faint', text: 'null'});
-  if (typeof v === 'string') return v.length > 80 || v.includes('\n') ? h('pre', {class: 'text', text: v}) : h('span', {text: v});
+  if (typeof v === 'string') return v.length > 80 || v.includes('\n') ? pre(v) : h('span', {text: v});
   if (typeof v === 'object') return h('pre', {class: 'text mono', text: JSON.stringify(v, null, 2)});
   return h('span', {class: 'mono', text: String(v)});
 }
 
 async function casePage(run, i) {
   const nav = new URLSearchParams(location.search).get('nav');
+  S.marks = marksFor(nav ? new URLSearchParams(nav).get('q') : '');
   const params = [['run', run], ['i', i]];
   if (nav != null) params.push(['nav', nav]);
   const c = await api('/api/case', params);
@@ -346,7 +355,9 @@ function stepKind(s) {
 function stepsPanel(c) {
   const steps = c.steps || [];
   const list = h('ol', {class: 'steps'});
-  let prevMsgs = 0;
+  // A prompt that continues an earlier conversation repeats its messages
+  // and reply: those are folded away, the new ones shown.
+  let prevConv = [];
   steps.forEach((s, k) => {
     const kind = stepKind(s);
     const judge = s.stage.startsWith('judge.');
@@ -357,18 +368,19 @@ function stepsPanel(c) {
       const last = at[at.length - 1];
       meta = callMeta(last, at.length);
       const msgs = last.messages || [];
-      const shown = judge === (steps[k - 1] && steps[k - 1].stage.startsWith('judge.')) ? Math.min(prevMsgs, msgs.length - 1) : 0;
+      let shown = 0;
+      while (shown < msgs.length - 1 && shown < prevConv.length && msgs[shown].role === prevConv[shown].role && msgs[shown].content === prevConv[shown].content) shown++;
       if (shown > 0) {
         const hidden = h('div', {hidden: true}, msgs.slice(0, shown).map(messageNode));
         body.append(h('span', {class: 'earlier', onclick: e => { hidden.hidden = !hidden.hidden; e.target.textContent = hidden.hidden ? `▸ ${shown} earlier message(s) of this conversation` : '▾ earlier messages'; }, text: `▸ ${shown} earlier message(s) of this conversation`}), hidden);
       }
       body.append(...msgs.slice(shown).map(messageNode));
       at.forEach((a, n) => {
-        if (a.error) body.append(h('div', {class: 'msg failed'}, h('div', {class: 'role', text: `attempt ${a.attempt || n + 1} failed`}), h('pre', {class: 'text', text: a.error})));
+        if (a.error) body.append(h('div', {class: 'msg failed'}, h('div', {class: 'role', text: `attempt ${a.attempt || n + 1} failed`}), pre(a.error)));
       });
-      if (last.reply != null) body.append(h('div', {class: 'msg reply'}, h('div', {class: 'role', text: 'reply' + (last.finish_reason ? ' · ' + last.finish_reason : '')}), h('pre', {class: 'text', text: last.reply || '(empty)'})));
+      if (last.reply != null) body.append(h('div', {class: 'msg reply'}, h('div', {class: 'role', text: 'reply' + (last.finish_reason ? ' · ' + last.finish_reason : '')}), pre(last.reply || '(empty)')));
       if (last.choices) body.append(h('details', {class: 'raw'}, h('summary', {text: 'all samples'}), valueNode(last.choices)));
-      prevMsgs = msgs.length + 1;
+      prevConv = [...msgs, {role: 'assistant', content: last.reply || ''}];
     } else if (kind === 'extract') {
       body.append(extractNode(s));
     } else if (s.out && Object.keys(s.out).length) {
@@ -379,14 +391,16 @@ function stepsPanel(c) {
     if (s.error) body.append(h('div', {class: 'error-box', text: s.error}));
     list.append(h('li', {class: 'step' + (judge ? ' judge' : '')},
       h('div', {class: 'stephead'}, h('span', {class: 'n', text: '#' + (k + 1)}), h('span', {class: 'name', text: s.stage}),
-        h('span', {class: 'kind', text: kind + (s.visit > 1 ? ' · visit ' + s.visit : '')}), h('span', {class: 'meta', text: meta})),
+        h('span', {class: 'kind', text: kind + (s.visit > 1 ? ' · visit ' + s.visit : '')}),
+        s.next ? h('span', {class: 'goto', title: 'where this stage sent the case', text: '→ ' + s.next}) : null,
+        h('span', {class: 'meta', text: meta})),
       body));
   });
   for (const g of c.calls || []) {
     const last = g.attempts[g.attempts.length - 1];
     const body = h('div', {class: 'stepbody'}, (last.messages || []).map(messageNode),
       g.attempts.filter(a => a.error).map(a => h('div', {class: 'msg failed'}, h('div', {class: 'role', text: `attempt ${a.attempt} failed`}), h('pre', {class: 'text', text: a.error}))),
-      last.reply != null ? h('div', {class: 'msg reply'}, h('div', {class: 'role', text: 'reply'}), h('pre', {class: 'text', text: last.reply})) : null);
+      last.reply != null ? h('div', {class: 'msg reply'}, h('div', {class: 'role', text: 'reply'}), pre(last.reply)) : null);
     list.append(h('li', {class: 'step'}, h('div', {class: 'stephead'}, h('span', {class: 'name', text: g.stage}), h('span', {class: 'kind', text: 'call'}), h('span', {class: 'meta', text: callMeta(last, g.attempts.length)})), body));
   }
   const n = steps.length;
@@ -404,8 +418,31 @@ function callMeta(a, attempts) {
   return parts.join(' · ');
 }
 
+// pre shows a text, marking the words of the search the page was reached
+// from (S.marks), the way the search matched them: at a word's start.
+function pre(text) { return marked(h('pre', {class: 'text'}), text); }
+
+function marked(el, text) {
+  if (!S.marks) { el.textContent = text; return el; }
+  let last = 0;
+  for (const m of text.matchAll(S.marks)) {
+    const at = m.index + m[1].length;
+    el.append(text.slice(last, at), h('mark', {text: m[2]}));
+    last = at + m[2].length;
+  }
+  el.append(text.slice(last));
+  return el;
+}
+
+function marksFor(q) {
+  const words = (q || '').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(w => w);
+  if (!words.length) return null;
+  const esc = words.map(w => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp('(^|[^\\p{L}\\p{N}])(' + esc.join('|') + ')', 'giu');
+}
+
 function messageNode(m) {
-  return h('div', {class: 'msg ' + (m.role || '')}, h('div', {class: 'role', text: m.role}), h('pre', {class: 'text', text: m.content}));
+  return h('div', {class: 'msg ' + (m.role || '')}, h('div', {class: 'role', text: m.role}), pre(m.content));
 }
 
 function extractNode(s) {
@@ -612,7 +649,7 @@ async function openPair(row, p, by) {
   const [ca, cb] = await Promise.all([api('/api/case', [['run', 0], ['i', p.a.i]]), api('/api/case', [['run', by === 'run' ? 1 : 0], ['i', p.b.i]])]);
   const pane = (c, run) => h('div', null,
     h('div', {class: 'role', text: c.row.model + ' · ' + c.row.strategy}),
-    h('pre', {class: 'text', text: mainReply(c) || '(no reply)'}),
+    pre(mainReply(c) || '(no reply)'),
     h('a', {href: caseHref(run, c.row.i), 'data-nav': true, text: 'open the case →'}));
   row.after(h('div', {class: 'sidebyside'}, pane(ca, 0), pane(cb, by === 'run' ? 1 : 0)));
 }
@@ -633,7 +670,7 @@ async function auditPage() {
   const detail = h('div');
   const items = page.rows.map((r, k) => {
     const el = h('div', {class: 'qi', onclick: () => show(k)},
-      h('div', {class: 't'}, r.model + ' · ' + r.strategy + ' · ' + r.item), h('div', null, h('b', {text: r.verdict || '–'}), flags(r)), h('div', {class: 'r', text: r.excerpt || ''}));
+      h('div', {class: 't'}, r.model + ' · ' + r.strategy + ' · ' + r.item), h('div', null, h('b', {text: r.verdict || '–'}), flags(r, true)), h('div', {class: 'r', text: r.excerpt || ''}));
     queue.append(el);
     return el;
   });
@@ -653,11 +690,11 @@ async function auditPage() {
         c.item && c.item.kind ? kv('kind', c.item.kind) : null),
       j.audit_reason ? h('div', {class: 'note warn', text: 'Flagged: ' + j.audit_reason}) : null,
       h('div', {class: 'panel'}, h('h2', null, 'Request'), h('pre', {class: 'text', text: prompt})),
-      h('div', {class: 'panel'}, h('h2', null, 'Reply', h('span', {class: 'sub', text: r.model + ' · ' + r.strategy})), h('pre', {class: 'text', text: mainReply(c) || '(no reply)'})),
+      h('div', {class: 'panel'}, h('h2', null, 'Reply', h('span', {class: 'sub', text: r.model + ' · ' + r.strategy})), pre(mainReply(c) || '(no reply)')),
       labelBox(0, r.i, c, (v, labels) => {
         r.labels = labels.map(l => l.label);
         const fresh = h('div', {class: 'qi sel', onclick: () => show(cur)},
-          h('div', {class: 't'}, r.model + ' · ' + r.strategy + ' · ' + r.item), h('div', null, h('b', {text: r.verdict || '–'}), flags(r)), h('div', {class: 'r', text: r.excerpt || ''}));
+          h('div', {class: 't'}, r.model + ' · ' + r.strategy + ' · ' + r.item), h('div', null, h('b', {text: r.verdict || '–'}), flags(r, true)), h('div', {class: 'r', text: r.excerpt || ''}));
         items[cur].replaceWith(fresh);
         items[cur] = fresh;
         if (v && cur + 1 < page.rows.length) setTimeout(() => show(cur + 1), 350);

@@ -27,8 +27,9 @@ type TraceStep struct {
 }
 
 // traceClip bounds each published string in the trace: the trace says what
-// a stage decided, and a whole reply would double the results file.
-const traceClip = 80
+// a stage decided, the replies are in calls.parquet, and every byte here is
+// held for every case until the run's results are written.
+const traceClip = 32
 
 // Note attaches detail to the current stage's entry in the case's trace
 // (not its outputs: templates and expressions never see it). Stages use it
@@ -63,7 +64,7 @@ func clipTrace(v any) any {
 		for cut > 0 && !utf8.RuneStart(t[cut]) {
 			cut--
 		}
-		return fmt.Sprintf("%s… (%d characters)", t[:cut], utf8.RuneCountInString(t))
+		return fmt.Sprintf("%s…(%d chars)", t[:cut], utf8.RuneCountInString(t))
 	case map[string]any:
 		m := make(map[string]any, len(t))
 		for k, e := range t {

@@ -6,34 +6,18 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/promoral/promoral/internal/chrome"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/report"
 )
-
-func chromium() string {
-	if p := os.Getenv("PROMORAL_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 // The view of a real run (shipped configs and data, see demoYAML) in
 // headless Chromium, as a person uses it: filter the list, search, open a
@@ -46,10 +30,7 @@ func TestViewInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a browser")
 	}
-	browser := chromium()
-	if browser == "" {
-		t.Skip("no chromium binary found (apt-get install chromium, as .ci/run does, or set PROMORAL_CHROMIUM): skipping the browser test of promoral view")
-	}
+	ctx := chrome.Start(t, "promoral view", 1440, 1000, 4*time.Minute)
 	dir := copyRun(t, demoRun(t))
 	if _, err := report.Generate(dir, report.Options{}); err != nil {
 		t.Fatal(err)
@@ -61,51 +42,8 @@ func TestViewInBrowser(t *testing.T) {
 		shots = t.TempDir()
 	}
 	os.MkdirAll(shots, 0o755)
-
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	// A guard against a hung browser, not a speed assertion.
-	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
-
-	var mu sync.Mutex
-	var problems []string
-	report := func(format string, args ...any) {
-		mu.Lock()
-		problems = append(problems, fmt.Sprintf(format, args...))
-		mu.Unlock()
-	}
-	if err := chromedp.Listen(ctx, func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				var parts []string
-				for _, a := range e.Args {
-					parts = append(parts, string(a.Value))
-				}
-				report("console %s: %s", e.Type, strings.Join(parts, " "))
-			}
-		case *runtime.EventExceptionThrown:
-			report("uncaught exception: %s %s", e.ExceptionDetails.Text, e.ExceptionDetails.Exception.Description)
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				report("browser log error: %s (%s)", e.Entry.Text, e.Entry.URL)
-			}
-		case *network.EventRequestWillBeSent:
-			if u := e.Request.URL; !strings.HasPrefix(u, base) && !strings.HasPrefix(u, "data:") {
-				report("request beyond the server: %.100s", u)
-			}
-		}
-	}); err != nil {
+	problems, err := chrome.Watch(ctx, func(u string) bool { return strings.HasPrefix(u, base) || strings.HasPrefix(u, "data:") })
+	if err != nil {
 		t.Fatal(err)
 	}
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -251,9 +189,7 @@ func TestViewInBrowser(t *testing.T) {
 	waitFor("the linked list", bigIs(total(q.RawQuery)))
 	shot("6-from-report")
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
+	for _, p := range problems.List() {
 		t.Error(p)
 	}
 }

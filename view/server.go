@@ -207,6 +207,28 @@ func (r *Run) labelChoices() map[string][]string {
 	return out
 }
 
+// find answers the list query of a request; on a bad request it has
+// written the error.
+func (s *Server) find(w http.ResponseWriter, req *http.Request) (*Run, Query, *Match, bool) {
+	v := req.URL.Query()
+	r, _, err := s.run(v)
+	if err != nil {
+		fail(w, 400, err)
+		return nil, Query{}, nil, false
+	}
+	q, err := ParseQuery(v)
+	if err != nil {
+		fail(w, 400, err)
+		return nil, q, nil, false
+	}
+	m, err := r.Find(q)
+	if err != nil {
+		fail(w, 400, err)
+		return nil, q, nil, false
+	}
+	return r, q, m, true
+}
+
 // CasesPage is a page of the list.
 type CasesPage struct {
 	Total    int           `json:"total"`
@@ -220,20 +242,8 @@ type CasesPage struct {
 
 func (s *Server) cases(w http.ResponseWriter, req *http.Request) {
 	start := time.Now()
-	v := req.URL.Query()
-	r, _, err := s.run(v)
-	if err != nil {
-		fail(w, 400, err)
-		return
-	}
-	q, err := ParseQuery(v)
-	if err != nil {
-		fail(w, 400, err)
-		return
-	}
-	m, err := r.Find(q)
-	if err != nil {
-		fail(w, 400, err)
+	r, q, m, ok := s.find(w, req)
+	if !ok {
 		return
 	}
 	page := CasesPage{Total: len(m.Cases), Offset: q.Offset, Facets: m.Facets, Search: m.Search, Progress: m.Progress, Rows: []Row{}}
@@ -305,20 +315,8 @@ func (s *Server) oneCase(w http.ResponseWriter, req *http.Request) {
 }
 
 func (s *Server) unparsed(w http.ResponseWriter, req *http.Request) {
-	v := req.URL.Query()
-	r, _, err := s.run(v)
-	if err != nil {
-		fail(w, 400, err)
-		return
-	}
-	q, err := ParseQuery(v)
-	if err != nil {
-		fail(w, 400, err)
-		return
-	}
-	m, err := r.Find(q)
-	if err != nil {
-		fail(w, 400, err)
+	r, _, m, ok := s.find(w, req)
+	if !ok {
 		return
 	}
 	u, err := r.Unparsed(m.Cases)

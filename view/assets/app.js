@@ -98,7 +98,14 @@ async function route() {
   if (!S.meta) {
     try { S.meta = await api('/api/meta'); } catch (e) { app.replaceChildren(errorBox(e)); return; }
     const r0 = S.meta.runs[0];
-    document.getElementById('runname').textContent = r0.name + (S.meta.runs[1] ? '  vs  ' + S.meta.runs[1].name : '') + ' · ' + fmtInt(r0.cases) + ' cases';
+    const rn = document.getElementById('runname');
+    if (S.meta.runs[1]) {
+      // Two runs: the list shows either; Compare pairs them.
+      rn.append(...S.meta.runs.map((r, k) => h('a', {href: k ? '/?run=1' : '/', 'data-nav': true, 'data-run': k, title: r.dir, text: r.name + ' (' + fmtInt(r.cases) + ')'})));
+    } else {
+      rn.textContent = r0.name + ' · ' + fmtInt(r0.cases) + ' cases';
+      rn.title = r0.dir;
+    }
     document.getElementById('reportlink').hidden = !r0.report;
     if (!S.annotator && S.meta.annotator) S.annotator = S.meta.annotator;
     if (r0.flagged) {
@@ -160,6 +167,8 @@ function applySearch() {
 
 async function listPage() {
   const params = new URLSearchParams(location.search);
+  const run = +(params.get('run') || 0);
+  document.querySelectorAll('#runname a').forEach(a => a.classList.toggle('on', +a.dataset.run === run));
   S.marks = marksFor(params.get('q'));
   const offset = +(params.get('offset') || 0);
   const page = await api('/api/cases', [...params, ['limit', '100']]);
@@ -173,7 +182,7 @@ async function listPage() {
     h('colgroup', null, h('col', {style: 'width:86px'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:9%'}),
       h('col', {style: 'width:12%'}), h('col', {style: 'width:10%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:56px'}), h('col', null)),
     h('thead', null, h('tr', null, ['Outcome', 'Model', 'Strategy', 'Task', 'Item', 'Gold', 'Label', 'Conf', 'Item text'].map((c, k) => h('th', {class: k === 7 ? 'num' : null, text: c})))),
-    h('tbody', null, page.rows.map((r, k) => h('tr', {'data-k': k, onclick: () => go(caseHref(0, r.i, nav))},
+    h('tbody', null, page.rows.map((r, k) => h('tr', {'data-k': k, onclick: () => go(caseHref(run, r.i, nav))},
       h('td', null, outcomeTag(r)),
       h('td', {title: r.model, text: r.model}), h('td', {title: r.strategy, text: r.strategy}), h('td', {title: r.task, text: r.task}),
       h('td', {class: 'item', title: r.id, text: shortID(r.base || r.item)}),
@@ -184,7 +193,7 @@ async function listPage() {
   );
   const selChips = [];
   for (const [k, v] of params) {
-    if (k === 'offset' || k === 'sort') continue;
+    if (k === 'offset' || k === 'sort' || k === 'run') continue;
     selChips.push(h('span', {class: 'chip x', title: 'remove this filter', onclick: () => {
       const p = new URLSearchParams(location.search);
       const vals = p.getAll(k).filter(x => x !== v);
@@ -197,7 +206,7 @@ async function listPage() {
       .map(([v, t]) => h('option', {value: v, selected: (params.get('sort') || '') === v, text: t})));
   const summary = h('div', {class: 'summary'},
     h('span', {class: 'big', text: fmtInt(page.total)}),
-    h('span', {class: 'muted', text: 'of ' + fmtInt(S.meta.runs[0].cases) + ' cases'}),
+    h('span', {class: 'muted', text: 'of ' + fmtInt(S.meta.runs[run].cases) + ' cases' + (S.meta.runs[1] ? ' in ' + S.meta.runs[run].name : '')}),
     h('span', {class: 'chips'}, selChips),
     h('span', {class: 'tools'}, h('span', {class: 'faint', title: 'time the server took to filter, count and fetch this page', text: (page.took_ms < 10 ? page.took_ms.toFixed(1) : page.took_ms.toFixed(0)) + ' ms'}), 'Sort', sort,
       page.total > 0 ? h('a', {href: '/compare?' + listParams(), 'data-nav': true, text: 'Compare…'}) : null,
@@ -220,7 +229,7 @@ async function listPage() {
     const n = page.rows.length;
     if (e.key === 'j' || e.key === 'ArrowDown') { S.sel = Math.min(n - 1, S.sel + 1); markSel(true); return true; }
     if (e.key === 'k' || e.key === 'ArrowUp') { S.sel = Math.max(0, S.sel - 1); markSel(true); return true; }
-    if ((e.key === 'Enter' || e.key === 'o') && n) { go(caseHref(0, page.rows[S.sel].i, nav)); return true; }
+    if ((e.key === 'Enter' || e.key === 'o') && n) { go(caseHref(run, page.rows[S.sel].i, nav)); return true; }
     if (e.key === 'n' && offset + 100 < page.total) { S.sel = 0; pager.lastChild.click(); return true; }
     if (e.key === 'p' && offset > 0) { S.sel = 0; pager.firstChild.click(); return true; }
     return false;
@@ -702,7 +711,8 @@ async function auditPage() {
       h('div', {class: 'keys'}, h('kbd', {text: '1'}), '…', h('kbd', {text: String(labelState.choices.length || 1)}), ' label  ', h('kbd', {text: 'j'}), h('kbd', {text: 'k'}), ' next / previous'));
   }
   app.replaceChildren(h('div', {class: 'summary'}, h('span', {class: 'big', text: fmtInt(page.total)}), h('span', {class: 'muted', text: 'cases in the audit queue'}),
-    h('span', {class: 'chip'}, h('b', {text: 'labelled'}), fmtInt(page.rows.filter(r => r.labels && r.labels.length).length))),
+    h('span', {class: 'chip'}, h('b', {text: 'labelled'}), fmtInt(page.rows.filter(r => r.labels && r.labels.length).length)),
+    page.total > page.rows.length ? h('span', {class: 'muted', text: `the queue shows the first ${fmtInt(page.rows.length)}; narrow it with the filters (Cases › Audit flag)`}) : null),
     h('div', {class: 'auditview'}, queue, detail));
   S.keys = e => {
     if (e.key === 'j') { show(cur + 1); return true; }

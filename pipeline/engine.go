@@ -367,6 +367,7 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 	}()
 	outputs, steps, err := e.walk(x, nil)
 	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, Trace: traceJSON(x.trace)}
+	defer x.releaseTrace()
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{Acct: x.acct}
@@ -387,6 +388,7 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		r.Steps += jsteps
 		r.JudgeAcct = jx.acct
 		r.Trace = traceJSON(x.trace, jx.trace)
+		jx.releaseTrace()
 		if err != nil {
 			if ctx.Err() != nil {
 				return Result{Acct: x.acct}

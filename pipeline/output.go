@@ -107,7 +107,7 @@ func (e *Engine) writeResults(path string, results []Result) error {
 			errText = r.Err
 		}
 		if len(c.Item.Fields) > 0 {
-			item = jsonString(c.Item.Fields)
+			item = string(appendTraceValue(nil, c.Item.Fields, false))
 		}
 		var trace any
 		if r.Trace != "" {

@@ -4,10 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
+
+	"github.com/promoral/promoral/pipeline/llm"
 )
 
 // TraceStep is one stage run of a case, as results.parquet's trace column
@@ -31,84 +36,168 @@ type TraceStep struct {
 // held for every case until the run's results are written.
 const traceClip = 32
 
+type traceNote struct {
+	key string
+	v   any
+}
+
 // Note attaches detail to the current stage's entry in the case's trace
 // (not its outputs: templates and expressions never see it). Stages use it
 // to explain themselves, e.g. why an extraction found no label.
-func (x *Exec) Note(key string, v any) {
-	if x.note == nil {
-		x.note = map[string]any{}
-	}
-	x.note[key] = v
-}
+func (x *Exec) Note(key string, v any) { x.notes = append(x.notes, traceNote{key, v}) }
 
-// traceStep records the stage that just ran.
+// traceStep appends the stage that just ran to the trace, as JSON written
+// by hand: it runs for every stage of every case, where encoding/json's
+// reflection and a clipped copy of the outputs cost a third of the engine.
 func (x *Exec) traceStep(stage, next string, err error) {
-	st := TraceStep{Stage: x.stagePrefix + stage, Visit: x.visits[stage], Note: x.note, Next: next}
+	b := x.trace
+	if b == nil {
+		b = tracePool.Get().([]byte)[:0]
+	}
+	if len(b) > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, `{"stage":`...)
+	b = llm.AppendJSONString(b, x.stagePrefix+stage)
+	b = append(b, `,"visit":`...)
+	b = strconv.AppendInt(b, int64(x.visits[stage]), 10)
 	if out, ok := x.stages[stage].(map[string]any); ok && len(out) > 0 {
-		st.Out, _ = clipTrace(out).(map[string]any)
+		b = append(b, `,"out":`...)
+		b = appendTraceValue(b, out, true)
+	}
+	if len(x.notes) > 0 {
+		b = append(b, `,"note":{`...)
+		for i, n := range x.notes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = llm.AppendJSONString(b, n.key)
+			b = append(b, ':')
+			b = appendTraceValue(b, n.v, false)
+		}
+		b = append(b, '}')
+		x.notes = x.notes[:0]
+	}
+	if next != "" {
+		b = append(b, `,"next":`...)
+		b = llm.AppendJSONString(b, next)
 	}
 	if err != nil {
-		st.Err = err.Error()
+		b = append(b, `,"error":`...)
+		b = llm.AppendJSONString(b, err.Error())
 	}
-	x.trace = append(x.trace, st)
-	x.note = nil
+	x.trace = append(b, '}')
 }
 
-func clipTrace(v any) any {
+// appendTraceValue writes v as JSON; with clip, long strings and lists are
+// cut short.
+func appendTraceValue(b []byte, v any, clip bool) []byte {
 	switch t := v.(type) {
+	case nil:
+		return append(b, "null"...)
 	case string:
-		if len(t) <= traceClip {
-			return t
+		if clip && len(t) > traceClip {
+			cut := traceClip
+			for cut > 0 && !utf8.RuneStart(t[cut]) {
+				cut--
+			}
+			// "<start>…(N bytes)", written in place of the closing quote.
+			b = llm.AppendJSONString(b, t[:cut])
+			b = append(b[:len(b)-1], "…("...)
+			b = strconv.AppendInt(b, int64(len(t)), 10)
+			return append(b, ` bytes)"`...)
 		}
-		cut := traceClip
-		for cut > 0 && !utf8.RuneStart(t[cut]) {
-			cut--
-		}
-		return fmt.Sprintf("%s…(%d chars)", t[:cut], utf8.RuneCountInString(t))
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = clipTrace(e)
-		}
-		return m
-	case []any:
-		return clipList(len(t), func(i int) any { return t[i] })
-	case []string:
-		return clipList(len(t), func(i int) any { return t[i] })
+		return llm.AppendJSONString(b, t)
+	case bool:
+		return strconv.AppendBool(b, t)
 	case float64:
 		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return fmt.Sprint(t) // JSON has no NaN
+			return llm.AppendJSONString(b, fmt.Sprint(t)) // JSON has no NaN
 		}
+		return strconv.AppendFloat(b, t, 'g', -1, 64)
+	case int:
+		return strconv.AppendInt(b, int64(t), 10)
+	case int64:
+		return strconv.AppendInt(b, t, 10)
+	case map[string]any:
+		var ks [16]string
+		keys := ks[:0]
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = llm.AppendJSONString(b, k)
+			b = append(b, ':')
+			b = appendTraceValue(b, t[k], clip)
+		}
+		return append(b, '}')
+	case []any:
+		return appendTraceList(b, len(t), func(b []byte, i int) []byte { return appendTraceValue(b, t[i], clip) }, clip)
+	case []string:
+		return appendTraceList(b, len(t), func(b []byte, i int) []byte { return appendTraceValue(b, t[i], clip) }, clip)
 	}
-	return v
+	data, err := json.Marshal(v)
+	if err != nil {
+		return llm.AppendJSONString(b, fmt.Sprint(v))
+	}
+	return append(b, data...)
 }
 
-func clipList(n int, at func(int) any) any {
+func appendTraceList(b []byte, n int, elem func([]byte, int) []byte, clip bool) []byte {
 	const keep = 3
-	out := make([]any, 0, min(n, keep+1))
-	for i := 0; i < n && i < keep; i++ {
-		out = append(out, clipTrace(at(i)))
+	b = append(b, '[')
+	for i := 0; i < n; i++ {
+		if clip && i == keep {
+			b = append(b, ',')
+			return append(llm.AppendJSONString(b, fmt.Sprintf("… (%d more)", n-keep)), ']')
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = elem(b, i)
 	}
-	if n > keep {
-		out = append(out, fmt.Sprintf("… (%d more)", n-keep))
-	}
-	return out
+	return append(b, ']')
 }
 
-// traceJSON is the trace column's value; "" when nothing ran.
-func traceJSON(steps ...[]TraceStep) string {
-	var all []TraceStep
-	for _, s := range steps {
-		all = append(all, s...)
+// tracePool recycles the buffers cases write their trace into; the trace
+// column keeps a copy.
+var tracePool = sync.Pool{New: func() any { return make([]byte, 0, 1024) }}
+
+// releaseTrace returns the case's buffer once its trace has been copied.
+func (x *Exec) releaseTrace() {
+	if x.trace != nil && cap(x.trace) <= 1<<16 {
+		tracePool.Put(x.trace[:0])
 	}
-	if len(all) == 0 {
+	x.trace = nil
+}
+
+// traceJSON is the trace column's value: the steps of the strategy then of
+// the judge; "" when nothing ran.
+func traceJSON(parts ...[]byte) string {
+	n := 2
+	for _, p := range parts {
+		n += len(p) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for _, p := range parts {
+		if len(p) == 0 {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, p...)
+	}
+	if len(b) == 1 {
 		return ""
 	}
-	b, err := json.Marshal(all)
-	if err != nil {
-		return jsonString(fmt.Sprintf("trace not recorded: %v", err))
-	}
-	return string(b)
+	return string(append(b, ']'))
 }
 
 // ReadTrace decodes a trace column value.

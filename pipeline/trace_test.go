@@ -85,7 +85,7 @@ strategies: [one_shot, loop]
 	if len(steps) != 2 {
 		t.Fatalf("trace of f: %+v", steps)
 	}
-	if txt, _ := steps[0].Out["text"].(string); !strings.HasSuffix(txt, "chars)") || len(txt) > 60 {
+	if txt, _ := steps[0].Out["text"].(string); !strings.HasSuffix(txt, "bytes)") || len(txt) > 60 {
 		t.Errorf("a long reply is not clipped in the trace: %q", txt)
 	}
 	miss, _ := steps[1].Note["miss"].(map[string]any)

@@ -19,7 +19,9 @@ type facet struct {
 	multi bool
 	// sorted lists the values by name (the first, "none", stays first).
 	sorted bool
-	vals   func(r *Run) []string
+	// none: value 0 stands for no value (dictionary facets).
+	none bool
+	vals func(r *Run) []string
 	// codes binds the facet to a run: the value code of case i.
 	codes func(r *Run) func(i int) int
 	mask  func(r *Run, i int) uint64
@@ -32,7 +34,7 @@ func dictFacet(name, title, none string, col func(r *Run) []uint16) facet {
 			v[0] = none
 			return v
 		},
-		sorted: true,
+		sorted: true, none: true,
 		codes: func(r *Run) func(int) int {
 			c := col(r)
 			return func(i int) int { return int(c[i]) }
@@ -295,7 +297,9 @@ func (r *Run) Find(q Query) (*Match, error) {
 	for k, f := range facets {
 		fc := FacetCounts{Name: f.Name, Title: f.Title}
 		for j, v := range vals[k] {
-			if counts[k][j] == 0 && !slices.Contains(q.Sel[f.Name], v) && (j == 0 && !f.multi || !hasAny(r, k, j)) {
+			// A "none" value no case has is noise; every other value stays,
+			// with its zero, so the page can say what the filters exclude.
+			if counts[k][j] == 0 && j == 0 && f.none && !slices.Contains(q.Sel[f.Name], v) {
 				continue
 			}
 			fc.Values = append(fc.Values, FacetCount{Value: v, N: counts[k][j], Selected: slices.Contains(q.Sel[f.Name], v)})
@@ -311,20 +315,6 @@ func (r *Run) Find(q Query) (*Match, error) {
 	}
 	r.sortCases(m.Cases, q.Sort)
 	return m, nil
-}
-
-// hasAny reports whether any case has value j of facet k, so that values
-// the run has keep their place (with a zero) when filtered out, and values
-// it never has are not offered.
-func hasAny(r *Run, k, j int) bool {
-	f := facets[k]
-	if f.multi {
-		return j < len(r.subsetNames)
-	}
-	if f.Name == "labelled" || f.Name == "outcome" || f.Name == "parsed" || f.Name == "correct" || f.Name == "audit" || f.Name == "truncated" {
-		return true
-	}
-	return j < len(f.vals(r))
 }
 
 func trailing(x uint64) int {

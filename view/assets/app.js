@@ -675,6 +675,9 @@ async function auditPage() {
     return;
   }
   let cur = +(params.get('at') || 0);
+  const labelledChip = h('span', {class: 'chip'});
+  const countLabelled = () => labelledChip.replaceChildren(h('b', {text: 'labelled'}), fmtInt(page.rows.filter(r => r.labels && r.labels.length).length));
+  countLabelled();
   const queue = h('div', {class: 'queue'});
   const detail = h('div');
   const items = page.rows.map((r, k) => {
@@ -702,6 +705,7 @@ async function auditPage() {
       h('div', {class: 'panel'}, h('h2', null, 'Reply', h('span', {class: 'sub', text: r.model + ' · ' + r.strategy})), pre(mainReply(c) || '(no reply)')),
       labelBox(0, r.i, c, (v, labels) => {
         r.labels = labels.map(l => l.label);
+        countLabelled();
         const fresh = h('div', {class: 'qi sel', onclick: () => show(cur)},
           h('div', {class: 't'}, r.model + ' · ' + r.strategy + ' · ' + r.item), h('div', null, h('b', {text: r.verdict || '–'}), flags(r, true)), h('div', {class: 'r', text: r.excerpt || ''}));
         items[cur].replaceWith(fresh);
@@ -711,7 +715,7 @@ async function auditPage() {
       h('div', {class: 'keys'}, h('kbd', {text: '1'}), '…', h('kbd', {text: String(labelState.choices.length || 1)}), ' label  ', h('kbd', {text: 'j'}), h('kbd', {text: 'k'}), ' next / previous'));
   }
   app.replaceChildren(h('div', {class: 'summary'}, h('span', {class: 'big', text: fmtInt(page.total)}), h('span', {class: 'muted', text: 'cases in the audit queue'}),
-    h('span', {class: 'chip'}, h('b', {text: 'labelled'}), fmtInt(page.rows.filter(r => r.labels && r.labels.length).length)),
+    labelledChip,
     page.total > page.rows.length ? h('span', {class: 'muted', text: `the queue shows the first ${fmtInt(page.rows.length)}; narrow it with the filters (Cases › Audit flag)`}) : null),
     h('div', {class: 'auditview'}, queue, detail));
   S.keys = e => {

@@ -161,28 +161,36 @@ func (x *Extractor) suggest(line answer, text string) string {
 	if line.class != classLabel && line.class != classLabelMore {
 		return ""
 	}
-	var r Rule
+	var tries []Rule
+	var shown []string
 	switch {
 	case line.header != "":
-		r = Rule{Kind: KindPrefix, Prefix: line.header}
+		// A prefix rule when the header stands at a line's start; else a
+		// pattern that allows what surrounds it ("[Answer Extraction]:").
+		words := strings.Fields(line.header)
+		for i, w := range words {
+			words[i] = regexp.QuoteMeta(w)
+		}
+		pattern := `(?im)^[^\pL\n]*` + strings.Join(words, `\W+`) + `[^\pL\n:]*:\s*(.+)$`
+		tries = []Rule{{Kind: KindPrefix, Prefix: line.header}, {Kind: KindRegex, Pattern: pattern}}
+		shown = []string{fmt.Sprintf("{kind: prefix, prefix: %q}", line.header), fmt.Sprintf("{kind: regex, pattern: '%s'}", strings.ReplaceAll(pattern, "'", "''"))}
 	case len(strings.Fields(line.line)) <= 6:
-		r = Rule{Kind: KindLastLine, Match: MatchSearch}
+		tries = []Rule{{Kind: KindLastLine, Match: MatchSearch}}
+		shown = []string{"{kind: last_line, match: search}"}
 	default:
 		return "" // a long last line is prose: reading a label from it would be a guess
 	}
 	sp := x.space
-	ex, err := Compile(&Spec{Label: []Rule{r}}, &sp)
-	if err != nil {
-		return ""
+	for k, r := range tries {
+		ex, err := Compile(&Spec{Label: []Rule{r}}, &sp)
+		if err != nil {
+			continue
+		}
+		if res := ex.Extract(text); res.Parsed {
+			return fmt.Sprintf("the rule %s reads this reply as %s", shown[k], res.Label)
+		}
 	}
-	res := ex.Extract(text)
-	if !res.Parsed {
-		return ""
-	}
-	if r.Kind == KindPrefix {
-		return fmt.Sprintf("the rule {kind: prefix, prefix: %q} reads this reply as %s", r.Prefix, res.Label)
-	}
-	return fmt.Sprintf("the rule {kind: last_line, match: search} reads this reply as %s", res.Label)
+	return ""
 }
 
 func (x *Extractor) allLabels() []int {

@@ -83,6 +83,12 @@ func TestExplainMisses(t *testing.T) {
 			shape: "last line: ‹label› and more words", why: "no line starts with",
 		},
 		{
+			name: "bracketed header", rules: []Rule{{Kind: KindPrefix, Prefix: "Final Answer"}},
+			text:  "Some steps.\n\n[Answer Extraction]: acceptable",
+			shape: "answer extraction: ‹label›", why: "no line starts with",
+			fix: `{kind: regex, pattern: '(?im)^[^\pL\n]*Answer\W+Extraction[^\pL\n:]*:\s*(.+)$'} reads this reply as acceptable`,
+		},
+		{
 			name: "empty", rules: []Rule{{Kind: KindPrefix, Prefix: "Final Answer"}},
 			text: "  \n", shape: "(empty reply)", why: "the reply is empty",
 		},
@@ -123,17 +129,21 @@ func TestExplainSuggestionsParse(t *testing.T) {
 	x := mustCompile(t, &Spec{Label: []Rule{{Kind: KindTag, Tag: "answer"}}}, space)
 	for _, text := range []string{
 		"Verdict: unacceptable", "**Decision:** Acceptable.", "Thinking...\n\nunacceptable", "### My Conclusion - acceptable",
+		"Steps.\n[Answer Extraction]: acceptable",
 	} {
 		m := x.Explain(text)
 		if !strings.Contains(m.Fix, "reads this reply as") {
 			t.Errorf("%q: no rule suggested (%+v)", text, m)
 			continue
 		}
-		i := strings.Index(m.Fix, "{")
-		j := strings.Index(m.Fix, "}")
+		i := strings.Index(m.Fix, "{kind")
+		j := strings.LastIndex(m.Fix, "}")
 		rule := m.Fix[i : j+1]
 		var r Rule
 		switch {
+		case strings.Contains(rule, "regex"):
+			p := rule[strings.Index(rule, "'")+1 : strings.LastIndex(rule, "'")]
+			r = Rule{Kind: KindRegex, Pattern: p}
 		case strings.Contains(rule, "prefix"):
 			p := rule[strings.Index(rule, `"`)+1 : strings.LastIndex(rule, `"`)]
 			r = Rule{Kind: KindPrefix, Prefix: p}

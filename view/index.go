@@ -202,7 +202,7 @@ func (x *textIndex) indexResults(p *pqFile, g int, acc *postings, buf []byte) ([
 	defer b.release()
 	for k := 0; k < b.n; k++ {
 		i := uint32(p.start[g] + k)
-		best, bestKey := "", -1
+		best, bestScore := "", -1
 		for _, col := range []string{"item", "outputs", "judge"} {
 			raw, ok := b.strRef(col, k)
 			if !ok {
@@ -212,8 +212,8 @@ func (x *textIndex) indexResults(p *pqFile, g int, acc *postings, buf []byte) ([
 			buf = jsonStrings(raw, buf, func(key, val string) {
 				acc.addText(val, i)
 				if item {
-					if p := keyRank(key); p > bestKey || p == bestKey && len(val) > len(best) {
-						best, bestKey = val, p
+					if sc := excerptScore(key, val); sc > bestScore {
+						best, bestScore = val, sc
 					}
 				}
 			})
@@ -302,13 +302,19 @@ func (x *textIndex) excerptOf(i int) string {
 	return ""
 }
 
-// keyRank prefers the item fields that usually hold its text.
-func keyRank(key string) int {
+// excerptScore ranks an item field as the item's excerpt: the fields that
+// usually hold its text first, then prose (words with spaces) over ids and
+// numbers, then the longer.
+func excerptScore(key, val string) int {
+	sc := min(len(val), 400)
+	if strings.Contains(strings.TrimSpace(val), " ") {
+		sc += 1000
+	}
 	switch strings.ToLower(key) {
 	case "text", "scenario", "prompt", "question", "input", "situation", "dilemma", "story", "behavior", "action", "context":
-		return 1
+		sc += 10000
 	}
-	return 0
+	return sc
 }
 
 func excerptOf(s string) string {

@@ -79,6 +79,9 @@ func (r *Run) Unparsed(cases []int32) (*Unparsed, error) {
 	for _, i := range want {
 		m := r.missOf(i)
 		shape := "(no extraction missed: the strategy's label output is empty)"
+		if !r.hasTrace {
+			shape = "(this run has no trace column: apply it again to see why)"
+		}
 		stage := ""
 		if m != nil {
 			shape, stage = m.Shape, m.Stage

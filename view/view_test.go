@@ -535,3 +535,55 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("damaged file: %v", err)
 	}
 }
+
+// A run written before the trace and subsets columns still opens: the list
+// and filters work, a case page says what is missing and how to get it.
+func TestRunWithoutTrace(t *testing.T) {
+	dir := t.TempDir()
+	w, err := pipeline.CreateParquet(filepath.Join(dir, "results.parquet"), []pipeline.Column{
+		{Name: "case_id", Type: pipeline.ColString}, {Name: "model", Type: pipeline.ColString}, {Name: "strategy", Type: pipeline.ColString},
+		{Name: "task", Type: pipeline.ColString}, {Name: "item_id", Type: pipeline.ColString}, {Name: "gold", Type: pipeline.ColString},
+		{Name: "label", Type: pipeline.ColString}, {Name: "parsed", Type: pipeline.ColBool}, {Name: "correct", Type: pipeline.ColBool},
+		{Name: "item", Type: pipeline.ColString}, {Name: "error", Type: pipeline.ColString},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]any{
+		{"m/s/t/a", "m", "s", "t", "a", "yes", "yes", true, true, `{"text":"first"}`, nil},
+		{"m/s/t/b", "m", "s", "t", "b", "no", nil, false, false, `{"text":"second"}`, nil},
+		{"m/s/t/c", "m", "s", "t", "c", "no", nil, false, nil, nil, "stage \"ask\": boom"},
+	}
+	for _, row := range rows {
+		if err := w.Append(row...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.idx.wait()
+	m, _ := r.Find(Query{Sel: sel("outcome", "unparsed")})
+	if len(m.Cases) != 1 || r.id[m.Cases[0]] != "m/s/t/b" || facetCount(m, "outcome", "error") != 1 {
+		t.Errorf("unparsed: %v", m.Cases)
+	}
+	c, err := r.Case(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Notes) == 0 || !strings.Contains(c.Notes[0], "apply") {
+		t.Errorf("no note about the missing trace: %v", c.Notes)
+	}
+	u, _ := r.Unparsed(m.Cases)
+	if u.Trace || len(u.Groups) != 1 || !strings.Contains(u.Groups[0].Shape, "no trace") {
+		t.Errorf("unparsed without a trace: %+v", u)
+	}
+	if m, _ := r.Find(Query{Sel: sel(), Q: "second"}); len(m.Cases) != 1 {
+		t.Errorf("search without calls.parquet: %v", m.Cases)
+	}
+}

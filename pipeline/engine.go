@@ -206,6 +206,8 @@ type Result struct {
 	KeptFrom string
 	Acct     Account
 	Steps    int
+	// Trace is the JSON of the stages run, strategy then judge (trace.go).
+	Trace string
 	// keptErr and keptClass are this apply's error of a case that kept its
 	// earlier row, for the summary.
 	keptErr, keptClass string
@@ -645,7 +647,8 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		}
 	}()
 	outputs, steps, err := e.walk(x, nil)
-	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs}
+	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, Trace: traceJSON(x.trace)}
+	defer x.releaseTrace()
 	if err != nil {
 		if interruptedErr(err) {
 			return Result{Acct: x.acct}
@@ -665,6 +668,8 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		jout, jsteps, err := e.walk(jx, subject)
 		r.Steps += jsteps
 		r.JudgeAcct = jx.acct
+		r.Trace = traceJSON(x.trace, jx.trace)
+		jx.releaseTrace()
 		if err != nil {
 			if interruptedErr(err) {
 				return Result{Acct: x.acct}
@@ -755,6 +760,7 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 		x.visits[name]++
 		visits[name] = x.visits[name]
 		next, err := n.Stage.Run(x)
+		x.traceStep(name, next, err)
 		if err != nil {
 			return nil, steps, err
 		}

@@ -37,6 +37,9 @@ type Exec struct {
 	stagePrefix string
 	caller      func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
 	acct        Account
+	// trace and notes feed results.parquet's trace column (trace.go).
+	trace []byte
+	notes []traceNote
 }
 
 // Account is what one case spent.

@@ -93,6 +93,7 @@ func (e *Engine) resultColumns() []Column {
 		{"total_tokens", ColInt, false}, {"cost_usd", ColFloat, false}, {"judge_tokens", ColInt, false},
 		{"judge_cost_usd", ColFloat, false}, {"steps", ColInt, false}, {"error", ColString, false},
 		{"error_class", ColString, true}, {"kept_from", ColString, true}, {"run", ColString, true}, {"config_hash", ColString, true},
+		{"subsets", ColString, true}, {"trace", ColString, false},
 	}, factorColumns(e.study)...)
 }
 
@@ -102,6 +103,7 @@ func (e *Engine) writeResults(path string, results []Result) error {
 		return err
 	}
 	var werr error
+	subs := newSubsetNames()
 	e.study.EachCase(func(c *Case) bool {
 		r := &results[c.Ordinal]
 		var gold, label, errText, errClass, keptFrom any
@@ -118,7 +120,13 @@ func (e *Engine) writeResults(path string, results []Result) error {
 			keptFrom = r.KeptFrom
 		}
 		// Every field, so a row is read without the dataset at hand.
-		item := jsonString(c.Item.Fields)
+		var item, trace any
+		if len(c.Item.Fields) > 0 {
+			item = string(appendTraceValue(nil, c.Item.Fields, false))
+		}
+		if r.Trace != "" {
+			trace = r.Trace
+		}
 		var correct any
 		if r.Correct != nil {
 			correct = *r.Correct
@@ -136,7 +144,7 @@ func (e *Engine) writeResults(path string, results []Result) error {
 			r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
 			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
 			ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,
-			errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash}, factorValues(e.study, c)...)...)
+			errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash, subs.of(c), trace}, factorValues(e.study, c)...)...)
 		return werr == nil
 	})
 	if werr != nil {

@@ -41,6 +41,9 @@ var readmeCommands = map[string]string{
 	"promoral report out/paper":                                   "not run: needs a paper run; TestReportInBrowser reports the quickstart",
 	"promoral graph configs/paper.yaml self_correct":              "run",
 	"promoral schema strategy":                                    "run",
+	"promoral view out/paper [out/paper-v2]":                      "not run: serves until Ctrl-C; view's tests (view/server_test.go, the browser test) serve a real run",
+	"promoral view out/quickstart":                                "not run: serves until Ctrl-C; view's tests serve a real run",
+	"promoral view out/paper out/paper-v2":                        "not run: names two example run folders",
 	"go install github.com/promoral/promoral/cmd/promoral@latest": "not run: downloads the module",
 	"go build -o promoral ./cmd/promoral":                         "not run: go test has built the same package",
 }

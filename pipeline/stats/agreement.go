@@ -115,11 +115,13 @@ func Clamp01(x float64) (float64, bool) {
 // into the first and n2 into the second (with replacement, from one PCG
 // generator seeded by seed) and calls stat on both. The interval so carries
 // the uncertainty of both samples, e.g. a judge's error rates measured on
-// labelled items and the rate it gives on the items it judged. Replicates
-// where stat is NaN are dropped and counted in dropped. Returns NaN, NaN
-// when either sample is empty or every replicate was NaN.
+// labelled items and the rate it gives on the items it judged. A sample
+// may be empty (its index slice then is). Replicates where stat is NaN are
+// dropped and counted in dropped. Returns NaN, NaN when both samples are
+// empty or every replicate was NaN.
 func Bootstrap2(n1, n2 int, stat func(idx1, idx2 []int) float64, reps int, seed uint64, level float64) (lo, hi float64, dropped int) {
-	if n1 <= 0 || n2 <= 0 {
+	n1, n2 = max(n1, 0), max(n2, 0)
+	if n1+n2 == 0 {
 		return math.NaN(), math.NaN(), 0
 	}
 	reps, level = defaults(reps, level)

@@ -116,10 +116,14 @@ func TestRoganGladenByHand(t *testing.T) {
 }
 
 func TestBootstrap2(t *testing.T) {
-	// Empty samples give no interval.
-	lo, hi, _ := Bootstrap2(0, 5, func(a, b []int) float64 { return 1 }, 100, 1, 0.95)
+	// Two empty samples give no interval; one empty sample is an empty
+	// index slice in every replicate.
+	lo, hi, _ := Bootstrap2(0, 0, func(a, b []int) float64 { return 1 }, 100, 1, 0.95)
 	near(t, "lo", lo, nan, 0)
 	near(t, "hi", hi, nan, 0)
+	lo, hi, _ = Bootstrap2(0, 5, func(a, b []int) float64 { return float64(len(a) + len(b)) }, 100, 1, 0.95)
+	near(t, "lo", lo, 5, 0)
+	near(t, "hi", hi, 5, 0)
 
 	// Each sample's uncertainty shows: a statistic of the second sample
 	// alone still gets an interval, and resampling a constant gives none.

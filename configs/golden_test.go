@@ -161,6 +161,17 @@ func (f *fakeLLM) reply(all, last string, nMsgs int) (string, error) {
 	if strings.Contains(last, "Answer Yes or No") {
 		return "Yes, the first.\nConfidence: 0.8\nFinal Answer: Yes", nil
 	}
+	// The judges' own answer formats (their system prompts name them).
+	switch {
+	case strings.Contains(all, "Decision: <REFUSAL or COMPLIANCE>"):
+		return "Decision: REFUSAL\nRefusal probability: 0.9\nPartial: no", nil
+	case strings.Contains(all, "Verdict: <full_compliance"):
+		return "Verdict: full_refusal", nil
+	case strings.Contains(all, "Refused: <yes or no>"):
+		return "Refused: yes\nConvincing: 1\nSpecific: 2", nil
+	case strings.Contains(all, "Answer with one word, yes or no"):
+		return "no", nil
+	}
 	style := replyStyle(-1)
 	for _, s := range f.styles {
 		if strings.Contains(all, s.snippet) {
@@ -196,8 +207,8 @@ func (f *fakeLLM) requests() []llm.Request {
 // Studies.
 
 // taskNames lists configs/tasks/*.yaml that strategies are written for:
-// tasks that re-score recorded replies (they declare report_as) read the
-// reply from the item and provide no wording blocks.
+// tasks of recorded replies (re-scored, or handed to judges) read the reply
+// from the item and provide no wording blocks.
 func taskNames(t *testing.T) []string {
 	var out []string
 	for _, name := range yamlNames(t, filepath.Join(configsDir, "tasks")) {
@@ -210,6 +221,9 @@ func taskNames(t *testing.T) []string {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if _, recorded := top["report_as"]; recorded {
+			continue
+		}
+		if _, worded := top["blocks"]; !worded {
 			continue
 		}
 		out = append(out, name)

@@ -340,6 +340,13 @@ func TestGolden(t *testing.T) {
 		st, _ := loadAll(t, strategyEntries(t), []string{task}, 1, false)
 		checkGolden(t, st, want)
 	}
+	// Every judge that calls a model, judging the first recorded reply of
+	// the judge-comparison set (a jailbreak prompt with its plain goal):
+	// recorded_reply/jbb_judged_by_<judge>.txt.
+	for _, j := range judgeNames(t) {
+		st, _ := loadAll(t, []string{"recorded_reply"}, []string{fmt.Sprintf("{use: jbb_judge_comparison, name: jbb_judged_by_%s, judge: {strategy: %s, model: fake}}", j, j)}, 1, false)
+		checkGolden(t, st, want)
+	}
 
 	// Golden files that no case produces any more are stale.
 	filepath.Walk(goldenDir, func(p string, info os.FileInfo, err error) error {
@@ -356,6 +363,34 @@ func TestGolden(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// judgeNames lists the judge strategies that call a model.
+func judgeNames(t *testing.T) []string {
+	var out []string
+	for _, n := range yamlNames(t, filepath.Join(configsDir, "strategies")) {
+		data, err := os.ReadFile(filepath.Join(configsDir, "strategies", n+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			Judge  bool             `yaml:"judge"`
+			Stages []map[string]any `yaml:"stages"`
+		}
+		if err := yaml.Unmarshal(data, &s); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		for _, st := range s.Stages {
+			if s.Judge && st["kind"] == "prompt" {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	if len(out) < 4 {
+		t.Fatalf("judges that call a model: %v, want at least 4", out)
+	}
+	return out
 }
 
 func checkGolden(t *testing.T, st *pipeline.Study, want map[string]bool) {

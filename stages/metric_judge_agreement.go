@@ -485,6 +485,7 @@ type calibration struct {
 	tasks    []string
 	errored  int // labelled cases whose judging errored
 	cases    int
+	audit    int // labelled in promoral view (only flagged cases take a label there)
 }
 
 // calibrations gathers, per judge (strategy@model) and kind, the
@@ -516,6 +517,7 @@ func (m *judgeAgreement) calibrations(labels map[string][]labelled, policy stats
 			cal.tasks = append(cal.tasks, t.Name)
 			cal.errored += c.errors
 			cal.cases += c.cases
+			cal.audit += c.fromAudit
 		}
 	}
 	return out
@@ -618,6 +620,10 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 		est, ok := stats.RoganGladen(judged.Value, sens, spec)
 		base := fmt.Sprintf("%s_judged corrected for the errors of %s: Rogan–Gladen with its sensitivity %.3f and specificity %.3f for calling %s, measured on %d human-labelled %s replies of task %s (assumes it errs at those rates on these replies too)",
 			metric, judge, sens, spec, positive, len(cal.pairs), what, strings.Join(cal.tasks, ", "))
+		if cal.audit > 0 {
+			base += fmt.Sprintf("; %d of the labelled replies were labelled in promoral view, which takes labels only on cases the judge flagged for audit: "+
+				"error rates measured on doubtful replies may not hold for the rest, and the correction inherits that", cal.audit)
+		}
 		if cal.errored > 0 && m.errs == pipeline.ErrorsIncomplete {
 			corr.Status, rg.Status = pipeline.StatusIncomplete, pipeline.StatusIncomplete
 			why := fmt.Sprintf("; %d of the labelled replies have no verdict because judging them errored (errors: incomplete); apply again, or set errors: exclude", cal.errored)

@@ -106,7 +106,10 @@ func (r *run) judgesSection(ix *index) *section {
 		acc, okA := get("accuracy")
 		sens, okS := get("sensitivity")
 		spec, okP := get("specificity")
-		nv, _ := get("no_verdict")
+		nv, okN := get("no_verdict")
+		if !okN {
+			nv.Value = math.NaN()
+		}
 		count := func(name string) string {
 			if x, ok := m[name]; ok && !math.IsNaN(x.Value) {
 				return fmt.Sprintf("%.0f", x.Value)

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -62,7 +63,7 @@ const agreeItems = `{"id":"h1","kind":"harmful","human":"COMPLIANCE","whole":"CO
 {"id":"b4","kind":"benign","human":"REFUSAL","whole":"COMPLIANCE","part":"COMPLIANCE","pub":"REFUSAL"}
 `
 
-func agreeTree(t *testing.T, items string, extra map[string]string) string {
+func agreeTree(t testing.TB, items string, extra map[string]string) string {
 	t.Helper()
 	files := map[string]string{
 		"data/items.jsonl": items,
@@ -352,5 +353,81 @@ func TestJudgeAgreementDegenerateJudges(t *testing.T) {
 	wantValue(t, m, "toy_judge/labelled/all/accuracy", 1, 3)
 	if r := m["toy_judge/labelled/all/sensitivity"]; r["status"] != "empty" || r["value"] != nil {
 		t.Errorf("sensitivity without a positive: value %v status %v, want empty", r["value"], r["status"])
+	}
+}
+
+// BenchmarkJudgeAgreementPaperSize scores judge_agreement at the size of
+// the paper's safety task: 4 models x 10 strategies x 650 judged prompts
+// (26,000 cases) with 5 subsets, plus 300 labelled replies (one cell)
+// judged by the same judge as calibration, 1,000 bootstrap replicates (go test ./pipeline
+// -run '^$' -bench JudgeAgreementPaperSize).
+func BenchmarkJudgeAgreementPaperSize(b *testing.B) {
+	var safety, labelled strings.Builder
+	verdict := func(i int) string {
+		if i%3 == 0 {
+			return "COMPLIANCE"
+		}
+		return "REFUSAL"
+	}
+	for i := 0; i < 650; i++ {
+		kind := "harmful"
+		if i%2 == 1 {
+			kind = "benign"
+		}
+		fmt.Fprintf(&safety, `{"id":"s%d","kind":%q,"src":"s%d","whole":%q,"part":"","pub":""}`+"\n", i, kind, i%4, verdict(i*7))
+	}
+	for i := 0; i < 300; i++ {
+		kind := "harmful"
+		if i >= 200 {
+			kind = "benign"
+		}
+		fmt.Fprintf(&labelled, `{"id":"l%d","kind":%q,"human":%q,"whole":%q,"part":%q,"pub":%q}`+"\n", i, kind, verdict(i), verdict(i*5), verdict(i*11), verdict(i*13))
+	}
+	var models, strategies string
+	for i := 0; i < 4; i++ {
+		models += fmt.Sprintf("  - {name: m%d, provider: none}\n", i)
+	}
+	for i := 0; i < 10; i++ {
+		strategies += fmt.Sprintf("  - {use: pass, name: p%d}\n", i)
+	}
+	dir := agreeTree(b, labelled.String(), map[string]string{
+		"data/safety.jsonl": safety.String(),
+		"configs/tasks/safety.yaml": `name: safety
+type: judge
+dataset: {path: ../../data/safety.jsonl, id: id}
+answer:
+  labels: [{value: REFUSAL}, {value: COMPLIANCE}]
+judge: {strategy: toy_judge}
+subsets:
+  harmful: item.kind == "harmful"
+  benign: item.kind == "benign"
+  a: item.src == "s0"
+  b: item.src == "s1"
+  c: item.src == "s2"
+`,
+		"configs/run.yaml": "name: bench\nmodels:\n" + models + "tasks: [safety, labelled]\nstrategies:\n" + strategies +
+			"matrix:\n  - {tasks: [safety]}\n  - {models: [m0], strategies: [p0], tasks: [labelled]}\n" +
+			"settings: {concurrency: 8}\nmetrics:\n  - {kind: judge_agreement, calibration: [labelled]}\n",
+	})
+	st, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rs := pipeline.NewResultSet(st, res, out)
+	b.ReportMetric(float64(st.NumCases()), "cases")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sc, err := pipeline.ComputeScores(rs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(sc.Rows) == 0 {
+			b.Fatal("no rows")
+		}
 	}
 }

@@ -523,21 +523,30 @@ func (m *judgeAgreement) calibrations(labels map[string][]labelled, policy stats
 	return out
 }
 
-// rateOf is the share of verdicts equal to positive among vs ("" counts in
-// n as a verdict that is not positive).
-func rateOf(vs []string, idx []int, positive string) float64 {
-	k, n := 0, 0
+// isPositive flags the verdicts equal to positive, so that bootstrap
+// replicates count flags instead of comparing strings.
+func isPositive(vs []string, positive string) []bool {
+	out := make([]bool, len(vs))
+	for i, v := range vs {
+		out[i] = v == positive
+	}
+	return out
+}
+
+// shareOf is the share of true flags among those at idx (all when idx is
+// nil); NaN for none.
+func shareOf(flags []bool, idx []int) float64 {
+	k, n := 0, len(flags)
 	if idx == nil {
-		for _, v := range vs {
-			n++
-			if v == positive {
+		for _, f := range flags {
+			if f {
 				k++
 			}
 		}
 	} else {
+		n = len(idx)
 		for _, i := range idx {
-			n++
-			if vs[i] == positive {
+			if flags[i] {
 				k++
 			}
 		}
@@ -548,25 +557,35 @@ func rateOf(vs []string, idx []int, positive string) float64 {
 	return float64(k) / float64(n)
 }
 
-// corrected is a bootstrap replicate of a corrected rate: the judged
-// replies drawn (vi), each bringing its labelled pair if people labelled
-// it (link), and the labelled replies outside the judged ones drawn apart
-// (oi into outside). It returns the Rogan–Gladen estimate and whether it
-// is defined.
-func corrected(cal *calibration, outside []int, link []int, vs []string, oi, vi []int) (float64, bool) {
-	var a stats.Agreement
-	for _, i := range oi {
-		p := cal.pairs[outside[i]]
-		a.Add(p.human, p.judge, cal.positive)
+// A labelled reply, for the bootstrap of a corrected rate, is one of four
+// cells: people positive or not, the judge calling positive or not (no
+// verdict is not a positive call). The correction needs only their counts.
+const (
+	posCalled = iota
+	posNotCalled
+	negCalled
+	negNotCalled
+	noPair // a judged reply nobody labelled
+)
+
+func pairCell(p pair, positive string) int {
+	switch {
+	case p.human == positive && p.judge == positive:
+		return posCalled
+	case p.human == positive:
+		return posNotCalled
+	case p.judge == positive:
+		return negCalled
 	}
-	for _, i := range vi {
-		if k := link[i]; k >= 0 {
-			p := cal.pairs[k]
-			a.Add(p.human, p.judge, cal.positive)
-		}
-	}
-	sens, spec := a.CallRates()
-	return stats.RoganGladen(rateOf(vs, vi, cal.positive), sens, spec)
+	return negNotCalled
+}
+
+// correctedOf is the Rogan–Gladen estimate from the cells' counts of the
+// labelled replies and the judged replies' positive calls.
+func correctedOf(n *[5]int, called, judged int) (float64, bool) {
+	sens := float64(n[posCalled]) / float64(n[posCalled]+n[posNotCalled])
+	spec := float64(n[negNotCalled]) / float64(n[negCalled]+n[negNotCalled])
+	return stats.RoganGladen(float64(called)/float64(judged), sens, spec)
 }
 
 // rateRows are a cell's (or subset's) judged, corrected and human rates
@@ -597,10 +616,11 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 	}
 	judge := judgeName(c.Task)
 	upper := strings.ToUpper(metric)
-	judged := row(c, subset, metric+"_judged", rateOf(vs, nil, positive), len(vs))
+	calls := isPositive(vs, positive)
+	judged := row(c, subset, metric+"_judged", shareOf(calls, nil), len(vs))
 	judged.Convention = "share judged " + positive + " by " + judge + " " + denominators(what, policy) + ": " + upper + " as the safety metric counts it"
 	if m.reps > 0 {
-		judged.CILow, judged.CIHigh = bootCI(m.reps, seed, len(vs), func(idx []int) float64 { return rateOf(vs, idx, positive) })
+		judged.CILow, judged.CIHigh = bootCI(m.reps, seed, len(vs), func(idx []int) float64 { return shareOf(calls, idx) })
 	}
 	out := []pipeline.MetricRow{judged}
 
@@ -654,37 +674,45 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 			for i, r := range cal.rows {
 				at[r] = i
 			}
-			link := make([]int, len(judgedRows))
-			inside := map[int]bool{}
+			// Each judged reply: its labelled cell (or noPair) and whether
+			// the judge called it positive; the labelled replies outside
+			// the judged ones: their cells.
+			judgedCell := make([]uint8, len(judgedRows))
+			inside := make([]bool, len(cal.pairs))
 			for i, r := range judgedRows {
-				link[i] = -1
+				judgedCell[i] = noPair
 				if k, ok := at[r]; ok {
-					link[i] = k
+					judgedCell[i] = uint8(pairCell(cal.pairs[k], cal.positive))
 					inside[k] = true
 				}
 			}
-			var outside []int
-			for i := range cal.pairs {
+			var outside []uint8
+			for i, p := range cal.pairs {
 				if !inside[i] {
-					outside = append(outside, i)
+					outside = append(outside, uint8(pairCell(p, cal.positive)))
 				}
 			}
-			var dropped int
-			rg.CILow, rg.CIHigh, dropped = stats.Bootstrap2(len(outside), len(vs), func(oi, vi []int) float64 {
-				v, _ := corrected(cal, outside, link, vs, oi, vi)
-				return v
-			}, m.reps, seed, stats.DefaultLevel)
-			corr.CILow, corr.CIHigh, _ = stats.Bootstrap2(len(outside), len(vs), func(oi, vi []int) float64 {
-				v, ok := corrected(cal, outside, link, vs, oi, vi)
-				if !ok {
-					return math.NaN()
+			lo, hi, dropped := stats.Bootstrap2Many(len(outside), len(vs), 2, func(oi, vi []int, out []float64) {
+				var n [5]int
+				for _, i := range oi {
+					n[outside[i]]++
 				}
-				v, _ = stats.Clamp01(v)
-				return v
+				called := 0
+				for _, i := range vi {
+					n[judgedCell[i]]++
+					if calls[i] {
+						called++
+					}
+				}
+				if v, ok := correctedOf(&n, called, len(vi)); ok {
+					out[0] = v
+					out[1], _ = stats.Clamp01(v)
+				}
 			}, m.reps, seed, stats.DefaultLevel)
+			rg.CILow, rg.CIHigh, corr.CILow, corr.CIHigh = lo[0], hi[0], lo[1], hi[1]
 			note := fmt.Sprintf("; 95%% interval resamples in every replicate the %d judged replies (with their human labels where people gave one) and the %d labelled replies outside them", len(vs), len(outside))
-			if dropped > 0 {
-				note += fmt.Sprintf(" (%d of %d replicates had sensitivity + specificity ≤ 1 and were left out)", dropped, m.reps)
+			if dropped[1] > 0 {
+				note += fmt.Sprintf(" (%d of %d replicates had sensitivity + specificity ≤ 1 and were left out)", dropped[1], m.reps)
 			}
 			corr.Convention += note
 			rg.Convention += note
@@ -692,10 +720,11 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 	}
 	out = append(out, corr, rg)
 	if len(hs) > 0 {
-		hr := row(c, subset, metric+"_human", rateOf(hs, nil, positive), len(hs))
+		hflags := isPositive(hs, positive)
+		hr := row(c, subset, metric+"_human", shareOf(hflags, nil), len(hs))
 		hr.Convention = fmt.Sprintf("share of the %s replies people labelled that they judged %s (only the labelled ones)", what, positive)
 		if m.reps > 0 {
-			hr.CILow, hr.CIHigh = bootCI(m.reps, seed, len(hs), func(idx []int) float64 { return rateOf(hs, idx, positive) })
+			hr.CILow, hr.CIHigh = bootCI(m.reps, seed, len(hs), func(idx []int) float64 { return shareOf(hflags, idx) })
 		}
 		out = append(out, hr)
 	}

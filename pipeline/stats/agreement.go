@@ -120,26 +120,51 @@ func Clamp01(x float64) (float64, bool) {
 // dropped and counted in dropped. Returns NaN, NaN when both samples are
 // empty or every replicate was NaN.
 func Bootstrap2(n1, n2 int, stat func(idx1, idx2 []int) float64, reps int, seed uint64, level float64) (lo, hi float64, dropped int) {
+	los, his, ds := Bootstrap2Many(n1, n2, 1, func(idx1, idx2 []int, out []float64) { out[0] = stat(idx1, idx2) }, reps, seed, level)
+	return los[0], his[0], ds[0]
+}
+
+// Bootstrap2Many is Bootstrap2 for k statistics of the same two samples:
+// every replicate draws once (the draws Bootstrap2 makes with this seed)
+// and stat writes the k values into out. dropped counts each statistic's
+// NaN replicates.
+func Bootstrap2Many(n1, n2, k int, stat func(idx1, idx2 []int, out []float64), reps int, seed uint64, level float64) (lo, hi []float64, dropped []int) {
+	lo, hi, dropped = make([]float64, k), make([]float64, k), make([]int, k)
 	n1, n2 = max(n1, 0), max(n2, 0)
 	if n1+n2 == 0 {
-		return math.NaN(), math.NaN(), 0
+		for j := range lo {
+			lo[j], hi[j] = math.NaN(), math.NaN()
+		}
+		return lo, hi, dropped
 	}
 	reps, level = defaults(reps, level)
 	r := newRand(seed)
 	idx1, idx2 := make([]int, n1), make([]int, n2)
-	vals := make([]float64, reps)
-	for b := range vals {
+	vals := make([][]float64, k)
+	for j := range vals {
+		vals[j] = make([]float64, reps)
+	}
+	out := make([]float64, k)
+	for b := 0; b < reps; b++ {
 		for i := range idx1 {
 			idx1[i] = r.IntN(n1)
 		}
 		for i := range idx2 {
 			idx2[i] = r.IntN(n2)
 		}
-		vals[b] = stat(idx1, idx2)
-		if math.IsNaN(vals[b]) {
-			dropped++
+		for j := range out {
+			out[j] = math.NaN()
+		}
+		stat(idx1, idx2, out)
+		for j, v := range out {
+			vals[j][b] = v
+			if math.IsNaN(v) {
+				dropped[j]++
+			}
 		}
 	}
-	lo, hi = percentileInterval(vals, level)
+	for j := range vals {
+		lo[j], hi[j] = percentileInterval(vals[j], level)
+	}
 	return lo, hi, dropped
 }

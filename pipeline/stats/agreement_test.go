@@ -161,3 +161,42 @@ func TestBootstrap2(t *testing.T) {
 		t.Errorf("dropped %d of 1000, want about 250", d1)
 	}
 }
+
+// Bootstrap2Many draws once per replicate for all its statistics: each
+// statistic gets the interval Bootstrap2 gives it alone with the same seed,
+// and its own count of NaN replicates (a statistic left unwritten is NaN).
+func TestBootstrap2Many(t *testing.T) {
+	x := []float64{0, 1, 0, 1, 1, 0, 1, 0}
+	y := []float64{1, 1, 0, 1}
+	mean := func(v []float64, idx []int) float64 {
+		s := 0.0
+		for _, i := range idx {
+			s += v[i]
+		}
+		return s / float64(len(idx))
+	}
+	first := func(a, b []int) float64 { return mean(y, a) - mean(x, b) }
+	second := func(a, b []int) float64 {
+		if a[0] == 0 {
+			return math.NaN()
+		}
+		return mean(x, b)
+	}
+	lo, hi, dropped := Bootstrap2Many(len(y), len(x), 3, func(a, b []int, out []float64) {
+		out[0], out[1] = first(a, b), second(a, b)
+	}, 1000, 11, 0.95)
+	for j, f := range []func(a, b []int) float64{first, second} {
+		l, h, d := Bootstrap2(len(y), len(x), f, 1000, 11, 0.95)
+		if lo[j] != l || hi[j] != h || dropped[j] != d {
+			t.Errorf("statistic %d: [%v %v] dropped %d, alone [%v %v] dropped %d", j, lo[j], hi[j], dropped[j], l, h, d)
+		}
+	}
+	if dropped[1] == 0 {
+		t.Errorf("second statistic dropped no replicate, want about 250")
+	}
+	near(t, "unwritten lo", lo[2], nan, 0)
+	near(t, "unwritten hi", hi[2], nan, 0)
+	if dropped[2] != 1000 {
+		t.Errorf("unwritten statistic dropped %d, want 1000", dropped[2])
+	}
+}

@@ -134,6 +134,7 @@ type Engine struct {
 	stats   map[*Model]*ModelStats
 	order   []*ModelStats
 	rows    chan CallRow
+	waves   *waves
 	fatal   atomic.Pointer[error]
 	cancel  context.CancelFunc
 
@@ -221,6 +222,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	}
 	defer j.Close()
 	e.journal = j
+	e.waves = newWaves(e)
 
 	started := time.Now().UTC()
 	calls, err := CreateParquet(filepath.Join(out, "calls.parquet"), callColumns, compress.Codecs.Snappy)
@@ -250,16 +252,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 			continue
 		}
 		st.Start = time.Now()
-		conc := m.Spec.Limits.Concurrency
-		if conc == 0 {
-			conc = e.opts.Concurrency
-		}
-		if conc == 0 {
-			conc = s.Run.Settings.Concurrency
-		}
-		if conc <= 0 {
-			conc = 8
-		}
+		conc := e.workers(m)
 		jobs := make(chan *Case, conc)
 		wg.Add(1)
 		go func(m *Model) {
@@ -286,6 +279,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 						continue
 					}
 					r := e.runCase(ctx, c)
+					e.waves.done(m)
 					if ctx.Err() != nil && !r.Done {
 						continue
 					}
@@ -352,6 +346,24 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		return sum, nil, err
 	}
 	return sum, results, nil
+}
+
+// workers is the number of cases of model m in flight at once.
+func (e *Engine) workers(m *Model) int {
+	if w, ok := e.doers[m].(Waver); ok && w.CasesInFlight() > 0 {
+		return w.CasesInFlight()
+	}
+	conc := m.Spec.Limits.Concurrency
+	if conc == 0 {
+		conc = e.opts.Concurrency
+	}
+	if conc == 0 {
+		conc = e.study.Run.Settings.Concurrency
+	}
+	if conc <= 0 {
+		conc = 8
+	}
+	return conc
 }
 
 // runCase walks the strategy graph for one case, then the task's judge
@@ -555,6 +567,14 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		return nil, x.Errorf(stage, "model %s has no provider", m.Name)
 	}
 	caseID := x.Case.ID()
+	callCtx := x.Ctx
+	if e.waves.batched(m) {
+		// Waiting on a wave: once every case that could add to it waits
+		// too, the wave goes out.
+		wc := e.waves.enter(x.Case.Model, key)
+		defer wc.leave()
+		callCtx = context.WithValue(x.Ctx, waveKey{}, wc)
+	}
 	// singleflight reports "shared" to the caller that made the call too;
 	// only the callers that waited for another's call were served a copy.
 	leader := false
@@ -563,7 +583,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		if rec, ok, err := e.journal.Lookup(key); err == nil && ok {
 			return rec.Resp, nil
 		}
-		resp, err := d.Do(x.Ctx, req, func(a Attempt) {
+		resp, err := d.Do(callCtx, req, func(a Attempt) {
 			if x.Ctx.Err() != nil && a.Err != nil {
 				return // our own cancellation is not a failed attempt
 			}
@@ -612,7 +632,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 	}
 	st.Tokens.Add(int64(resp.Usage.PromptTokens + resp.Usage.CompletionTokens))
 	if !shared {
-		st.costMicros.Add(int64(m.Spec.Price.Cost(resp.Usage) * 1e6))
+		st.costMicros.Add(int64(m.Spec.Price.CostOf(resp) * 1e6))
 	}
 	return resp, nil
 }

@@ -392,6 +392,15 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 	} else if spec.Script != nil {
 		l.ds.Addf(spec.File, spec.Line, path+".script", "remove it, or set provider: scripted", "script only applies to provider scripted")
 	}
+	switch spec.Limits.Mode {
+	case "", ModeLive:
+	case ModeBatch:
+		if spec.Provider == "scripted" || spec.Provider == "none" {
+			l.ds.Addf(spec.File, l.line(spec.File, fpath("limits.mode"), spec.Line), path+".limits.mode", "remove it: only openai, openai-compatible, anthropic and gemini models have batch APIs", "provider %s has no batch mode", spec.Provider)
+		}
+	default:
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("limits.mode"), spec.Line), path+".limits.mode", "use live or batch", "unknown mode %q", spec.Limits.Mode)
+	}
 	vars := map[string]any{}
 	for k, v := range spec.Vars {
 		vars[k] = v

@@ -109,6 +109,38 @@ type Price struct {
 	Input       float64 `yaml:"input,omitempty" doc:"USD per million input (prompt) tokens."`
 	Output      float64 `yaml:"output,omitempty" doc:"USD per million output tokens (thinking tokens are billed as output)."`
 	CachedInput float64 `yaml:"cached_input,omitempty" doc:"USD per million cached prompt tokens (default: the input price)."`
+	// Batch prices are separate fields rather than a discount factor: the
+	// providers publish them per model, and not always at exactly half.
+	BatchInput       float64 `yaml:"batch_input,omitempty" doc:"USD per million input tokens of a provider batch job (default: the input price, i.e. no discount assumed)."`
+	BatchOutput      float64 `yaml:"batch_output,omitempty" doc:"USD per million output tokens of a provider batch job (default: the output price)."`
+	BatchCachedInput float64 `yaml:"batch_cached_input,omitempty" doc:"USD per million cached prompt tokens of a batch job (default: the batch input price)."`
+}
+
+// HasBatch reports whether batch prices are set.
+func (p Price) HasBatch() bool { return p.BatchInput != 0 || p.BatchOutput != 0 }
+
+// Batch is the price table batch calls are billed at: the batch fields where
+// set, the live ones otherwise.
+func (p Price) Batch() Price {
+	b := Price{Input: p.BatchInput, Output: p.BatchOutput, CachedInput: p.BatchCachedInput}
+	if b.Input == 0 {
+		b.Input, b.CachedInput = p.Input, p.CachedInput
+	}
+	if b.Output == 0 {
+		b.Output = p.Output
+	}
+	return b
+}
+
+// CostOf prices one reply: at batch prices when a batch job answered it.
+func (p Price) CostOf(r *llm.Response) float64 {
+	if r == nil {
+		return 0
+	}
+	if r.Batch != "" {
+		return p.Batch().Cost(r.Usage)
+	}
+	return p.Cost(r.Usage)
 }
 
 // Cost of one call's usage in USD.
@@ -133,7 +165,16 @@ type Limits struct {
 	Timeout     time.Duration `yaml:"timeout,omitempty" doc:"Per-request timeout (default 120s)."`
 	MaxAttempts int           `yaml:"max_attempts,omitempty" doc:"Attempts per request including the first (default 5)."`
 	Backoff     time.Duration `yaml:"backoff,omitempty" doc:"Base of the exponential backoff with full jitter between attempts (default 1s); a server's Retry-After is always honoured."`
+	Mode        string        `yaml:"mode,omitempty" doc:"live (default): one HTTP call per request; batch: the provider's batch API (OpenAI, Anthropic, Gemini; OpenAI-compatible servers without one fall back to live), in waves, at batch prices. apply --batch sets it for every model."`
+	BatchCases  int           `yaml:"batch_cases,omitempty" doc:"In batch mode, cases in flight for this model: each wave carries at most this many requests (default 5000)."`
+	BatchPoll   time.Duration `yaml:"batch_poll,omitempty" doc:"In batch mode, how often to ask the provider how a job is doing (default 30s)."`
 }
+
+// Modes of Limits.Mode.
+const (
+	ModeLive  = "live"
+	ModeBatch = "batch"
+)
 
 // GenParams are generation parameters; nil/zero means "not set here".
 type GenParams struct {

@@ -357,3 +357,37 @@ func textOf(raw json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// Moral answers every prompt of the shipped strategies in the ProMoral
+// answer format (a line of reasoning, a confidence, a final answer), decided
+// by a hash of the whole conversation so that every sample and every turn
+// differs but the same request always gets the same reply; asked to pick the
+// best of several summaries, it answers a number.
+func Moral(c Call) []string {
+	h := fnv(c.All())
+	n := max(c.N, 1)
+	out := make([]string, n)
+	for k := range n {
+		hk := h ^ uint64(k+1)*0x9e3779b97f4a7c15
+		if strings.Contains(c.Last(), "number of the best summary") {
+			out[k] = fmt.Sprint(hk%5 + 1)
+			continue
+		}
+		verdict := "Acceptable"
+		if hk%2 == 0 {
+			verdict = "Unacceptable"
+		}
+		out[k] = fmt.Sprintf("Reasoning: sample %d weighs who is harmed, what was owed and what a fair observer would expect here. %s\nConfidence: 0.%d\nFinal Answer: %s",
+			k+1, strings.Repeat("The reasons on each side are set out and compared. ", int(hk%7)), 5+hk/2%5, verdict)
+	}
+	return out
+}
+
+func fnv(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
+	"sync"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -282,6 +284,120 @@ func TestInterruptedBatchRunResumes(t *testing.T) {
 	for _, j := range jobs {
 		if j.Open() {
 			t.Errorf("job %s still open: %s", j.Name, j.Status)
+		}
+	}
+}
+
+// Transient line failures, an expired job, a 429 on creation and a creation
+// whose answer was lost all end with the same results as a clean live run:
+// failed lines go out again (and only they), nothing twice.
+func TestBatchFaultsRecover(t *testing.T) {
+	liveOut := t.TempDir()
+	if _, err := apply(t, study(t, startFakes(t), 4, "[zero_shot, self_correct]"), liveOut, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := startFakes(t)
+	for _, s := range f.all() {
+		var mu sync.Mutex
+		failed := map[string]bool{}
+		s.Fault = func(c fake.Call, id string) (int, string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if fp := c.Fingerprint(); !failed[fp] && strings.HasSuffix(id, "-1") {
+				failed[fp] = true
+				return 500, "overloaded"
+			}
+			return 0, ""
+		}
+		s.Ending = func(n int) string {
+			if n == 1 {
+				return "expired"
+			}
+			return "completed"
+		}
+		s.RateLimitCreates.Store(1)
+		lost := false
+		s.BeforeCreateReply = func(string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !lost {
+				lost = true
+				panic(http.ErrAbortHandler) // the job exists; the client never hears so
+			}
+		}
+	}
+	st := study(t, f, 4, "[zero_shot, self_correct]")
+	out := t.TempDir()
+	var log bytes.Buffer
+	sum, err := apply(t, st, out, true, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := readRows(t, filepath.Join(liveOut, "results.parquet"))
+	b := readRows(t, filepath.Join(out, "results.parquet"))
+	if !reflect.DeepEqual(without(a, "cost_usd"), without(b, "cost_usd")) {
+		t.Fatalf("results with faults differ from a clean live run\n%s\n%s", sum, log.String())
+	}
+	if !strings.Contains(log.String(), "created although the provider reported a failure") {
+		t.Errorf("the lost creation was not found again:\n%s", log.String()[:2000])
+	}
+	for _, s := range f.all() {
+		noDuplicatesExceptRetries(t, s)
+	}
+	// Every failed line is a failed attempt in calls.parquet.
+	calls := readRows(t, filepath.Join(out, "calls.parquet"))
+	failedRows := 0
+	for _, r := range calls {
+		if r["error"] != nil {
+			failedRows++
+		}
+	}
+	if failedRows < 6 {
+		t.Errorf("calls.parquet has %d failed attempts; each fake fails at least one line and expires a job", failedRows)
+	}
+}
+
+// noDuplicatesExceptRetries: a request goes into a second job only when its
+// line in the first one failed or was never run.
+func noDuplicatesExceptRetries(t *testing.T, srv *fake.Server) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, l := range srv.Lines() {
+		seen[l.Fingerprint]++
+	}
+	max := 0
+	for _, n := range seen {
+		max = maxInt(max, n)
+	}
+	if max > 3 {
+		t.Errorf("%s: a request went into %d jobs", srv.Provider, max)
+	}
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// A server without a batch API gets live calls, with a note saying so.
+func TestNoBatchEndpointFallsBackToLive(t *testing.T) {
+	f := startFakes(t)
+	f.openai.NoBatch = true
+	st := study(t, f, 3, "[zero_shot]")
+	out := t.TempDir()
+	var log bytes.Buffer
+	if _, err := apply(t, st, out, true, &log); err != nil {
+		t.Fatal(err)
+	}
+	live, creates, _ := f.openai.Counts()
+	if live != 3 || creates != 0 || !strings.Contains(log.String(), "has no batch API") {
+		t.Fatalf("live %d, jobs %d, log:\n%s", live, creates, log.String())
+	}
+	for _, r := range readRows(t, filepath.Join(out, "calls.parquet")) {
+		if r["model"] == "oa" && r["batch_id"] != nil {
+			t.Errorf("a live call carries a batch id: %v", r)
 		}
 	}
 }

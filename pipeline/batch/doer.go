@@ -440,7 +440,10 @@ func (d *Doer) submit(name string, ws []*waiter, lines []llm.BatchLine) {
 	j.id = id
 	d.mu.Unlock()
 	close(j.created)
-	d.note("batch job %s submitted: %d requests", id, len(ws))
+	if how != "" {
+		how = " (" + how + ")"
+	}
+	d.note("batch job %s submitted: %d requests%s", id, len(ws), how)
 	d.follow(j, false)
 }
 

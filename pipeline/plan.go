@@ -314,8 +314,6 @@ func simulateWaves(chains []int, inFlight int) int {
 	return waves
 }
 
-
-
 // strategyWaves lists the waves per case of each strategy the matrix runs
 // and of each judge: every call of a case waits for the one before.
 func strategyWaves(st *Study, shapes map[*Strategy]*shape) []PlanStrategy {

@@ -7,11 +7,11 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"sync"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 

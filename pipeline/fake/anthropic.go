@@ -188,7 +188,7 @@ func (s *Server) antList(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) antBatch(j *job) map[string]any {
 	status := "in_progress"
-	counts := map[string]int{"processing": len(j.calls), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+	counts := map[string]int{"processing": j.total, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
 	b := map[string]any{"id": j.id, "type": "message_batch", "created_at": j.created.Format(time.RFC3339Nano),
 		"expires_at": j.created.Add(24 * time.Hour).Format(time.RFC3339Nano), "archived_at": nil, "cancel_initiated_at": nil,
 		"ended_at": nil, "results_url": nil}
@@ -212,7 +212,7 @@ func (s *Server) antBatch(j *job) map[string]any {
 			}
 		}
 		// Lines a failed job never reached count as errored.
-		counts["errored"] += len(j.calls) - len(j.outcomes)
+		counts["errored"] += j.total - len(j.outcomes)
 		b["ended_at"] = j.ended.Format(time.RFC3339Nano)
 		b["results_url"] = s.srv.URL + "/v1/messages/batches/" + j.id + "/results"
 	}

@@ -38,6 +38,9 @@ type Call struct {
 	Messages  []Message `json:"messages"`
 	N         int       `json:"n"`
 	MaxTokens int       `json:"max_tokens"`
+	// prompt replaces Messages once a job has answered, so a finished job
+	// keeps only what its replies report.
+	prompt int
 }
 
 // Fingerprint identifies a call's content across wire formats.
@@ -121,6 +124,8 @@ type Server struct {
 type job struct {
 	id, name  string
 	n         int // creation order
+	total     int // lines
+	rendered  bool
 	calls     []Call
 	ids       []string
 	phase     int // index into phases
@@ -216,7 +221,7 @@ func (s *Server) newID(prefix string) string {
 
 // addJob records a job; the caller holds s.mu.
 func (s *Server) addJob(prefix, name, model string, calls []Call, ids []string) *job {
-	j := &job{id: s.newID(prefix), name: name, calls: calls, ids: ids, n: len(s.order), created: time.Now().UTC(), model: model, ending: "completed"}
+	j := &job{id: s.newID(prefix), name: name, calls: calls, ids: ids, total: len(calls), n: len(s.order), created: time.Now().UTC(), model: model, ending: "completed"}
 	if s.Ending != nil {
 		j.ending = s.Ending(j.n)
 	}
@@ -290,8 +295,10 @@ func (s *Server) finish(j *job, ending string) {
 				o.texts = s.answer(c)
 			}
 		}
+		o.call = Call{Model: c.Model, N: c.N, prompt: promptTokens(c)}
 		j.outcomes = append(j.outcomes, o)
 	}
+	j.calls, j.ids = nil, nil
 	s.rng.Shuffle(len(j.outcomes), func(a, b int) { j.outcomes[a], j.outcomes[b] = j.outcomes[b], j.outcomes[a] })
 }
 
@@ -308,6 +315,9 @@ func (s *Server) answer(c Call) []string {
 func tokens(s string) int { return len(s)/4 + 1 }
 
 func promptTokens(c Call) int {
+	if c.prompt > 0 {
+		return c.prompt
+	}
 	n := 0
 	for _, m := range c.Messages {
 		n += tokens(m.Text)

@@ -192,7 +192,7 @@ func (s *Server) gemOperation(j *job) map[string]any {
 	md := map[string]any{"@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
 		"model": "models/" + j.model, "displayName": j.name, "state": gemStates[s.phaseName(j)],
 		"createTime": j.created.Format(time.RFC3339Nano), "updateTime": time.Now().UTC().Format(time.RFC3339Nano),
-		"batchStats": map[string]any{"requestCount": fmt.Sprint(len(j.calls))}}
+		"batchStats": map[string]any{"requestCount": fmt.Sprint(j.total)}}
 	op := map[string]any{"name": j.id, "metadata": md}
 	if j.phase == len(phases)-1 {
 		op["done"] = true

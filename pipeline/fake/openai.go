@@ -173,6 +173,7 @@ func (s *Server) oaiCreate(w http.ResponseWriter, r *http.Request) {
 		ids = append(ids, line.CustomID)
 	}
 	s.mu.Lock()
+	delete(s.files, q.InputFileID)
 	j := s.addJob("batch_", q.Metadata["promoral_batch"], calls[0].Model, calls, ids)
 	body := s.oaiBatch(j)
 	body["metadata"] = q.Metadata
@@ -222,6 +223,8 @@ func (s *Server) oaiBatch(j *job) map[string]any {
 	completed, failed := 0, 0
 	if j.phase == len(phases)-1 {
 		var out, errs bytes.Buffer
+		render := !j.rendered
+		j.rendered = true
 		for _, o := range j.outcomes {
 			line := map[string]any{"id": "batch_req_" + o.id, "custom_id": o.id}
 			switch {
@@ -229,34 +232,41 @@ func (s *Server) oaiBatch(j *job) map[string]any {
 				line["response"] = nil
 				line["error"] = map[string]any{"code": "batch_" + o.state, "message": "This request could not be executed before the batch " + o.state + "."}
 				failed++
-				enc(&errs, line)
+				if render {
+					enc(&errs, line)
+				}
 			case o.status != 0:
 				line["response"] = map[string]any{"status_code": o.status, "request_id": "req_x", "body": map[string]any{"error": map[string]any{"message": o.msg, "type": "server_error"}}}
 				line["error"] = nil
 				failed++
-				enc(&errs, line)
+				if render {
+					enc(&errs, line)
+				}
 			default:
 				line["response"] = map[string]any{"status_code": 200, "request_id": "req_x", "body": oaiCompletion(o.call, o.texts)}
 				line["error"] = nil
 				completed++
-				enc(&out, line)
+				if render {
+					enc(&out, line)
+				}
 			}
 		}
-		if out.Len() > 0 {
+		if completed > 0 {
 			b["output_file_id"] = "file-out-" + j.id
-			s.files["file-out-"+j.id] = out.Bytes()
 		}
-		if errs.Len() > 0 {
+		if failed > 0 {
 			b["error_file_id"] = "file-err-" + j.id
-			s.files["file-err-"+j.id] = errs.Bytes()
+		}
+		if render {
+			s.files["file-out-"+j.id], s.files["file-err-"+j.id] = out.Bytes(), errs.Bytes()
 		}
 		if state == "failed" {
 			b["errors"] = map[string]any{"object": "list", "data": []map[string]any{{"code": "invalid_request", "message": "the fake failed this batch"}}}
 		}
 	} else if j.phase >= 1 {
-		completed = len(j.calls) / 3
+		completed = j.total / 3
 	}
-	b["request_counts"] = map[string]any{"total": len(j.calls), "completed": completed, "failed": failed}
+	b["request_counts"] = map[string]any{"total": j.total, "completed": completed, "failed": failed}
 	return b
 }
 

@@ -38,7 +38,7 @@ type waves struct {
 	pools   map[*Model]*wavePool
 	targets []*waveTarget
 	by      map[*Model]*waveTarget
-	leaders map[string]int // calls in flight by key, as singleflight sees them
+	groups  map[string]*waveGroup // calls in flight by key, as singleflight sees them
 }
 
 type wavePool struct {
@@ -57,7 +57,7 @@ type waveTarget struct {
 // newWaves returns nil when no model's transport answers in waves; every
 // method is a no-op on nil.
 func newWaves(e *Engine) *waves {
-	ws := &waves{e: e, pools: map[*Model]*wavePool{}, by: map[*Model]*waveTarget{}, leaders: map[string]int{}}
+	ws := &waves{e: e, pools: map[*Model]*wavePool{}, by: map[*Model]*waveTarget{}, groups: map[string]*waveGroup{}}
 	for m, d := range e.doers {
 		if w, ok := d.(Waver); ok {
 			t := &waveTarget{model: m, w: w}
@@ -94,45 +94,47 @@ func (ws *waves) batched(m *Model) bool {
 // from the moment the Waver holds its request (Waiting): counted any
 // earlier, a wave could leave without it. A caller that waits for an
 // identical request already in flight (singleflight) never reaches the
-// Waver and counts as waiting at once.
+// Waver: it waits exactly when the call it shares does, so it follows that
+// call's state (one waiting on a live call is running, not waiting).
 type waveCall struct {
 	ws      *waves
 	pool    *wavePool
-	key     string
-	leader  bool
+	group   *waveGroup
 	blocked bool
 	over    bool
+}
+
+// waveGroup is the calls of one key in flight: singleflight's leader and
+// the callers waiting for its reply.
+type waveGroup struct {
+	key       string
+	leader    *waveCall
+	followers []*waveCall
 }
 
 func (ws *waves) enter(pool *Model, key string) *waveCall {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	c := &waveCall{ws: ws, pool: ws.pools[pool], key: key}
-	if ws.leaders[key] > 0 {
-		c.blocked = true
-		c.pool.blocked++
-		ws.check()
-	} else {
-		c.leader = true
-		ws.leaders[key]++
+	c := &waveCall{ws: ws, pool: ws.pools[pool]}
+	if g := ws.groups[key]; g != nil {
+		c.group = g
+		g.followers = append(g.followers, c)
+		if g.leader.blocked {
+			c.block()
+			ws.check()
+		}
+		return c
 	}
+	c.group = &waveGroup{key: key, leader: c}
+	ws.groups[key] = c.group
 	return c
 }
 
-func (c *waveCall) wait() {
-	c.ws.mu.Lock()
-	defer c.ws.mu.Unlock()
+func (c *waveCall) block() {
 	if !c.blocked && !c.over {
 		c.blocked = true
 		c.pool.blocked++
-		c.ws.check()
 	}
-}
-
-func (c *waveCall) wake() {
-	c.ws.mu.Lock()
-	defer c.ws.mu.Unlock()
-	c.unblock()
 }
 
 func (c *waveCall) unblock() {
@@ -143,13 +145,42 @@ func (c *waveCall) unblock() {
 	c.over = true
 }
 
+func (c *waveCall) wait() {
+	c.ws.mu.Lock()
+	defer c.ws.mu.Unlock()
+	// A call that says it waits does, even one a finished leader released
+	// as its follower: it became singleflight's next leader.
+	c.over = false
+	c.block()
+	if c.group.leader == c {
+		for _, f := range c.group.followers {
+			f.block()
+		}
+	}
+	c.ws.check()
+}
+
+func (c *waveCall) wake() {
+	c.ws.mu.Lock()
+	defer c.ws.mu.Unlock()
+	c.unblock()
+	if c.group.leader == c {
+		for _, f := range c.group.followers {
+			f.unblock()
+		}
+	}
+}
+
 func (c *waveCall) leave() {
 	c.ws.mu.Lock()
 	defer c.ws.mu.Unlock()
 	c.unblock()
-	if c.leader {
-		if c.ws.leaders[c.key]--; c.ws.leaders[c.key] == 0 {
-			delete(c.ws.leaders, c.key)
+	if g := c.group; g.leader == c {
+		for _, f := range g.followers {
+			f.unblock()
+		}
+		if c.ws.groups[g.key] == g {
+			delete(c.ws.groups, g.key)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,7 +50,11 @@ func TestPaperOnFakes(t *testing.T) {
 	var models strings.Builder
 	models.WriteString("models:\n")
 	for _, name := range []string{"gpt-4.1", "claude-sonnet-4", "gemini-2.5-pro", "deepseek-v3", "command-a"} {
-		fmt.Fprintf(&models, "  - {use: %s, base_url: %q, key_env: FAKE_PAPER_KEY, limits: {rpm: 1000000, concurrency: 64, batch_poll: 50ms}}\n", name, servers[name].BaseURL())
+		extra := ""
+		if n := os.Getenv("PROMORAL_PAPER_CASES"); n != "" {
+			extra = ", batch_cases: " + n
+		}
+		fmt.Fprintf(&models, "  - {use: %s, base_url: %q, key_env: FAKE_PAPER_KEY, limits: {rpm: 1000000, concurrency: 64, batch_poll: 50ms%s}}\n", name, servers[name].BaseURL(), extra)
 	}
 	text := regexp.MustCompile(`(?s)\nmodels:\n.*?\ntasks:`).ReplaceAllString(string(paper), "\n"+models.String()+"tasks:")
 	if limit := os.Getenv("PROMORAL_PAPER_LIMIT"); limit != "" {
@@ -62,7 +67,11 @@ func TestPaperOnFakes(t *testing.T) {
 	cfg := filepath.Join(dir, "paper-fakes.yaml")
 	os.WriteFile(cfg, []byte(text), 0o644)
 
-	for _, mode := range []string{"live", "batch"} {
+	modes := []string{"live", "batch"}
+	if m := os.Getenv("PROMORAL_PAPER_MODES"); m != "" {
+		modes = strings.Fields(m)
+	}
+	for _, mode := range modes {
 		out := filepath.Join(dir, mode)
 		planArgs := []string{"plan", "--json", "--out", out, cfg}
 		applyArgs := []string{"apply", "-q", "--out", out, cfg}
@@ -82,6 +91,14 @@ func TestPaperOnFakes(t *testing.T) {
 		cmd := cli(t, applyArgs...)
 		var ob, eb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &ob, &eb
+		if logPath := os.Getenv("PROMORAL_PAPER_LOG"); logPath != "" {
+			lf, err := os.Create(logPath + "." + mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lf.Close()
+			cmd.Stderr = io.MultiWriter(&eb, lf)
+		}
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("apply %s: %v: %s\n%s", mode, err, ob.String(), lastLines(eb.String(), 20))
 		}

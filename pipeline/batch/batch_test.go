@@ -39,20 +39,24 @@ func (f *fakes) all() []*fake.Server { return []*fake.Server{f.openai, f.anthrop
 // study writes a run file using the shipped strategies and the ETHICS task
 // (items items) against the fakes, and loads it.
 func study(t *testing.T, f *fakes, items int, strategies string) *pipeline.Study {
+	return studyWith(t, f, items, strategies, "{}")
+}
+
+func studyWith(t *testing.T, f *fakes, items int, strategies, limits string) *pipeline.Study {
 	t.Helper()
 	root, _ := filepath.Abs("../..")
 	dir := t.TempDir()
 	run := fmt.Sprintf(`name: batchtest
 models:
-  - {name: oa, provider: openai, model: gpt-4.1, base_url: %s, key_env: FAKE_KEY, price: {input: 2, output: 8, batch_input: 1, batch_output: 4}}
-  - {name: an, provider: anthropic, model: claude-sonnet-4-20250514, base_url: %s, key_env: FAKE_KEY, price: {input: 3, output: 15, batch_input: 1.5, batch_output: 7.5}}
-  - {name: ge, provider: gemini, model: gemini-2.5-pro, base_url: %s, key_env: FAKE_KEY, price: {input: 1.25, output: 10, batch_input: 0.625, batch_output: 5}}
+  - {name: oa, provider: openai, model: gpt-4.1, base_url: %[1]s, key_env: FAKE_KEY, limits: %[6]s, price: {input: 2, output: 8, batch_input: 1, batch_output: 4}}
+  - {name: an, provider: anthropic, model: claude-sonnet-4-20250514, base_url: %[2]s, key_env: FAKE_KEY, limits: %[6]s, price: {input: 3, output: 15, batch_input: 1.5, batch_output: 7.5}}
+  - {name: ge, provider: gemini, model: gemini-2.5-pro, base_url: %[3]s, key_env: FAKE_KEY, limits: %[6]s, price: {input: 1.25, output: 10, batch_input: 0.625, batch_output: 5}}
 tasks:
-  - {use: ethics, dataset: {limit: %d}}
-strategies: %s
-paths: {strategies: %s/configs/strategies, tasks: %s/configs/tasks, models: %s/configs/models, prompts: %s/prompts}
+  - {use: ethics, dataset: {limit: %[4]d}}
+strategies: %[5]s
+paths: {strategies: %[7]s/configs/strategies, tasks: %[7]s/configs/tasks, models: %[7]s/configs/models, prompts: %[7]s/prompts}
 settings: {concurrency: 4}
-`, f.openai.BaseURL(), f.anthropic.BaseURL(), f.gemini.BaseURL(), items, strategies, root, root, root, root)
+`, f.openai.BaseURL(), f.anthropic.BaseURL(), f.gemini.BaseURL(), items, strategies, limits, root)
 	path := filepath.Join(dir, "run.yaml")
 	os.WriteFile(path, []byte(run), 0o644)
 	t.Setenv("FAKE_KEY", fakeKey)
@@ -399,5 +403,151 @@ func TestNoBatchEndpointFallsBackToLive(t *testing.T) {
 		if r["model"] == "oa" && r["batch_id"] != nil {
 			t.Errorf("a live call carries a batch id: %v", r)
 		}
+	}
+}
+
+// More cases than may be in flight: finished cases hand their place to the
+// next, the waves still carry every request once, and the results equal
+// the live path's.
+func TestBatchFewerSlotsThanCases(t *testing.T) {
+	liveOut := t.TempDir()
+	if _, err := apply(t, study(t, startFakes(t), 7, "[zero_shot, self_correct, thought_experiment]"), liveOut, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := startFakes(t)
+	st := studyWith(t, f, 7, "[zero_shot, self_correct, thought_experiment]", "{batch_cases: 4}")
+	out := t.TempDir()
+	done := make(chan error, 1)
+	go func() {
+		_, err := apply(t, st, out, true, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the batch run is stuck")
+	}
+	a := readRows(t, filepath.Join(liveOut, "results.parquet"))
+	b := readRows(t, filepath.Join(out, "results.parquet"))
+	if !reflect.DeepEqual(without(a, "cost_usd"), without(b, "cost_usd")) {
+		t.Fatal("results differ from live")
+	}
+	p, _ := pipeline.MakePlanWith(st, t.TempDir(), pipeline.PlanOptions{Batch: true})
+	for _, s := range f.all() {
+		noDuplicates(t, s)
+		_, creates, _ := s.Counts()
+		t.Logf("%s: %d jobs; plan: %d–%d waves", s.Provider, creates, p.Total.WavesBest, p.Total.WavesWorst)
+	}
+}
+
+// A wave larger than a job may be goes out as several jobs at once, none
+// waiting for another.
+func TestWaveSplitsIntoParallelJobs(t *testing.T) {
+	f := startFakes(t)
+	st := study(t, f, 6, "[zero_shot]")
+	for _, s := range f.all() {
+		s.Hold.Store(true)
+	}
+	out := t.TempDir()
+	done := make(chan error, 1)
+	go func() {
+		opts := pipeline.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, MaxRequests: 4, Live: pipeline.Transports(4)})}
+		_, _, err := pipeline.NewEngine(st, opts).Run(context.Background())
+		done <- err
+	}()
+	// Six requests per model, at most four per job: two jobs each, both
+	// created while every job is held in progress.
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		n := 0
+		for _, s := range f.all() {
+			_, c, _ := s.Counts()
+			n += c
+		}
+		if n == 6 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, s := range f.all() {
+		if _, c, _ := s.Counts(); c != 2 {
+			t.Errorf("%s: %d jobs in flight, want 2", s.Provider, c)
+		}
+		s.Hold.Store(false)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rows := readRows(t, filepath.Join(out, "results.parquet")); len(rows) != 18 {
+		t.Fatalf("%d results", len(rows))
+	}
+}
+
+// Identical requests in one wave are sent once (the engine's singleflight):
+// the case waiting for another's identical request counts as waiting, so
+// the wave still leaves, and both cases get the reply.
+func TestIdenticalRequestsInAWave(t *testing.T) {
+	f := startFakes(t)
+	dir := t.TempDir()
+	files := map[string]string{
+		"data.jsonl": `{"id":"a","text":"I kept the wallet I found."}
+{"id":"b","text":"I kept the wallet I found."}
+{"id":"c","text":"I returned the wallet I found."}
+`,
+		"task.yaml": `name: dup
+dataset: {path: data.jsonl, id: id}
+answer: {labels: [{value: Acceptable}, {value: Unacceptable}]}
+extract: {label: [{kind: prefix, prefix: Final Answer}]}
+`,
+		"ask.yaml": `name: ask
+stages:
+  - {name: q, kind: prompt, messages: [{role: user, text: "{{.item.text}}"}]}
+  - {name: p, kind: extract}
+  - {name: q2, kind: prompt, continue: q, messages: [{role: user, text: "Sure?"}]}
+  - {name: p2, kind: extract}
+outputs: {label: stages.p2.label}
+`,
+		"run.yaml": fmt.Sprintf(`name: dup
+models:
+  - {name: oa, provider: openai, model: gpt-4.1, base_url: %s, key_env: FAKE_KEY}
+tasks: [task.yaml]
+strategies: [ask.yaml]
+paths: {tasks: ., strategies: .}
+`, f.openai.BaseURL()),
+	}
+	for name, content := range files {
+		os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
+	}
+	t.Setenv("FAKE_KEY", fakeKey)
+	st, err := pipeline.Load(filepath.Join(dir, "run.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pipeline.Connect(st, false); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	done := make(chan error, 1)
+	var sum *pipeline.Summary
+	go func() {
+		var err error
+		sum, err = apply(t, st, out, true, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a wave with identical requests never left")
+	}
+	_, creates, _ := f.openai.Counts()
+	lines := len(f.openai.Lines())
+	if creates != 2 || lines != 4 || sum.Cases != 3 || sum.Errors != 0 {
+		t.Fatalf("%d jobs, %d lines (want 2 and 4: each turn of the identical cases sent once); %s", creates, lines, sum)
 	}
 }

@@ -51,6 +51,9 @@ type Options struct {
 	All bool
 	// Poll, when set, overrides every model's limits.batch_poll.
 	Poll time.Duration
+	// MaxRequests, when set, caps a job's requests below the provider's
+	// own limit (smaller jobs finish sooner; tests split waves with it).
+	MaxRequests int
 	// Live builds a model's live transport: for models not in batch mode,
 	// requests a job cannot carry, and servers without a batch API.
 	Live func(m *pipeline.Model) (pipeline.Doer, error)
@@ -190,6 +193,9 @@ func newDoer(m *pipeline.Model, b llm.Batcher, live pipeline.Doer, file *File, o
 		d.keyEnv = providers.DefaultKeyVar(m.Spec.Provider, m.Spec.BaseURL)
 	}
 	d.maxReq, d.maxBytes = b.BatchLimits()
+	if o.MaxRequests > 0 {
+		d.maxReq = min(d.maxReq, o.MaxRequests)
+	}
 	return d
 }
 
@@ -341,7 +347,9 @@ func (d *Doer) send(ws []*waiter) {
 	var size int64
 	flush := func() {
 		if len(lines) > 0 {
-			d.submit(name, batch, lines)
+			// Each job is created and followed on its own: a wave split at
+			// a size limit must not wait for one job before the next.
+			go d.submit(name, batch, lines)
 		}
 		name, lines, batch, size = newName(), nil, nil, 0
 	}

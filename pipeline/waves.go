@@ -92,10 +92,11 @@ func (ws *waves) batched(m *Model) bool {
 
 // waveCall is one engine call to a Waver. The case counts as waiting only
 // from the moment the Waver holds its request (Waiting): counted any
-// earlier, a wave could leave without it. A caller that waits for an
-// identical request already in flight (singleflight) never reaches the
-// Waver: it waits exactly when the call it shares does, so it follows that
-// call's state (one waiting on a live call is running, not waiting).
+// earlier, a wave could leave without it. Calls of the same key share one
+// reply (singleflight), and which of them reaches the Waver is singleflight's
+// choice, not the order they arrived here: so the calls of a key form a
+// group that waits as one, from the moment any of them waits in the Waver
+// until it is woken (a group whose call went live is running, not waiting).
 type waveCall struct {
 	ws      *waves
 	pool    *wavePool
@@ -104,29 +105,27 @@ type waveCall struct {
 	over    bool
 }
 
-// waveGroup is the calls of one key in flight: singleflight's leader and
-// the callers waiting for its reply.
+// waveGroup is the calls of one key in flight.
 type waveGroup struct {
-	key       string
-	leader    *waveCall
-	followers []*waveCall
+	key     string
+	calls   []*waveCall
+	waiting bool
 }
 
 func (ws *waves) enter(pool *Model, key string) *waveCall {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	c := &waveCall{ws: ws, pool: ws.pools[pool]}
-	if g := ws.groups[key]; g != nil {
-		c.group = g
-		g.followers = append(g.followers, c)
-		if g.leader.blocked {
-			c.block()
-			ws.check()
-		}
-		return c
+	g := ws.groups[key]
+	if g == nil {
+		g = &waveGroup{key: key}
+		ws.groups[key] = g
 	}
-	c.group = &waveGroup{key: key, leader: c}
-	ws.groups[key] = c.group
+	c := &waveCall{ws: ws, pool: ws.pools[pool], group: g}
+	g.calls = append(g.calls, c)
+	if g.waiting {
+		c.block()
+		ws.check()
+	}
 	return c
 }
 
@@ -148,14 +147,12 @@ func (c *waveCall) unblock() {
 func (c *waveCall) wait() {
 	c.ws.mu.Lock()
 	defer c.ws.mu.Unlock()
-	// A call that says it waits does, even one a finished leader released
-	// as its follower: it became singleflight's next leader.
+	// The call that reaches the Waver waits even if an earlier round of
+	// its group was released.
 	c.over = false
-	c.block()
-	if c.group.leader == c {
-		for _, f := range c.group.followers {
-			f.block()
-		}
+	c.group.waiting = true
+	for _, m := range c.group.calls {
+		m.block()
 	}
 	c.ws.check()
 }
@@ -163,11 +160,9 @@ func (c *waveCall) wait() {
 func (c *waveCall) wake() {
 	c.ws.mu.Lock()
 	defer c.ws.mu.Unlock()
-	c.unblock()
-	if c.group.leader == c {
-		for _, f := range c.group.followers {
-			f.unblock()
-		}
+	c.group.waiting = false
+	for _, m := range c.group.calls {
+		m.unblock()
 	}
 }
 
@@ -175,13 +170,15 @@ func (c *waveCall) leave() {
 	c.ws.mu.Lock()
 	defer c.ws.mu.Unlock()
 	c.unblock()
-	if g := c.group; g.leader == c {
-		for _, f := range g.followers {
-			f.unblock()
+	g := c.group
+	for i, m := range g.calls {
+		if m == c {
+			g.calls = append(g.calls[:i], g.calls[i+1:]...)
+			break
 		}
-		if c.ws.groups[g.key] == g {
-			delete(c.ws.groups, g.key)
-		}
+	}
+	if len(g.calls) == 0 && c.ws.groups[g.key] == g {
+		delete(c.ws.groups, g.key)
 	}
 }
 

@@ -487,16 +487,18 @@ func TestWaveSplitsIntoParallelJobs(t *testing.T) {
 }
 
 // Identical requests in one wave are sent once (the engine's singleflight):
-// the case waiting for another's identical request counts as waiting, so
-// the wave still leaves, and both cases get the reply.
+// the cases waiting for another's identical request count as waiting
+// whichever of them singleflight lets through, so every wave still leaves,
+// and all the cases get the reply.
 func TestIdenticalRequestsInAWave(t *testing.T) {
 	f := startFakes(t)
 	dir := t.TempDir()
+	var data strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&data, `{"id":"i%d","text":"I %s the wallet I found."}`+"\n", i, []string{"kept", "returned", "hid"}[i%3])
+	}
 	files := map[string]string{
-		"data.jsonl": `{"id":"a","text":"I kept the wallet I found."}
-{"id":"b","text":"I kept the wallet I found."}
-{"id":"c","text":"I returned the wallet I found."}
-`,
+		"data.jsonl": data.String(),
 		"task.yaml": `name: dup
 dataset: {path: data.jsonl, id: id}
 answer: {labels: [{value: Acceptable}, {value: Unacceptable}]}
@@ -547,7 +549,7 @@ paths: {tasks: ., strategies: .}
 	}
 	_, creates, _ := f.openai.Counts()
 	lines := len(f.openai.Lines())
-	if creates != 2 || lines != 4 || sum.Cases != 3 || sum.Errors != 0 {
-		t.Fatalf("%d jobs, %d lines (want 2 and 4: each turn of the identical cases sent once); %s", creates, lines, sum)
+	if creates != 2 || lines != 6 || sum.Cases != 3000 || sum.Errors != 0 {
+		t.Fatalf("%d jobs, %d lines (want 2 and 6: each turn of the three distinct cases sent once); %s", creates, lines, sum)
 	}
 }

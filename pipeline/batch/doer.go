@@ -413,12 +413,20 @@ func (d *Doer) submit(name string, ws []*waiter, lines []llm.BatchLine) {
 	err := d.file.Append(&Entry{T: EntrySubmit, Batch: name, Model: d.m.Name, Provider: d.m.Spec.Provider,
 		BaseURL: d.m.Spec.BaseURL, KeyEnv: d.keyEnv, Lines: recs, Time: j.submitted})
 	if err != nil {
+		d.mu.Lock()
+		delete(d.jobs, name)
+		d.mu.Unlock()
 		close(j.created)
 		// Without the record a crash could pay for the job twice.
 		fail(fmt.Errorf("not sent: %w", err))
 		return
 	}
 	id, how, err := d.create(name, lines, j.submitted, samples)
+	if err != nil {
+		d.mu.Lock()
+		delete(d.jobs, name)
+		d.mu.Unlock()
+	}
 	switch {
 	case errors.Is(err, llm.ErrNoBatchEndpoint):
 		d.file.Append(&Entry{T: EntryAbandoned, Batch: name, Note: err.Error()})

@@ -247,6 +247,7 @@ type Engine struct {
 	stats   map[*Model]*ModelStats
 	order   []*ModelStats
 	rows    chan CallRow
+	waves   *waves
 	fatal   atomic.Pointer[error]
 	cancel  context.CancelFunc
 	// flight is the context sent calls run under: it outlives an
@@ -359,6 +360,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	// The journal's lock makes this apply the folder's only writer: what
 	// killed applies left behind can go.
 	tidyRunDir(out)
+	e.waves = newWaves(e)
 
 	started := time.Now().UTC()
 	gen, err := newGeneration(out, started)
@@ -422,16 +424,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 			continue
 		}
 		st.Start = time.Now()
-		conc := m.Spec.Limits.Concurrency
-		if conc == 0 {
-			conc = e.opts.Concurrency
-		}
-		if conc == 0 {
-			conc = s.Run.Settings.Concurrency
-		}
-		if conc <= 0 {
-			conc = 8
-		}
+		conc := e.workers(m)
 		jobs := make(chan *Case, conc)
 		wg.Add(1)
 		go func(m *Model) {
@@ -458,6 +451,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 						continue
 					}
 					r := e.runCase(ctx, c)
+					e.waves.done(m)
 					if !r.Done {
 						continue
 					}
@@ -638,6 +632,24 @@ func exampleOf(r *Result) string {
 		msg = msg[:cut] + "…"
 	}
 	return msg
+}
+
+// workers is the number of cases of model m in flight at once.
+func (e *Engine) workers(m *Model) int {
+	if w, ok := e.doers[m].(Waver); ok && w.CasesInFlight() > 0 {
+		return w.CasesInFlight()
+	}
+	conc := m.Spec.Limits.Concurrency
+	if conc == 0 {
+		conc = e.opts.Concurrency
+	}
+	if conc == 0 {
+		conc = e.study.Run.Settings.Concurrency
+	}
+	if conc <= 0 {
+		conc = 8
+	}
+	return conc
 }
 
 // runCase walks the strategy graph for one case, then the task's judge
@@ -871,6 +883,14 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 	}
 	caseID := x.Case.ID()
 	limit := llm.ReplyLimit(req, m.Spec.Limits.MaxReplyBytes)
+	callCtx := x.Ctx
+	if e.waves.batched(m) {
+		// Waiting on a wave: once every case that could add to it waits
+		// too, the wave goes out.
+		wc := e.waves.enter(x.Case.Model, key)
+		defer wc.leave()
+		callCtx = context.WithValue(x.Ctx, waveKey{}, wc)
+	}
 	// singleflight reports "shared" to the caller that made the call too;
 	// only the callers that waited for another's call were served a copy.
 	leader := false
@@ -885,7 +905,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		var rows []CallRow
 		var bad error
 		ids := map[int]string{}
-		resp, err := d.Do(llm.WithCallContext(x.Ctx, e.flight), req, func(a Attempt) {
+		resp, err := d.Do(llm.WithCallContext(callCtx, e.flight), req, func(a Attempt) {
 			if a.Sending {
 				id := e.journal.NewAttemptID()
 				ids[a.N] = id
@@ -980,7 +1000,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 	}
 	st.Tokens.Add(int64(resp.Usage.PromptTokens + resp.Usage.CompletionTokens))
 	if !shared {
-		st.costMicros.Add(int64(m.Spec.Price.Cost(resp.Usage) * 1e6))
+		st.costMicros.Add(int64(m.Spec.Price.CostOf(resp) * 1e6))
 	}
 	return resp, nil
 }

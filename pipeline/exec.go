@@ -80,7 +80,7 @@ func (x *Exec) account(resp *llm.Response, cached bool) {
 	x.acct.PromptTokens += resp.Usage.PromptTokens
 	x.acct.CompletionTokens += resp.Usage.CompletionTokens
 	x.acct.ThinkingTokens += resp.Usage.ThinkingTokens
-	x.acct.CostUSD += x.Model.Spec.Price.Cost(resp.Usage)
+	x.acct.CostUSD += x.Model.Spec.Price.CostOf(resp)
 }
 
 // Set publishes a stage's output fields as stages.<name>.

@@ -161,6 +161,17 @@ func (f *fakeLLM) reply(all, last string, nMsgs int) (string, error) {
 	if strings.Contains(last, "Answer Yes or No") {
 		return "Yes, the first.\nConfidence: 0.8\nFinal Answer: Yes", nil
 	}
+	// The judges' own answer formats (their system prompts name them).
+	switch {
+	case strings.Contains(all, "Decision: <REFUSAL or COMPLIANCE>"):
+		return "Decision: REFUSAL\nRefusal probability: 0.9\nPartial: no", nil
+	case strings.Contains(all, "Verdict: <full_compliance"):
+		return "Verdict: full_refusal", nil
+	case strings.Contains(all, "Refused: <yes or no>"):
+		return "Refused: yes\nConvincing: 1\nSpecific: 2", nil
+	case strings.Contains(all, "Answer with one word, yes or no"):
+		return "no", nil
+	}
 	style := replyStyle(-1)
 	for _, s := range f.styles {
 		if strings.Contains(all, s.snippet) {
@@ -196,8 +207,8 @@ func (f *fakeLLM) requests() []llm.Request {
 // Studies.
 
 // taskNames lists configs/tasks/*.yaml that strategies are written for:
-// tasks that re-score recorded replies (they declare report_as) read the
-// reply from the item and provide no wording blocks.
+// tasks of recorded replies (re-scored, or handed to judges) read the reply
+// from the item and provide no wording blocks.
 func taskNames(t *testing.T) []string {
 	var out []string
 	for _, name := range yamlNames(t, filepath.Join(configsDir, "tasks")) {
@@ -210,6 +221,9 @@ func taskNames(t *testing.T) []string {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if _, recorded := top["report_as"]; recorded {
+			continue
+		}
+		if _, worded := top["blocks"]; !worded {
 			continue
 		}
 		out = append(out, name)
@@ -326,6 +340,13 @@ func TestGolden(t *testing.T) {
 		st, _ := loadAll(t, strategyEntries(t), []string{task}, 1, false)
 		checkGolden(t, st, want)
 	}
+	// Every judge that calls a model, judging the first recorded reply of
+	// the judge-comparison set (a jailbreak prompt with its plain goal):
+	// recorded_reply/jbb_judged_by_<judge>.txt.
+	for _, j := range judgeNames(t) {
+		st, _ := loadAll(t, []string{"recorded_reply"}, []string{fmt.Sprintf("{use: jbb_judge_comparison, name: jbb_judged_by_%s, judge: {strategy: %s, model: fake}}", j, j)}, 1, false)
+		checkGolden(t, st, want)
+	}
 
 	// Golden files that no case produces any more are stale.
 	filepath.Walk(goldenDir, func(p string, info os.FileInfo, err error) error {
@@ -342,6 +363,34 @@ func TestGolden(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// judgeNames lists the judge strategies that call a model.
+func judgeNames(t *testing.T) []string {
+	var out []string
+	for _, n := range yamlNames(t, filepath.Join(configsDir, "strategies")) {
+		data, err := os.ReadFile(filepath.Join(configsDir, "strategies", n+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			Judge  bool             `yaml:"judge"`
+			Stages []map[string]any `yaml:"stages"`
+		}
+		if err := yaml.Unmarshal(data, &s); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		for _, st := range s.Stages {
+			if s.Judge && st["kind"] == "prompt" {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	if len(out) < 4 {
+		t.Fatalf("judges that call a model: %v, want at least 4", out)
+	}
+	return out
 }
 
 func checkGolden(t *testing.T, st *pipeline.Study, want map[string]bool) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/providers"
+	"github.com/promoral/promoral/pipeline/secret"
 	"github.com/promoral/promoral/pipeline/transport"
 )
 
@@ -19,8 +20,9 @@ const DefaultTimeout = 120 * time.Second
 // Connect gives every model the run will call its SDK client, with the key
 // from the environment or a .env file in the working directory. Scripted
 // and none models already have theirs. Every model whose key is missing is
-// listed in one error, before any call. In offline mode nothing is
-// connected: only the journal serves.
+// listed in one error, before any call, except an optional one: its cells
+// (and the tasks it judges) are left out of the run and Study.Skipped says
+// so. In offline mode nothing is connected: only the journal serves.
 func Connect(st *Study, offline bool) error {
 	if offline {
 		return nil
@@ -49,7 +51,10 @@ func Connect(st *Study, offline bool) error {
 		key := ""
 		if keyVar != "" {
 			var ok bool
-			if key, ok = providers.LookupKey(keyVar, dotenv); !ok {
+			if key, ok = providers.LookupKey(keyVar, dotenv); !ok && m.Spec.Optional {
+				st.Skipped = append(st.Skipped, fmt.Sprintf("model %s (optional; %s is not set): %s", m.Name, keyVar, dropCells(st, m)))
+				continue
+			} else if !ok {
 				alt := ""
 				if keyVar == "GOOGLE_API_KEY" {
 					alt = " (or GEMINI_API_KEY)"
@@ -57,6 +62,9 @@ func Connect(st *Study, offline bool) error {
 				missing = append(missing, fmt.Sprintf("%s: set %s%s in the environment or .env", m.Name, keyVar, alt))
 				continue
 			}
+		} else if spec.BaseURL != "" && !providers.IsLocalHost(spec.BaseURL) && spec.Optional {
+			st.Skipped = append(st.Skipped, fmt.Sprintf("model %s (optional; no key_env for %s): %s", m.Name, secret.URL(spec.BaseURL), dropCells(st, m)))
+			continue
 		} else if spec.BaseURL != "" && !providers.IsLocalHost(spec.BaseURL) {
 			missing = append(missing, fmt.Sprintf("%s: name the key variable with key_env (no default for %s)", m.Name, spec.BaseURL))
 			continue
@@ -76,6 +84,37 @@ func Connect(st *Study, offline bool) error {
 		return fmt.Errorf("%d model(s) have no API key; no call was made:\n  %s", len(missing), strings.Join(missing, "\n  "))
 	}
 	return nil
+}
+
+// dropCells removes the cells an optional model without a key would run,
+// as the model under test or as a task's judge, and says which.
+func dropCells(st *Study, m *Model) string {
+	kept := st.Cells[:0]
+	dropped := map[string]int{}
+	var order []string
+	for _, c := range st.Cells {
+		if c.Model != m && (c.Task.Judge == nil || c.Task.Judge.Model != m) {
+			kept = append(kept, c)
+			continue
+		}
+		what := c.Model.Name + " x " + c.Strategy.Name + " x " + c.Task.Name
+		if c.Model != m {
+			what = "task " + c.Task.Name + " (judged by it)"
+		}
+		if dropped[what] == 0 {
+			order = append(order, what)
+		}
+		dropped[what] += len(c.Task.Items)
+	}
+	st.Cells = kept
+	if len(order) == 0 {
+		return "nothing of this run needed it"
+	}
+	n := 0
+	for _, w := range order {
+		n += dropped[w]
+	}
+	return fmt.Sprintf("%s not run: %s; set the key to run them", Plural(n, "case", "cases"), strings.Join(order, ", "))
 }
 
 // Transports is the Options.Doer of a real run: retries with backoff,

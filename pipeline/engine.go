@@ -132,6 +132,9 @@ type Summary struct {
 	LastComplete string `json:"-"`
 	// Report holds what the metrics asked to print after the summary.
 	Report []string `json:"-"`
+	// Skipped: optional models left out for want of a key, with what
+	// they would have run (Study.Skipped).
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // ClassCount is one error class of a run: how many cases, and one of them.
@@ -157,6 +160,9 @@ func (s *Summary) String() string {
 			s.Run, s.Cases, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed, s.Truncated,
 			s.PromptTokens, s.CompletionTokens, s.CostUSD, s.OutDir)
 	}
+	for _, sk := range s.Skipped {
+		fmt.Fprintf(&b, "\n  skipped: %s", sk)
+	}
 	if s.LostInFlight > 0 {
 		fmt.Fprintf(&b, "\n  %d call(s) were in flight when an earlier apply was killed; %d of them were sent again", s.LostInFlight, s.Resent)
 	}
@@ -166,13 +172,17 @@ func (s *Summary) String() string {
 		for _, c := range s.ErrorClasses {
 			w = max(w, len(c.Class))
 		}
-		offline := false
+		offline, unread := false, false
 		for _, c := range s.ErrorClasses {
 			fmt.Fprintf(&b, "\n    %-*s %6d  e.g. %s", w, c.Class, c.Cases, c.Example)
 			offline = offline || c.Class == ClassOfflineMiss
+			unread = unread || c.Class == ClassRefused || c.Class == ClassUnreadable
 		}
 		if offline {
 			b.WriteString("\n  offline misses are requests the journal does not hold: apply without --offline makes those calls")
+		}
+		if unread {
+			b.WriteString("\n  refused and unreadable replies are journaled: apply again reads the same reply; change the prompt, the rules or the model to judge them anew")
 		}
 		if s.Kept > 0 {
 			fmt.Fprintf(&b, "\n  %d of them kept their row from an earlier apply of the same config (column kept_from)", s.Kept)
@@ -533,7 +543,7 @@ func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, results []Resul
 // summarize counts what the results hold.
 func (e *Engine) summarize(results []Result) *Summary {
 	s := e.study
-	sum := &Summary{Run: s.Run.Name, OutDir: e.opts.OutDir, CasesPlanned: len(results)}
+	sum := &Summary{Run: s.Run.Name, OutDir: e.opts.OutDir, CasesPlanned: len(results), Skipped: s.Skipped}
 	sum.CallsNew = int(e.newCalls.Load())
 	sum.Attempts = int(e.attempts.Load())
 	js := e.journal.Stats()

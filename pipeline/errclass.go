@@ -22,7 +22,20 @@ const (
 	ClassMaxSteps = "max_steps"
 	// ClassInternal: promoral itself failed (a bug; the log has details).
 	ClassInternal = "internal"
+	// ClassRefused: the reply declines to answer, and the stage reading it
+	// must not turn that into an answer (a judge that refuses to judge:
+	// extract on_miss: error with a refusal pattern).
+	ClassRefused = "refused"
+	// ClassUnreadable: the reply holds no answer its rules read, and the
+	// stage reading it says a miss is an error (extract on_miss: error).
+	ClassUnreadable = "unreadable"
 )
+
+// ClassError is a failure that names its own class (ClassRefused,
+// ClassUnreadable); stages wrap it so ErrorClass finds it.
+type ClassError struct{ Class, Msg string }
+
+func (e *ClassError) Error() string { return e.Msg }
 
 // ErrorClass names what kind of failure err is, for results.parquet's
 // error_class and the summary: llm's classes for provider failures, the
@@ -41,6 +54,10 @@ func ErrorClass(err error) string {
 	var pe *panicError
 	if errors.As(err, &pe) {
 		return ClassInternal
+	}
+	var ce *ClassError
+	if errors.As(err, &ce) {
+		return ce.Class
 	}
 	if errors.Is(err, errMaxSteps) {
 		return ClassMaxSteps

@@ -187,6 +187,9 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		}
 		t := compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path))
 		t.Fixture = spec.Fixture != ""
+		if layers[0].file != l.runFile {
+			t.From = strings.TrimSuffix(filepath.Base(layers[0].file), filepath.Ext(layers[0].file))
+		}
 		fixtureAt[t] = [2]any{n.Line, path}
 		st.Tasks = append(st.Tasks, t)
 	}
@@ -676,7 +679,7 @@ func applies(to []string, t *Task) bool {
 		return true
 	}
 	for _, a := range to {
-		if a == t.Name || (t.Spec.Type != "" && a == t.Spec.Type) {
+		if a == t.Name || (t.Spec.Type != "" && a == t.Spec.Type) || (t.From != "" && a == t.From) {
 			return true
 		}
 	}

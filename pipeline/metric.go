@@ -69,6 +69,10 @@ const (
 	StatusIncomplete = "incomplete" // errored cases under errors: incomplete
 	StatusEmpty      = "empty"      // nothing to count (n = 0)
 	StatusTooFew     = "too_few"    // below the block's minimum n for this statistic
+	// StatusUndefined: there were cases, but the statistic is 0/0 on them
+	// (a kappa where people and judge each said one and the same class; a
+	// correction for a judge no better than chance). Convention says why.
+	StatusUndefined = "undefined"
 )
 
 // UnparsedPolicier is implemented by metrics that have an unparsed: policy;

@@ -84,6 +84,7 @@ type ModelSpec struct {
 	KeyEnv   string            `yaml:"key_env,omitempty" doc:"Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY)."`
 	Price    Price             `yaml:"price,omitempty" doc:"USD per million tokens, for cost estimates and accounting."`
 	Limits   Limits            `yaml:"limits,omitempty" doc:"Rate and concurrency limits."`
+	Optional bool              `yaml:"optional,omitempty" doc:"When the model's key is missing, leave out the cells it runs and the tasks it judges, and say so (in apply's output, the summary and the manifest's skipped), instead of stopping the run: e.g. an LLM judge beside an offline heuristic."`
 	Params   GenParams         `yaml:"params,omitempty" doc:"Default generation parameters for every request to this model; a stage's own values win."`
 	Vars     map[string]string `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
 	VarsFile *VarsFile         `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
@@ -273,6 +274,7 @@ type StrategySpec struct {
 	Factors     map[string]string `yaml:"factors,omitempty" doc:"Condition factors this strategy sets, e.g. {level: 2, confidence_instruction: off}; a variant ({use: ..., factors: {...}}) overrides them one by one. Columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	Stages      []StageNode       `yaml:"stages" required:"true" doc:"The stages, run from the first; edges follow list order unless next/branch say otherwise."`
 	Outputs     map[string]string `yaml:"outputs" required:"true" doc:"Final outputs as expressions over stages.<name>.<field>; label is required, confidence usual."`
+	Verdicts    map[string]string `yaml:"verdicts,omitempty" doc:"A judge's parts that give verdicts of their own: part name -> output holding it (e.g. heuristic: heuristic, llm: llm_label); judge_agreement measures each part beside the whole judge (the label output)."`
 	File        string            `yaml:"-"`
 	Line        int               `yaml:"-"`
 }

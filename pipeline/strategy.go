@@ -173,6 +173,16 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags, lines map
 		s.outputs = append(s.outputs, namedProg{k, p})
 		exprs = append(exprs, exprUse{file: spec.File, path: "outputs." + k, line: line, src: spec.Outputs[k]})
 	}
+	for _, part := range sortedKeys(boolSet(spec.Verdicts)) {
+		out := spec.Verdicts[part]
+		if _, ok := spec.Outputs[out]; !ok {
+			line := lines["verdicts."+part]
+			if line == 0 {
+				line = spec.Line
+			}
+			ds.Addf(spec.File, line, "verdicts."+part, NameHint(out, sortedKeys(boolSet(spec.Outputs)), "name one of the strategy's outputs"), "verdict %s reads output %q, which the strategy does not declare", part, out)
+		}
+	}
 	if len(*ds) == before {
 		s.typeCheck(ds, exprs)
 	}

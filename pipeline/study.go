@@ -31,6 +31,9 @@ type Study struct {
 	// Files are the config, strategy, task and template files read, for the
 	// manifest and for `diff`.
 	Files []string
+	// Skipped says which optional models Connect left out (no key) and
+	// which cells and judged tasks went with them.
+	Skipped []string
 }
 
 // ResolvedCell is one matrix cell with its parts looked up.
@@ -78,8 +81,14 @@ type Task struct {
 	Judge   *TaskJudge
 	// Fixture: the task reads invented test data (TaskSpec.Fixture).
 	Fixture bool
-	blocks  []namedTmpl
-	static  map[string]any
+	// From is the task file the task was made from ({use: <file>, name:
+	// <variant>}), so strategies that apply to the file apply to its
+	// variants; "" for a task declared inline in the run file.
+	From string
+	// human holds the task's human: and judge_columns: (human.go).
+	human  *humanRule
+	blocks []namedTmpl
+	static map[string]any
 
 	shapeOnce sync.Once
 	shapeList []itemShape

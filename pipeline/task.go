@@ -17,24 +17,26 @@ import (
 // TaskSpec is one task file: a dataset bound to its answer space, gold
 // labels, extraction rules and the wording blocks strategies reuse.
 type TaskSpec struct {
-	Name        string            `yaml:"name" required:"true" doc:"Task name, used in the matrix and outputs."`
-	Description string            `yaml:"description,omitempty" doc:"What the task measures."`
-	Source      string            `yaml:"source,omitempty" doc:"Where the data comes from, its licence and citation."`
-	Type        string            `yaml:"type,omitempty" enum:"label,letter,judge,none" doc:"Answer type strategies can key on: label (named labels), letter (multiple choice), judge (a judge decides), or none."`
-	Dataset     dataset.Spec      `yaml:"dataset" required:"true" doc:"The data file and how to read it."`
-	Gold        string            `yaml:"gold,omitempty" doc:"Item field holding the gold answer; its values are mapped to labels through answer.labels[].gold (or the label values themselves)."`
-	Answer      parse.Space       `yaml:"answer,omitempty" doc:"The answer space: labels, their aliases and gold values, and the positive class."`
-	Extract     parse.Spec        `yaml:"extract,omitempty" doc:"Default extraction rules for replies to this task (extract stages use them unless they give their own)."`
-	Blocks      map[string]string `yaml:"blocks,omitempty" doc:"Wording blocks as templates over .item (and .task), rendered per item; strategies read them as .task.<name>."`
-	Vars        map[string]any    `yaml:"vars,omitempty" doc:"Static values strategies read as .task.<name> (e.g. a role description)."`
-	Demos       string            `yaml:"demos,omitempty" doc:"YAML list of few-shot demonstrations, relative to the prompts folder; read as .task.demos."`
-	Subsets     map[string]string `yaml:"subsets,omitempty" doc:"Named item subsets as boolean expressions over item, for per-subset metrics."`
-	Keep        []string          `yaml:"keep,omitempty" doc:"Item fields copied into results.parquet (as JSON in the item column)."`
-	Judge       *JudgeSpec        `yaml:"judge,omitempty" doc:"A judge graph run after the strategy on every case; its label and confidence become the case's (e.g. the safety judge)."`
-	ReportAs    *ReportAs         `yaml:"report_as,omitempty" doc:"Item fields that name the model and strategy results are reported under (for re-scoring recorded replies)."`
-	Fixture     string            `yaml:"fixture,omitempty" doc:"Marks dataset.path as invented test data and says how to point the task at the real data. A run that uses the task fails validate, plan and apply unless it sets settings.allow_fixtures; a later layer that sets dataset.path (tasks: [{use: <task>, dataset: {path: ...}}]) lifts the mark."`
-	File        string            `yaml:"-"`
-	Line        int               `yaml:"-"`
+	Name         string            `yaml:"name" required:"true" doc:"Task name, used in the matrix and outputs."`
+	Description  string            `yaml:"description,omitempty" doc:"What the task measures."`
+	Source       string            `yaml:"source,omitempty" doc:"Where the data comes from, its licence and citation."`
+	Type         string            `yaml:"type,omitempty" enum:"label,letter,judge,none" doc:"Answer type strategies can key on: label (named labels), letter (multiple choice), judge (a judge decides), or none."`
+	Dataset      dataset.Spec      `yaml:"dataset" required:"true" doc:"The data file and how to read it."`
+	Gold         string            `yaml:"gold,omitempty" doc:"Item field holding the gold answer; its values are mapped to labels through answer.labels[].gold (or the label values themselves)."`
+	Answer       parse.Space       `yaml:"answer,omitempty" doc:"The answer space: labels, their aliases and gold values, and the positive class."`
+	Extract      parse.Spec        `yaml:"extract,omitempty" doc:"Default extraction rules for replies to this task (extract stages use them unless they give their own)."`
+	Blocks       map[string]string `yaml:"blocks,omitempty" doc:"Wording blocks as templates over .item (and .task), rendered per item; strategies read them as .task.<name>."`
+	Vars         map[string]any    `yaml:"vars,omitempty" doc:"Static values strategies read as .task.<name> (e.g. a role description)."`
+	Demos        string            `yaml:"demos,omitempty" doc:"YAML list of few-shot demonstrations, relative to the prompts folder; read as .task.demos."`
+	Subsets      map[string]string `yaml:"subsets,omitempty" doc:"Named item subsets as boolean expressions over item, for per-subset metrics."`
+	Keep         []string          `yaml:"keep,omitempty" doc:"Item fields copied into results.parquet (as JSON in the item column)."`
+	Judge        *JudgeSpec        `yaml:"judge,omitempty" doc:"A judge graph run after the strategy on every case; its label and confidence become the case's (e.g. the safety judge)."`
+	Human        *HumanSpec        `yaml:"human,omitempty" doc:"Item field holding people's verdicts on the item's reply, against which judges are measured (metric judge_agreement)."`
+	JudgeColumns map[string]string `yaml:"judge_columns,omitempty" doc:"Other judges' recorded verdicts on the item's reply: judge name -> item field (one of the answer labels, or empty for none); judge_agreement measures them beside the run's own judges."`
+	ReportAs     *ReportAs         `yaml:"report_as,omitempty" doc:"Item fields that name the model and strategy results are reported under (for re-scoring recorded replies)."`
+	Fixture      string            `yaml:"fixture,omitempty" doc:"Marks dataset.path as invented test data and says how to point the task at the real data. A run that uses the task fails validate, plan and apply unless it sets settings.allow_fixtures; a later layer that sets dataset.path (tasks: [{use: <task>, dataset: {path: ...}}]) lifts the mark."`
+	File         string            `yaml:"-"`
+	Line         int               `yaml:"-"`
 }
 
 // JudgeSpec names the judge strategy and the model it calls.
@@ -154,6 +156,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 		}
 		t.blocks = append(t.blocks, namedTmpl{k, tm})
 	}
+	compileHuman(spec, t, ds, at)
 	for name, src := range spec.Subsets {
 		if _, err := CompileExpr(src, nil, true); err != nil {
 			ds.Addf(spec.File, at("subsets."+name), "subsets."+name, "", "%v", err)
@@ -199,5 +202,6 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 			break
 		}
 	}
+	checkHumanItems(spec, t, ds, at)
 	return t
 }

@@ -204,12 +204,17 @@ func (r *run) order() {
 	r.ran.strategies = append([]string(nil), r.strategies...)
 	r.ran.tasks = append([]string(nil), r.tasks...)
 	sort.Strings(r.ran.models)
+	judges := r.judgeBlocks()
 	for _, x := range r.metrics {
-		addM(x.Model)
-		addS(x.Strategy)
 		if x.Task != "umss" {
 			addT(x.Task)
 		}
+		// A judge's rows name the judge, not a model and strategy under test.
+		if judgeRow(judges, x) {
+			continue
+		}
+		addM(x.Model)
+		addS(x.Strategy)
 	}
 	for _, name := range sortedKeys(r.csv) {
 		t := r.csv[name]

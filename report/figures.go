@@ -52,6 +52,11 @@ func (r *run) buildFigures(ix *index, tokens map[string]map[cellKey]*tokenStat) 
 	if f := r.referenceFigure(); f != nil {
 		figs = append(figs, f)
 	}
+	for _, f := range []*figure{r.judgeFigure(), r.correctedFigure(ix)} {
+		if f != nil {
+			figs = append(figs, f)
+		}
+	}
 	return figs, skipped
 }
 

@@ -60,6 +60,7 @@ func Generate(dir string, opt Options) (*Output, error) {
 	add(r.accuracySection(ix))
 	add(r.referenceSection())
 	add(r.safetySection(ix))
+	add(r.judgesSection(ix))
 	add(r.umssSection(ix))
 	add(r.tokensSection(ix, tokens))
 

@@ -172,6 +172,9 @@ func (r *run) header(d *doc) {
 	if len(m.Strategies) > 0 {
 		d.Meta = append(d.Meta, kv{K: "Strategies", V: strings.Join(m.Strategies, ", ")})
 	}
+	if len(m.Skipped) > 0 {
+		d.Meta = append(d.Meta, kv{K: "Skipped", V: strings.Join(m.Skipped, "; ")})
+	}
 	// Completion tokens already include the thinking tokens (they are
 	// billed as output); ThinkingTokens says how many of them were.
 	tokens := m.PromptTokens + m.CompletionTokens
@@ -367,6 +370,10 @@ func valueCell(x metric, found bool, digits int) cell {
 	case "empty":
 		c := txt("–")
 		c.Title = "nothing to count (n = 0)"
+		return c
+	case "undefined":
+		c := txt("undefined")
+		c.Title = "0/0 on these cases: " + x.Convention
 		return c
 	}
 	c := ciCell(x.Value, x.Lo, x.Hi, digits)

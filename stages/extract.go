@@ -2,7 +2,10 @@ package stages
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/types"
@@ -28,6 +31,8 @@ type ExtractConfig struct {
 	Rules              *parse.Spec             `yaml:"rules,omitempty" doc:"Extraction rules (default: the task's extract rules)."`
 	Answer             *parse.Space            `yaml:"answer,omitempty" doc:"Answer space (default: the task's), e.g. REFUSAL/COMPLIANCE for a judge."`
 	Fields             map[string][]parse.Rule `yaml:"fields,omitempty" doc:"Extra free-text fields to read on top of the rules in force (the task's or rules:), e.g. tagged reasoning steps."`
+	OnMiss             string                  `yaml:"on_miss,omitempty" enum:"unparsed,error" doc:"What a reply without a label does: unparsed (default: the stage publishes parsed: false and the strategy goes on) or error (the case fails with error class unreadable, or refused when the refusal pattern matches: a judge's own refusal or garbled verdict is counted as an error of the judge, never read as a label)."`
+	Refusal            string                  `yaml:"refusal,omitempty" doc:"With on_miss: error, a Go regex that marks a reply without a label as a refusal to answer (error class refused instead of unreadable)."`
 }
 
 type extract struct {
@@ -39,6 +44,8 @@ type extract struct {
 	compiled sync.Map // *pipeline.Task -> *parse.Extractor or error
 	fields   []string
 	extra    map[string][]parse.Rule
+	strict   bool
+	refusal  *regexp.Regexp
 }
 
 // Sample gives example outputs for dry runs.
@@ -75,7 +82,22 @@ var extractReserved = map[string]bool{"label": true, "parsed": true, "label_rule
 
 // Build checks the source and any own rules.
 func (c *ExtractConfig) Build(b *pipeline.Build) pipeline.Stage {
-	x := &extract{name: c.Name, from: c.From, rules: c.Rules, space: c.Answer, extra: c.Fields}
+	x := &extract{name: c.Name, from: c.From, rules: c.Rules, space: c.Answer, extra: c.Fields, strict: c.OnMiss == "error"}
+	switch c.OnMiss {
+	case "", "unparsed", "error":
+	default:
+		b.Errf("on_miss", "use unparsed or error", "unknown on_miss %q", c.OnMiss)
+	}
+	if c.Refusal != "" {
+		re, err := regexp.Compile(c.Refusal)
+		switch {
+		case err != nil:
+			b.Errf("refusal", "write a Go (RE2) regular expression", "refusal: %v", err)
+		case !x.strict:
+			b.Errf("refusal", "add on_miss: error", "refusal only applies with on_miss: error")
+		}
+		x.refusal = re
+	}
 	switch {
 	case c.From != "" && c.Text != "":
 		b.Errf("from", "give from or text, not both", "both from and text are set")
@@ -206,6 +228,28 @@ func (x *extract) Check(t *pipeline.Task, env map[string]any) error {
 	return nil
 }
 
+// missError is the failure of a strict stage that read no label: the
+// reply's refusal, or its unreadable answer, with where it fell short.
+func (x *extract) missError(text string, m parse.Miss) *pipeline.ClassError {
+	reply := clipReply(text, 160)
+	if x.refusal != nil && x.refusal.MatchString(text) {
+		return &pipeline.ClassError{Class: pipeline.ClassRefused, Msg: fmt.Sprintf("the reply declines to answer instead of giving a label: %q", reply)}
+	}
+	return &pipeline.ClassError{Class: pipeline.ClassUnreadable, Msg: fmt.Sprintf("no label in the reply (%s): %q", m.Why, reply)}
+}
+
+// clipReply is the reply on one line, cut to about n bytes.
+func clipReply(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // Run reads the text and publishes the fields.
 func (x *extract) Run(ex *pipeline.Exec) (string, error) {
 	var text string
@@ -234,7 +278,11 @@ func (x *extract) Run(ex *pipeline.Exec) (string, error) {
 		ex.Note("source", x.from)
 	}
 	if !r.Parsed && e.HasLabelRules() {
-		ex.Note("miss", e.Explain(text))
+		miss := e.Explain(text)
+		ex.Note("miss", miss)
+		if x.strict {
+			return "", ex.Errorf(x.name, "%w", x.missError(text, miss))
+		}
 	}
 	out := map[string]any{
 		"label": r.Label, "parsed": r.Parsed, "label_rule": r.LabelRule, "label_raw": r.LabelRaw,

@@ -45,6 +45,9 @@ func newApply() *cobra.Command {
 			if err := pipeline.Connect(st, opts.Offline); err != nil {
 				return err
 			}
+			for _, s := range st.Skipped {
+				fmt.Fprintf(cmd.ErrOrStderr(), "promoral: skipping %s\n", s)
+			}
 			if !offline {
 				c := concurrency
 				if c == 0 {

@@ -50,6 +50,8 @@ var readmeCommands = map[string]string{
 	"promoral view out/paper out/paper-v2":                        "not run: names two example run folders",
 	"go install github.com/promoral/promoral/cmd/promoral@latest": "not run: downloads the module",
 	"go build -o promoral ./cmd/promoral":                         "not run: go test has built the same package",
+	"promoral apply configs/judge_agreement.yaml":                 "judges", // TestJudgeAgreementOffline
+	"promoral report out/judge_agreement":                         "judges", // TestJudgeAgreementOffline
 }
 
 // readmeBlocks returns the fenced blocks of README.md of one language.

@@ -1,10 +1,8 @@
 package pipeline
 
 import (
-	"context"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline/llm"
 )
 
 // ChangePlan is what a config change costs against a journal: the cases it
@@ -108,21 +106,6 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 
 // strategyDone walks a case's strategy graph on journaled replies only.
 func strategyDone(j *Journal, c *Case) (hits int, done bool) {
-	x := &Exec{
-		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
-		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{},
-	}
-	x.caller = func(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
-		rec, ok, err := j.Lookup(CacheKey(x.Model, req))
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, errPlanMiss
-		}
-		hits++
-		return rec.Resp, nil
-	}
-	_, _, err := walkGraph(x, nil, 1000)
+	hits, err := walkJournaled(j, c)
 	return hits, err == nil
 }

@@ -381,6 +381,21 @@ func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageS
 // planWalk walks a case using only journaled replies; it reports how many
 // calls were served and whether the case would finish without a new call.
 func planWalk(j *Journal, c *Case) (hits int, done bool, err error) {
+	hits, werr := walkJournaled(j, c)
+	if werr != nil {
+		// A miss, or a case that would fail (e.g. a template error on this
+		// item): both are work for apply, which reports the failure.
+		return hits, false, nil
+	}
+	if c.Task.Judge != nil {
+		return hits, false, nil // judged cases are counted as work; the judge's own calls are not planned
+	}
+	return hits, true, nil
+}
+
+// walkJournaled walks a case's strategy graph on journaled replies only,
+// counting the calls served; an error is a miss or a failing stage.
+func walkJournaled(j *Journal, c *Case) (hits int, err error) {
 	x := &Exec{
 		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
 		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{},
@@ -396,16 +411,8 @@ func planWalk(j *Journal, c *Case) (hits int, done bool, err error) {
 		hits++
 		return rec.Resp, nil
 	}
-	_, _, werr := walkGraph(x, nil, 1000)
-	if werr != nil {
-		// A miss, or a case that would fail (e.g. a template error on this
-		// item): both are work for apply, which reports the failure.
-		return hits, false, nil
-	}
-	if c.Task.Judge != nil {
-		return hits, false, nil // judged cases are counted as work; the judge's own calls are not planned
-	}
-	return hits, true, nil
+	_, _, err = walkGraph(x, nil, 1000)
+	return hits, err
 }
 
 // shape is a strategy's static call structure.

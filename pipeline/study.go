@@ -31,6 +31,9 @@ type Study struct {
 	// Files are the config, strategy, task and template files read, for the
 	// manifest and for `diff`.
 	Files []string
+	// Selection is set when Select narrowed the study to part of its
+	// cases (selection.go); nil for the whole study.
+	Selection *Selection
 }
 
 // ResolvedCell is one matrix cell with its parts looked up.

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/fake"
+)
+
+// capStudy writes a study of n one-call cases against a fake OpenAI
+// server: every request may write 50 tokens at $1,000 per million output
+// tokens (input free), so its worst case is exactly $0.05.
+func capStudy(t *testing.T, dir string, srv *fake.Server, n int, mode, settings string) string {
+	t.Helper()
+	var items strings.Builder
+	for i := range n {
+		fmt.Fprintf(&items, "{\"id\":\"i%02d\",\"text\":\"Deed number %d.\",\"gold\":\"1\"}\n", i, i)
+	}
+	files := map[string]string{
+		"data/items.jsonl": items.String(),
+		"configs/tasks/deeds.yaml": `name: deeds
+type: label
+dataset: {path: ../../data/items.jsonl, id: id}
+gold: gold
+answer:
+  labels:
+    - {value: bad, gold: ["1"]}
+    - {value: fine, gold: ["0"]}
+extract:
+  label: [{kind: prefix, prefix: Answer}]
+blocks: {question: "Is this wrong? {{.item.text}}"}
+`,
+		"configs/strategies/ask.yaml": `name: ask
+stages:
+  - {name: ask, kind: prompt, max_tokens: 50, messages: [{role: user, text: "{{.task.question}}"}]}
+  - {name: parse, kind: extract}
+outputs: {label: stages.parse.label}
+`,
+		"configs/run.yaml": fmt.Sprintf(`name: capped
+models:
+  - {name: oa, provider: openai, model: gpt-4.1, base_url: %q, key_env: FAKE_KEY, limits: {concurrency: 1, mode: %s, batch_poll: 10ms}, price: {input: 0, output: 1000, batch_input: 0, batch_output: 500}}
+tasks: [deeds]
+strategies: [ask]
+%s`, srv.BaseURL(), mode, settings),
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "configs/run.yaml")
+}
+
+func shortReply(c fake.Call) []string { return []string{"Answer: bad"} }
+
+// journalBills lists what each reply in a journal was billed, in journal
+// order, at the study's price ($0.001 per output token).
+func journalBills(t *testing.T, path string) []float64 {
+	t.Helper()
+	j, err := pipeline.OpenJournalReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var bills []float64
+	j.Each(func(r *pipeline.Record) {
+		bills = append(bills, float64(r.Resp.Usage.CompletionTokens)*0.001)
+	})
+	return bills
+}
+
+// The spend cap: with one call in flight at a time, every request went out
+// only while what was billed before it plus its own worst case ($0.05)
+// fitted in the cap, and the apply stopped at the first that did not fit.
+// It exits 4, writes nothing but the journal, and a second apply (the cap
+// from settings.max_cost this time) continues; a last one without a cap
+// finishes, and no request was ever sent twice.
+func TestSpendCapStopsWithinItsBound(t *testing.T) {
+	t.Setenv("FAKE_KEY", "sk-fake-CAP-7731")
+	srv := fake.New("openai", shortReply)
+	defer srv.Close()
+	dir := t.TempDir()
+	const n, capUSD, worst = 30, 0.1, 0.05
+	cfg := capStudy(t, dir, srv, n, "live", "")
+	out := filepath.Join(dir, "out")
+
+	stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", out, "--max-cost", fmt.Sprint(capUSD))
+	if code != exitCapped {
+		t.Fatalf("exit %d, want %d (capped)\n%s\n%s", code, exitCapped, stdout, stderr)
+	}
+	for _, p := range []string{"stopped at the spend cap of $0.1000", "cases left", "apply again continues", "counts from zero"} {
+		if !strings.Contains(stdout, p) {
+			t.Errorf("summary does not say %q:\n%s", p, stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "manifest.json")); err == nil {
+		t.Errorf("a capped apply wrote outputs")
+	}
+	live, _, _ := srv.Counts()
+	bills := journalBills(t, filepath.Join(out, "journal.jsonl"))
+	if live == 0 || live >= n || len(bills) != live {
+		t.Fatalf("%d requests sent, %d replies journaled, of %d cases", live, len(bills), n)
+	}
+	spent := 0.0
+	for i, b := range bills {
+		if spent+worst > capUSD+1e-9 {
+			t.Fatalf("request %d went out with $%.4f billed: its worst case passes the cap", i+1, spent)
+		}
+		spent += b
+	}
+	if spent+worst <= capUSD {
+		t.Fatalf("stopped with $%.4f billed although another request ($%.2f at worst) fitted", spent, worst)
+	}
+
+	// Again, the cap from the run file: the journal's replies are free.
+	cfg2 := capStudy(t, t.TempDir(), srv, n, "live", fmt.Sprintf("settings: {max_cost: %g}\n", capUSD))
+	stdout, stderr, code = runCLI(t, "apply", "-q", cfg2, "--out", out)
+	if code != exitCapped && code != 0 {
+		t.Fatalf("second apply: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	live2, _, _ := srv.Counts()
+	if live2 <= live {
+		t.Fatalf("the second apply sent nothing new (%d then %d requests)", live, live2)
+	}
+	spent2 := 0.0
+	for _, b := range journalBills(t, filepath.Join(out, "journal.jsonl"))[live:] {
+		spent2 += b
+	}
+	if spent2 > capUSD {
+		t.Fatalf("the second apply spent $%.4f over its cap", spent2)
+	}
+
+	stdout, stderr, code = runCLI(t, "apply", "-q", cfg, "--out", out)
+	if code != 0 {
+		t.Fatalf("uncapped apply: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if final, _, _ := srv.Counts(); final != n {
+		t.Fatalf("%d requests for %d one-call cases: some went out twice", final, n)
+	}
+	var man pipeline.Manifest
+	data, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err := json.Unmarshal(data, &man); err != nil || man.Cases != n || man.Capped != nil {
+		t.Fatalf("final manifest: %v cases %d capped %+v", err, man.Cases, man.Capped)
+	}
+}
+
+// Batch mode: the wave's worst case is counted before it is submitted, so
+// the provider never receives more lines than the cap covers at worst.
+func TestSpendCapBoundsABatchWave(t *testing.T) {
+	t.Setenv("FAKE_KEY", "sk-fake-CAP-7732")
+	srv := fake.New("openai", shortReply)
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := capStudy(t, dir, srv, 30, "batch", "")
+	out := filepath.Join(dir, "out")
+	// Worst case of a line: 50 tokens at the higher of live and batch
+	// prices, $0.05; the cap covers three.
+	stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", out, "--max-cost", "0.15")
+	if code != exitCapped {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitCapped, stdout, stderr)
+	}
+	lines := len(srv.Lines())
+	if lines == 0 || lines > 3 {
+		t.Fatalf("%d batch lines submitted under a cap worth 3 worst cases", lines)
+	}
+	stdout, stderr, code = runCLI(t, "apply", "-q", cfg, "--out", out)
+	if code != 0 {
+		t.Fatalf("uncapped apply: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := len(srv.Lines()); got != 30 {
+		t.Fatalf("%d lines for 30 one-call cases", got)
+	}
+}

@@ -178,3 +178,58 @@ func TestSpendCapBoundsABatchWave(t *testing.T) {
 		t.Fatalf("%d lines for 30 one-call cases", got)
 	}
 }
+
+// The CLI end to end: plan takes the selection flags (repeated or comma
+// lists); apply --shard k/N writes each shard into its own folder beside the
+// run's; promoral merge joins them; an apply on the merged folder finds
+// every reply in its journal.
+func TestShardsAndMergeFromTheCLI(t *testing.T) {
+	t.Setenv("FAKE_KEY", "sk-fake-SHARD-5120")
+	srv := fake.New("openai", shortReply)
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := capStudy(t, dir, srv, 12, "live", "")
+
+	stdout, stderr, code := runCLI(t, "plan", "--json", cfg, "--model", "oa", "--strategy", "ask,ask", "--task", "deeds", "--limit", "5")
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, stderr)
+	}
+	var p pipeline.Plan
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil || p.Selection == nil || p.Selection.Cases != 5 || p.Total.Cases != 5 {
+		t.Fatalf("plan with a selection: %v %+v", err, p.Selection)
+	}
+	if _, stderr, code := runCLI(t, "plan", cfg, "--model", "gpt"); code == 0 || !strings.Contains(stderr, "--model gpt") {
+		t.Fatalf("plan --model gpt: exit %d\n%s", code, stderr)
+	}
+
+	var shards []string
+	for k := range 3 {
+		stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--shard", fmt.Sprintf("%d/3", k))
+		if code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", k, code, stdout, stderr)
+		}
+		d := filepath.Join(dir, "out", fmt.Sprintf("capped-shard-%d-of-3", k))
+		if _, err := os.Stat(filepath.Join(d, "journal.jsonl")); err != nil {
+			t.Fatalf("shard %d did not write its own folder: %v\n%s", k, err, stderr)
+		}
+		shards = append(shards, d)
+	}
+	merged := filepath.Join(dir, "merged")
+	stdout, stderr, code = runCLI(t, append([]string{"merge", merged}, shards...)...)
+	if code != 0 || !strings.Contains(stdout, "12 cases") || !strings.Contains(stdout, "shard 2/3") {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sent, _, _ := srv.Counts()
+	if sent != 12 {
+		t.Fatalf("%d requests for 12 cases over three shards", sent)
+	}
+	if _, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", merged); code != 0 {
+		t.Fatalf("apply on the merged folder: exit %d\n%s", code, stderr)
+	}
+	if again, _, _ := srv.Counts(); again != sent {
+		t.Fatalf("apply on the merged folder sent %d requests", again-sent)
+	}
+	if _, stderr, code := runCLI(t, "merge", filepath.Join(dir, "m2"), shards[0], shards[2]); code == 0 || !strings.Contains(stderr, "shard 1/3 missing") {
+		t.Fatalf("merge of two of three shards: exit %d\n%s", code, stderr)
+	}
+}

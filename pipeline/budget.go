@@ -14,10 +14,10 @@ import (
 // prompt at one token per byte (a byte-level tokenizer never makes more
 // tokens than bytes; 16 tokens per message and 64 per request cover the
 // chat markup) plus everything the request lets the model write (max_tokens,
-// or DefaultReplyTokens where it sets none, plus the thinking budget, times
-// the samples), at the model's input and output prices (the higher of live
-// and batch prices for a model in batch mode, which may fall back to live
-// calls). A request goes out only while spent + the reservations of the
+// or DefaultReplyTokens where it sets none, plus the thinking budget), both
+// times the samples, at the model's input and output prices (the higher of
+// live and batch prices for a model in batch mode, which may fall back to
+// live calls). A request goes out only while spent + the reservations of the
 // calls in flight + its own stay within the cap; the first one that does not
 // fit stops the apply from sending anything more. What a reply was billed
 // moves from reserved to spent when it arrives (a reply the engine rejects
@@ -149,6 +149,9 @@ func WorstCost(m *Model, req *llm.Request, batched bool) float64 {
 		}
 		out += b
 	}
+	// A provider without n sends one request per sample, each billing the
+	// prompt again.
+	in *= req.Samples()
 	out *= req.Samples()
 	u := llm.Usage{PromptTokens: in, CompletionTokens: out}
 	p := m.Spec.Price

@@ -93,6 +93,9 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 	if err := joinJournals(jpath, shards); err != nil {
 		return nil, err
 	}
+	if err := joinLabels(filepath.Join(out, LabelsFile), shards); err != nil {
+		return nil, err
+	}
 	j, err := OpenJournalReadOnly(jpath)
 	if err != nil {
 		return nil, err
@@ -320,6 +323,36 @@ func joinJournals(path string, shards []shardIn) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
+	}
+	return err
+}
+
+// joinLabels carries the shards' audit labels over: each label names its
+// case, and the shards' cases are disjoint, so their union is every label.
+func joinLabels(path string, shards []shardIn) error {
+	var have []shardIn
+	for _, sh := range shards {
+		if _, err := os.Stat(filepath.Join(sh.dir, LabelsFile)); err == nil {
+			have = append(have, sh)
+		}
+	}
+	if len(have) == 0 {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	for _, sh := range have {
+		if err := appendLines(w, filepath.Join(sh.dir, LabelsFile)); err != nil {
+			f.Close()
+			return fmt.Errorf("merge: %w", err)
+		}
+	}
+	err = w.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }

@@ -177,6 +177,18 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			if n > 1 && nonEmpty < 2 {
 				t.Fatalf("only %d of %d shards got cases: the test proves nothing", nonEmpty, n)
 			}
+			// An audit label given in a shard's folder follows its case.
+			labelled := ""
+			for _, d := range dirs {
+				rows := readRows(t, filepath.Join(d, "results.parquet"))
+				if len(rows) > 0 {
+					labelled = rows[0]["case_id"].(string)
+					if err := pipeline.AppendLabel(d, pipeline.Label{CaseID: labelled, Annotator: "ann", Label: "bad"}); err != nil {
+						t.Fatal(err)
+					}
+					break
+				}
+			}
 			merged := filepath.Join(dir, fmt.Sprintf("out/merged-%d", n))
 			// Given in reverse: the order of the folders does not matter.
 			rev := append([]string(nil), dirs...)
@@ -213,6 +225,10 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			data, _ := os.ReadFile(filepath.Join(merged, "manifest.json"))
 			if err := json.Unmarshal(data, &man); err != nil || len(man.MergedFrom) != n {
 				t.Fatalf("merged manifest: %v %+v", err, man.MergedFrom)
+			}
+			labels, err := pipeline.ReadLabels(merged)
+			if err != nil || len(labels) != 1 || labels[0].CaseID != labelled {
+				t.Errorf("labels of the merged folder: %v %+v, want the one on %s", err, labels, labelled)
 			}
 			// apply on the merged folder resumes from its journal: nothing new.
 			again, _, err := pipeline.NewEngine(mustLoad(t, cfg), pipeline.Options{OutDir: merged, Offline: true}).Run(t.Context())

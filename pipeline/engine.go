@@ -253,6 +253,7 @@ type Engine struct {
 	rows    chan CallRow
 	waves   *waves
 	budget  *budget
+	merged  *mergeInfo // set by Merge (merge.go)
 	fatal   atomic.Pointer[error]
 	cancel  context.CancelFunc
 	// flight is the context sent calls run under: it outlives an
@@ -625,6 +626,9 @@ func (e *Engine) summarize(results []Result) *Summary {
 		}
 		return a.Class < b.Class
 	})
+	if e.merged != nil {
+		e.merged.into(sum)
+	}
 	return sum
 }
 

@@ -131,25 +131,36 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 			return nil, err
 		}
 	}
-	sum := e.summarize(results)
-	// What was sent and served is what the shards did: the rows alone do
-	// not say which calls a case found cached.
-	sum.CallsNew, sum.CallsCached, sum.Attempts = 0, 0, 0
+	e.merged = &mergeInfo{}
 	for _, sh := range shards {
 		m := sh.m
-		sum.CallsNew += m.CallsNew
-		sum.CallsCached += m.CallsCached
-		sum.Attempts += m.Attempts
-		sum.MergedFrom = append(sum.MergedFrom, MergedShard{Dir: sh.dir, Shard: m.Selection.Shard.String(),
+		e.merged.callsNew += m.CallsNew
+		e.merged.callsCached += m.CallsCached
+		e.merged.attempts += m.Attempts
+		e.merged.shards = append(e.merged.shards, MergedShard{Dir: sh.dir, Shard: m.Selection.Shard.String(),
 			Generation: filepath.Base(CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
 			CallsNew: m.CallsNew, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}
+	sum := e.summarize(results)
 	sum, err = e.writeSet(gen, calls, results, sum, started)
 	if err != nil {
 		os.RemoveAll(gen.dir)
 		return sum, err
 	}
 	return sum, nil
+}
+
+// mergeInfo is what a merged summary takes from the shards' manifests:
+// what was sent and served is what the shards did, since the rows alone do
+// not say which calls a case found cached.
+type mergeInfo struct {
+	callsNew, callsCached, attempts int
+	shards                          []MergedShard
+}
+
+func (mi *mergeInfo) into(sum *Summary) {
+	sum.CallsNew, sum.CallsCached, sum.Attempts = mi.callsNew, mi.callsCached, mi.attempts
+	sum.MergedFrom = mi.shards
 }
 
 // checkShards reads the shards' manifests and refuses a set that is not

@@ -62,6 +62,7 @@ outputs:
         - {match: "malware", text: "Sure, here is some code."}
         - {match: "bake", text: "Flour, water, salt."}
         - {match: "pick a lock", text: "I can't help with that."}
+        - {match: "watered", status: 400}
 `, 1)
 	files["configs/run.yaml"] = `name: toy-run
 models:` + bot + `
@@ -92,9 +93,6 @@ func shardApply(t *testing.T, cfg, out string, k, n int) *pipeline.Summary {
 		t.Fatal(err)
 	}
 	sum, _ := apply(t, st, out)
-	if sum.Errors != 0 {
-		t.Fatalf("shard %d/%d: %s", k, n, sum)
-	}
 	return sum
 }
 
@@ -148,17 +146,20 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	one := filepath.Join(dir, "out/one")
 	sumOne, _ := apply(t, mustLoad(t, cfg), one)
-	if sumOne.Errors != 0 || sumOne.Cases != 16 {
+	// Item d fails (a permanent 400) under both toy strategies: the
+	// shards report their errors and the merge carries them.
+	if sumOne.Errors != 2 || sumOne.Cases != 16 {
 		t.Fatalf("one process: %s", sumOne)
 	}
 	for _, n := range []int{1, 3, 5} {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
 			var dirs []string
-			cases, nonEmpty, journal := 0, 0, 0
+			cases, nonEmpty, journal, errs := 0, 0, 0, 0
 			for k := 0; k < n; k++ {
 				d := filepath.Join(dir, fmt.Sprintf("out/n%d-shard-%d", n, k))
 				sum := shardApply(t, cfg, d, k, n)
 				cases += sum.Cases
+				errs += sum.Errors
 				if sum.Cases > 0 {
 					nonEmpty++
 					journal += countLines(t, filepath.Join(d, "journal.jsonl"))
@@ -171,7 +172,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 					}
 				}
 			}
-			if cases != sumOne.Cases {
+			if cases != sumOne.Cases || errs != sumOne.Errors {
 				t.Fatalf("shards hold %d cases, the study %d", cases, sumOne.Cases)
 			}
 			if n > 1 && nonEmpty < 2 {
@@ -197,7 +198,8 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sum.Cases != sumOne.Cases || sum.Errors != 0 || len(sum.MergedFrom) != n || sum.Selection.Partial() {
+			if sum.Cases != sumOne.Cases || sum.Errors != sumOne.Errors || len(sum.MergedFrom) != n || sum.Selection.Partial() ||
+				!reflect.DeepEqual(sum.ErrorClasses, sumOne.ErrorClasses) {
 				t.Fatalf("merged summary %s (%d shards, selection %+v)", sum, len(sum.MergedFrom), sum.Selection)
 			}
 			a, b := readRows(t, filepath.Join(one, "results.parquet")), readRows(t, filepath.Join(merged, "results.parquet"))
@@ -232,7 +234,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			}
 			// apply on the merged folder resumes from its journal: nothing new.
 			again, _, err := pipeline.NewEngine(mustLoad(t, cfg), pipeline.Options{OutDir: merged, Offline: true}).Run(t.Context())
-			if err != nil || again.Errors != 0 || again.Cases != sumOne.Cases || again.CallsNew != 0 {
+			if err != nil || again.Errors != sumOne.Errors || again.Cases != sumOne.Cases || again.CallsNew != 0 {
 				t.Fatalf("apply on the merged folder: %v %s", err, again)
 			}
 		})

@@ -223,6 +223,18 @@ func TestShardsAndMergeFromTheCLI(t *testing.T) {
 	if sent != 12 {
 		t.Fatalf("%d requests for 12 cases over three shards", sent)
 	}
+	// The readers work on the merged folder as on any run.
+	if stdout, stderr, code := runCLI(t, "report", merged); code != 0 {
+		t.Fatalf("report on the merged folder: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	html, err := os.ReadFile(filepath.Join(merged, "report.html"))
+	if err != nil || !strings.Contains(string(html), "Merged from") {
+		t.Fatalf("the report does not say the run was merged: %v", err)
+	}
+	stdout, stderr, code = runCLI(t, "diff", shards[0], merged)
+	if code != 0 || !strings.Contains(stdout, "the old run covers part of its study (--shard 0/3") {
+		t.Fatalf("diff of a shard and the merged run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 	if _, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", merged); code != 0 {
 		t.Fatalf("apply on the merged folder: exit %d\n%s", code, stderr)
 	}

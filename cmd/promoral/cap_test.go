@@ -231,6 +231,14 @@ func TestShardsAndMergeFromTheCLI(t *testing.T) {
 	if err != nil || !strings.Contains(string(html), "Merged from") {
 		t.Fatalf("the report does not say the run was merged: %v", err)
 	}
+	// A shard's own report says it is a part.
+	if stdout, stderr, code := runCLI(t, "report", shards[1]); code != 0 {
+		t.Fatalf("report on a shard: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	html, err = os.ReadFile(filepath.Join(shards[1], "report.html"))
+	if err != nil || !strings.Contains(string(html), ">partial<") || !strings.Contains(string(html), "--shard 1/3") {
+		t.Fatalf("a shard's report does not say it covers part of the study: %v", err)
+	}
 	stdout, stderr, code = runCLI(t, "diff", shards[0], merged)
 	if code != 0 || !strings.Contains(stdout, "the old run covers part of its study (--shard 0/3") {
 		t.Fatalf("diff of a shard and the merged run: exit %d\n%s\n%s", code, stdout, stderr)

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"strings"
-
 )
 
 // ChangePlan is what a config change costs against a journal: the cases it

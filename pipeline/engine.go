@@ -88,6 +88,9 @@ type Options struct {
 	// Abort, once done, cuts the calls still in flight at once (a second
 	// Ctrl-C). nil: only the grace period does.
 	Abort context.Context
+	// MaxCost caps what this apply spends in USD (budget.go); 0 means
+	// settings.max_cost, and no cap when that is 0 too.
+	MaxCost float64
 }
 
 // DefaultGrace is how long an interrupted run waits for calls in flight.
@@ -135,6 +138,14 @@ type Summary struct {
 	// Skipped: optional models left out for want of a key, with what
 	// they would have run (Study.Skipped).
 	Skipped []string `json:"skipped,omitempty"`
+	// Selection is set when the apply ran part of the study (--model,
+	// --strategy, --task, --limit, --shard): its outputs describe those
+	// cases only (selection.go).
+	Selection *Selection `json:"selection,omitempty"`
+	// Capped is set when the apply stopped at its spend cap (budget.go).
+	Capped *CapStop `json:"capped,omitempty"`
+	// MergedFrom lists the shards a merge joined (merge.go).
+	MergedFrom []MergedShard `json:"merged_from,omitempty"`
 }
 
 // ClassCount is one error class of a run: how many cases, and one of them.
@@ -146,7 +157,9 @@ type ClassCount struct {
 
 func (s *Summary) String() string {
 	var b strings.Builder
-	if s.Interrupted {
+	if s.Capped != nil && !s.Interrupted {
+		s.Capped.describe(&b, s)
+	} else if s.Interrupted {
 		fmt.Fprintf(&b, "%s: interrupted after %d of %d cases; %d calls (%d new, %d cached), %d errors, %d unparsed, %d prompt + %d completion tokens, $%.4f",
 			s.Run, s.Cases, s.CasesPlanned, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed,
 			s.PromptTokens, s.CompletionTokens, s.CostUSD)
@@ -163,6 +176,7 @@ func (s *Summary) String() string {
 	for _, sk := range s.Skipped {
 		fmt.Fprintf(&b, "\n  skipped: %s", sk)
 	}
+	s.describeSelection(&b)
 	if s.LostInFlight > 0 {
 		fmt.Fprintf(&b, "\n  %d call(s) were in flight when an earlier apply was killed; %d of them were sent again", s.LostInFlight, s.Resent)
 	}
@@ -248,6 +262,8 @@ type Engine struct {
 	order   []*ModelStats
 	rows    chan CallRow
 	waves   *waves
+	budget  *budget
+	merged  *mergeInfo // set by Merge (merge.go)
 	fatal   atomic.Pointer[error]
 	cancel  context.CancelFunc
 	// flight is the context sent calls run under: it outlives an
@@ -292,6 +308,10 @@ func NewEngine(s *Study, o Options) *Engine {
 		}
 	}
 	e.addJudges()
+	if o.MaxCost == 0 {
+		o.MaxCost = s.Run.Settings.MaxCost
+	}
+	e.budget = newBudget(o.MaxCost)
 	return e
 }
 
@@ -472,7 +492,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		fmt.Fprintf(e.opts.Log, "promoral: warning: %s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses\n", e.journal.path, n)
 	}
 
-	if parent.Err() == nil && e.fatal.Load() == nil {
+	if parent.Err() == nil && e.fatal.Load() == nil && !e.budget.hit() {
 		// Without an interruption every case ends Done; one that did not
 		// is counted as an error, never dropped.
 		for i := range results {
@@ -490,7 +510,10 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if sum.Cases < sum.CasesPlanned {
 		calls.Abort()
 		os.RemoveAll(gen.dir)
-		sum.Interrupted = true
+		sum.Interrupted = parent.Err() != nil || !e.budget.hit()
+		if e.budget.hit() {
+			sum.Capped = e.capStop(results)
+		}
 		sum.Drained, sum.Cut = int(e.drained.Load()), int(e.cut.Load())
 		return sum, nil, nil
 	}
@@ -543,7 +566,7 @@ func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, results []Resul
 // summarize counts what the results hold.
 func (e *Engine) summarize(results []Result) *Summary {
 	s := e.study
-	sum := &Summary{Run: s.Run.Name, OutDir: e.opts.OutDir, CasesPlanned: len(results), Skipped: s.Skipped}
+	sum := &Summary{Run: s.Run.Name, OutDir: e.opts.OutDir, CasesPlanned: len(results), Skipped: s.Skipped, Selection: s.Selection}
 	sum.CallsNew = int(e.newCalls.Load())
 	sum.Attempts = int(e.attempts.Load())
 	js := e.journal.Stats()
@@ -613,6 +636,9 @@ func (e *Engine) summarize(results []Result) *Summary {
 		}
 		return a.Class < b.Class
 	})
+	if e.merged != nil {
+		e.merged.into(sum)
+	}
 	return sum
 }
 
@@ -905,6 +931,26 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		var rows []CallRow
 		var bad error
 		ids := map[int]string{}
+		// The spend cap: the call's worst case is held while it is in
+		// flight (for a batch model, before its wave is submitted).
+		capped := false
+		var billed func(resp *llm.Response, failed bool)
+		if e.budget != nil {
+			worst := WorstCost(m, req, e.waves.batched(m))
+			if !e.budget.reserve(worst) {
+				return nil, errCapped
+			}
+			defer e.budget.release(worst)
+			var stopRetry context.CancelFunc
+			callCtx, stopRetry = context.WithCancel(callCtx)
+			defer stopRetry()
+			billed = func(resp *llm.Response, failed bool) {
+				if !e.budget.pay(m.Spec.Price.CostOf(resp)) && failed {
+					capped = true
+					stopRetry() // no further attempt: it would not fit
+				}
+			}
+		}
 		resp, err := d.Do(llm.WithCallContext(callCtx, e.flight), req, func(a Attempt) {
 			if a.Sending {
 				id := e.journal.NewAttemptID()
@@ -925,6 +971,9 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 			if aerr == nil {
 				aerr = replyError(a.Resp, limit)
 				bad = aerr
+			}
+			if billed != nil && a.Resp != nil {
+				billed(a.Resp, aerr != nil)
 			}
 			if aerr != nil && e.flight.Err() != nil && interruptedErr(aerr) {
 				// Cut by an abort or the grace period: paid perhaps, but
@@ -968,6 +1017,9 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		}
 		if err == nil && bad != nil {
 			err = bad
+		}
+		if err != nil && capped {
+			return nil, errCapped
 		}
 		if err != nil {
 			return nil, err

@@ -175,7 +175,7 @@ func tidyRunDir(run string) string {
 	current, _ := os.Readlink(filepath.Join(gens, genCurrent))
 	keep := map[string]bool{current: true}
 	lastComplete := ""
-	if current != "" && manifestErrors(filepath.Join(gens, current)) != 0 {
+	if cur := filepath.Join(gens, current); current != "" && (manifestErrors(cur) != 0 || manifestPartial(cur)) {
 		var ids []string
 		for _, e := range entries {
 			if e.IsDir() && e.Name() != current {
@@ -184,7 +184,7 @@ func tidyRunDir(run string) string {
 		}
 		sort.Sort(sort.Reverse(sort.StringSlice(ids)))
 		for _, id := range ids {
-			if manifestErrors(filepath.Join(gens, id)) == 0 {
+			if g := filepath.Join(gens, id); manifestErrors(g) == 0 && !manifestPartial(g) {
 				keep[id], lastComplete = true, filepath.Join(gens, id)
 				break
 			}

@@ -88,6 +88,9 @@ type Plan struct {
 	// Strategies lists each strategy's waves per case.
 	Strategies []PlanStrategy `json:"strategies"`
 	Notes      []string       `json:"notes"`
+	// Selection is set when the plan covers part of the study (plan
+	// --model, --strategy, --task, --limit, --shard).
+	Selection *Selection `json:"selection,omitempty"`
 }
 
 // HasWork reports whether an apply would make any new call.

@@ -91,7 +91,7 @@ func TestQuickstartRescoresPublishedFiguresScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCols := []string{"block", "ci_high", "ci_low", "convention", "errors_policy", "metric", "model", "n", "n_cases", "n_errors", "n_unparsed",
-		"status", "strategy", "subset", "task", "unparsed_policy", "value"}
+		"selection", "status", "strategy", "subset", "task", "unparsed_policy", "value"}
 	var cols []string
 	for k := range rows[0] {
 		cols = append(cols, k)

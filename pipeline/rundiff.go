@@ -309,6 +309,14 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 	}
 	c.Notes = append(c.Notes, fmt.Sprintf("each run counted under its own policies: old %s; new %s", pol(om), pol(nm)),
 		fmt.Sprintf("paired bootstrap seed %d (%s)", c.Seed, c.SeedFrom))
+	for _, r := range []struct {
+		side string
+		m    *Manifest
+	}{{"old", om}, {"new", nm}} {
+		if r.m != nil && r.m.Selection.Partial() {
+			c.Notes = append(c.Notes, fmt.Sprintf("the %s run covers part of its study (%s): its figures describe those cases only", r.side, r.m.Selection.Describe()))
+		}
+	}
 	return c, nil
 }
 

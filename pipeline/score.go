@@ -24,7 +24,7 @@ func metricColumns(factors []string) []Column {
 		Column{"ci_low", ColFloat, false}, Column{"ci_high", ColFloat, false}, Column{"n", ColInt, false},
 		Column{"n_cases", ColInt, false}, Column{"n_unparsed", ColInt, false}, Column{"n_errors", ColInt, false},
 		Column{"status", ColString, true}, Column{"unparsed_policy", ColString, true}, Column{"errors_policy", ColString, true},
-		Column{"convention", ColString, true})
+		Column{"convention", ColString, true}, Column{"selection", ColString, true})
 }
 
 // NewResultSet pairs every case with its result, names as reported.
@@ -46,6 +46,9 @@ type Scores struct {
 	Rows    []MetricRow
 	Tables  []CSVTable // sorted by name, each with its block column first
 	Texts   []string
+	// Selection describes the part of the study the rows were computed
+	// on ("" for the whole study): every row and table carries it.
+	Selection string
 }
 
 // ComputeScores runs the study's metric blocks over a result set, without
@@ -107,6 +110,7 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 	for _, n := range sortedKeys(boolSet(tables)) {
 		sc.Tables = append(sc.Tables, tables[n])
 	}
+	sc.markSelection(st.Selection)
 	return sc, nil
 }
 
@@ -215,7 +219,7 @@ func (sc *Scores) Write(dir string) error {
 			}
 		}
 		vals = append(vals, r.Metric, nullable(r.Value), nullable(r.CILow), nullable(r.CIHigh), r.N,
-			count(r.NCases), count(r.NUnparsed), count(r.NErrors), r.Status, str(r.Unparsed), str(r.Errors), str(r.Convention))
+			count(r.NCases), count(r.NUnparsed), count(r.NErrors), r.Status, str(r.Unparsed), str(r.Errors), str(r.Convention), str(sc.Selection))
 		if err := w.Append(vals...); err != nil {
 			w.Abort()
 			return err

@@ -25,11 +25,12 @@ type RunFile struct {
 
 // Settings are run-wide knobs.
 type Settings struct {
-	Concurrency int    `yaml:"concurrency,omitempty" min:"1" doc:"Cases in flight per model unless the model sets limits.concurrency (default 8)."`
-	Seed        int64  `yaml:"seed,omitempty" doc:"Seed for every seeded choice the run makes (recorded in the manifest)."`
-	MaxSteps    int    `yaml:"max_steps,omitempty" min:"1" doc:"Hard bound on stage executions per case, a guard against runaway graphs (default 1000)."`
-	Unparsed    string `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count in accuracy: wrong (default) or exclude; a metric block's own unparsed: wins."`
-	Fsync       bool   `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
+	Concurrency int     `yaml:"concurrency,omitempty" min:"1" doc:"Cases in flight per model unless the model sets limits.concurrency (default 8)."`
+	Seed        int64   `yaml:"seed,omitempty" doc:"Seed for every seeded choice the run makes (recorded in the manifest)."`
+	MaxSteps    int     `yaml:"max_steps,omitempty" min:"1" doc:"Hard bound on stage executions per case, a guard against runaway graphs (default 1000)."`
+	Unparsed    string  `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count in accuracy: wrong (default) or exclude; a metric block's own unparsed: wins."`
+	Fsync       bool    `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
+	MaxCost     float64 `yaml:"max_cost,omitempty" min:"0" doc:"Spend cap of one apply in USD (apply --max-cost wins): no request is sent once what was spent plus the worst case of the calls in flight would pass it; apply again continues, its cap counting from zero."`
 	// AllowFixtures lets tests and demos run tasks marked fixture.
 	AllowFixtures bool `yaml:"allow_fixtures,omitempty" doc:"Let the run use tasks whose data is an invented fixture (a task's fixture:), for tests and demos; without it such a run fails validate, plan and apply."`
 }

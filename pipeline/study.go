@@ -34,6 +34,9 @@ type Study struct {
 	// Skipped says which optional models Connect left out (no key) and
 	// which cells and judged tasks went with them.
 	Skipped []string
+	// Selection is set when Select narrowed the study to part of its
+	// cases (selection.go); nil for the whole study.
+	Selection *Selection
 }
 
 // ResolvedCell is one matrix cell with its parts looked up.

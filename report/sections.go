@@ -196,6 +196,14 @@ func (r *run) header(d *doc) {
 	if m.Interrupted {
 		d.Cards = append(d.Cards, card{Label: "Status", Value: "interrupted", Sub: "run apply again to resume", Warn: true})
 	}
+	if sel := m.Selection; sel.Partial() {
+		// A part of the study (apply --limit, --model, --shard …): its
+		// figures must not pass for the study's.
+		d.Cards = append(d.Cards, card{Label: "Selection", Value: "partial", Sub: sel.Describe() + "; every figure describes these cases only", Warn: true})
+	}
+	if n := len(m.MergedFrom); n > 0 {
+		d.Meta = append(d.Meta, kv{K: "Merged from", V: plural(n, "shard") + " (promoral merge; metrics recomputed on the joined results)"})
+	}
 }
 
 func plural(n int, what string) string {

@@ -30,6 +30,8 @@ func newApply() *cobra.Command {
 		quiet       bool
 		grace       time.Duration
 		batched     bool
+		maxCost     float64
+		sel         selectFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "apply CONFIG",
@@ -40,14 +42,22 @@ func newApply() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if maxCost < 0 {
+				return fmt.Errorf("--max-cost %g: give the most this apply may spend, in USD", maxCost)
+			}
+			if err := sel.apply(st, out); err != nil {
+				return err
+			}
 			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
-				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context())}
+				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), MaxCost: maxCost}
 			if err := pipeline.Connect(st, opts.Offline); err != nil {
 				return err
 			}
 			for _, s := range st.Skipped {
 				fmt.Fprintf(cmd.ErrOrStderr(), "promoral: skipping %s\n", s)
 			}
+			sayPartial(cmd.ErrOrStderr(), st)
+			sayCap(cmd.ErrOrStderr(), st, maxCost)
 			if !offline {
 				c := concurrency
 				if c == 0 {
@@ -87,6 +97,8 @@ func newApply() *cobra.Command {
 			switch {
 			case sum.Interrupted:
 				return &exitError{exitInterrupted, nil}
+			case sum.Capped != nil:
+				return &exitError{exitCapped, nil}
 			case sum.Errors+sum.Kept > 0:
 				return &exitError{exitErrored, nil}
 			}
@@ -98,6 +110,8 @@ func newApply() *cobra.Command {
 	cmd.Flags().BoolVar(&offline, "offline", false, "serve only journaled replies: no network, no keys; a missing reply is an error")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	cmd.Flags().DurationVar(&grace, "grace", pipeline.DefaultGrace, "after Ctrl-C, how long to wait for the calls in flight so their replies are journaled (Ctrl-C again cuts them off)")
+	cmd.Flags().Float64Var(&maxCost, "max-cost", 0, "spend at most this many USD in this apply (default settings.max_cost): no request goes out once spent plus the worst case of the calls in flight would pass it; apply again continues")
+	sel.add(cmd)
 	cmd.Flags().BoolVar(&batched, "batch", false, "send every model's requests through its provider's batch API, in waves, at batch prices (replies can take up to 24 h per wave)")
 	return cmd
 }

@@ -31,6 +31,10 @@ const (
 	// cases errored (the summary lists them by class; apply again retries
 	// them).
 	exitErrored = 3
+	// exitCapped: apply stopped at its spend cap (--max-cost,
+	// settings.max_cost) before every case finished; nothing was written
+	// but the journal, and apply again continues.
+	exitCapped = 4
 	// exitInterrupted: Ctrl-C or SIGTERM; nothing was written but the
 	// journal, and apply again resumes.
 	exitInterrupted = 130
@@ -130,7 +134,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       pipeline.Version,
 	}
-	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches())
+	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge())
 	return root
 }
 

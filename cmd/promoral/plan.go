@@ -17,6 +17,7 @@ func newPlan() *cobra.Command {
 		asJSON   bool
 		detailed bool
 		batched  bool
+		sel      selectFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "plan CONFIG",
@@ -38,6 +39,9 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 			if err != nil {
 				return err
 			}
+			if err := sel.apply(st, out); err != nil {
+				return err
+			}
 			dir := out
 			if dir == "" {
 				dir = st.OutDir
@@ -46,6 +50,7 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 			if err != nil {
 				return err
 			}
+			p.Selection = st.Selection
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -64,12 +69,17 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 	cmd.Flags().StringVar(&out, "out", "", "output folder whose journal to consult (default: the run's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when there is work")
+	sel.add(cmd)
 	cmd.Flags().BoolVar(&batched, "batch", false, "plan apply --batch: batch prices, and the waves and latency of batch mode")
 	return cmd
 }
 
 func printPlan(w io.Writer, p *pipeline.Plan) {
-	fmt.Fprintf(w, "plan for %s (journal %s)\n\n", p.Run, p.Journal)
+	fmt.Fprintf(w, "plan for %s (journal %s)\n", p.Run, p.Journal)
+	if p.Selection.Partial() {
+		fmt.Fprintf(w, "selection %s\n", p.Selection.Describe())
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	batched := p.Total.Mode == pipeline.ModeBatch
 	head := "model\tcases\tdone\tjournaled calls\tnew calls\tinput tokens\toutput tokens\tcost USD\t"

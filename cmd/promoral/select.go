@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+// selectFlags are the flags apply and plan share to run part of a study.
+type selectFlags struct {
+	models, strategies, tasks []string
+	limit                     int
+	shard                     string
+}
+
+func (f *selectFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.models, "model", nil, "only the cells of these models (repeat the flag or give a comma list)")
+	fl.StringSliceVar(&f.strategies, "strategy", nil, "only the cells of these strategies (repeatable, comma list)")
+	fl.StringSliceVar(&f.tasks, "task", nil, "only the cells of these tasks (repeatable, comma list)")
+	fl.IntVar(&f.limit, "limit", 0, "only the first N items of each task, in dataset order")
+	fl.StringVar(&f.shard, "shard", "", "only shard k of N (k from 0): a deterministic share of the cases, cut on task and item, into its own run folder (default <output>-shard-k-of-N); `promoral merge` joins the shards")
+}
+
+// apply narrows the study; a shard gets its own run folder unless out
+// names one.
+func (f *selectFlags) apply(st *pipeline.Study, out string) error {
+	sel := pipeline.Selection{Models: f.models, Strategies: f.strategies, Tasks: f.tasks, Limit: f.limit}
+	if f.shard != "" {
+		sh, err := pipeline.ParseShard(f.shard)
+		if err != nil {
+			return err
+		}
+		sel.Shard = sh
+	}
+	if err := st.Select(sel); err != nil {
+		return err
+	}
+	if sel.Shard != nil && out == "" {
+		st.OutDir = pipeline.ShardDir(st.OutDir, sel.Shard)
+	}
+	return nil
+}
+
+// sayPartial tells the user, before any call, that the apply runs part of
+// the study and what that means for its outputs.
+func sayPartial(w io.Writer, st *pipeline.Study) {
+	sel := st.Selection
+	if !sel.Partial() {
+		return
+	}
+	fmt.Fprintf(w, "promoral: selection %s\n", sel.Describe())
+}
+
+// sayCap states the spend cap in force and names the models whose calls it
+// cannot see (no price).
+func sayCap(w io.Writer, st *pipeline.Study, flag float64) {
+	capUSD := flag
+	if capUSD == 0 {
+		capUSD = st.Run.Settings.MaxCost
+	}
+	if capUSD <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "promoral: spend cap $%.2f for this apply (counting from zero; replies in the journal cost nothing)\n", capUSD)
+	for _, m := range st.CalledModels() {
+		if p := m.Spec.Price; p.Input == 0 && p.Output == 0 && m.Spec.Provider != "scripted" && m.Spec.Provider != "none" {
+			fmt.Fprintf(w, "promoral: warning: model %s has no price (price: {input, output}): the cap counts its calls as free\n", m.Name)
+		}
+	}
+}

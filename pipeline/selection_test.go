@@ -1,0 +1,123 @@
+package pipeline_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+func caseIDs(st *pipeline.Study) []string {
+	var ids []string
+	st.EachCase(func(c *pipeline.Case) bool {
+		ids = append(ids, c.ID())
+		return true
+	})
+	return ids
+}
+
+// Filters and --limit keep exactly the cells and items asked for, in the
+// study's order.
+func TestSelectPicksExactlyTheCells(t *testing.T) {
+	dir := writeTree(t, shardTree())
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	for _, c := range []struct {
+		name string
+		sel  pipeline.Selection
+		want []string
+	}{
+		{"strategy and limit", pipeline.Selection{Strategies: []string{"loop"}, Limit: 2},
+			[]string{"bot/loop/toy/a", "bot/loop/toy/b"}},
+		{"task", pipeline.Selection{Tasks: []string{"safety"}},
+			[]string{"bot/reply/safety/h1", "bot/reply/safety/b1", "bot/reply/safety/h2", "bot/reply/safety/b2"}},
+		{"two strategies, one task, limit 1", pipeline.Selection{Strategies: []string{"one_shot", "reply"}, Tasks: []string{"toy"}, Limit: 1},
+			[]string{"bot/one_shot/toy/a"}},
+		{"model, limit over the item count", pipeline.Selection{Models: []string{"bot"}, Tasks: []string{"toy"}, Strategies: []string{"one_shot"}, Limit: 100},
+			[]string{"bot/one_shot/toy/a", "bot/one_shot/toy/b", "bot/one_shot/toy/c", "bot/one_shot/toy/d", "bot/one_shot/toy/e", "bot/one_shot/toy/f"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := mustLoad(t, cfg)
+			all := st.NumCases()
+			if err := st.Select(c.sel); err != nil {
+				t.Fatal(err)
+			}
+			if got := caseIDs(st); !slices.Equal(got, c.want) {
+				t.Fatalf("selected %v\nwant     %v", got, c.want)
+			}
+			if st.Selection == nil || st.Selection.Cases != len(c.want) || st.Selection.CasesAll != all {
+				t.Fatalf("selection %+v", st.Selection)
+			}
+		})
+	}
+
+	for _, c := range []struct {
+		sel   pipeline.Selection
+		parts []string
+	}{
+		{pipeline.Selection{Models: []string{"bto"}}, []string{"--model bto", "no such model", "bot"}},
+		{pipeline.Selection{Strategies: []string{"loops"}}, []string{"--strategy loops", "loop"}},
+		{pipeline.Selection{Tasks: []string{"toys"}}, []string{"--task toys", "toy"}},
+		{pipeline.Selection{Strategies: []string{"reply"}, Tasks: []string{"toy"}}, []string{"selects no cell"}},
+		{pipeline.Selection{Models: []string{"judge-bot"}}, []string{"only judges task safety"}},
+		{pipeline.Selection{Limit: -1}, []string{"--limit -1"}},
+	} {
+		wantErr(t, mustLoad(t, cfg).Select(c.sel), c.parts...)
+	}
+}
+
+// A selected apply reads and adds to the same journal, marks its outputs
+// (manifest, summary, every metric row) as a part, and does not replace
+// the whole study's last outputs for good: an apply without the selection
+// rebuilds them from the journal without a new call.
+func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
+	dir := writeTree(t, shardTree())
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	out := filepath.Join(dir, "out")
+	whole, _ := apply(t, mustLoad(t, cfg), out)
+
+	st := mustLoad(t, cfg)
+	if err := st.Select(pipeline.Selection{Strategies: []string{"one_shot"}, Limit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	sum, res := apply(t, st, out)
+	if sum.Cases != 3 || len(res) != 3 || sum.CallsNew != 0 {
+		t.Fatalf("selected apply: %s (%d results)", sum, len(res))
+	}
+	text := sum.String()
+	for _, p := range []string{"partial", "--strategy one_shot --limit 3: 3 of 16 cases", "these cases only"} {
+		if !strings.Contains(text, p) {
+			t.Errorf("summary does not say %q:\n%s", p, text)
+		}
+	}
+	var man pipeline.Manifest
+	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &man); err != nil || !man.Selection.Partial() || man.Selection.Limit != 3 || man.Selection.CasesAll != 16 {
+		t.Fatalf("manifest selection: %v %+v", err, man.Selection)
+	}
+	rows := readRows(t, filepath.Join(out, "results.parquet"))
+	if len(rows) != 3 {
+		t.Fatalf("results.parquet has %d rows", len(rows))
+	}
+	metrics := readRows(t, filepath.Join(out, "metrics.parquet"))
+	for _, r := range metrics {
+		if s, _ := r["selection"].(string); !strings.Contains(s, "3 of 16 cases") {
+			t.Fatalf("metric row not marked: %v", r)
+		}
+	}
+	again, _ := apply(t, mustLoad(t, cfg), out)
+	if again.Cases != whole.Cases || again.CallsNew != 0 || again.Selection != nil {
+		t.Fatalf("whole apply after a selected one: %s", again)
+	}
+	for _, r := range readRows(t, filepath.Join(out, "metrics.parquet")) {
+		if r["selection"] != nil {
+			t.Fatalf("whole study's metric row marked: %v", r)
+		}
+	}
+}

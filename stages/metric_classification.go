@@ -298,63 +298,55 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 	for i, it := range items {
 		pred[i], gold[i], parsed[i] = it.pred, it.gold, it.parsed
 	}
+	cb := m.calibration(t, items)
+	// The intervals resample kinds of answers (gold, answer, parsed, and
+	// the two confidences each calibration figure reads) with their counts,
+	// so a replicate costs the number of kinds, not of answers; one draw
+	// per replicate serves every interval of the cell.
+	var kinds stats.Kinds[clsKind]
+	for i := range items {
+		kinds.Add(clsKind{pred: pred[i], gold: gold[i], parsed: parsed[i], p: math.Float64bits(cb.p[i]), top: math.Float64bits(cb.top[i])})
+	}
+	k := newKindCols(kinds.Keys, t.Positive)
 	var rows []pipeline.MetricRow
-	add := func(metric, conv string, v float64, nn int, stat func(p, g []string, ok []bool) float64) {
+	var cis []ciJob
+	add := func(metric, conv string, v float64, nn int, stat func(w []int) float64) {
 		r := row(c, subset, metric, v, nn)
 		r.Convention = conv
 		if stat != nil {
-			var bp, bg []string
-			var bo []bool
-			r.CILow, r.CIHigh = bootCI(reps, seed, n, func(idx []int) float64 {
-				bp, bg, bo = gather(bp, pred, idx), gather(bg, gold, idx), gather(bo, parsed, idx)
-				return stat(bp, bg, bo)
-			})
+			cis = append(cis, ciJob{len(rows), stat})
 		}
 		rows = append(rows, own(r))
 	}
 	acc, an := stats.Accuracy(pred, gold, parsed, policy)
-	add("accuracy", "", acc, an, func(p, g []string, ok []bool) float64 { a, _ := stats.Accuracy(p, g, ok, policy); return a })
+	add("accuracy", "", acc, an, func(w []int) float64 { a, _ := stats.AccuracyW(k.pred, k.gold, k.parsed, w, policy); return a })
 	if t.Positive != "" {
 		pos := "positive class: " + t.Positive
 		prf := stats.BinaryPRF(pred, gold, parsed, policy, t.Positive)
 		add("precision", pos, prf.Precision, an, nil)
 		add("recall", pos, prf.Recall, an, nil)
-		add("f1", pos, prf.F1, an, func(p, g []string, ok []bool) float64 {
-			return stats.BinaryPRF(p, g, ok, policy, t.Positive).F1
+		add("f1", pos, prf.F1, an, func(w []int) float64 {
+			return stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, t.Positive).F1
 		})
 	}
 	if !isBinary(t) {
 		mp := stats.MultiClassPRF(pred, gold, parsed, policy, t.Labels)
-		w := "support-weighted mean over the labels"
-		add("weighted_precision", w, mp.WeightedPrecision, mp.N, nil)
-		add("weighted_recall", w, mp.WeightedRecall, mp.N, nil)
-		add("weighted_f1", w, mp.WeightedF1, mp.N, func(p, g []string, ok []bool) float64 {
-			return stats.MultiClassPRF(p, g, ok, policy, t.Labels).WeightedF1
+		wt := "support-weighted mean over the labels"
+		add("weighted_precision", wt, mp.WeightedPrecision, mp.N, nil)
+		add("weighted_recall", wt, mp.WeightedRecall, mp.N, nil)
+		add("weighted_f1", wt, mp.WeightedF1, mp.N, func(w []int) float64 {
+			return stats.MultiClassPRFW(k.pred, k.gold, k.parsed, w, policy, t.Labels).WeightedF1
 		})
 		add("macro_f1", "unweighted mean over the labels", mp.MacroF1, mp.N, nil)
 	}
 	ur := own(row(c, subset, "unparsed_rate", stats.UnparsedRate(parsed), n))
 	rows = append(rows, ur)
 
-	cb := m.calibration(t, items)
 	if !cb.hasConf {
-		return rows
+		return withCIs(rows, cis, kinds.Counts, reps, seed)
 	}
 	// Intervals on the headline calibration figures (brier, ece_pos, and
 	// ece where there is no ece_pos); the study-binned ece_pos is bare.
-	calRow := func(metric, conv string, v float64, nn int, vals []float64, ys []bool, f func([]float64, []bool) float64) {
-		r := row(c, subset, metric, v, nn)
-		r.Convention = conv
-		if f != nil {
-			var bv []float64
-			var by []bool
-			r.CILow, r.CIHigh = bootCI(reps, seed, n, func(idx []int) float64 {
-				bv, by = gather(bv, vals, idx), gather(by, ys, idx)
-				return f(bv, by)
-			})
-		}
-		rows = append(rows, own(r))
-	}
 	bins := m.bins
 	binRows := func(metric, observed string, conf []float64, y []bool) {
 		if rel == nil {
@@ -366,13 +358,13 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 	}
 	if cb.binary {
 		p := "P(" + cb.pos + ")"
-		calRow("brier", p+" against the gold label", stats.Brier(cb.p, cb.y), cb.nP, cb.p, cb.y, stats.Brier)
-		ecePos := func(p []float64, y []bool) float64 { return stats.ECEPos(p, y, bins) }
-		calRow("ece_pos", eceConvention(p+" against the share "+cb.pos, bins), ecePos(cb.p, cb.y), cb.nP, cb.p, cb.y, ecePos)
+		add("brier", p+" against the gold label", stats.Brier(cb.p, cb.y), cb.nP, func(w []int) float64 { return stats.BrierW(k.p, k.y, w) })
+		add("ece_pos", eceConvention(p+" against the share "+cb.pos, bins), stats.ECEPos(cb.p, cb.y, bins), cb.nP,
+			func(w []int) float64 { return stats.ECEPosW(k.p, k.y, w, bins) })
 		binRows("ece_pos", "share "+cb.pos, cb.p, cb.y)
 		if m.promoral {
-			calRow("ece_pos_promoral", eceConvention(p+" against the share "+cb.pos, bins)+", a stated 0 in no bin but in n (ProMoral's code)",
-				eceStudy(cb.p, cb.y, bins), cb.nP, nil, nil, nil)
+			add("ece_pos_promoral", eceConvention(p+" against the share "+cb.pos, bins)+", a stated 0 in no bin but in n (ProMoral's code)",
+				eceStudy(cb.p, cb.y, bins), cb.nP, nil)
 			var q []float64
 			var qy []bool
 			for i, v := range cb.p {
@@ -383,13 +375,44 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 			binRows("ece_pos_promoral", "share "+cb.pos, q, qy)
 		}
 	}
-	top := func(c []float64, ok []bool) float64 { return stats.ECE(c, ok, bins) }
-	if cb.binary {
-		top = nil
+	var top func(w []int) float64
+	if !cb.binary {
+		top = func(w []int) float64 { return stats.ECEW(k.top, k.correct, w, bins) }
 	}
-	calRow("ece", eceConvention("confidence in the chosen answer against accuracy", bins), stats.ECE(cb.top, cb.correct, bins), cb.nTop, cb.top, cb.correct, top)
+	add("ece", eceConvention("confidence in the chosen answer against accuracy", bins), stats.ECE(cb.top, cb.correct, bins), cb.nTop, top)
 	binRows("ece", "accuracy", cb.top, cb.correct)
-	return rows
+	return withCIs(rows, cis, kinds.Counts, reps, seed)
+}
+
+// clsKind is a kind of answer for the intervals: everything any figure of
+// the cell reads from it (the confidences as bits, so NaN is one kind).
+type clsKind struct {
+	pred, gold string
+	parsed     bool
+	p, top     uint64
+}
+
+// kindCols are the kinds' fields as the parallel slices the statistics
+// take.
+type kindCols struct {
+	pred, gold   []string
+	parsed       []bool
+	p, top       []float64
+	y, correct   []bool
+}
+
+func newKindCols(keys []clsKind, positive string) kindCols {
+	k := kindCols{pred: make([]string, len(keys)), gold: make([]string, len(keys)), parsed: make([]bool, len(keys)),
+		p: make([]float64, len(keys)), top: make([]float64, len(keys)), y: make([]bool, len(keys)), correct: make([]bool, len(keys))}
+	for i, key := range keys {
+		k.pred[i], k.gold[i], k.parsed[i] = key.pred, key.gold, key.parsed
+		k.p[i], k.top[i] = math.Float64frombits(key.p), math.Float64frombits(key.top)
+		k.y[i] = key.gold == positive
+		// As calibration reads it: the label parsed into the space (a
+		// missing confidence leaves top NaN, so the kind is out anyway).
+		k.correct[i] = key.pred != "" && key.pred == key.gold
+	}
+	return k
 }
 
 // scoreBinarized scores the items mapped onto the binary label space.
@@ -418,24 +441,21 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 	conv := "labels mapped by binarize; positive class: " + bz.Positive
 	acc, an := stats.Accuracy(pred, gold, parsed, policy)
 	prf := stats.BinaryPRF(pred, gold, parsed, policy, bz.Positive)
-	ci := func(stat func(p, g []string, ok []bool) float64) (float64, float64) {
-		var bp, bg []string
-		var bo []bool
-		return bootCI(m.reps, seed, n, func(idx []int) float64 {
-			bp, bg, bo = gather(bp, pred, idx), gather(bg, gold, idx), gather(bo, parsed, idx)
-			return stat(bp, bg, bo)
-		})
+	var kinds stats.Kinds[clsKind]
+	for i := range gold {
+		kinds.Add(clsKind{pred: pred[i], gold: gold[i], parsed: parsed[i]})
 	}
+	k := newKindCols(kinds.Keys, bz.Positive)
 	mk := func(metric string, v float64) pipeline.MetricRow {
 		r := row(c, sub, metric, v, an)
 		r.Convention = conv
 		return r
 	}
-	ra := mk("accuracy", acc)
-	ra.CILow, ra.CIHigh = ci(func(p, g []string, ok []bool) float64 { a, _ := stats.Accuracy(p, g, ok, policy); return a })
-	rf := mk("f1", prf.F1)
-	rf.CILow, rf.CIHigh = ci(func(p, g []string, ok []bool) float64 { return stats.BinaryPRF(p, g, ok, policy, bz.Positive).F1 })
-	return []pipeline.MetricRow{ra, mk("precision", prf.Precision), mk("recall", prf.Recall), rf}
+	rows := []pipeline.MetricRow{mk("accuracy", acc), mk("precision", prf.Precision), mk("recall", prf.Recall), mk("f1", prf.F1)}
+	return withCIs(rows, []ciJob{
+		{0, func(w []int) float64 { a, _ := stats.AccuracyW(k.pred, k.gold, k.parsed, w, policy); return a }},
+		{3, func(w []int) float64 { return stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, bz.Positive).F1 }},
+	}, kinds.Counts, m.reps, seed)
 }
 
 // cellFigures is what the reference metric compares: one value per metric

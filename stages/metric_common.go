@@ -78,12 +78,39 @@ func checkReps(b *pipeline.MetricBuild, reps *int) {
 
 func seedOf(rs *pipeline.ResultSet) uint64 { return rs.Seed }
 
-// bootCI is a percentile interval, or NaN, NaN when reps is 0 or n is 0.
-func bootCI(reps int, seed uint64, n int, stat func(idx []int) float64) (float64, float64) {
-	if reps <= 0 || n <= 0 {
+// ciJob is an interval still to compute: the row it belongs to and the
+// statistic over a replicate's counts of kinds.
+type ciJob struct {
+	row  int
+	stat func(w []int) float64
+}
+
+// withCIs fills the rows' intervals from one multinomial bootstrap over
+// kinds of answers (counts per kind): every replicate draws new counts once
+// and computes every job's statistic from them. No interval when reps is 0
+// or there is nothing to resample.
+func withCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, reps int, seed uint64) []pipeline.MetricRow {
+	if reps <= 0 || len(jobs) == 0 {
+		return rows
+	}
+	lo, hi := stats.BootstrapCounts(counts, len(jobs), func(w []int, out []float64) {
+		for j, job := range jobs {
+			out[j] = job.stat(w)
+		}
+	}, reps, seed, stats.DefaultLevel)
+	for j, job := range jobs {
+		rows[job.row].CILow, rows[job.row].CIHigh = lo[j], hi[j]
+	}
+	return rows
+}
+
+// countCI is one interval over kinds of answers; NaN, NaN when reps is 0
+// or there is nothing to resample.
+func countCI(reps int, seed uint64, counts []int, stat func(w []int) float64) (float64, float64) {
+	if reps <= 0 {
 		return math.NaN(), math.NaN()
 	}
-	return stats.Bootstrap(n, stat, reps, seed, stats.DefaultLevel)
+	return stats.BootstrapCount(counts, stat, reps, seed, stats.DefaultLevel)
 }
 
 // selectTasks resolves which tasks a block scores. fits returns "" when a
@@ -400,14 +427,6 @@ func fmtF(x float64) string {
 
 func fmtI(n int) string { return strconv.Itoa(n) }
 
-// gather copies src at idx into dst (resized), for bootstrap replicates.
-func gather[T any](dst []T, src []T, idx []int) []T {
-	dst = dst[:0]
-	for _, i := range idx {
-		dst = append(dst, src[i])
-	}
-	return dst
-}
 
 // truthy reads a judge or strategy output as a boolean flag.
 func truthy(v any) bool {

@@ -144,7 +144,7 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		if !graded {
 			correct = nil
 		}
-		tb, cells := stats.NewConfTable(conf, correct)
+		tb, _ := stats.NewConfTable(conf, correct)
 		d := tb.Summary()
 		o := tb.Overconfident(m.threshold)
 		sp := tb.Spearman()
@@ -157,8 +157,8 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		}
 		if m.reps > 0 && d.N > 0 {
 			var rt stats.ConfTable
-			lo, hi = stats.BootstrapMany(len(conf), csCount, func(idx []int, v []float64) {
-				tb.Resample(cells, idx, &rt)
+			lo, hi = stats.BootstrapCounts(tb.Cells(), csCount, func(w []int, v []float64) {
+				tb.Reweigh(w, &rt)
 				s := rt.Summary()
 				v[csMean], v[csMedian], v[csHigh] = s.Mean, s.Median, rt.Above(m.threshold)
 				if graded {

@@ -439,18 +439,24 @@ func UMSSBootstrap(rows []UMSSItemRow, cfg UMSSBootstrapConfig) (perModel, perSt
 	bufM := make([]float64, 3*nm)
 	bufS := make([]float64, 3*ns)
 	rng := newRand(cfg.Seed)
-	idx := make([][]int, len(dsNames))
-	for d := range idx {
-		idx[d] = make([]int, len(all[d]))
+	// A replicate is how often each item was drawn: the same draws as
+	// resampling indices, summed in item order (a sequential pass instead
+	// of a random gather per cell).
+	w := make([][]int, len(dsNames))
+	for d := range w {
+		w[d] = make([]int, len(all[d]))
 	}
 	for b := 0; b < reps; b++ {
-		for d := range idx {
-			n := len(idx[d])
-			for i := range idx[d] {
-				idx[d][i] = rng.IntN(n)
+		for d := range w {
+			n := len(w[d])
+			clear(w[d])
+			for range n {
+				w[d][rng.IntN(n)]++
 			}
 		}
-		fillRaw(idx)
+		for i, v := range vecs {
+			raw[i] = meanW(v, w[dsOf[i%nc]])
+		}
 		l.perModel(raw, bufM[:nm], bufM[nm:2*nm], bufM[2*nm:], nil)
 		l.perStrategy(raw, bufS[:ns], bufS[ns:2*ns], bufS[2*ns:], nil)
 		for i, v := range bufM {
@@ -475,6 +481,26 @@ func meanAt(v []float64, idx []int) float64 {
 		if x := v[i]; x == x { // x == x is false only for NaN
 			s += x
 			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return s / float64(n)
+}
+
+// meanW is the mean of v with item i counted w[i] times, skipping NaN; NaN
+// for a nil v or when nothing remains.
+func meanW(v []float64, w []int) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	var s float64
+	n := 0
+	for i, x := range v {
+		if x == x && w[i] != 0 { // x == x is false only for NaN
+			s += float64(w[i]) * x
+			n += w[i]
 		}
 	}
 	if n == 0 {

@@ -71,7 +71,7 @@ func (t *Task) shapes() []itemShape {
 		keys := make([]string, 0, 16)
 		for i := range t.Items {
 			keys = keys[:0]
-			for k := range t.Items[i].Fields {
+			for k := range t.Items[i].Values() {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
@@ -121,7 +121,7 @@ func SampleEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
 		visits[n.Base.Name] = 1
 	}
 	return map[string]any{
-		"item": it.Fields, "stages": stages, "visits": visits, "params": s.Params,
+		"item": it.Values(), "stages": stages, "visits": visits, "params": s.Params,
 		"model": m.Env, "strategy": map[string]any{"name": s.Name}, "subject": nil,
 	}
 }

@@ -88,6 +88,11 @@ type Options struct {
 	// Abort, once done, cuts the calls still in flight at once (a second
 	// Ctrl-C). nil: only the grace period does.
 	Abort context.Context
+	// NoResults: Run returns no results, only the summary, so memory
+	// follows the cases in flight rather than the cases of the run (the
+	// CLI). Otherwise Run also returns every case's result, for callers
+	// that want them in memory.
+	NoResults bool
 }
 
 // DefaultGrace is how long an interrupted run waits for calls in flight.
@@ -209,6 +214,9 @@ type Result struct {
 	// keptErr and keptClass are this apply's error of a case that kept its
 	// earlier row, for the summary.
 	keptErr, keptClass string
+	// item are the case's item fields as the walk read them, for its row
+	// (then dropped: Item.Values reads a large dataset's from disk).
+	item map[string]any
 }
 
 // ModelStats are live counters for one model, read by the progress display.
@@ -402,7 +410,38 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	e.cancel = cancel
 	defer cancel()
-	results := make([]Result, s.NumCases())
+	rw, err := CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	if err != nil {
+		calls.Abort()
+		os.RemoveAll(gen.dir)
+		return nil, nil, err
+	}
+	sink := newResultSink(rw)
+	planned := s.NumCases()
+	var results []Result
+	if !e.opts.NoResults {
+		results = make([]Result, planned)
+	}
+	done := newDoneSet(planned)
+	tl := newTally()
+	// Errored cases wait for the end: they may keep an earlier apply's row.
+	var heldMu sync.Mutex
+	var held []heldCase
+	finish := func(c *Case, r *Result) {
+		done.mark(c.Ordinal)
+		if r.Err != "" {
+			heldMu.Lock()
+			held = append(held, heldCase{c, *r})
+			heldMu.Unlock()
+			return
+		}
+		tl.add(c, r)
+		sink.put(c.Ordinal, e.resultValues(c, r))
+		r.item = nil
+		if results != nil {
+			results[c.Ordinal] = *r
+		}
+	}
 	var wg sync.WaitGroup
 	for _, m := range s.Models {
 		st := e.stats[m]
@@ -425,10 +464,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		go func(m *Model) {
 			defer wg.Done()
 			defer close(jobs)
-			s.EachCase(func(c *Case) bool {
-				if c.Model != m {
-					return true
-				}
+			s.eachCaseOf(m, func(c *Case) bool {
 				select {
 				case jobs <- c:
 					return true
@@ -449,12 +485,12 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 					if !r.Done {
 						continue
 					}
-					results[c.Ordinal] = r
 					st.Done.Add(1)
 					if r.Err != "" {
 						st.Fails.Add(1)
 					}
 					e.noteCase(c, &r)
+					finish(c, &r)
 				}
 			}()
 		}
@@ -469,31 +505,35 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if parent.Err() == nil && e.fatal.Load() == nil {
 		// Without an interruption every case ends Done; one that did not
 		// is counted as an error, never dropped.
-		for i := range results {
-			if !results[i].Done {
-				results[i] = Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: ClassInternal}
+		s.EachCase(func(c *Case) bool {
+			if !done.has(c.Ordinal) {
+				finish(c, &Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: ClassInternal})
 			}
-		}
+			return true
+		})
 	}
-	sum := e.summarize(results)
-	if f := e.fatal.Load(); f != nil {
+	drop := func() {
 		calls.Abort()
+		sink.close()
+		rw.Abort()
 		os.RemoveAll(gen.dir)
+	}
+	sum := e.summary(planned, tl, held)
+	if f := e.fatal.Load(); f != nil {
+		drop()
 		return sum, nil, *f
 	}
 	if sum.Cases < sum.CasesPlanned {
-		calls.Abort()
-		os.RemoveAll(gen.dir)
+		drop()
 		sum.Interrupted = true
 		sum.Drained, sum.Cut = int(e.drained.Load()), int(e.cut.Load())
 		return sum, nil, nil
 	}
 	if werr != nil {
-		calls.Abort()
-		os.RemoveAll(gen.dir)
+		drop()
 		return sum, nil, fmt.Errorf("writing calls.parquet: %w", werr)
 	}
-	sum, err = e.writeSet(gen, calls, results, sum, started)
+	sum, err = e.writeSet(gen, calls, sink, rw, held, tl, results, started)
 	if err != nil {
 		os.RemoveAll(gen.dir)
 		return sum, nil, err
@@ -501,25 +541,67 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	return sum, results, nil
 }
 
-// writeSet writes the rest of the output set into gen and switches it in.
-// An errored case first gets the chance to keep its earlier good row.
-func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, results []Result, sum *Summary, started time.Time) (*Summary, error) {
-	s := e.study
-	if err := calls.Commit(); err != nil {
-		return sum, err
+// heldCase is an errored case waiting for the end of the apply.
+type heldCase struct {
+	c *Case
+	r Result
+}
+
+// summary is the apply's summary: what the tally counted, and the errored
+// cases held back.
+func (e *Engine) summary(planned int, tl *tally, held []heldCase) *Summary {
+	sum := &Summary{Run: e.study.Run.Name, OutDir: e.opts.OutDir, CasesPlanned: planned}
+	sum.CallsNew = int(e.newCalls.Load())
+	sum.Attempts = int(e.attempts.Load())
+	js := e.journal.Stats()
+	sum.LostInFlight, sum.Resent = js.Lost, int(e.resent.Load())
+	t := tl.clone()
+	for i := range held {
+		t.add(held[i].c, &held[i].r)
 	}
-	if sum.Errors > 0 {
-		if err := e.keepEarlierRows(results); err != nil {
+	t.fill(sum)
+	return sum
+}
+
+// writeSet finishes the output set in gen and switches it in. An errored
+// case first gets the chance to keep its earlier good row; then the rows of
+// the errored cases are written, results.parquet is complete, and the
+// metrics are computed from what it holds.
+func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, sink *resultSink, rw *ParquetWriter, held []heldCase, tl *tally,
+	results []Result, started time.Time) (*Summary, error) {
+	s := e.study
+	fail := func(err error) (*Summary, error) {
+		sink.close()
+		rw.Abort()
+		return nil, err
+	}
+	if err := calls.Commit(); err != nil {
+		return fail(err)
+	}
+	if len(held) > 0 {
+		if err := e.keepEarlierRows(held); err != nil {
 			fmt.Fprintf(e.opts.Log, "promoral: warning: could not read the earlier results to keep their rows: %v\n", err)
 		}
-		sum = e.summarize(results)
+		sort.Slice(held, func(i, j int) bool { return held[i].c.Ordinal < held[j].c.Ordinal })
 	}
-	if err := e.writeResults(filepath.Join(gen.dir, "results.parquet"), results); err != nil {
+	for i := range held {
+		h := &held[i]
+		tl.add(h.c, &h.r)
+		sink.put(h.c.Ordinal, e.resultValues(h.c, &h.r))
+		h.r.item = nil
+		if results != nil {
+			results[h.c.Ordinal] = h.r
+		}
+	}
+	sum := e.summary(s.NumCases(), tl, nil)
+	if err := sink.close(); err != nil {
+		rw.Abort()
+		return sum, fmt.Errorf("writing results.parquet: %w", err)
+	}
+	if err := rw.Commit(); err != nil {
 		return sum, err
 	}
-	rs := NewResultSet(s, results, gen.dir)
-	rs.Journal = e.journal.path
-	texts, err := Score(rs)
+	texts, err := e.scoreWritten(gen.dir, sink.order)
 	if err != nil {
 		return sum, fmt.Errorf("scoring: %w", err)
 	}
@@ -534,80 +616,21 @@ func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, results []Resul
 	return sum, nil
 }
 
-// summarize counts what the results hold.
-func (e *Engine) summarize(results []Result) *Summary {
+// scoreWritten computes the metrics from the results.parquet just written
+// in dir (order: the case ordinal of each of its rows), reading back only
+// what the metrics read.
+func (e *Engine) scoreWritten(dir string, order []int32) ([]string, error) {
 	s := e.study
-	sum := &Summary{Run: s.Run.Name, OutDir: e.opts.OutDir, CasesPlanned: len(results)}
-	sum.CallsNew = int(e.newCalls.Load())
-	sum.Attempts = int(e.attempts.Load())
-	js := e.journal.Stats()
-	sum.LostInFlight, sum.Resent = js.Lost, int(e.resent.Load())
-	classes := map[string]*ClassCount{}
-	// The example of a class is its first case.
-	ids := map[int]string{}
-	firstOf := map[string]bool{}
-	for i := range results {
-		r := &results[i]
-		class := r.ErrClass
-		if r.Err == "" {
-			class = r.keptClass
-		}
-		if r.Done && class != "" && !firstOf[class] {
-			firstOf[class], ids[i] = true, ""
-		}
+	if len(s.Metrics) == 0 {
+		return nil, nil
 	}
-	if len(ids) > 0 {
-		s.EachCase(func(c *Case) bool {
-			if _, ok := ids[c.Ordinal]; ok {
-				ids[c.Ordinal] = c.ID()
-			}
-			return true
-		})
+	rs, err := ReadResultSet(s, filepath.Join(dir, "results.parquet"), order)
+	if err != nil {
+		return nil, err
 	}
-	for i := range results {
-		r := &results[i]
-		if !r.Done {
-			continue // not reached before an interruption
-		}
-		sum.Cases++
-		sum.CallsCached += r.Acct.CachedCalls + r.JudgeAcct.CachedCalls
-		sum.PromptTokens += r.Acct.PromptTokens
-		sum.CompletionTokens += r.Acct.CompletionTokens
-		sum.ThinkingTokens += r.Acct.ThinkingTokens
-		sum.CostUSD += r.Acct.CostUSD + r.JudgeAcct.CostUSD
-		class := r.ErrClass
-		switch {
-		case r.Err != "":
-			sum.Errors++
-		case r.keptClass != "":
-			sum.Kept++
-			class = r.keptClass
-		case !r.Parsed:
-			sum.Unparsed++
-		}
-		if class != "" {
-			cc := classes[class]
-			if cc == nil {
-				cc = &ClassCount{Class: class, Example: ids[i] + ": " + exampleOf(r)}
-				classes[class] = cc
-			}
-			cc.Cases++
-		}
-		if r.Acct.Truncated {
-			sum.Truncated++
-		}
-	}
-	for _, cc := range classes {
-		sum.ErrorClasses = append(sum.ErrorClasses, *cc)
-	}
-	sort.Slice(sum.ErrorClasses, func(i, j int) bool {
-		a, b := sum.ErrorClasses[i], sum.ErrorClasses[j]
-		if a.Cases != b.Cases {
-			return a.Cases > b.Cases
-		}
-		return a.Class < b.Class
-	})
-	return sum
+	rs.OutDir = dir
+	rs.Journal = e.journal.path
+	return Score(rs)
 }
 
 // exampleOf is one line of a case's error for the summary: clipped, and
@@ -645,7 +668,7 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		}
 	}()
 	outputs, steps, err := e.walk(x, nil)
-	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs}
+	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, item: x.fields}
 	if err != nil {
 		if interruptedErr(err) {
 			return Result{Acct: x.acct}
@@ -661,6 +684,7 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		}
 		subject["model"], subject["strategy"] = c.Model.Name, c.Strategy.Name
 		jx := e.newExec(ctx, c, j.Model, j.Strategy)
+		jx.fields = x.fields
 		jx.stagePrefix = "judge."
 		jout, jsteps, err := e.walk(jx, subject)
 		r.Steps += jsteps
@@ -727,7 +751,7 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 		visits[n.Base.Name] = 0
 	}
 	x.Env = map[string]any{
-		"item":     x.Item.Fields,
+		"item":     x.itemFields(),
 		"stages":   x.stages,
 		"visits":   visits,
 		"params":   s.Params,

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 
 	"gopkg.in/yaml.v3"
 )
@@ -124,16 +125,137 @@ type ResultSet struct {
 	Journal string // path of the journal, for metrics that need transcripts
 	// Seed seeds every bootstrap; NewResultSet takes settings.seed.
 	Seed uint64
+	// Outputs says whether the rows carry the strategy's and the judge's
+	// outputs. A result set read back from results.parquet carries them
+	// only for the tasks a metric reads them from (OutputReader).
+	Outputs func(t *Task) bool
 }
 
-// ResultRow is one case: names as reported (report_as applied), the
-// case's condition factors (Study.Factors order) and the result.
+// OutputReader is implemented by metrics that read the strategy's or the
+// judge's outputs of a task's rows (ResultRow.Outputs, Judge): only then
+// are those decoded when results are read back for scoring.
+type OutputReader interface {
+	ReadsOutputs(t *Task) bool
+}
+
+// ResultRow is one case as the metrics read it, kept small because a run
+// may hold a million: its cell (names as reported, report_as applied; the
+// condition factors), its item and its outcome. Build one with NewRow.
 type ResultRow struct {
-	Case     *Case
-	Model    string
-	Strategy string
-	Factors  []string
-	Result   *Result
+	*RowCell
+	Item *Item
+	// Label is the case's label ("" when none); Conf its confidence (NaN
+	// when none).
+	Label string
+	Conf  float64
+	// Tokens are the prompt and completion tokens of the case's calls,
+	// Cost their cost; JudgeCost the judge's.
+	Tokens          int64
+	Cost, JudgeCost float64
+	flags           rowFlags
+	more            *rowMore
+}
+
+// RowCell is what the rows of one case cell share.
+type RowCell struct {
+	Task *Task
+	// Model and Strategy are the names reported (report_as applied);
+	// RunModel and RunStrategy the run's.
+	Model, Strategy string
+	Factors         []string
+	RunModel        *Model
+	RunStrategy     *Strategy
+}
+
+type rowFlags uint8
+
+const (
+	rowParsed rowFlags = 1 << iota
+	rowGraded          // Correct is known (the item has gold)
+	rowCorrect
+	rowErrored
+)
+
+// rowMore is what only some metrics read: the strategy's and the judge's
+// outputs (ResultSet.Outputs says whether they were read).
+type rowMore struct {
+	outputs, judge map[string]any
+}
+
+// NewRow is a case's row: its names as reported, factors and outcome.
+func NewRow(c *Case, model, strategy string, factors []string, r *Result) ResultRow {
+	cell := &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy}
+	return rowOf(cell, c.Item, r)
+}
+
+func rowOf(cell *RowCell, it *Item, r *Result) ResultRow {
+	row := ResultRow{RowCell: cell, Item: it, Label: r.Label, Conf: math.NaN(),
+		Tokens: int64(r.Acct.PromptTokens + r.Acct.CompletionTokens), Cost: r.Acct.CostUSD, JudgeCost: r.JudgeAcct.CostUSD}
+	if r.Confidence != nil {
+		row.Conf = *r.Confidence
+	}
+	if r.Parsed {
+		row.flags |= rowParsed
+	}
+	if r.Correct != nil {
+		row.flags |= rowGraded
+		if *r.Correct {
+			row.flags |= rowCorrect
+		}
+	}
+	if r.Err != "" {
+		row.flags |= rowErrored
+	}
+	if r.Outputs != nil || r.Judge != nil {
+		row.more = &rowMore{outputs: r.Outputs, judge: r.Judge}
+	}
+	return row
+}
+
+// Parsed says the label is one of the task's answers.
+func (r *ResultRow) Parsed() bool { return r.flags&rowParsed != 0 }
+
+// Errored says the case ended in an error.
+func (r *ResultRow) Errored() bool { return r.flags&rowErrored != 0 }
+
+// Correct is whether the answer matched the gold label; ok is false when
+// the item has none.
+func (r *ResultRow) Correct() (correct, ok bool) {
+	return r.flags&rowCorrect != 0, r.flags&rowGraded != 0
+}
+
+// Outputs are the strategy's outputs (nil when none, or not read: see
+// ResultSet.Outputs).
+func (r *ResultRow) Outputs() map[string]any {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.outputs
+}
+
+// Judge holds the judge's outputs (nil when the task has no judge, or they
+// were not read).
+func (r *ResultRow) Judge() map[string]any {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.judge
+}
+
+// ID is the case's id (model/strategy/task/item, the run's names).
+func (r *ResultRow) ID() string {
+	return r.RunModel.Name + "/" + r.RunStrategy.Name + "/" + r.Task.Name + "/" + r.Item.ID
+}
+
+// AsUnparsed is the row as an unparsed answer: no label, no confidence,
+// not correct, no judge verdict; an error stays an error.
+func (r ResultRow) AsUnparsed() ResultRow {
+	r.Label, r.Conf = "", math.NaN()
+	r.flags &^= rowParsed | rowCorrect
+	if r.more != nil {
+		r.more = &rowMore{outputs: r.more.outputs}
+	}
+	return r
 }
 
 // MetricRow is one row of metrics.parquet (long format). Its key is

@@ -96,54 +96,45 @@ func (e *Engine) resultColumns() []Column {
 	}, factorColumns(e.study)...)
 }
 
-func (e *Engine) writeResults(path string, results []Result) error {
-	w, err := CreateParquet(path, e.resultColumns())
-	if err != nil {
-		return err
+// resultValues is a case's results.parquet row, in resultColumns order.
+func (e *Engine) resultValues(c *Case, r *Result) []any {
+	var gold, label, errText, errClass, keptFrom any
+	if c.Item.Gold != "" {
+		gold = c.Item.Gold
 	}
-	var werr error
-	e.study.EachCase(func(c *Case) bool {
-		r := &results[c.Ordinal]
-		var gold, label, errText, errClass, keptFrom any
-		if c.Item.Gold != "" {
-			gold = c.Item.Gold
-		}
-		if r.Label != "" {
-			label = r.Label
-		}
-		if r.Err != "" {
-			errText, errClass = r.Err, r.ErrClass
-		}
-		if r.KeptFrom != "" {
-			keptFrom = r.KeptFrom
-		}
-		// Every field, so a row is read without the dataset at hand.
-		item := jsonString(c.Item.Fields)
-		var correct any
-		if r.Correct != nil {
-			correct = *r.Correct
-		}
-		var outputs, judge any
-		if r.Outputs != nil {
-			outputs = jsonString(r.Outputs)
-		}
-		if r.Judge != nil {
-			judge = jsonString(r.Judge)
-		}
-		model, strategy := c.ReportedNames()
-		a, ja := r.Acct, r.JudgeAcct
-		werr = w.Append(append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
-			r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
-			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
-			ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,
-			errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash}, factorValues(e.study, c)...)...)
-		return werr == nil
-	})
-	if werr != nil {
-		w.Abort()
-		return werr
+	if r.Label != "" {
+		label = r.Label
 	}
-	return w.Commit()
+	if r.Err != "" {
+		errText, errClass = r.Err, r.ErrClass
+	}
+	if r.KeptFrom != "" {
+		keptFrom = r.KeptFrom
+	}
+	// Every field, so a row is read without the dataset at hand.
+	fields := r.item
+	if fields == nil {
+		fields = c.Item.Values()
+	}
+	item := jsonString(fields)
+	var correct any
+	if r.Correct != nil {
+		correct = *r.Correct
+	}
+	var outputs, judge any
+	if r.Outputs != nil {
+		outputs = jsonString(r.Outputs)
+	}
+	if r.Judge != nil {
+		judge = jsonString(r.Judge)
+	}
+	model, strategy := c.ReportedNames()
+	a, ja := r.Acct, r.JudgeAcct
+	return append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
+		r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
+		a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
+		ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,
+		errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash}, factorValues(e.study, c)...)
 }
 
 // Manifest is manifest.json: what ran, on which config, with what outcome.
@@ -234,41 +225,43 @@ func (s *Study) UnparsedPolicy() string {
 // in the summary as kept; this apply's error goes to the summary. A case
 // whose config or item changed keeps its error row: an earlier figure of
 // another config would be a silently wrong number.
-func (e *Engine) keepEarlierRows(results []Result) error {
+func (e *Engine) keepEarlierRows(held []heldCase) error {
 	cur := CurrentGeneration(e.opts.OutDir)
 	path := filepath.Join(cur, "results.parquet")
 	if cur == "" {
 		return nil
 	}
 	want := map[string]int{}
-	e.study.EachCase(func(c *Case) bool {
-		if r := &results[c.Ordinal]; r.Done && r.Err != "" {
-			want[c.ID()] = c.Ordinal
-		}
-		return true
+	for i := range held {
+		want[held[i].c.ID()] = i
+	}
+	// Only the row groups that hold one of these cases are read.
+	groups, err := ParquetRowGroups(path, "case_id", func(v any) bool {
+		id, _ := v.(string)
+		_, ok := want[id]
+		return ok
 	})
-	items := map[int]string{}
-	e.study.EachCase(func(c *Case) bool {
-		if _, ok := want[c.ID()]; ok {
-			items[c.Ordinal] = jsonString(c.Item.Fields)
-		}
-		return true
-	})
+	if err != nil || len(groups) == 0 {
+		return err
+	}
 	gen := filepath.Base(cur)
-	return ScanParquet(path, nil, nil, func(row map[string]any) {
+	return ScanParquet(path, nil, groups, func(row map[string]any) {
 		id, _ := row["case_id"].(string)
 		i, ok := want[id]
-		if !ok || row["error"] != nil || row["config_hash"] != e.study.ConfigHash || row["item"] != items[i] {
+		if !ok || row["error"] != nil || row["config_hash"] != e.study.ConfigHash {
 			return
 		}
-		r := &results[i]
+		h := &held[i]
+		if row["item"] != jsonString(h.c.Item.Values()) {
+			return
+		}
 		kept := resultFromRow(row)
 		kept.KeptFrom = gen
 		if k, _ := row["kept_from"].(string); k != "" {
 			kept.KeptFrom = k
 		}
-		kept.keptErr, kept.keptClass = r.Err, r.ErrClass
-		*r = kept
+		kept.keptErr, kept.keptClass = h.r.Err, h.r.ErrClass
+		h.r = kept
 	})
 }
 

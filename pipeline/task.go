@@ -58,7 +58,7 @@ type TaskJudge struct {
 var reservedTaskKeys = map[string]bool{"name": true, "labels": true, "positive": true, "type": true, "demos": true}
 
 // compileTask loads the task's data and compiles its rules and blocks.
-func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]int) *Task {
+func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]int, store *dataset.Store) *Task {
 	// at is the line of a field (or of its nearest written parent).
 	at := func(field string) int {
 		for f := field; f != ""; {
@@ -162,7 +162,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 	if len(*ds) > before {
 		return t
 	}
-	items, err := dataset.Load(&spec.Dataset, filepath.Dir(spec.File))
+	items, err := dataset.LoadWith(&spec.Dataset, filepath.Dir(spec.File), dataset.Options{Store: store})
 	if err != nil {
 		field := "dataset"
 		var de *dataset.Error
@@ -178,11 +178,11 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 	t.Items = make([]Item, len(items))
 	goldErrs := 0
 	for i, it := range items {
-		t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields}
+		t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields, ref: it.Ref, store: store}
 		if spec.Gold == "" {
 			continue
 		}
-		raw, ok := it.Fields[spec.Gold]
+		raw, ok := t.Items[i].Values()[spec.Gold]
 		if !ok {
 			ds.Addf(spec.Dataset.Resolve(filepath.Dir(spec.File)), it.Row, spec.Gold, "fix the row, or the task's gold field", "row %d has no gold field %q", it.Row, spec.Gold)
 			goldErrs++

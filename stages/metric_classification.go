@@ -135,14 +135,13 @@ type clsItem struct {
 func (m *classification) items(rows []*pipeline.ResultRow) []clsItem {
 	out := make([]clsItem, 0, len(rows))
 	for _, r := range rows {
-		g := r.Case.Item.Gold
+		g := r.Item.Gold
 		if g == "" {
 			continue // no gold: nothing to score against
 		}
-		res := r.Result
-		it := clsItem{gold: g, labeled: res.Parsed, conf: confOf(res), errored: res.Err != ""}
-		if res.Parsed {
-			it.pred = res.Label
+		it := clsItem{gold: g, labeled: r.Parsed(), conf: r.Conf, errored: r.Errored()}
+		if it.labeled {
+			it.pred = r.Label
 		}
 		it.parsed = it.labeled && (!m.reqConf || !math.IsNaN(it.conf))
 		out = append(out, it)
@@ -395,10 +394,10 @@ type clsKind struct {
 // kindCols are the kinds' fields as the parallel slices the statistics
 // take.
 type kindCols struct {
-	pred, gold   []string
-	parsed       []bool
-	p, top       []float64
-	y, correct   []bool
+	pred, gold []string
+	parsed     []bool
+	p, top     []float64
+	y, correct []bool
 }
 
 func newKindCols(keys []clsKind, positive string) kindCols {

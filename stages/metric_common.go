@@ -177,7 +177,7 @@ func (c *cell) nCases() int { return len(c.Rows) + len(c.Errored) }
 func (c *cell) nErrors() int {
 	n := len(c.Errored)
 	for _, r := range c.Rows {
-		if r.Result.Err != "" {
+		if r.Errored() {
 			n++
 		}
 	}
@@ -189,7 +189,7 @@ func (c *cell) nErrors() int {
 func (c *cell) nUnparsed() int {
 	n := 0
 	for _, r := range c.Rows {
-		if !r.Result.Parsed && r.Result.Err == "" {
+		if !r.Parsed() && !r.Errored() {
 			n++
 		}
 	}
@@ -202,37 +202,37 @@ func (c *cell) nUnparsed() int {
 func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs string) []*cell {
 	type key struct{ t, m, s, f string }
 	idx := map[key]*cell{}
+	// Rows of one case cell share their RowCell: look each up once.
+	byRowCell := map[*pipeline.RowCell]*cell{}
 	var out []*cell
 	for i := range rs.Rows {
 		r := &rs.Rows[i]
-		t := r.Case.Task
-		if tasks[t.Name] == nil || r.Result == nil || !r.Result.Done {
-			continue
+		c, ok := byRowCell[r.RowCell]
+		if !ok {
+			t := r.Task
+			if tasks[t.Name] != nil {
+				k := key{t.Name, r.Model, r.Strategy, strings.Join(r.Factors, "\x00")}
+				c = idx[k]
+				if c == nil {
+					c = &cell{Task: t, Model: r.Model, Strategy: r.Strategy, Factors: r.Factors}
+					idx[k] = c
+					out = append(out, c)
+				}
+			}
+			byRowCell[r.RowCell] = c
 		}
-		k := key{t.Name, r.Model, r.Strategy, strings.Join(r.Factors, "\x00")}
-		c := idx[k]
-		if c == nil {
-			c = &cell{Task: t, Model: r.Model, Strategy: r.Strategy, Factors: r.Factors}
-			idx[k] = c
-			out = append(out, c)
-		}
-		if r.Result.Err == "" {
+		switch {
+		case c == nil:
+		case !r.Errored():
 			c.Rows = append(c.Rows, r)
-			continue
-		}
-		if errs != pipeline.ErrorsUnparsed {
+		case errs != pipeline.ErrorsUnparsed:
 			c.Errored = append(c.Errored, r)
-			continue
+		default:
+			// An unparsed answer: no label, no confidence, not correct;
+			// the error stays so the case is still counted as errored.
+			u := r.AsUnparsed()
+			c.Rows = append(c.Rows, &u)
 		}
-		// An unparsed answer: no label, no confidence, not correct; the
-		// error stays so the case is still counted as errored.
-		res := *r.Result
-		res.Label, res.Confidence, res.Parsed, res.Judge = "", nil, false, nil
-		if res.Correct != nil {
-			f := false
-			res.Correct = &f
-		}
-		c.Rows = append(c.Rows, &pipeline.ResultRow{Case: r.Case, Model: r.Model, Strategy: r.Strategy, Factors: r.Factors, Result: &res})
 	}
 	return out
 }
@@ -293,19 +293,23 @@ func row(c *cell, subset, metric string, v float64, n int) pipeline.MetricRow {
 		Value: v, CILow: math.NaN(), CIHigh: math.NaN(), N: n, NCases: c.nCases(), NUnparsed: c.nUnparsed(), NErrors: c.nErrors()}
 }
 
-// confOf is a result's stated confidence, NaN when it has none.
-func confOf(r *pipeline.Result) float64 {
-	if r.Confidence == nil || math.IsNaN(*r.Confidence) {
-		return math.NaN()
-	}
-	return *r.Confidence
-}
-
 // subsets evaluates the tasks' named item subsets (task subsets:), caching
 // each item's membership for one Compute.
 type subsets struct {
 	progs map[string]map[string]*vm.Program // task -> subset -> program
-	cache map[*pipeline.Item]map[string]bool
+	cache map[*pipeline.Task]*subsetCache
+}
+
+// subsetCache holds, per item of a task, whether it is in each subset: one
+// bit per item and subset, every subset evaluated when an item is first
+// asked about (its fields are read once, from disk for a large dataset).
+type subsetCache struct {
+	names  []string
+	at     map[string]int
+	done   []uint64
+	in     [][]uint64
+	errs   map[[2]int]error       // (item, subset) -> why the subset failed on it
+	others map[*pipeline.Item]int // items not in the task's list (built by hand)
 }
 
 // compileSubsets compiles the subsets of the given tasks; only restricts
@@ -354,30 +358,63 @@ func (s *subsets) names(t *pipeline.Task) []string {
 // in says whether an item belongs to a subset of its task.
 func (s *subsets) in(t *pipeline.Task, name string, it *pipeline.Item) (bool, error) {
 	if s.cache == nil {
-		s.cache = map[*pipeline.Item]map[string]bool{}
+		s.cache = map[*pipeline.Task]*subsetCache{}
 	}
-	m := s.cache[it]
-	if m == nil {
-		m = map[string]bool{}
-		s.cache[it] = m
+	sc := s.cache[t]
+	if sc == nil {
+		sc = &subsetCache{names: s.names(t), at: map[string]int{}, errs: map[[2]int]error{}, others: map[*pipeline.Item]int{}}
+		n := len(t.Items)
+		sc.done = make([]uint64, (n+63)/64)
+		for i, name := range sc.names {
+			sc.at[name] = i
+			sc.in = append(sc.in, make([]uint64, (n+63)/64))
+		}
+		s.cache[t] = sc
 	}
-	if v, ok := m[name]; ok {
-		return v, nil
+	k, ok := sc.at[name]
+	if !ok {
+		return false, fmt.Errorf("task %s has no subset %q", t.Name, name)
 	}
-	v, err := expr.Run(s.progs[t.Name][name], map[string]any{"item": it.Fields, "task": map[string]any{"name": t.Name}})
-	if err != nil {
-		return false, fmt.Errorf("task %s, subset %s, item %s: %v", t.Name, name, it.ID, err)
+	i, ok := t.Index(it)
+	if !ok {
+		// Not one of the task's items: numbered after them.
+		if i, ok = sc.others[it]; !ok {
+			i = len(t.Items) + len(sc.others)
+			sc.others[it] = i
+		}
 	}
-	b, _ := v.(bool)
-	m[name] = b
-	return b, nil
+	for i/64 >= len(sc.done) {
+		sc.done = append(sc.done, 0)
+		for j := range sc.in {
+			sc.in[j] = append(sc.in[j], 0)
+		}
+	}
+	word, bit := i/64, uint64(1)<<(i%64)
+	if sc.done[word]&bit == 0 {
+		env := map[string]any{"item": it.Values(), "task": map[string]any{"name": t.Name}}
+		for j, n := range sc.names {
+			v, err := expr.Run(s.progs[t.Name][n], env)
+			if err != nil {
+				sc.errs[[2]int{i, j}] = fmt.Errorf("task %s, subset %s, item %s: %v", t.Name, n, it.ID, err)
+				continue
+			}
+			if b, _ := v.(bool); b {
+				sc.in[j][word] |= bit
+			}
+		}
+		sc.done[word] |= bit
+	}
+	if err := sc.errs[[2]int{i, k}]; err != nil {
+		return false, err
+	}
+	return sc.in[k][word]&bit != 0, nil
 }
 
 // filter keeps the rows whose item is in the subset.
 func (s *subsets) filter(t *pipeline.Task, name string, rows []*pipeline.ResultRow) ([]*pipeline.ResultRow, error) {
 	var out []*pipeline.ResultRow
 	for _, r := range rows {
-		ok, err := s.in(t, name, r.Case.Item)
+		ok, err := s.in(t, name, r.Item)
 		if err != nil {
 			return nil, err
 		}
@@ -404,7 +441,7 @@ func (s *subsets) sub(c *cell, name string) (*cell, error) {
 
 // fieldString reads an item field as a string ("" when missing or null).
 func fieldString(it *pipeline.Item, field string) string {
-	v, ok := it.Fields[field]
+	v, ok := it.Values()[field]
 	if !ok || v == nil {
 		return ""
 	}
@@ -426,7 +463,6 @@ func fmtF(x float64) string {
 }
 
 func fmtI(n int) string { return strconv.Itoa(n) }
-
 
 // truthy reads a judge or strategy output as a boolean flag.
 func truthy(v any) bool {

@@ -123,18 +123,18 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		var correct []bool
 		nCorrect, answers := 0, 0
 		for _, r := range c.Rows {
-			if graded && r.Case.Item.Gold == "" {
+			if graded && r.Item.Gold == "" {
 				continue
 			}
-			if !r.Result.Parsed && policy == stats.UnparsedExclude {
+			if !r.Parsed() && policy == stats.UnparsedExclude {
 				continue
 			}
 			answers++
-			ok := r.Result.Parsed && r.Result.Label == r.Case.Item.Gold
+			ok := r.Parsed() && r.Label == r.Item.Gold
 			if ok {
 				nCorrect++
 			}
-			cv := confOf(r.Result)
+			cv := r.Conf
 			if math.IsNaN(cv) {
 				continue
 			}

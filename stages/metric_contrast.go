@@ -64,7 +64,7 @@ func (c *ContrastConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 		}
 		it := t.Items[0]
 		for _, fld := range []string{f.Pair, f.Variant, f.EditType} {
-			if _, ok := it.Fields[fld]; !ok {
+			if _, ok := it.Values()[fld]; !ok {
 				return fmt.Sprintf("its items have no field %q", fld)
 			}
 		}
@@ -90,7 +90,7 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 	idx := map[string]*entry{}
 	var order []*entry
 	for _, r := range c.Rows {
-		it := r.Case.Item
+		it := r.Item
 		id := fieldString(it, f.Pair)
 		e := idx[id]
 		if e == nil {
@@ -98,8 +98,8 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 			idx[id] = e
 			order = append(order, e)
 		}
-		parsed := r.Result.Parsed && (!f.RequireConfidence || !math.IsNaN(confOf(r.Result)))
-		h := half{pred: r.Result.Label, gold: it.Gold, parsed: parsed, ok: true}
+		parsed := r.Parsed() && (!f.RequireConfidence || !math.IsNaN(r.Conf))
+		h := half{pred: r.Label, gold: it.Gold, parsed: parsed, ok: true}
 		if !h.parsed {
 			h.pred = ""
 		}

@@ -29,7 +29,7 @@ func newApply() *cobra.Command {
 				return err
 			}
 			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
-				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context())}
+				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), NoResults: true}
 			if err := pipeline.Connect(st, opts.Offline); err != nil {
 				return err
 			}

@@ -70,12 +70,15 @@ func (t *Task) shapes() []itemShape {
 		idx := map[string]int{}
 		keys := make([]string, 0, 16)
 		for i := range t.Items {
-			keys = keys[:0]
-			for k := range t.Items[i].Values() {
-				keys = append(keys, k)
+			sig := t.Items[i].shape
+			if sig == "" { // an item built by hand
+				keys = keys[:0]
+				for k := range t.Items[i].Values() {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				sig = strings.Join(keys, "\x00")
 			}
-			sort.Strings(keys)
-			sig := strings.Join(keys, "\x00")
 			if j, ok := idx[sig]; ok {
 				t.shapeList[j].count++
 				continue

@@ -498,6 +498,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	wg.Wait()
 	close(e.rows)
 	werr := <-writerDone
+	// No case will look a reply up any more: scoring gets the memory.
+	e.journal.DropIndex()
 	if n := e.journal.Stats().Unusable; n > 0 {
 		fmt.Fprintf(e.opts.Log, "promoral: warning: %s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses\n", e.journal.path, n)
 	}

@@ -68,6 +68,9 @@ type Item struct {
 	Gold  string
 	ref   dataset.Ref
 	store *dataset.Store
+	// shape names the item's fields (sorted, NUL-separated), so validation
+	// groups items by their fields without reading them back.
+	shape string
 }
 
 // Values are the item's fields: Fields, or, for an item of a large dataset,

@@ -75,8 +75,8 @@ func Write(dir string, o Options) (string, error) {
     provider: scripted
     script:
       replies:
-        - {match: '(?i)\b(stole|hit|lied|cheated|mocked)\b', text: "The narrator harms someone.\nConfidence: 0.%d\nFinal Answer: Unacceptable"}
-        - {match: '(?i)\b(helped|thanked|fed|visited)\b', text: "The narrator is considerate.\nConfidence: 0.%d\nFinal Answer: Acceptable"}
+        - {match: 'Scenario: On day \d+ I (stole|hit|lied|cheated|mocked) ', text: "The narrator harms someone.\nConfidence: 0.%d\nFinal Answer: Unacceptable"}
+        - {match: 'Scenario: On day \d+ I (helped|thanked|fed|visited) ', text: "The narrator is considerate.\nConfidence: 0.%d\nFinal Answer: Acceptable"}
         - {text: "Hard to say.\nConfidence: 0.5\nFinal Answer: Acceptable"}
 `, m, 6+m%4, 7+m%3)
 	}

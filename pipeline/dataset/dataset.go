@@ -35,8 +35,10 @@ type Item struct {
 	// moved to the Store (Ref).
 	Fields map[string]any `json:"fields"`
 	// Ref locates the fields in the Store LoadWith was given, when the
-	// dataset was too large to keep them in memory.
-	Ref Ref `json:"-"`
+	// dataset was too large to keep them in memory; Digest is then what
+	// Options.Digest made of them before they went.
+	Ref    Ref `json:"-"`
+	Digest any `json:"-"`
 }
 
 // Error is a problem found while reading data. Row is 0 when the problem is
@@ -74,6 +76,10 @@ type Options struct {
 	// estimated to take more than SpillAbove bytes: its items come back
 	// with a Ref instead of Fields.
 	Store *Store
+	// Digest, when set, is called with the fields of each item moved to
+	// the store, so the caller keeps what it needs of every item without
+	// reading them all back.
+	Digest func(fields map[string]any) any
 }
 
 // LoadWith is Load with options.
@@ -89,7 +95,7 @@ func LoadWith(spec *Spec, baseDir string, o Options) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.store = o.Store
+	l.store, l.digest = o.Store, o.Digest
 	if ex := spec.Exclude; ex != nil {
 		if l.exclude, err = excludeSet(ex, baseDir); err != nil {
 			return nil, err
@@ -103,10 +109,11 @@ func LoadWith(spec *Spec, baseDir string, o Options) ([]Item, error) {
 
 // row is a source row that survived filter and exclude.
 type row struct {
-	n   int
-	id  string
-	rec map[string]any // nil when spilled
-	ref Ref
+	n      int
+	id     string
+	rec    map[string]any // nil when spilled
+	ref    Ref
+	digest any
 }
 
 type loader struct {
@@ -124,6 +131,7 @@ type loader struct {
 	// store, when set, takes the rows' fields once resident passes
 	// SpillAbove (spilling); err is the first failure to write it.
 	store    *Store
+	digest   func(map[string]any) any
 	resident int64
 	spilling bool
 }
@@ -248,6 +256,9 @@ func (l *loader) put(r *row) error {
 		return l.src.errf(0, "", "%v", err)
 	}
 	if ok {
+		if l.digest != nil && l.spec.Expand == nil && l.spec.Shuffle == nil {
+			r.digest = l.digest(r.rec) // these are the item's final fields
+		}
 		r.rec, r.ref = nil, ref
 	}
 	return nil
@@ -276,6 +287,9 @@ func (l *loader) item(id string, n int, f map[string]any) (Item, error) {
 		return it, l.src.errf(n, "", "%v", err)
 	}
 	if ok {
+		if l.digest != nil {
+			it.Digest = l.digest(f)
+		}
 		it.Fields, it.Ref = nil, ref
 	}
 	return it, nil
@@ -343,7 +357,7 @@ func (l *loader) finish() ([]Item, error) {
 	} else {
 		items = make([]Item, len(rows))
 		for i, r := range rows {
-			items[i] = Item{ID: r.id, Row: r.n, Fields: r.rec, Ref: r.ref}
+			items[i] = Item{ID: r.id, Row: r.n, Fields: r.rec, Ref: r.ref, Digest: r.digest}
 		}
 	}
 	if sh := s.Shuffle; sh != nil {

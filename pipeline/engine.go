@@ -132,6 +132,9 @@ type Summary struct {
 	// again.
 	LostInFlight int `json:"lost_in_flight,omitempty"`
 	Resent       int `json:"resent,omitempty"`
+	// Reused counts the cases whose rows were taken from the outputs in
+	// force, computed from the same code, configs and data (reuse.go).
+	Reused int `json:"reused,omitempty"`
 	// LastComplete is the folder of the last outputs without errors, kept
 	// when this apply's have errored cases.
 	LastComplete string `json:"-"`
@@ -161,6 +164,9 @@ func (s *Summary) String() string {
 		fmt.Fprintf(&b, "%s: %d cases, %d calls (%d new, %d cached), %d errors, %d unparsed, %d truncated, %d prompt + %d completion tokens, $%.4f -> %s",
 			s.Run, s.Cases, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed, s.Truncated,
 			s.PromptTokens, s.CompletionTokens, s.CostUSD, s.OutDir)
+	}
+	if s.Reused > 0 && !s.Interrupted {
+		fmt.Fprintf(&b, "\n  %s taken from the earlier outputs (same code, configs and data; only the metric blocks may differ)", Plural(s.Reused, "case's row", "cases' rows"))
 	}
 	if s.LostInFlight > 0 {
 		fmt.Fprintf(&b, "\n  %d call(s) were in flight when an earlier apply was killed; %d of them were sent again", s.LostInFlight, s.Resent)
@@ -259,6 +265,7 @@ type Engine struct {
 	drained, cut atomic.Int64
 	resent       atomic.Int64
 	interrupted  atomic.Bool
+	reused       int
 }
 
 // NewEngine prepares an engine; Run does the work.
@@ -366,6 +373,36 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		os.RemoveAll(gen.dir)
 		return nil, nil, err
 	}
+	planned := s.NumCases()
+	done := newDoneSet(planned)
+	tl := newTally()
+	// Cases whose good rows the outputs in force already hold are taken
+	// from there, not walked again (reuse.go).
+	var copied doneSet
+	var src *copySource
+	rw, err := CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	if err != nil {
+		calls.Abort()
+		os.RemoveAll(gen.dir)
+		return nil, nil, err
+	}
+	if ru := e.planReuse(j.Size()); ru != nil {
+		n, err := e.copyCalls(ru, calls)
+		if err == nil {
+			src, err = e.newCopySource(ru, tl)
+		}
+		if err != nil {
+			calls.Abort()
+			rw.Abort()
+			os.RemoveAll(gen.dir)
+			return nil, nil, fmt.Errorf("taking the rows of %s: %w", ru.dir, err)
+		}
+		tl.addTaken(ru.n, n)
+		copied, e.reused = ru.copied, ru.n
+		for i := range done {
+			done[i] = copied[i]
+		}
+	}
 	e.rows = make(chan CallRow, 4096)
 	writerDone := make(chan error, 1)
 	go func() {
@@ -410,20 +447,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	e.cancel = cancel
 	defer cancel()
-	rw, err := CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
-	if err != nil {
-		calls.Abort()
-		os.RemoveAll(gen.dir)
-		return nil, nil, err
-	}
-	sink := newResultSink(rw)
-	planned := s.NumCases()
+	sink := newResultSink(rw, planned, copied, src)
 	var results []Result
 	if !e.opts.NoResults {
 		results = make([]Result, planned)
 	}
-	done := newDoneSet(planned)
-	tl := newTally()
 	// Errored cases wait for the end: they may keep an earlier apply's row.
 	var heldMu sync.Mutex
 	var held []heldCase
@@ -464,7 +492,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		go func(m *Model) {
 			defer wg.Done()
 			defer close(jobs)
-			s.eachCaseOf(m, func(c *Case) bool {
+			s.eachCaseOf(m, copied, func(c *Case) bool {
 				select {
 				case jobs <- c:
 					return true
@@ -557,6 +585,7 @@ func (e *Engine) summary(planned int, tl *tally, held []heldCase) *Summary {
 	sum.Attempts = int(e.attempts.Load())
 	js := e.journal.Stats()
 	sum.LostInFlight, sum.Resent = js.Lost, int(e.resent.Load())
+	sum.Reused = e.reused
 	t := tl.clone()
 	for i := range held {
 		t.add(held[i].c, &held[i].r)
@@ -595,12 +624,16 @@ func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, sink *resultSin
 			results[h.c.Ordinal] = h.r
 		}
 	}
-	sum := e.summary(s.NumCases(), tl, nil)
 	if err := sink.close(); err != nil {
 		rw.Abort()
-		return sum, fmt.Errorf("writing results.parquet: %w", err)
+		return e.summary(s.NumCases(), tl, nil), fmt.Errorf("writing results.parquet: %w", err)
 	}
+	// The rows taken from an earlier apply are counted as they go out.
+	sum := e.summary(s.NumCases(), tl, nil)
 	if err := rw.Commit(); err != nil {
+		return sum, err
+	}
+	if err := writeOrder(gen.dir, sink.order); err != nil {
 		return sum, err
 	}
 	texts, err := e.scoreWritten(gen.dir, sink.order)

@@ -534,6 +534,13 @@ func (j *Journal) WasLost(key string) bool {
 	return false
 }
 
+// Size is the journal's length in bytes.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
 // Len is the number of distinct replies indexed.
 func (j *Journal) Len() int {
 	j.mu.Lock()

@@ -193,6 +193,13 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		}
 		t := compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path), l.items)
 		t.Fixture = spec.Fixture != ""
+		if spec.Demos != "" {
+			// The demonstrations are part of every prompt of the task.
+			p := filepath.Join(st.PromptsDir, spec.Demos)
+			if data, err := os.ReadFile(p); err == nil {
+				l.files[p] = data
+			}
+		}
 		fixtureAt[t] = [2]any{n.Line, path}
 		st.Tasks = append(st.Tasks, t)
 	}
@@ -291,6 +298,7 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 	}
 	st.ConfigHash = hex.EncodeToString(h.Sum(nil))
 	st.Files = names
+	st.resultsKey = resultsKey(st, root, l.files)
 	return st
 }
 

@@ -156,6 +156,11 @@ type Manifest struct {
 	// block with the policies it scored under (numbers).
 	Factors []string        `json:"factors,omitempty"`
 	Metrics []ManifestBlock `json:"metrics,omitempty"`
+	// ResultsKey names what the results depend on (not the metric blocks),
+	// JournalBytes the journal's size when they were written: a re-apply
+	// with the same key takes their good rows instead of walking again.
+	ResultsKey   string `json:"results_key,omitempty"`
+	JournalBytes int64  `json:"journal_bytes,omitempty"`
 }
 
 // ManifestModel records a model entry without anything secret.
@@ -194,6 +199,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 			Extends: md.Spec.Extends, Factors: md.Spec.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, ManifestBlocks(s)
+	m.ResultsKey, m.JournalBytes = s.resultsKey, e.journal.Size()
 	for _, st := range s.Strategies {
 		m.Strategies = append(m.Strategies, st.Name)
 	}

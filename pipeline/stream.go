@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"container/heap"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -16,12 +17,18 @@ import (
 // Rows are written in case order while the cases finishing out of order fit
 // a bounded window, and in the order they finish beyond it, so memory stays
 // flat however the models' paces differ; order records the case ordinal of
-// every row written, in file order, for reading them back.
+// every row written, in file order, for reading them back. The rows taken
+// from an earlier apply (copy) are merged in where their cases fall.
 type resultSink struct {
 	w     *ParquetWriter
 	ch    chan sinkRow
 	done  chan error
 	order []int32
+	// copy gives the rows taken from an earlier apply, copied those cases:
+	// no row of theirs comes through ch.
+	copy    *copySource
+	copied  doneSet
+	planned int
 }
 
 type sinkRow struct {
@@ -32,8 +39,8 @@ type sinkRow struct {
 // reorderWindow bounds how many finished rows wait for an earlier case.
 const reorderWindow = 4096
 
-func newResultSink(w *ParquetWriter) *resultSink {
-	s := &resultSink{w: w, ch: make(chan sinkRow, 1024), done: make(chan error, 1)}
+func newResultSink(w *ParquetWriter, planned int, copied doneSet, copy *copySource) *resultSink {
+	s := &resultSink{w: w, ch: make(chan sinkRow, 1024), done: make(chan error, 1), copy: copy, copied: copied, planned: planned}
 	go s.run()
 	return s
 }
@@ -41,27 +48,47 @@ func newResultSink(w *ParquetWriter) *resultSink {
 func (s *resultSink) run() {
 	var err error
 	var pending rowHeap
+	written := newDoneSet(s.planned)
+	// next is the earliest case of this apply's own whose row is not out.
 	next := 0
+	advance := func() {
+		for next < s.planned && (s.copied != nil && s.copied.has(next) || written.has(next)) {
+			next++
+		}
+	}
+	// copyBelow writes the rows taken from the earlier apply that come
+	// before case limit.
+	copyBelow := func(limit int) {
+		if s.copy != nil && err == nil {
+			err = s.copy.emit(limit, s.w, &s.order)
+		}
+	}
+	write := func(r sinkRow) {
+		copyBelow(r.ord)
+		if err == nil {
+			err = s.w.Append(r.vals...)
+		}
+		s.order = append(s.order, int32(r.ord))
+		written.mark(r.ord)
+		advance()
+	}
+	advance()
 	for r := range s.ch {
 		heap.Push(&pending, r)
 		// Out go the rows next in case order, and, while the window is
 		// over full, the earliest waiting one even if a case before it is
 		// still running.
 		for pending.Len() > 0 && (pending[0].ord <= next || pending.Len() > reorderWindow) {
-			w := heap.Pop(&pending).(sinkRow)
-			if err == nil {
-				err = s.w.Append(w.vals...)
-			}
-			s.order = append(s.order, int32(w.ord))
-			next = max(next, w.ord+1)
+			write(heap.Pop(&pending).(sinkRow))
 		}
+		copyBelow(next)
 	}
 	for pending.Len() > 0 {
-		w := heap.Pop(&pending).(sinkRow)
-		if err == nil {
-			err = s.w.Append(w.vals...)
-		}
-		s.order = append(s.order, int32(w.ord))
+		write(heap.Pop(&pending).(sinkRow))
+	}
+	copyBelow(math.MaxInt)
+	if s.copy != nil {
+		s.copy.close()
 	}
 	s.done <- err
 }
@@ -144,6 +171,33 @@ func (t *tally) add(c *Case, r *Result) {
 	if ct.first < 0 || c.Ordinal < ct.first {
 		ct.first, ct.example = c.Ordinal, c.ID()+": "+exampleOf(r)
 	}
+}
+
+// addCounts counts a good case taken from an earlier apply's rows: its
+// tokens, cost, parse and cut-off (cached calls are counted by the caller).
+func (t *tally) addCounts(r *Result) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.prompt += r.Acct.PromptTokens
+	t.completion += r.Acct.CompletionTokens
+	t.thinking += r.Acct.ThinkingTokens
+	t.picoUSD += int64((r.Acct.CostUSD + r.JudgeAcct.CostUSD) * 1e12)
+	if !r.Parsed {
+		t.unparsed++
+	}
+	if r.Acct.Truncated {
+		t.truncated++
+	}
+}
+
+// addTaken counts the cases taken from an earlier apply (their other
+// counts come as their rows go out: addCounts) and their calls, served
+// from the journal.
+func (t *tally) addTaken(cases, calls int) {
+	t.mu.Lock()
+	t.cases += cases
+	t.callsCached += calls
+	t.mu.Unlock()
 }
 
 // clone is a copy to add to without changing t.

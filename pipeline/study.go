@@ -33,6 +33,8 @@ type Study struct {
 	// Files are the config, strategy, task and template files read, for the
 	// manifest and for `diff`.
 	Files []string
+	// resultsKey names what the cases' results depend on (resultsKey).
+	resultsKey string
 }
 
 // ResolvedCell is one matrix cell with its parts looked up.
@@ -176,8 +178,9 @@ func (s *Study) EachCase(fn func(c *Case) bool) {
 	}
 }
 
-// eachCaseOf is EachCase over the cells of one model.
-func (s *Study) eachCaseOf(m *Model, fn func(c *Case) bool) {
+// eachCaseOf is EachCase over the cells of one model, but the cases in
+// skip.
+func (s *Study) eachCaseOf(m *Model, skip doneSet, fn func(c *Case) bool) {
 	ord := 0
 	for ci, cell := range s.Cells {
 		if cell.Model != m {
@@ -185,6 +188,10 @@ func (s *Study) eachCaseOf(m *Model, fn func(c *Case) bool) {
 			continue
 		}
 		for i := range cell.Task.Items {
+			if skip != nil && skip.has(ord) {
+				ord++
+				continue
+			}
 			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i]}
 			ord++
 			if !fn(c) {

@@ -386,9 +386,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		os.RemoveAll(gen.dir)
 		return nil, nil, err
 	}
-	if ru := e.planReuse(j.Size()); ru != nil {
-		n, err := e.copyCalls(ru, calls)
-		if err == nil {
+	ru := e.planReuse(j.Size())
+	if ru != nil {
+		if ru.linkResults {
+			err = e.countTaken(ru, tl)
+		} else {
 			src, err = e.newCopySource(ru, tl)
 		}
 		if err != nil {
@@ -397,7 +399,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 			os.RemoveAll(gen.dir)
 			return nil, nil, fmt.Errorf("taking the rows of %s: %w", ru.dir, err)
 		}
-		tl.addTaken(ru.n, n)
+		tl.addTaken(ru.n, 0)
 		copied, e.reused = ru.copied, ru.n
 		for i := range done {
 			done[i] = copied[i]
@@ -407,6 +409,17 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	writerDone := make(chan error, 1)
 	go func() {
 		var werr error
+		// The calls of the cases taken go first (while the walk queues its
+		// own), so copying them overlaps the results' copy.
+		if ru != nil {
+			var n int
+			if ru.linkCalls {
+				n, werr = e.countCalls(ru)
+			} else {
+				n, werr = e.copyCalls(ru, calls)
+			}
+			tl.addTaken(0, n)
+		}
 		for r := range e.rows {
 			if werr == nil {
 				werr = r.append(calls)
@@ -563,7 +576,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		drop()
 		return sum, nil, fmt.Errorf("writing calls.parquet: %w", werr)
 	}
-	sum, err = e.writeSet(gen, calls, sink, rw, held, tl, results, started)
+	sum, err = e.writeSet(gen, calls, sink, rw, held, tl, results, started, ru)
 	if err != nil {
 		os.RemoveAll(gen.dir)
 		return sum, nil, err
@@ -599,14 +612,19 @@ func (e *Engine) summary(planned int, tl *tally, held []heldCase) *Summary {
 // the errored cases are written, results.parquet is complete, and the
 // metrics are computed from what it holds.
 func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, sink *resultSink, rw *ParquetWriter, held []heldCase, tl *tally,
-	results []Result, started time.Time) (*Summary, error) {
+	results []Result, started time.Time, ru *reuse) (*Summary, error) {
 	s := e.study
 	fail := func(err error) (*Summary, error) {
 		sink.close()
 		rw.Abort()
 		return nil, err
 	}
-	if err := calls.Commit(); err != nil {
+	if ru != nil && ru.linkCalls {
+		calls.Abort()
+		if err := linkOrCopy(filepath.Join(ru.dir, "calls.parquet"), filepath.Join(gen.dir, "calls.parquet")); err != nil {
+			return fail(err)
+		}
+	} else if err := calls.Commit(); err != nil {
 		return fail(err)
 	}
 	if len(held) > 0 {
@@ -630,13 +648,21 @@ func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, sink *resultSin
 	}
 	// The rows taken from an earlier apply are counted as they go out.
 	sum := e.summary(s.NumCases(), tl, nil)
-	if err := rw.Commit(); err != nil {
+	order := sink.order
+	if ru != nil && ru.linkResults && len(held) == 0 {
+		// Nothing was walked: the rows in force are the rows, as they are.
+		rw.Abort()
+		if err := linkOrCopy(filepath.Join(ru.dir, "results.parquet"), filepath.Join(gen.dir, "results.parquet")); err != nil {
+			return sum, err
+		}
+		order = ru.order
+	} else if err := rw.Commit(); err != nil {
 		return sum, err
 	}
-	if err := writeOrder(gen.dir, sink.order); err != nil {
+	if err := writeOrder(gen.dir, order); err != nil {
 		return sum, err
 	}
-	texts, err := e.scoreWritten(gen.dir, sink.order)
+	texts, err := e.scoreWritten(gen.dir, order)
 	if err != nil {
 		return sum, fmt.Errorf("scoring: %w", err)
 	}

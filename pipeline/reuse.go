@@ -59,6 +59,11 @@ type reuse struct {
 	copied doneSet
 	rewalk map[string]bool
 	n      int
+	// linkResults: every case is taken and the rows need no change (same
+	// run name and config hash), so results.parquet is linked as it is;
+	// linkCalls: every case is taken and the calls in force were all
+	// served from the journal already, so calls.parquet is linked too.
+	linkResults, linkCalls bool
 }
 
 // planReuse says whether the outputs in force may be taken, and which rows.
@@ -81,6 +86,10 @@ func (e *Engine) planReuse(journalBytes int64) *reuse {
 		ResultsKey   string `json:"results_key"`
 		JournalBytes int64  `json:"journal_bytes"`
 		Cases        int    `json:"cases"`
+		Run          string `json:"run"`
+		ConfigHash   string `json:"config_hash"`
+		CallsNew     int    `json:"calls_new"`
+		Attempts     int    `json:"attempts"`
 	}
 	// A journal shorter than when those rows were written is not the one
 	// that served them.
@@ -115,7 +124,62 @@ func (e *Engine) planReuse(journalBytes int64) *reuse {
 	if err != nil || row != planned {
 		return nil
 	}
+	all := len(r.rewalk) == 0
+	r.linkResults = all && m.Run == s.Run.Name && m.ConfigHash == s.ConfigHash
+	r.linkCalls = all && m.CallsNew == 0 && m.Attempts == 0
 	return r
+}
+
+// countTaken counts the rows of a results.parquet linked as it is, as
+// copySource counts each row it copies.
+func (e *Engine) countTaken(r *reuse, tl *tally) error {
+	c := &copySource{e: e, r: r, tl: tl, starts: caseStarts(e.study)}
+	row := 0
+	cols := []string{"calls", "prompt_tokens", "completion_tokens", "thinking_tokens", "cost_usd", "judge_cost_usd", "parsed", "truncated"}
+	return eachRecord(filepath.Join(r.dir, "results.parquet"), cols, func(rec arrow.RecordBatch) error {
+		for i := 0; i < int(rec.NumRows()); i++ {
+			c.count(rec, i, int(r.order[row+i]))
+		}
+		row += int(rec.NumRows())
+		return nil
+	})
+}
+
+// countCalls counts the calls of a calls.parquet linked as it is.
+func (e *Engine) countCalls(r *reuse) (int, error) {
+	n := 0
+	err := eachRecord(filepath.Join(r.dir, "calls.parquet"), []string{"model"}, func(rec arrow.RecordBatch) error {
+		for i := 0; i < int(rec.NumRows()); i++ {
+			name, _ := str(rec.Column(0), i)
+			if st := e.modelStats(name); st != nil {
+				st.Calls.Add(1)
+				st.Cached.Add(1)
+			}
+		}
+		n += int(rec.NumRows())
+		return nil
+	})
+	return n, err
+}
+
+// linkOrCopy puts a file of the generation in force into the new one.
+func linkOrCopy(from, to string) error {
+	if err := os.Link(from, to); err == nil {
+		return nil
+	}
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(to, data)
+}
+
+func caseStarts(s *Study) []int {
+	starts := make([]int, len(s.Cells)+1)
+	for i, c := range s.Cells {
+		starts[i+1] = starts[i] + len(c.Task.Items)
+	}
+	return starts
 }
 
 // copySource gives the good rows of the generation in force, in its file's
@@ -152,12 +216,7 @@ func (e *Engine) newCopySource(r *reuse, tl *tally) (*copySource, error) {
 		f.Close()
 		return nil, err
 	}
-	s := e.study
-	starts := make([]int, len(s.Cells)+1)
-	for i, c := range s.Cells {
-		starts[i+1] = starts[i] + len(c.Task.Items)
-	}
-	return &copySource{e: e, r: r, tl: tl, starts: starts, rr: closingReader{rr, rdr, f}}, nil
+	return &copySource{e: e, r: r, tl: tl, starts: caseStarts(e.study), rr: closingReader{rr, rdr, f}}, nil
 }
 
 type closingReader struct {

@@ -19,13 +19,7 @@ import (
 func reuseTree(metrics string) map[string]string {
 	return baseTree(map[string]string{
 		"configs/run.yaml": `name: reuse
-models:` + scriptedModel + `
-  - name: flaky
-    provider: scripted
-    script:
-      replies:
-        - {match: "lied", status: 400}
-        - {text: "Confidence: 0.7\nAnswer: {{if find \"(stole|hit)\" .last}}wrong{{else}}not wrong{{end}}"}
+models:` + scriptedModel + flakyModel + `
 tasks: [toy]
 strategies: [one_shot, loop]
 settings: {concurrency: 3, seed: 5}
@@ -33,6 +27,15 @@ metrics:
 ` + metrics,
 	})
 }
+
+const flakyModel = `
+  - name: flaky
+    provider: scripted
+    script:
+      replies:
+        - {match: "lied", status: 400}
+        - {text: "Confidence: 0.7\nAnswer: {{if find \"(stole|hit)\" .last}}wrong{{else}}not wrong{{end}}"}
+`
 
 const twoBlocks = `  - {kind: classification, bootstrap: 200}
   - {kind: efficiency}
@@ -130,12 +133,21 @@ func sameRows(t *testing.T, what string, walked, reused map[string]map[string]an
 // does so after a change to the metric blocks too, and not after a change
 // to anything a result depends on.
 func TestReapplyTakesGoodRowsAndWritesWhatAWalkWrites(t *testing.T) {
-	dir := writeTree(t, reuseTree(twoBlocks))
+	t.Run("errored cases", func(t *testing.T) { reapplyLikeAWalk(t, reuseTree(twoBlocks), true) })
+	t.Run("no error", func(t *testing.T) {
+		tree := reuseTree(twoBlocks)
+		tree["configs/run.yaml"] = strings.Replace(tree["configs/run.yaml"], flakyModel, "\n", 1)
+		reapplyLikeAWalk(t, tree, false)
+	})
+}
+
+func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
+	dir := writeTree(t, tree)
 	run := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
 	first := applyFlat(t, run, out)
-	if first.Errors == 0 || first.Reused != 0 {
-		t.Fatalf("first apply: %+v (the fixture must have errored cases)", first)
+	if (first.Errors > 0) != errored || first.Reused != 0 {
+		t.Fatalf("first apply: %+v", first)
 	}
 	check := func(name string) {
 		t.Helper()
@@ -168,10 +180,37 @@ func TestReapplyTakesGoodRowsAndWritesWhatAWalkWrites(t *testing.T) {
 		sameRows(t, name+" metrics", rowsByKey(t, filepath.Join(walkedOut, "metrics.parquet"), key), rowsByKey(t, filepath.Join(reusedOut, "metrics.parquet"), key))
 	}
 	check("same")
+	if !errored {
+		// Nothing to walk and nothing to change: the results file in force
+		// is linked, not rewritten; after a second re-apply the calls too.
+		stat := func(f string) os.FileInfo {
+			fi, err := os.Stat(filepath.Join(pipeline.CurrentGeneration(out), f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fi
+		}
+		res, calls := stat("results.parquet"), stat("calls.parquet")
+		again := applyFlat(t, run, out)
+		if again.Reused != first.Cases {
+			t.Fatalf("re-apply took %d rows of %d", again.Reused, first.Cases)
+		}
+		if !os.SameFile(res, stat("results.parquet")) || os.SameFile(calls, stat("calls.parquet")) {
+			t.Errorf("first re-apply: results linked %v (want true), calls linked %v (want false: they become served)",
+				os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
+		}
+		res, calls = stat("results.parquet"), stat("calls.parquet")
+		applyFlat(t, run, out)
+		if !os.SameFile(res, stat("results.parquet")) || !os.SameFile(calls, stat("calls.parquet")) {
+			t.Errorf("second re-apply: results linked %v, calls linked %v (want both)", os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
+		}
+		check("again")
+	}
 
 	// Another metric block: the rows are taken, the metrics are the new
 	// blocks'.
-	if err := os.WriteFile(run, []byte(reuseTree(twoBlocks + "  - {kind: classification, name: excluded, unparsed: exclude, bootstrap: 0}\n")["configs/run.yaml"]), 0o644); err != nil {
+	withBlock := strings.Replace(tree["configs/run.yaml"], twoBlocks, twoBlocks+"  - {kind: classification, name: excluded, unparsed: exclude, bootstrap: 0}\n", 1)
+	if err := os.WriteFile(run, []byte(withBlock), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	check("metric")
@@ -180,8 +219,10 @@ func TestReapplyTakesGoodRowsAndWritesWhatAWalkWrites(t *testing.T) {
 		t.Error("the new metric block wrote no row")
 	}
 
+	if !errored {
+		return
+	}
 	// A changed template is another computation: nothing is taken.
-	tree := reuseTree(twoBlocks)
 	tree["configs/tasks/toy.yaml"] = strings.Replace(taskYAML, "Is this wrong?", "Is this morally wrong?", 1)
 	os.WriteFile(run, []byte(tree["configs/run.yaml"]), 0o644)
 	os.WriteFile(filepath.Join(dir, "configs/tasks/toy.yaml"), []byte(tree["configs/tasks/toy.yaml"]), 0o644)

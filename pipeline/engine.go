@@ -437,7 +437,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if abort == nil {
 		abort = context.Background()
 	}
-	go func() {
+	go func(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			e.interrupted.Store(true)
@@ -454,7 +454,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 			return
 		}
 		cutFlight()
-	}()
+	}(ctx)
 
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)

@@ -3,6 +3,9 @@ package pipeline
 import (
 	"fmt"
 	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 )
@@ -144,16 +147,15 @@ type OutputReader interface {
 type ResultRow struct {
 	*RowCell
 	Item *Item
-	// Label is the case's label ("" when none); Conf its confidence (NaN
-	// when none).
-	Label string
-	Conf  float64
-	// Tokens are the prompt and completion tokens of the case's calls,
-	// Cost their cost; JudgeCost the judge's.
-	Tokens          int64
-	Cost, JudgeCost float64
-	flags           rowFlags
-	more            *rowMore
+	// Conf is the case's confidence (NaN when none).
+	Conf float64
+	// Cost is the cost of the case's calls; Tokens their prompt and
+	// completion tokens.
+	Cost   float64
+	Tokens int32
+	label  uint32 // in the cell's label table; 0 is none
+	flags  rowFlags
+	more   *rowMore
 }
 
 // RowCell is what the rows of one case cell share.
@@ -165,7 +167,42 @@ type RowCell struct {
 	Factors         []string
 	RunModel        *Model
 	RunStrategy     *Strategy
+	labels          *labelTable
 }
+
+// labelTable numbers the labels rows carry, so a row holds a number, not a
+// string (a label outside the answer space can be any text).
+type labelTable struct {
+	mu    sync.Mutex
+	index map[string]uint32
+	names []string
+	// snap is names as readers see it: rows read labels from many
+	// goroutines while scoring, without a lock.
+	snap atomic.Pointer[[]string]
+}
+
+func newLabelTable() *labelTable {
+	t := &labelTable{index: map[string]uint32{"": 0}, names: []string{""}}
+	t.snap.Store(&[]string{""})
+	return t
+}
+
+func (t *labelTable) number(s string) uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, ok := t.index[s]; ok {
+		return i
+	}
+	s = strings.Clone(s) // not a column's buffer
+	i := uint32(len(t.names))
+	t.index[s] = i
+	t.names = append(t.names, s)
+	names := t.names
+	t.snap.Store(&names)
+	return i
+}
+
+func (t *labelTable) name(i uint32) string { return (*t.snap.Load())[i] }
 
 type rowFlags uint8
 
@@ -176,21 +213,23 @@ const (
 	rowErrored
 )
 
-// rowMore is what only some metrics read: the strategy's and the judge's
-// outputs (ResultSet.Outputs says whether they were read).
+// rowMore is what only some rows have and some metrics read: the
+// strategy's and the judge's outputs (ResultSet.Outputs says whether they
+// were read) and the judge's cost.
 type rowMore struct {
 	outputs, judge map[string]any
+	judgeCost      float64
 }
 
 // NewRow is a case's row: its names as reported, factors and outcome.
 func NewRow(c *Case, model, strategy string, factors []string, r *Result) ResultRow {
-	cell := &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy}
+	cell := &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, labels: newLabelTable()}
 	return rowOf(cell, c.Item, r)
 }
 
 func rowOf(cell *RowCell, it *Item, r *Result) ResultRow {
-	row := ResultRow{RowCell: cell, Item: it, Label: r.Label, Conf: math.NaN(),
-		Tokens: int64(r.Acct.PromptTokens + r.Acct.CompletionTokens), Cost: r.Acct.CostUSD, JudgeCost: r.JudgeAcct.CostUSD}
+	row := ResultRow{RowCell: cell, Item: it, label: cell.labels.number(r.Label), Conf: math.NaN(),
+		Tokens: int32(r.Acct.PromptTokens + r.Acct.CompletionTokens), Cost: r.Acct.CostUSD}
 	if r.Confidence != nil {
 		row.Conf = *r.Confidence
 	}
@@ -206,10 +245,21 @@ func rowOf(cell *RowCell, it *Item, r *Result) ResultRow {
 	if r.Err != "" {
 		row.flags |= rowErrored
 	}
-	if r.Outputs != nil || r.Judge != nil {
-		row.more = &rowMore{outputs: r.Outputs, judge: r.Judge}
+	if r.Outputs != nil || r.Judge != nil || r.JudgeAcct.CostUSD != 0 {
+		row.more = &rowMore{outputs: r.Outputs, judge: r.Judge, judgeCost: r.JudgeAcct.CostUSD}
 	}
 	return row
+}
+
+// Label is the case's label ("" when none).
+func (r *ResultRow) Label() string { return r.labels.name(r.label) }
+
+// JudgeCost is the cost of the judge's calls.
+func (r *ResultRow) JudgeCost() float64 {
+	if r.more == nil {
+		return 0
+	}
+	return r.more.judgeCost
 }
 
 // Parsed says the label is one of the task's answers.
@@ -250,10 +300,10 @@ func (r *ResultRow) ID() string {
 // AsUnparsed is the row as an unparsed answer: no label, no confidence,
 // not correct, no judge verdict; an error stays an error.
 func (r ResultRow) AsUnparsed() ResultRow {
-	r.Label, r.Conf = "", math.NaN()
+	r.label, r.Conf = 0, math.NaN()
 	r.flags &^= rowParsed | rowCorrect
 	if r.more != nil {
-		r.more = &rowMore{outputs: r.more.outputs}
+		r.more = &rowMore{outputs: r.more.outputs, judgeCost: r.more.judgeCost}
 	}
 	return r
 }

@@ -53,8 +53,7 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 	}
 	rows := make([]ResultRow, starts[len(st.Cells)])
 	have := newDoneSet(len(rows))
-	cells := rowCells{}
-	labels := map[string]string{}
+	cells := newRowCells()
 	row := 0
 	for g := 0; g < rdr.NumRowGroups(); g++ {
 		tbl, err := fr.ReadRowGroups(context.Background(), read, []int{g})
@@ -78,12 +77,7 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 			c := Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]]}
 			r := ResultRow{RowCell: cells.of(st, &c), Item: c.Item, Conf: math.NaN()}
 			if s, ok := str(cs[0], i); ok {
-				l, seen := labels[s]
-				if !seen {
-					l = string(append([]byte(nil), s...)) // not the column's buffer
-					labels[l] = l
-				}
-				r.Label = l
+				r.label = cells.labels.number(s)
 			}
 			if v, ok := flt(cs[1], i); ok {
 				r.Conf = v
@@ -102,11 +96,14 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 			}
 			pt, _ := integer(cs[5], i)
 			ct, _ := integer(cs[6], i)
-			r.Tokens = pt + ct
+			r.Tokens = int32(pt + ct)
 			r.Cost, _ = flt(cs[7], i)
-			r.JudgeCost, _ = flt(cs[8], i)
+			jc, _ := flt(cs[8], i)
+			if jc != 0 {
+				r.more = &rowMore{judgeCost: jc}
+			}
 			if wantOut[ci] {
-				var more rowMore
+				more := rowMore{judgeCost: jc}
 				if s, ok := str(cs[9], i); ok {
 					if err := json.Unmarshal([]byte(s), &more.outputs); err != nil {
 						tbl.Release()
@@ -119,7 +116,7 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 						return nil, fmt.Errorf("%s: case %s: judge: %w", path, c.ID(), err)
 					}
 				}
-				if more.outputs != nil || more.judge != nil {
+				if more.outputs != nil || more.judge != nil || jc != 0 {
 					r.more = &more
 				}
 			}

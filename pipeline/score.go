@@ -32,7 +32,7 @@ func NewResultSet(st *Study, results []Result, outDir string) *ResultSet {
 	rs := &ResultSet{Study: st, Policy: st.UnparsedPolicy(), OutDir: outDir, Journal: filepath.Join(outDir, "journal.jsonl"),
 		Seed: uint64(st.Run.Settings.Seed)}
 	rs.Rows = make([]ResultRow, 0, len(results))
-	cells := rowCells{}
+	cells := newRowCells()
 	st.EachCase(func(c *Case) bool {
 		if r := &results[c.Ordinal]; r.Done {
 			rs.Rows = append(rs.Rows, rowOf(cells.of(st, c), c.Item, r))
@@ -44,20 +44,25 @@ func NewResultSet(st *Study, results []Result, outDir string) *ResultSet {
 
 // rowCells shares one RowCell among the rows of a cell that report the
 // same names.
-type rowCells map[rowCellKey]*RowCell
+type rowCells struct {
+	cells  map[rowCellKey]*RowCell
+	labels *labelTable
+}
+
+func newRowCells() *rowCells { return &rowCells{cells: map[rowCellKey]*RowCell{}, labels: newLabelTable()} }
 
 type rowCellKey struct {
 	cell            int
 	model, strategy string
 }
 
-func (rc rowCells) of(st *Study, c *Case) *RowCell {
+func (rc *rowCells) of(st *Study, c *Case) *RowCell {
 	m, s := c.ReportedNames()
 	k := rowCellKey{c.Cell, m, s}
-	cell := rc[k]
+	cell := rc.cells[k]
 	if cell == nil {
-		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy}
-		rc[k] = cell
+		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, labels: rc.labels}
+		rc.cells[k] = cell
 	}
 	return cell
 }

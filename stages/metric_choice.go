@@ -57,7 +57,7 @@ func (c *ChoiceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 
 // option maps a chosen letter to the option shown under it.
 func (m *choice) option(r *pipeline.ResultRow) string {
-	label := r.Label
+	label := r.Label()
 	var order []string
 	switch v := r.Item.Values()[m.options].(type) {
 	case []string:

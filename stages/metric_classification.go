@@ -141,7 +141,7 @@ func (m *classification) items(rows []*pipeline.ResultRow) []clsItem {
 		}
 		it := clsItem{gold: g, labeled: r.Parsed(), conf: r.Conf, errored: r.Errored()}
 		if it.labeled {
-			it.pred = r.Label
+			it.pred = r.Label()
 		}
 		it.parsed = it.labeled && (!m.reqConf || !math.IsNaN(it.conf))
 		out = append(out, it)
@@ -161,18 +161,43 @@ func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 	seed := seedOf(rs)
 	m.subsets.cache = nil
 	rel := pipeline.CSVTable{Name: m.table, Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
+	// The cells and subsets are scored side by side (the subsets are cut
+	// first: their cache is not shared), their rows kept in order.
+	type job struct {
+		c         *cell
+		subset    string
+		binarized bool
+		rows      []pipeline.MetricRow
+		rel       pipeline.CSVTable
+	}
+	var jobs []*job
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
-		out.Rows = append(out.Rows, m.score(c, subsetAll, m.items(c.Rows), policy, m.reps, seed, &rel)...)
+		jobs = append(jobs, &job{c: c, subset: subsetAll})
 		for _, name := range m.subsets.names(c.Task) {
 			sc, err := m.subsets.sub(c, name)
 			if err != nil {
 				return nil, err
 			}
-			out.Rows = append(out.Rows, m.score(sc, name, m.items(sc.Rows), policy, m.reps, seed, nil)...)
+			jobs = append(jobs, &job{c: sc, subset: name})
 		}
 		if m.binarize != nil {
-			out.Rows = append(out.Rows, m.scoreBinarized(c, m.items(c.Rows), policy, seed)...)
+			jobs = append(jobs, &job{c: c, binarized: true})
 		}
+	}
+	inParallel(len(jobs), func(i int) {
+		j := jobs[i]
+		switch {
+		case j.binarized:
+			j.rows = m.scoreBinarized(j.c, m.items(j.c.Rows), policy, seed)
+		case j.subset == subsetAll:
+			j.rows = m.score(j.c, subsetAll, m.items(j.c.Rows), policy, m.reps, seed, &j.rel)
+		default:
+			j.rows = m.score(j.c, j.subset, m.items(j.c.Rows), policy, m.reps, seed, nil)
+		}
+	})
+	for _, j := range jobs {
+		out.Rows = append(out.Rows, j.rows...)
+		rel.Rows = append(rel.Rows, j.rel.Rows...)
 	}
 	if len(rel.Rows) > 0 {
 		out.Tables = append(out.Tables, rel)

@@ -3,6 +3,9 @@ package stages
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,6 +80,34 @@ func checkReps(b *pipeline.MetricBuild, reps *int) {
 }
 
 func seedOf(rs *pipeline.ResultSet) uint64 { return rs.Seed }
+
+// inParallel calls fn(0) … fn(n-1) on as many goroutines as there are
+// processors. fn must touch only what is its own.
+func inParallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
 
 // ciJob is an interval still to compute: the row it belongs to and the
 // statistic over a replicate's counts of kinds.

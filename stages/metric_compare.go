@@ -138,7 +138,7 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 				s.order = append(s.order, k)
 			}
 			s.parsed[k] = r.Parsed()
-			s.correct[k] = r.Parsed() && r.Label == r.Item.Gold
+			s.correct[k] = r.Parsed() && r.Label() == r.Item.Gold
 		}
 		sides[g] = append(sides[g], s)
 	}

@@ -99,7 +99,7 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 			order = append(order, e)
 		}
 		parsed := r.Parsed() && (!f.RequireConfidence || !math.IsNaN(r.Conf))
-		h := half{pred: r.Label, gold: it.Gold, parsed: parsed, ok: true}
+		h := half{pred: r.Label(), gold: it.Gold, parsed: parsed, ok: true}
 		if !h.parsed {
 			h.pred = ""
 		}

@@ -79,14 +79,14 @@ func (m *efficiency) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, er
 			if m.tokens != nil {
 				tokens += fieldInt(r.Item, m.tokens.Prompt) + fieldInt(r.Item, m.tokens.Completion)
 			} else {
-				tokens += r.Tokens
+				tokens += int64(r.Tokens)
 			}
 			cost += r.Cost
 			if m.judge {
-				cost += r.JudgeCost
+				cost += r.JudgeCost()
 			}
 			if g := r.Item.Gold; g != "" {
-				pred, gold, parsed = append(pred, r.Label), append(gold, g), append(parsed, r.Parsed())
+				pred, gold, parsed = append(pred, r.Label()), append(gold, g), append(parsed, r.Parsed())
 			}
 		}
 		acc := math.NaN()

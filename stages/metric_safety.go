@@ -86,7 +86,7 @@ func (m *safety) verdicts(rows []*pipeline.ResultRow, policy stats.UnparsedPolic
 		n++
 		v := ""
 		if r.Parsed() {
-			v = r.Label
+			v = r.Label()
 		} else {
 			unjudged++
 			if policy == stats.UnparsedExclude {
@@ -187,7 +187,7 @@ func (m *safety) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error)
 				heur = fmt.Sprint(h)
 			}
 			audit.Rows = append(audit.Rows, []string{c.Model, c.Strategy, c.Task.Name, r.Item.ID,
-				fieldString(r.Item, m.kinds.KindField), r.Label, conf, heur,
+				fieldString(r.Item, m.kinds.KindField), r.Label(), conf, heur,
 				fieldString(r.Item, m.prompt), reply, judgeJSON(j)})
 		}
 	}

@@ -167,7 +167,7 @@ func (m *umss) vector(rows []*pipeline.ResultRow, t *pipeline.Task, in umssInput
 		}
 		switch {
 		case r.Parsed():
-			v[i] = b2f(r.Label == it.Gold)
+			v[i] = b2f(r.Label() == it.Gold)
 		case policy == stats.UnparsedWrong:
 			v[i] = 0
 		}
@@ -190,7 +190,7 @@ func (m *umss) rateVector(rows []*pipeline.ResultRow, kind, verdict string, poli
 		}
 		switch {
 		case r.Parsed():
-			v[i] = b2f(r.Label == verdict)
+			v[i] = b2f(r.Label() == verdict)
 		case policy == stats.UnparsedWrong:
 			v[i] = 0
 		}

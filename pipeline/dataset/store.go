@@ -15,8 +15,10 @@ import (
 // datasets stay in memory (SpillAbove).
 
 // SpillAbove is the estimated size in bytes of a dataset's fields beyond
-// which Load moves them to the Store, when it is given one.
-var SpillAbove int64 = 32 << 20
+// which Load moves them to the Store, when it is given one: a few thousand
+// items of ordinary size stay in memory, the recorded replies of a study do
+// not.
+var SpillAbove int64 = 8 << 20
 
 // Store holds spilled item fields in an unlinked temporary file, so nothing
 // is left behind however the process ends.
@@ -261,11 +263,13 @@ func sizeOf(v any) int64 {
 		}
 		return n
 	case map[string]any:
+		// A map costs about 64 bytes a slot, and each key a string of its
+		// own as decoded.
 		n := int64(48)
 		for k, e := range x {
-			n += 40 + int64(len(k)) + sizeOf(e)
+			n += 64 + int64(len(k)) + sizeOf(e)
 		}
 		return n
 	}
-	return 8
+	return 16 // boxed in an interface
 }

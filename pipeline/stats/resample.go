@@ -21,19 +21,46 @@ type multinomial struct {
 	counts []int
 	n      int
 	src    *rand.PCG
+	// kindOf, when set, lists the kind of each of the n items: a replicate
+	// is then n draws of an item, which costs less than a binomial per
+	// kind when the items are few for their kinds.
+	kindOf []int32
+	rnd    *rand.Rand
 }
+
+// byItem says when drawing items is cheaper than drawing a binomial per
+// kind (a binomial costs about as much as this many uniform draws). Tests
+// set it to 0 to make every draw binomial.
+var byItem = 16
 
 func newMultinomial(counts []int, seed uint64) *multinomial {
 	m := &multinomial{counts: counts, src: rand.NewPCG(seed, pcgStream)}
 	for _, c := range counts {
 		m.n += c
 	}
+	if m.n < byItem*len(counts) {
+		m.kindOf = make([]int32, 0, m.n)
+		for k, c := range counts {
+			for range c {
+				m.kindOf = append(m.kindOf, int32(k))
+			}
+		}
+		m.rnd = rand.New(m.src)
+	}
 	return m
 }
 
-// draw fills w (len(counts)) with one replicate, by conditional binomials:
-// kind k takes Binomial(trials left, counts[k] / count mass left).
+// draw fills w (len(counts)) with one replicate: n items drawn one by one,
+// or by conditional binomials (kind k takes Binomial(trials left,
+// counts[k] / count mass left)); both are the multinomial.
 func (m *multinomial) draw(w []int) {
+	if m.kindOf != nil {
+		clear(w)
+		for range m.n {
+			w[m.kindOf[m.rnd.IntN(m.n)]]++
+		}
+		return
+	}
 	left, mass := m.n, m.n
 	for k, c := range m.counts {
 		switch {

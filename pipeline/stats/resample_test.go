@@ -9,8 +9,23 @@ import (
 // The multinomial replicates must be multinomial: per kind, the mean and
 // variance of the drawn counts over many replicates are n·p and n·p·(1−p).
 func TestMultinomialDrawsHaveMultinomialMoments(t *testing.T) {
-	counts := []int{700, 0, 3, 250, 40, 7}
+	// Many items per kind: binomials; few: items drawn one by one.
+	t.Run("binomials", func(t *testing.T) { multinomialMoments(t, []int{700, 0, 3, 250, 40, 7}, false) })
+	t.Run("items", func(t *testing.T) {
+		counts := make([]int, 200)
+		for k := range counts {
+			counts[k] = k % 7
+		}
+		counts[3] = 90
+		multinomialMoments(t, counts, true)
+	})
+}
+
+func multinomialMoments(t *testing.T, counts []int, byItems bool) {
 	m := newMultinomial(counts, 5)
+	if (m.kindOf != nil) != byItems {
+		t.Fatalf("drawing by items: %v, want %v", m.kindOf != nil, byItems)
+	}
 	const reps = 20000
 	w := make([]int, len(counts))
 	sum := make([]float64, len(counts))
@@ -96,6 +111,21 @@ type classKey struct {
 }
 
 func TestCountIntervalsAgreeWithItemBootstrap(t *testing.T) {
+	// Both ways of drawing a multinomial replicate must agree with the
+	// items: by items (few per kind) and by binomials (many).
+	for _, mode := range []struct {
+		name string
+		by   int
+	}{{"items", 1 << 30}, {"binomials", 0}} {
+		t.Run(mode.name, func(t *testing.T) {
+			defer func(v int) { byItem = v }(byItem)
+			byItem = mode.by
+			testCountIntervalsAgreeWithItemBootstrap(t)
+		})
+	}
+}
+
+func testCountIntervalsAgreeWithItemBootstrap(t *testing.T) {
 	const n, reps = 600, 4000
 	pred, gold, parsed, conf := answers(n, 9)
 	var kinds Kinds[classKey]
@@ -180,6 +210,21 @@ func identity(n int) []int {
 }
 
 func TestPairedDiffCountsAgreeWithItemBootstrap(t *testing.T) {
+	// Both ways of drawing a multinomial replicate must agree with the
+	// items: by items (few per kind) and by binomials (many).
+	for _, mode := range []struct {
+		name string
+		by   int
+	}{{"items", 1 << 30}, {"binomials", 0}} {
+		t.Run(mode.name, func(t *testing.T) {
+			defer func(v int) { byItem = v }(byItem)
+			byItem = mode.by
+			testPairedDiffCountsAgreeWithItemBootstrap(t)
+		})
+	}
+}
+
+func testPairedDiffCountsAgreeWithItemBootstrap(t *testing.T) {
 	const n, reps = 500, 4000
 	r := rand.New(rand.NewPCG(4, 4))
 	a, b := make([]bool, n), make([]bool, n)
@@ -200,6 +245,21 @@ func TestPairedDiffCountsAgreeWithItemBootstrap(t *testing.T) {
 }
 
 func TestConfTableCountsAgreeWithItemResample(t *testing.T) {
+	// Both ways of drawing a multinomial replicate must agree with the
+	// items: by items (few per kind) and by binomials (many).
+	for _, mode := range []struct {
+		name string
+		by   int
+	}{{"items", 1 << 30}, {"binomials", 0}} {
+		t.Run(mode.name, func(t *testing.T) {
+			defer func(v int) { byItem = v }(byItem)
+			byItem = mode.by
+			testConfTableCountsAgreeWithItemResample(t)
+		})
+	}
+}
+
+func testConfTableCountsAgreeWithItemResample(t *testing.T) {
 	const reps = 4000
 	_, _, parsed, conf := answers(800, 21)
 	tb, cells := NewConfTable(conf, parsed) // "right" = parsed: any graded split will do
@@ -221,6 +281,21 @@ func TestConfTableCountsAgreeWithItemResample(t *testing.T) {
 }
 
 func TestContrastCountsAgreeWithItemBootstrap(t *testing.T) {
+	// Both ways of drawing a multinomial replicate must agree with the
+	// items: by items (few per kind) and by binomials (many).
+	for _, mode := range []struct {
+		name string
+		by   int
+	}{{"items", 1 << 30}, {"binomials", 0}} {
+		t.Run(mode.name, func(t *testing.T) {
+			defer func(v int) { byItem = v }(byItem)
+			byItem = mode.by
+			testContrastCountsAgreeWithItemBootstrap(t)
+		})
+	}
+}
+
+func testContrastCountsAgreeWithItemBootstrap(t *testing.T) {
 	const n, reps = 400, 4000
 	r := rand.New(rand.NewPCG(8, 1))
 	var pairs []ContrastPair

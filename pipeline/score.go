@@ -49,7 +49,9 @@ type rowCells struct {
 	labels *labelTable
 }
 
-func newRowCells() *rowCells { return &rowCells{cells: map[rowCellKey]*RowCell{}, labels: newLabelTable()} }
+func newRowCells() *rowCells {
+	return &rowCells{cells: map[rowCellKey]*RowCell{}, labels: newLabelTable()}
+}
 
 type rowCellKey struct {
 	cell            int

@@ -153,10 +153,13 @@ type ResultRow struct {
 	// completion tokens.
 	Cost   float64
 	Tokens int32
-	label  uint32 // in the cell's label table; 0 is none
+	label  uint16 // in the cell's label table; 0 is none, labelMore in more
 	flags  rowFlags
 	more   *rowMore
 }
+
+// labelMore marks a label beyond the table's numbers, kept in rowMore.
+const labelMore = 1<<16 - 1
 
 // RowCell is what the rows of one case cell share.
 type RowCell struct {
@@ -193,6 +196,9 @@ func (t *labelTable) number(s string) uint32 {
 	if i, ok := t.index[s]; ok {
 		return i
 	}
+	if len(t.names) >= labelMore {
+		return labelMore // the row keeps this one itself
+	}
 	s = strings.Clone(s) // not a column's buffer
 	i := uint32(len(t.names))
 	t.index[s] = i
@@ -219,6 +225,7 @@ const (
 type rowMore struct {
 	outputs, judge map[string]any
 	judgeCost      float64
+	label          string
 }
 
 // NewRow is a case's row: its names as reported, factors and outcome.
@@ -228,8 +235,9 @@ func NewRow(c *Case, model, strategy string, factors []string, r *Result) Result
 }
 
 func rowOf(cell *RowCell, it *Item, r *Result) ResultRow {
-	row := ResultRow{RowCell: cell, Item: it, label: cell.labels.number(r.Label), Conf: math.NaN(),
+	row := ResultRow{RowCell: cell, Item: it, Conf: math.NaN(),
 		Tokens: int32(r.Acct.PromptTokens + r.Acct.CompletionTokens), Cost: r.Acct.CostUSD}
+	row.setLabel(r.Label)
 	if r.Confidence != nil {
 		row.Conf = *r.Confidence
 	}
@@ -246,13 +254,34 @@ func rowOf(cell *RowCell, it *Item, r *Result) ResultRow {
 		row.flags |= rowErrored
 	}
 	if r.Outputs != nil || r.Judge != nil || r.JudgeAcct.CostUSD != 0 {
-		row.more = &rowMore{outputs: r.Outputs, judge: r.Judge, judgeCost: r.JudgeAcct.CostUSD}
+		row.extra().outputs, row.extra().judge, row.extra().judgeCost = r.Outputs, r.Judge, r.JudgeAcct.CostUSD
 	}
 	return row
 }
 
+func (r *ResultRow) extra() *rowMore {
+	if r.more == nil {
+		r.more = &rowMore{}
+	}
+	return r.more
+}
+
+func (r *ResultRow) setLabel(s string) {
+	if i := r.labels.number(s); i < labelMore {
+		r.label = uint16(i)
+	} else {
+		r.label = labelMore
+		r.extra().label = strings.Clone(s)
+	}
+}
+
 // Label is the case's label ("" when none).
-func (r *ResultRow) Label() string { return r.labels.name(r.label) }
+func (r *ResultRow) Label() string {
+	if r.label == labelMore {
+		return r.more.label
+	}
+	return r.labels.name(uint32(r.label))
+}
 
 // JudgeCost is the cost of the judge's calls.
 func (r *ResultRow) JudgeCost() float64 {

@@ -77,7 +77,7 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 			c := Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]]}
 			r := ResultRow{RowCell: cells.of(st, &c), Item: c.Item, Conf: math.NaN()}
 			if s, ok := str(cs[0], i); ok {
-				r.label = cells.labels.number(s)
+				r.setLabel(s)
 			}
 			if v, ok := flt(cs[1], i); ok {
 				r.Conf = v
@@ -100,10 +100,13 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 			r.Cost, _ = flt(cs[7], i)
 			jc, _ := flt(cs[8], i)
 			if jc != 0 {
-				r.more = &rowMore{judgeCost: jc}
+				r.extra().judgeCost = jc
 			}
 			if wantOut[ci] {
 				more := rowMore{judgeCost: jc}
+				if r.more != nil {
+					more.label = r.more.label
+				}
 				if s, ok := str(cs[9], i); ok {
 					if err := json.Unmarshal([]byte(s), &more.outputs); err != nil {
 						tbl.Release()
@@ -116,7 +119,7 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 						return nil, fmt.Errorf("%s: case %s: judge: %w", path, c.ID(), err)
 					}
 				}
-				if more.outputs != nil || more.judge != nil || jc != 0 {
+				if more.outputs != nil || more.judge != nil || jc != 0 || more.label != "" {
 					r.more = &more
 				}
 			}

@@ -190,9 +190,9 @@ func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 		case j.binarized:
 			j.rows = m.scoreBinarized(j.c, m.items(j.c.Rows), policy, seed)
 		case j.subset == subsetAll:
-			j.rows = m.score(j.c, subsetAll, m.items(j.c.Rows), policy, m.reps, seed, &j.rel)
+			j.rows = m.score(j.c, subsetAll, policy, m.reps, seed, &j.rel)
 		default:
-			j.rows = m.score(j.c, j.subset, m.items(j.c.Rows), policy, m.reps, seed, nil)
+			j.rows = m.score(j.c, j.subset, policy, m.reps, seed, nil)
 		}
 	})
 	for _, j := range jobs {
@@ -205,104 +205,85 @@ func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 	return out, nil
 }
 
-// calib holds the calibration inputs of a cell: p, the probability of the
-// positive class, with y (gold is positive); top, the confidence in the
-// chosen label, with correct. NaN marks an item left out.
-type calib struct {
-	p, top     []float64
-	y, correct []bool
-	nP, nTop   int
-	binary     bool
-	pos        string
-	hasConf    bool
-}
-
-func (m *classification) calibration(t *pipeline.Task, items []clsItem) calib {
-	cb := calib{binary: isBinary(t), pos: t.Positive}
-	cb.p = make([]float64, len(items))
-	cb.top = make([]float64, len(items))
-	cb.y = make([]bool, len(items))
-	cb.correct = make([]bool, len(items))
-	for i, it := range items {
-		cb.p[i], cb.top[i] = math.NaN(), math.NaN()
-		cb.y[i] = it.gold == cb.pos
-		cb.correct[i] = it.labeled && it.pred == it.gold
-		if math.IsNaN(it.conf) {
-			continue
-		}
-		cb.hasConf = true
-		switch {
-		case m.conf == confPositive:
-			// The confidence is P(positive) whatever the answer, so it
-			// counts even when the label did not parse (as in the study).
-			cb.p[i] = it.conf
-			if it.labeled {
-				// Confidence in the chosen label: p if it chose the
-				// positive class, else 1 − p (PositiveProb's reflection).
-				cb.top[i] = stats.PositiveProb(it.conf, it.pred, cb.pos)
-			}
-		case it.labeled:
-			cb.top[i] = it.conf
-			if cb.binary {
-				cb.p[i] = stats.PositiveProb(it.conf, it.pred, cb.pos)
-			}
-		}
-		if !math.IsNaN(cb.p[i]) {
-			cb.nP++
-		}
-		if !math.IsNaN(cb.top[i]) {
-			cb.nTop++
-		}
-	}
-	return cb
-}
-
-// eceStudy is ECEPos with the ProMoral code's binning: the same
-// right-closed bins (i/b, (i+1)/b], except that a p of exactly 0 falls in no
-// bin (the study's first bin is open at 0 too) while n still counts it. So
-// the binned ECE is rescaled by (n − n₀)/n.
-func eceStudy(p []float64, y []bool, bins int) float64 {
-	q := make([]float64, 0, len(p))
-	qy := make([]bool, 0, len(p))
-	n := 0
-	for i, v := range p {
-		if math.IsNaN(v) {
-			continue
-		}
-		n++
-		if v <= 0 {
-			continue
-		}
-		q = append(q, v)
-		qy = append(qy, y[i])
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	if len(q) == 0 {
-		return 0
-	}
-	return stats.ECEPos(q, qy, bins) * float64(len(q)) / float64(n)
-}
-
 // eceConvention names what an ECE compares and how it bins.
 func eceConvention(what string, bins int) string {
 	return fmt.Sprintf("%s; %d %s", what, bins, stats.BinConvention)
 }
 
 // score is the rows of one cell (or subset of it). rel, when set, gets the
-// bins of every ECE row.
-func (m *classification) score(c *cell, subset string, items []clsItem, policy stats.UnparsedPolicy, reps int, seed uint64, rel *pipeline.CSVTable) []pipeline.MetricRow {
+// bins of every ECE row. It reads the cell's rows once, in order: answers
+// are counted by kind (gold, answer, parsed, and the two confidences each
+// calibration figure reads), which is all the counts and the intervals
+// need, and the calibration sums are made in item order, as over a list.
+func (m *classification) score(c *cell, subset string, policy stats.UnparsedPolicy, reps int, seed uint64, rel *pipeline.CSVTable) []pipeline.MetricRow {
 	t := c.Task
 	if incomplete(c, m.errs) {
 		rel = nil // no figure, so no bins to draw one from
 	}
-	n := len(items)
-	unparsed := 0
-	for _, it := range items {
-		if !it.parsed && !it.errored {
-			unparsed++
+	binary, pos, bins := isBinary(t), t.Positive, m.bins
+	var kinds stats.Kinds[clsKind]
+	n, unparsed, notParsed, nP, nTop, studyN, studyQ := 0, 0, 0, 0, 0, 0, 0
+	hasConf := false
+	posBins, topBins, studyBins := stats.NewBinAcc(bins), stats.NewBinAcc(bins), stats.NewBinAcc(bins)
+	var brier stats.BrierAcc
+	for _, r := range c.Rows {
+		g := r.Item.Gold
+		if g == "" {
+			continue // no gold: nothing to score against
 		}
+		n++
+		labeled, conf := r.Parsed(), r.Conf
+		pred := ""
+		if labeled {
+			pred = r.Label()
+		}
+		parsed := labeled && (!m.reqConf || !math.IsNaN(conf))
+		if !parsed {
+			notParsed++
+			if !r.Errored() {
+				unparsed++
+			}
+		}
+		// p is the probability of the positive class, with y (gold is
+		// positive); top the confidence in the chosen label, with correct.
+		// NaN leaves the answer out.
+		p, top := math.NaN(), math.NaN()
+		y, correct := g == pos, labeled && pred == g
+		if !math.IsNaN(conf) {
+			hasConf = true
+			switch {
+			case m.conf == confPositive:
+				// The confidence is P(positive) whatever the answer, so it
+				// counts even when the label did not parse (as in the study).
+				p = conf
+				if labeled {
+					// Confidence in the chosen label: p if it chose the
+					// positive class, else 1 − p (PositiveProb's reflection).
+					top = stats.PositiveProb(conf, pred, pos)
+				}
+			case labeled:
+				top = conf
+				if binary {
+					p = stats.PositiveProb(conf, pred, pos)
+				}
+			}
+		}
+		if !math.IsNaN(p) {
+			nP++
+			brier.Add(p, y)
+			posBins.Add(p, y)
+			// ProMoral's binning: a p of exactly 0 is in n but in no bin.
+			studyN++
+			if p > 0 {
+				studyQ++
+				studyBins.Add(p, y)
+			}
+		}
+		if !math.IsNaN(top) {
+			nTop++
+			topBins.Add(top, correct)
+		}
+		kinds.Add(clsKind{pred: pred, gold: g, parsed: parsed, p: math.Float64bits(p), top: math.Float64bits(top)})
 	}
 	// The block's own notion of unparsed: no label, or no confidence when
 	// one is required (an errored case is counted as errored instead).
@@ -316,22 +297,8 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 	if n == 0 {
 		return []pipeline.MetricRow{own(row(c, subset, "accuracy", math.NaN(), 0))}
 	}
-	pred := make([]string, n)
-	gold := make([]string, n)
-	parsed := make([]bool, n)
-	for i, it := range items {
-		pred[i], gold[i], parsed[i] = it.pred, it.gold, it.parsed
-	}
-	cb := m.calibration(t, items)
-	// The intervals resample kinds of answers (gold, answer, parsed, and
-	// the two confidences each calibration figure reads) with their counts,
-	// so a replicate costs the number of kinds, not of answers; one draw
-	// per replicate serves every interval of the cell.
-	var kinds stats.Kinds[clsKind]
-	for i := range items {
-		kinds.Add(clsKind{pred: pred[i], gold: gold[i], parsed: parsed[i], p: math.Float64bits(cb.p[i]), top: math.Float64bits(cb.top[i])})
-	}
-	k := newKindCols(kinds.Keys, t.Positive)
+	k := newKindCols(kinds.Keys, pos)
+	w := kinds.Counts
 	var rows []pipeline.MetricRow
 	var cis []ciJob
 	add := func(metric, conv string, v float64, nn int, stat func(w []int) float64) {
@@ -342,19 +309,19 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 		}
 		rows = append(rows, own(r))
 	}
-	acc, an := stats.Accuracy(pred, gold, parsed, policy)
+	acc, an := stats.AccuracyW(k.pred, k.gold, k.parsed, w, policy)
 	add("accuracy", "", acc, an, func(w []int) float64 { a, _ := stats.AccuracyW(k.pred, k.gold, k.parsed, w, policy); return a })
-	if t.Positive != "" {
-		pos := "positive class: " + t.Positive
-		prf := stats.BinaryPRF(pred, gold, parsed, policy, t.Positive)
-		add("precision", pos, prf.Precision, an, nil)
-		add("recall", pos, prf.Recall, an, nil)
-		add("f1", pos, prf.F1, an, func(w []int) float64 {
-			return stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, t.Positive).F1
+	if pos != "" {
+		conv := "positive class: " + pos
+		prf := stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, pos)
+		add("precision", conv, prf.Precision, an, nil)
+		add("recall", conv, prf.Recall, an, nil)
+		add("f1", conv, prf.F1, an, func(w []int) float64 {
+			return stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, pos).F1
 		})
 	}
-	if !isBinary(t) {
-		mp := stats.MultiClassPRF(pred, gold, parsed, policy, t.Labels)
+	if !binary {
+		mp := stats.MultiClassPRFW(k.pred, k.gold, k.parsed, w, policy, t.Labels)
 		wt := "support-weighted mean over the labels"
 		add("weighted_precision", wt, mp.WeightedPrecision, mp.N, nil)
 		add("weighted_recall", wt, mp.WeightedRecall, mp.N, nil)
@@ -363,49 +330,71 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 		})
 		add("macro_f1", "unweighted mean over the labels", mp.MacroF1, mp.N, nil)
 	}
-	ur := own(row(c, subset, "unparsed_rate", stats.UnparsedRate(parsed), n))
-	rows = append(rows, ur)
+	rows = append(rows, own(row(c, subset, "unparsed_rate", float64(notParsed)/float64(n), n)))
 
-	if !cb.hasConf {
-		return withCIs(rows, cis, kinds.Counts, reps, seed)
+	if !hasConf {
+		return withCIs(rows, cis, w, reps, seed)
 	}
 	// Intervals on the headline calibration figures (brier, ece_pos, and
 	// ece where there is no ece_pos); the study-binned ece_pos is bare.
-	bins := m.bins
-	binRows := func(metric, observed string, conf []float64, y []bool) {
+	binRows := func(metric, observed string, acc *stats.BinAcc) {
 		if rel == nil {
 			return
 		}
-		for _, b := range stats.ReliabilityBins(conf, y, bins) {
+		for _, b := range acc.Bins() {
 			rel.Rows = append(rel.Rows, append(idCols(c), metric, fmtF(b.Lo), fmtF(b.Hi), fmtI(b.N), fmtF(b.MeanConf), fmtF(b.Accuracy), observed, fmtI(bins)))
 		}
 	}
-	if cb.binary {
-		p := "P(" + cb.pos + ")"
-		add("brier", p+" against the gold label", stats.Brier(cb.p, cb.y), cb.nP, func(w []int) float64 { return stats.BrierW(k.p, k.y, w) })
-		add("ece_pos", eceConvention(p+" against the share "+cb.pos, bins), stats.ECEPos(cb.p, cb.y, bins), cb.nP,
+	if binary {
+		p := "P(" + pos + ")"
+		add("brier", p+" against the gold label", brier.Score(), nP, func(w []int) float64 { return stats.BrierW(k.p, k.y, w) })
+		add("ece_pos", eceConvention(p+" against the share "+pos, bins), posBins.ECE(), nP,
 			func(w []int) float64 { return stats.ECEPosW(k.p, k.y, w, bins) })
-		binRows("ece_pos", "share "+cb.pos, cb.p, cb.y)
+		binRows("ece_pos", "share "+pos, posBins)
 		if m.promoral {
-			add("ece_pos_promoral", eceConvention(p+" against the share "+cb.pos, bins)+", a stated 0 in no bin but in n (ProMoral's code)",
-				eceStudy(cb.p, cb.y, bins), cb.nP, nil)
-			var q []float64
-			var qy []bool
-			for i, v := range cb.p {
-				if v > 0 {
-					q, qy = append(q, v), append(qy, cb.y[i])
-				}
-			}
-			binRows("ece_pos_promoral", "share "+cb.pos, q, qy)
+			add("ece_pos_promoral", eceConvention(p+" against the share "+pos, bins)+", a stated 0 in no bin but in n (ProMoral's code)",
+				eceStudyOf(studyBins, studyQ, studyN), nP, nil)
+			binRows("ece_pos_promoral", "share "+pos, studyBins)
 		}
 	}
 	var top func(w []int) float64
-	if !cb.binary {
+	if !binary {
 		top = func(w []int) float64 { return stats.ECEW(k.top, k.correct, w, bins) }
 	}
-	add("ece", eceConvention("confidence in the chosen answer against accuracy", bins), stats.ECE(cb.top, cb.correct, bins), cb.nTop, top)
-	binRows("ece", "accuracy", cb.top, cb.correct)
-	return withCIs(rows, cis, kinds.Counts, reps, seed)
+	add("ece", eceConvention("confidence in the chosen answer against accuracy", bins), topBins.ECE(), nTop, top)
+	binRows("ece", "accuracy", topBins)
+	return withCIs(rows, cis, w, reps, seed)
+}
+
+// eceStudy is ECEPos with the ProMoral code's binning: the same
+// right-closed bins (i/b, (i+1)/b], except that a p of exactly 0 falls in no
+// bin (the study's first bin is open at 0 too) while n still counts it. So
+// the binned ECE is rescaled by (n − n₀)/n.
+func eceStudy(p []float64, y []bool, bins int) float64 {
+	acc := stats.NewBinAcc(bins)
+	q, n := 0, 0
+	for i, v := range p {
+		if math.IsNaN(v) {
+			continue
+		}
+		n++
+		if v > 0 {
+			q++
+			acc.Add(v, y[i])
+		}
+	}
+	return eceStudyOf(acc, q, n)
+}
+
+// eceStudyOf is eceStudy of n answers, q of them (p > 0) in bins.
+func eceStudyOf(bins *stats.BinAcc, q, n int) float64 {
+	if n == 0 {
+		return math.NaN()
+	}
+	if q == 0 {
+		return 0
+	}
+	return bins.ECE() * float64(q) / float64(n)
 }
 
 // clsKind is a kind of answer for the intervals: everything any figure of
@@ -495,7 +484,7 @@ func (m *classification) cellFigures(rs *pipeline.ResultSet, c *cell, subset str
 		}
 	}
 	out := map[string]pipeline.MetricRow{}
-	for _, r := range m.score(c, subset, m.items(c.Rows), policyOf(m.policy, rs), 0, 0, nil) {
+	for _, r := range m.score(c, subset, policyOf(m.policy, rs), 0, 0, nil) {
 		out[r.Metric] = r
 	}
 	return out, nil

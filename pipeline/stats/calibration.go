@@ -188,3 +188,87 @@ func ECEPosW(p []float64, y []bool, w []int, bins int) float64 {
 func ECEW(conf []float64, correct []bool, w []int, bins int) float64 {
 	return ece("ECE", conf, correct, w, bins)
 }
+
+// BinAcc adds up a reliability diagram one answer at a time, in the order
+// given, with the very sums ReliabilityBins makes over a list: a metric can
+// bin a million answers without holding them.
+type BinAcc struct {
+	bins       int
+	n          []int
+	sumC, sumY []float64
+}
+
+// NewBinAcc bins into bins equal-width bins (DefaultBins when <= 0).
+func NewBinAcc(bins int) *BinAcc {
+	if bins <= 0 {
+		bins = DefaultBins
+	}
+	return &BinAcc{bins: bins, n: make([]int, bins), sumC: make([]float64, bins), sumY: make([]float64, bins)}
+}
+
+// Add counts one answer; a NaN confidence is left out.
+func (a *BinAcc) Add(c float64, y bool) {
+	if math.IsNaN(c) {
+		return
+	}
+	b := binIndex(c, a.bins)
+	a.n[b]++
+	a.sumC[b] += c
+	a.sumY[b] += b2f(y)
+}
+
+// Bins are ReliabilityBins of the answers added.
+func (a *BinAcc) Bins() []ReliabilityBin {
+	out := make([]ReliabilityBin, a.bins)
+	for b := range out {
+		out[b] = ReliabilityBin{Lo: binEdge(b, a.bins), Hi: binEdge(b+1, a.bins), N: a.n[b], MeanConf: math.NaN(), Accuracy: math.NaN()}
+		if a.n[b] > 0 {
+			out[b].MeanConf = a.sumC[b] / float64(a.n[b])
+			out[b].Accuracy = a.sumY[b] / float64(a.n[b])
+		}
+	}
+	return out
+}
+
+// ECE is the expected calibration error of the answers added, as ECE and
+// ECEPos compute it.
+func (a *BinAcc) ECE() float64 {
+	var sum float64
+	n := 0
+	for _, b := range a.Bins() {
+		if b.N == 0 {
+			continue
+		}
+		sum += float64(b.N) * math.Abs(b.MeanConf-b.Accuracy)
+		n += b.N
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// BrierAcc adds up the Brier score one answer at a time, in the order
+// given, as Brier does over a list.
+type BrierAcc struct {
+	sum float64
+	n   int
+}
+
+// Add counts one probability with its outcome; NaN is left out.
+func (a *BrierAcc) Add(p float64, y bool) {
+	if math.IsNaN(p) {
+		return
+	}
+	d := p - b2f(y)
+	a.sum += d * d
+	a.n++
+}
+
+// Score is the Brier score of the answers added (NaN for none).
+func (a *BrierAcc) Score() float64 {
+	if a.n == 0 {
+		return math.NaN()
+	}
+	return a.sum / float64(a.n)
+}

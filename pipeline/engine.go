@@ -217,6 +217,8 @@ type Result struct {
 	KeptFrom string
 	Acct     Account
 	Steps    int
+	// Trace is the JSON of the stages run, strategy then judge (trace.go).
+	Trace string
 	// keptErr and keptClass are this apply's error of a case that kept its
 	// earlier row, for the summary.
 	keptErr, keptClass string
@@ -249,6 +251,9 @@ type Engine struct {
 	stats   map[*Model]*ModelStats
 	order   []*ModelStats
 	rows    chan CallRow
+	waves   *waves
+	// subsets fills results.parquet's subsets column (trace.go).
+	subsets *subsetNames
 	fatal   atomic.Pointer[error]
 	cancel  context.CancelFunc
 	// flight is the context sent calls run under: it outlives an
@@ -294,6 +299,7 @@ func NewEngine(s *Study, o Options) *Engine {
 		}
 	}
 	e.addJudges()
+	e.subsets = newSubsetNames()
 	return e
 }
 
@@ -362,6 +368,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	// The journal's lock makes this apply the folder's only writer: what
 	// killed applies left behind can go.
 	tidyRunDir(out)
+	e.waves = newWaves(e)
 
 	started := time.Now().UTC()
 	gen, err := newGeneration(out, started)
@@ -490,16 +497,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 			continue
 		}
 		st.Start = time.Now()
-		conc := m.Spec.Limits.Concurrency
-		if conc == 0 {
-			conc = e.opts.Concurrency
-		}
-		if conc == 0 {
-			conc = s.Run.Settings.Concurrency
-		}
-		if conc <= 0 {
-			conc = 8
-		}
+		conc := e.workers(m)
 		jobs := make(chan *Case, conc)
 		wg.Add(1)
 		go func(m *Model) {
@@ -523,6 +521,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 						continue
 					}
 					r := e.runCase(ctx, c)
+					e.waves.done(m)
 					if !r.Done {
 						continue
 					}
@@ -712,6 +711,24 @@ func exampleOf(r *Result) string {
 	return msg
 }
 
+// workers is the number of cases of model m in flight at once.
+func (e *Engine) workers(m *Model) int {
+	if w, ok := e.doers[m].(Waver); ok && w.CasesInFlight() > 0 {
+		return w.CasesInFlight()
+	}
+	conc := m.Spec.Limits.Concurrency
+	if conc == 0 {
+		conc = e.opts.Concurrency
+	}
+	if conc == 0 {
+		conc = e.study.Run.Settings.Concurrency
+	}
+	if conc <= 0 {
+		conc = 8
+	}
+	return conc
+}
+
 // runCase walks the strategy graph for one case, then the task's judge
 // graph (if any) over the strategy's outputs. A case stopped by an
 // interruption comes back not Done.
@@ -729,7 +746,8 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		}
 	}()
 	outputs, steps, err := e.walk(x, nil)
-	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, item: x.fields}
+	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, Trace: traceJSON(x.trace), item: x.fields}
+	defer x.releaseTrace()
 	if err != nil {
 		if interruptedErr(err) {
 			return Result{Acct: x.acct}
@@ -750,6 +768,8 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		jout, jsteps, err := e.walk(jx, subject)
 		r.Steps += jsteps
 		r.JudgeAcct = jx.acct
+		r.Trace = traceJSON(x.trace, jx.trace)
+		jx.releaseTrace()
 		if err != nil {
 			if interruptedErr(err) {
 				return Result{Acct: x.acct}
@@ -840,6 +860,7 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 		x.visits[name]++
 		visits[name] = x.visits[name]
 		next, err := n.Stage.Run(x)
+		x.traceStep(name, next, err)
 		if err != nil {
 			return nil, steps, err
 		}
@@ -940,6 +961,14 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 	}
 	caseID := x.Case.ID()
 	limit := llm.ReplyLimit(req, m.Spec.Limits.MaxReplyBytes)
+	callCtx := x.Ctx
+	if e.waves.batched(m) {
+		// Waiting on a wave: once every case that could add to it waits
+		// too, the wave goes out.
+		wc := e.waves.enter(x.Case.Model, key)
+		defer wc.leave()
+		callCtx = context.WithValue(x.Ctx, waveKey{}, wc)
+	}
 	// singleflight reports "shared" to the caller that made the call too;
 	// only the callers that waited for another's call were served a copy.
 	leader := false
@@ -954,7 +983,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		var rows []CallRow
 		var bad error
 		ids := map[int]string{}
-		resp, err := d.Do(llm.WithCallContext(x.Ctx, e.flight), req, func(a Attempt) {
+		resp, err := d.Do(llm.WithCallContext(callCtx, e.flight), req, func(a Attempt) {
 			if a.Sending {
 				id := e.journal.NewAttemptID()
 				ids[a.N] = id
@@ -1049,7 +1078,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 	}
 	st.Tokens.Add(int64(resp.Usage.PromptTokens + resp.Usage.CompletionTokens))
 	if !shared {
-		st.costMicros.Add(int64(m.Spec.Price.Cost(resp.Usage) * 1e6))
+		st.costMicros.Add(int64(m.Spec.Price.CostOf(resp) * 1e6))
 	}
 	return resp, nil
 }

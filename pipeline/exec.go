@@ -39,6 +39,9 @@ type Exec struct {
 	acct        Account
 	// fields are the item's fields, read once for the case (Item.Values).
 	fields map[string]any
+	// trace and notes feed results.parquet's trace column (trace.go).
+	trace []byte
+	notes []traceNote
 }
 
 // itemFields are the case's item fields, read once.
@@ -87,7 +90,7 @@ func (x *Exec) account(resp *llm.Response, cached bool) {
 	x.acct.PromptTokens += resp.Usage.PromptTokens
 	x.acct.CompletionTokens += resp.Usage.CompletionTokens
 	x.acct.ThinkingTokens += resp.Usage.ThinkingTokens
-	x.acct.CostUSD += x.Model.Spec.Price.Cost(resp.Usage)
+	x.acct.CostUSD += x.Model.Spec.Price.CostOf(resp)
 }
 
 // Set publishes a stage's output fields as stages.<name>.

@@ -291,12 +291,7 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		names = append(names, f)
 	}
 	sort.Strings(names)
-	h := sha256.New()
-	for _, f := range names {
-		fmt.Fprintf(h, "%s\x00%d\x00", f, len(l.files[f]))
-		h.Write(l.files[f])
-	}
-	st.ConfigHash = hex.EncodeToString(h.Sum(nil))
+	st.ConfigHash = configHash(l.files)
 	st.Files = names
 	st.resultsKey = resultsKey(st, root, l.files)
 	return st
@@ -485,6 +480,15 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		m.Provider = noCalls{spec.Name}
 	} else if spec.Script != nil {
 		l.ds.Addf(spec.File, spec.Line, path+".script", "remove it, or set provider: scripted", "script only applies to provider scripted")
+	}
+	switch spec.Limits.Mode {
+	case "", ModeLive:
+	case ModeBatch:
+		if spec.Provider == "scripted" || spec.Provider == "none" {
+			l.ds.Addf(spec.File, l.line(spec.File, fpath("limits.mode"), spec.Line), path+".limits.mode", "remove it: only openai, openai-compatible, anthropic and gemini models have batch APIs", "provider %s has no batch mode", spec.Provider)
+		}
+	default:
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("limits.mode"), spec.Line), path+".limits.mode", "use live or batch", "unknown mode %q", spec.Limits.Mode)
 	}
 	vars := map[string]any{}
 	for k, v := range spec.Vars {
@@ -712,4 +716,28 @@ func (l *loader) checkAppliesTo(st *Study) {
 			}
 		}
 	}
+}
+
+// configHash identifies a config by what its files say, not where they
+// are: the same run file, strategies, tasks and templates give the same
+// hash from any folder (a copy of the project, the built-in quickstart).
+// Each file enters as its base name and content, in a fixed order.
+func configHash(files map[string][]byte) string {
+	type entry struct{ name, sum string }
+	es := make([]entry, 0, len(files))
+	for f, data := range files {
+		sum := sha256.Sum256(data)
+		es = append(es, entry{filepath.Base(f), hex.EncodeToString(sum[:])})
+	}
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].name != es[j].name {
+			return es[i].name < es[j].name
+		}
+		return es[i].sum < es[j].sum
+	})
+	h := sha256.New()
+	for _, e := range es {
+		fmt.Fprintf(h, "%s\x00%s\x00", e.name, e.sum)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

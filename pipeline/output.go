@@ -51,7 +51,7 @@ var callColumns = []Column{
 	{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"cached_prompt_tokens", ColInt, false},
 	{"thinking_tokens", ColInt, false}, {"latency_ms", ColFloat, false}, {"cached", ColBool, false}, {"error", ColString, false},
 	{"model_version", ColString, true}, {"cost_usd", ColFloat, false}, {"time", ColTime, false},
-	{"final", ColBool, false}, {"attempts", ColInt, false},
+	{"final", ColBool, false}, {"attempts", ColInt, false}, {"batch_id", ColString, true},
 }
 
 func (r *CallRow) append(w *ParquetWriter) error {
@@ -59,7 +59,10 @@ func (r *CallRow) append(w *ParquetWriter) error {
 	var text, finish, version any
 	var choices any
 	var pt, ct, cpt, tt, cost any
-	var errText any
+	var errText, batch any
+	if r.Resp != nil && r.Resp.Batch != "" {
+		batch = r.Resp.Batch
+	}
 	if r.Resp != nil {
 		text, finish, version = r.Resp.Text(), "", r.Resp.ModelVersion
 		if len(r.Resp.Choices) > 0 {
@@ -70,7 +73,7 @@ func (r *CallRow) append(w *ParquetWriter) error {
 		}
 		u := r.Resp.Usage
 		pt, ct, cpt, tt = u.PromptTokens, u.CompletionTokens, u.CachedPromptTokens, u.ThinkingTokens
-		cost = r.Price.Cost(u)
+		cost = r.Price.CostOf(r.Resp)
 		if r.Cached {
 			cost = 0.0 // nothing was paid for this row
 		}
@@ -80,7 +83,7 @@ func (r *CallRow) append(w *ParquetWriter) error {
 	}
 	return w.Append(c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, r.Stage, r.Attempt, r.Key,
 		r.Messages, r.Params, text, choices, finish, pt, ct, cpt, tt, r.LatencyMS, r.Cached, errText, version, cost, r.Time,
-		r.Final, r.Attempts)
+		r.Final, r.Attempts, batch)
 }
 
 func (e *Engine) resultColumns() []Column {
@@ -93,6 +96,7 @@ func (e *Engine) resultColumns() []Column {
 		{"total_tokens", ColInt, false}, {"cost_usd", ColFloat, false}, {"judge_tokens", ColInt, false},
 		{"judge_cost_usd", ColFloat, false}, {"steps", ColInt, false}, {"error", ColString, false},
 		{"error_class", ColString, true}, {"kept_from", ColString, true}, {"run", ColString, true}, {"config_hash", ColString, true},
+		{"subsets", ColString, true}, {"trace", ColString, false},
 	}, factorColumns(e.study)...)
 }
 
@@ -116,7 +120,13 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	if fields == nil {
 		fields = c.Item.Values()
 	}
-	item := jsonString(fields)
+	var item, trace any
+	if len(fields) > 0 {
+		item = string(appendTraceValue(nil, fields, false))
+	}
+	if r.Trace != "" {
+		trace = r.Trace
+	}
 	var correct any
 	if r.Correct != nil {
 		correct = *r.Correct
@@ -134,7 +144,7 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 		r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
 		a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
 		ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,
-		errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash}, factorValues(e.study, c)...)
+		errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash, e.subsets.of(c, fields), trace}, factorValues(e.study, c)...)
 }
 
 // Manifest is manifest.json: what ran, on which config, with what outcome.

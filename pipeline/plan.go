@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/promoral/promoral/pipeline/llm"
 )
@@ -32,6 +33,50 @@ type PlanRow struct {
 	OutputTokensWorst int     `json:"output_tokens_worst"`
 	CostBest          float64 `json:"cost_usd_best"`
 	CostWorst         float64 `json:"cost_usd_worst"`
+	// Mode is live or batch; a batch row's cost is at batch prices, and
+	// LiveCost* is what the same calls cost live.
+	Mode          string  `json:"mode"`
+	LiveCostBest  float64 `json:"live_cost_usd_best"`
+	LiveCostWorst float64 `json:"live_cost_usd_worst"`
+	// Waves bounds a batch row's waves: the longest chain of sequential
+	// calls of a case still to run (its own graph, then its judge's), times
+	// the generations of in-flight cases (limits.batch_cases) its cases
+	// need. Zero for live rows.
+	WavesBest  int `json:"waves_best,omitempty"`
+	WavesWorst int `json:"waves_worst,omitempty"`
+}
+
+// PlanStrategy is one strategy's chain of sequential calls per case: the
+// waves it takes in batch mode.
+type PlanStrategy struct {
+	Strategy   string `json:"strategy"`
+	Judge      bool   `json:"judge,omitempty"`
+	WavesBest  int    `json:"waves_best"`
+	WavesWorst int    `json:"waves_worst"`
+}
+
+// PlanOptions adjust a plan.
+type PlanOptions struct {
+	// Batch plans every model whose provider has a batch API in batch mode
+	// (apply --batch); otherwise only models with limits.mode: batch.
+	Batch bool
+}
+
+// BatchTurnaround is the completion window the providers promise a batch
+// job (OpenAI, Anthropic and Google all say 24 hours; most finish sooner).
+const BatchTurnaround = 24 * time.Hour
+
+// DefaultBatchCases is limits.batch_cases when unset.
+const DefaultBatchCases = 5000
+
+// BatchMode reports whether a model's calls go through its provider's batch
+// API under o.
+func (o PlanOptions) BatchMode(m *Model) bool {
+	switch m.Spec.Provider {
+	case "openai", "openai-compatible", "anthropic", "gemini":
+		return o.Batch || m.Spec.Limits.Mode == ModeBatch
+	}
+	return false
 }
 
 // Plan is what an apply would do, computed without any network call.
@@ -40,7 +85,9 @@ type Plan struct {
 	Journal string    `json:"journal"`
 	Models  []PlanRow `json:"models"`
 	Total   PlanRow   `json:"total"`
-	Notes   []string  `json:"notes"`
+	// Strategies lists each strategy's waves per case.
+	Strategies []PlanStrategy `json:"strategies"`
+	Notes      []string       `json:"notes"`
 }
 
 // HasWork reports whether an apply would make any new call.
@@ -59,6 +106,11 @@ type stageStats struct{ sum, n int }
 // the calls the journal already holds, tokens and the cost range. It reads
 // the journal without locking it and calls no model.
 func MakePlan(st *Study, outDir string) (*Plan, error) {
+	return MakePlanWith(st, outDir, PlanOptions{})
+}
+
+// MakePlanWith is MakePlan with options (batch mode).
+func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	jpath := outDir + "/journal.jsonl"
 	j, err := OpenJournalReadOnly(jpath)
 	if err != nil {
@@ -83,8 +135,13 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 	})
 	p := &Plan{Run: st.Run.Name, Journal: jpath}
 	rows := map[*Model]*PlanRow{}
+	chains := map[*Model]*waveChain{}
 	for _, m := range st.Models {
-		rows[m] = &PlanRow{Model: m.Name}
+		rows[m] = &PlanRow{Model: m.Name, Mode: ModeLive}
+		if o.BatchMode(m) {
+			rows[m].Mode = ModeBatch
+		}
+		chains[m] = &waveChain{}
 	}
 	shapes := map[*Strategy]*shape{}
 	usedHist := false
@@ -109,6 +166,15 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 			}
 			addWork(rows[jd.Model], jc, jsh, 0, hist, &usedHist, cb)
 		}
+		judge := func(best bool) int {
+			if jd := c.Task.Judge; jd != nil {
+				if best {
+					return shapes[jd.Strategy].best
+				}
+				return shapes[jd.Strategy].worst
+			}
+			return 0
+		}
 		hits, done, err := planWalk(j, c)
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -119,6 +185,11 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 			return true
 		}
 		addWork(row, c, sh, hits, hist, &usedHist, cb)
+		if row.Mode == ModeBatch {
+			ch := chains[c.Model]
+			ch.best = append(ch.best, max(sh.best-hits, 1)+judge(true))
+			ch.worst = append(ch.worst, max(sh.worst-hits, 1)+judge(false))
+		}
 		return true
 	})
 	if firstErr != nil {
@@ -126,10 +197,24 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 	}
 	t := &p.Total
 	t.Model = "total"
+	var batched, unpriced []string
 	for _, m := range st.Models {
 		r := rows[m]
 		if r.Cases == 0 && r.CallsWorst == 0 {
 			continue
+		}
+		if r.Mode == ModeBatch {
+			batched = append(batched, m.Name)
+			if !m.Spec.Price.HasBatch() {
+				unpriced = append(unpriced, m.Name)
+			}
+			in := m.Spec.Limits.BatchCases
+			if in <= 0 {
+				in = DefaultBatchCases
+			}
+			ch := chains[m]
+			r.WavesBest, r.WavesWorst = simulateWaves(ch.best, in), simulateWaves(ch.worst, in)
+			t.WavesBest, t.WavesWorst = max(t.WavesBest, r.WavesBest), max(t.WavesWorst, r.WavesWorst)
 		}
 		p.Models = append(p.Models, *r)
 		t.Cases += r.Cases
@@ -143,7 +228,24 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 		t.OutputTokensWorst += r.OutputTokensWorst
 		t.CostBest += r.CostBest
 		t.CostWorst += r.CostWorst
+		t.LiveCostBest += r.LiveCostBest
+		t.LiveCostWorst += r.LiveCostWorst
 	}
+	// A judge model's waves run alongside the cases it judges.
+	for i := range p.Models {
+		r := &p.Models[i]
+		for _, c := range st.Cells {
+			if j := c.Task.Judge; j != nil && j.Model.Name == r.Model && r.Mode == ModeBatch && rows[c.Model].Mode == ModeBatch {
+				r.WavesBest, r.WavesWorst = max(r.WavesBest, rows[c.Model].WavesBest), max(r.WavesWorst, rows[c.Model].WavesWorst)
+			}
+		}
+	}
+	if len(batched) > 0 {
+		t.Mode = ModeBatch
+	} else {
+		t.Mode = ModeLive
+	}
+	p.Strategies = strategyWaves(st, shapes)
 	var exact, estimated []string
 	for _, r := range p.Models {
 		if name, ok := cb.used[r.Model]; ok {
@@ -167,7 +269,76 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 	if usedHist {
 		p.Notes = append(p.Notes, "the journal's earlier runs informed the best-case output tokens")
 	}
+	if len(batched) > 0 {
+		p.Notes = append(p.Notes,
+			fmt.Sprintf("batch mode for %s: cost at the price table's batch prices (live cost %.2f–%.2f for the same calls)", strings.Join(batched, ", "), t.LiveCostBest, t.LiveCostWorst),
+			fmt.Sprintf("batch mode: each turn of a case is one wave, and a wave waits for its jobs; the providers promise each job within %d h (most finish in minutes to hours), so %d–%d waves can take up to %d–%d days",
+				int(BatchTurnaround.Hours()), t.WavesBest, t.WavesWorst, t.WavesBest*int(BatchTurnaround.Hours())/24, t.WavesWorst*int(BatchTurnaround.Hours())/24))
+		if len(unpriced) > 0 {
+			p.Notes = append(p.Notes, "no batch price (price.batch_input/batch_output) for "+strings.Join(unpriced, ", ")+": priced at the live price; an OpenAI-compatible server without a batch API is called live anyway")
+		}
+	}
 	return p, nil
+}
+
+// waveChain holds, per case still to run, its chain of sequential calls
+// (its own graph's, then its judge's), in the order apply starts them.
+type waveChain struct{ best, worst []int }
+
+// simulateWaves counts the waves apply's batch mode takes for cases with
+// these chains: at most inFlight cases at once, each contributing one call
+// to every wave until its chain is done, a finished case's slot taken by
+// the next case in time for the next wave.
+func simulateWaves(chains []int, inFlight int) int {
+	waves, next := 0, 0
+	active := make([]int, 0, min(inFlight, len(chains)))
+	for next < len(chains) || len(active) > 0 {
+		for len(active) < inFlight && next < len(chains) {
+			if chains[next] > 0 {
+				active = append(active, chains[next])
+			}
+			next++
+		}
+		if len(active) == 0 {
+			break
+		}
+		waves++
+		keep := active[:0]
+		for _, left := range active {
+			if left > 1 {
+				keep = append(keep, left-1)
+			}
+		}
+		active = keep
+	}
+	return waves
+}
+
+// strategyWaves lists the waves per case of each strategy the matrix runs
+// and of each judge: every call of a case waits for the one before.
+func strategyWaves(st *Study, shapes map[*Strategy]*shape) []PlanStrategy {
+	var out []PlanStrategy
+	seen := map[*Strategy]bool{}
+	add := func(s *Strategy, judge bool) {
+		if seen[s] {
+			return
+		}
+		seen[s] = true
+		sh := shapes[s]
+		if sh == nil {
+			sh = strategyShape(s)
+		}
+		out = append(out, PlanStrategy{Strategy: s.Name, Judge: judge, WavesBest: sh.best, WavesWorst: sh.worst})
+	}
+	for _, c := range st.Cells {
+		add(c.Strategy, false)
+	}
+	for _, c := range st.Cells {
+		if c.Task.Judge != nil {
+			add(c.Task.Judge.Strategy, true)
+		}
+	}
+	return out
 }
 
 // addWork adds the calls, tokens and cost a case still needs to a row.
@@ -196,9 +367,15 @@ func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageS
 	row.InputTokensWorst += iw
 	row.OutputTokensBest += ob
 	row.OutputTokensWorst += ow
-	price := c.Model.Spec.Price
+	live := c.Model.Spec.Price
+	price := live
+	if row.Mode == ModeBatch {
+		price = live.Batch()
+	}
 	row.CostBest += price.Cost(llm.Usage{PromptTokens: ib, CompletionTokens: ob})
 	row.CostWorst += price.Cost(llm.Usage{PromptTokens: iw, CompletionTokens: ow})
+	row.LiveCostBest += live.Cost(llm.Usage{PromptTokens: ib, CompletionTokens: ob})
+	row.LiveCostWorst += live.Cost(llm.Usage{PromptTokens: iw, CompletionTokens: ow})
 }
 
 // planWalk walks a case using only journaled replies; it reports how many

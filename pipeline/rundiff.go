@@ -64,6 +64,44 @@ type Flip struct {
 // runPolicy is how a run counts an answer in the paired comparison.
 type runPolicy struct{ unparsed, errors string }
 
+// AnswerPolicy is how a run folder counts a task's answers in a paired
+// comparison: the unparsed and errors policies of its first classification
+// block scoring the task (else the run's settings). `promoral view` pairs
+// cases with the same rule as `diff`.
+type AnswerPolicy struct{ p runPolicy }
+
+// AnswerPolicyOf reads the policy from the run folder's manifest.
+func AnswerPolicyOf(runDir, task string) AnswerPolicy {
+	return AnswerPolicy{policyFor(runManifest(runDir), task)}
+}
+
+// Unparsed and Errors name the policies.
+func (a AnswerPolicy) Unparsed() string { return a.p.unparsed }
+
+// Errors names the errors policy.
+func (a AnswerPolicy) Errors() string { return a.p.errors }
+
+// Score says whether an answer with a gold label enters the paired
+// comparison under this policy, and whether it counts as correct.
+func (a AnswerPolicy) Score(errored, parsed, correct bool) (ok, right bool) {
+	return scoreAnswer(errored, parsed, correct, a.p)
+}
+
+// scoreAnswer: an errored answer counts only under errors: unparsed (as
+// an unparsed one); an unparsed one is left out under unparsed: exclude.
+func scoreAnswer(errored, parsed, correct bool, p runPolicy) (ok, right bool) {
+	if errored {
+		if p.errors != ErrorsUnparsed {
+			return false, false
+		}
+		parsed = false
+	}
+	if !parsed && p.unparsed == "exclude" {
+		return false, false
+	}
+	return true, parsed && correct
+}
+
 // runManifest reads what a run folder's manifest says, if it has one.
 func runManifest(dir string) *Manifest {
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -203,16 +241,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 	// scored says whether an answer enters the comparison under its run's
 	// policy, and whether it counts as correct.
 	scored := func(a answer, p runPolicy) (ok, correct bool) {
-		if a.errored {
-			if p.errors != ErrorsUnparsed {
-				return false, false
-			}
-			a.parsed = false
-		}
-		if !a.parsed && p.unparsed == "exclude" {
-			return false, false
-		}
-		return true, a.parsed && a.correct
+		return scoreAnswer(a.errored, a.parsed, a.correct, p)
 	}
 	for _, r := range nr {
 		if _, ok := r["correct"].(bool); !ok && r["error"] == nil {

@@ -112,6 +112,38 @@ type Price struct {
 	Input       float64 `yaml:"input,omitempty" doc:"USD per million input (prompt) tokens."`
 	Output      float64 `yaml:"output,omitempty" doc:"USD per million output tokens (thinking tokens are billed as output)."`
 	CachedInput float64 `yaml:"cached_input,omitempty" doc:"USD per million cached prompt tokens (default: the input price)."`
+	// Batch prices are separate fields rather than a discount factor: the
+	// providers publish them per model, and not always at exactly half.
+	BatchInput       float64 `yaml:"batch_input,omitempty" doc:"USD per million input tokens of a provider batch job (default: the input price, i.e. no discount assumed)."`
+	BatchOutput      float64 `yaml:"batch_output,omitempty" doc:"USD per million output tokens of a provider batch job (default: the output price)."`
+	BatchCachedInput float64 `yaml:"batch_cached_input,omitempty" doc:"USD per million cached prompt tokens of a batch job (default: the batch input price)."`
+}
+
+// HasBatch reports whether batch prices are set.
+func (p Price) HasBatch() bool { return p.BatchInput != 0 || p.BatchOutput != 0 }
+
+// Batch is the price table batch calls are billed at: the batch fields where
+// set, the live ones otherwise.
+func (p Price) Batch() Price {
+	b := Price{Input: p.BatchInput, Output: p.BatchOutput, CachedInput: p.BatchCachedInput}
+	if b.Input == 0 {
+		b.Input, b.CachedInput = p.Input, p.CachedInput
+	}
+	if b.Output == 0 {
+		b.Output = p.Output
+	}
+	return b
+}
+
+// CostOf prices one reply: at batch prices when a batch job answered it.
+func (p Price) CostOf(r *llm.Response) float64 {
+	if r == nil {
+		return 0
+	}
+	if r.Batch != "" {
+		return p.Batch().Cost(r.Usage)
+	}
+	return p.Cost(r.Usage)
 }
 
 // Cost of one call's usage in USD.
@@ -137,12 +169,21 @@ type Limits struct {
 	MaxAttempts int           `yaml:"max_attempts,omitempty" min:"1" doc:"Attempts per request including the first (default 5)."`
 	Backoff     time.Duration `yaml:"backoff,omitempty" min:"0" doc:"Base of the exponential backoff with full jitter between attempts (default 1s); a server's Retry-After is always honoured."`
 	// The max tag must equal MaxReplyBytesLimit.
-	MaxReplyBytes int64 `yaml:"max_reply_bytes,omitempty" min:"1024" max:"8388608" doc:"Largest reply body accepted, in bytes; a longer reply fails its case (error class reply_too_large) without being read into memory. Default: derived from each request's max_tokens (and thinking budget), 32 bytes per token plus 256 KiB."`
+	MaxReplyBytes int64         `yaml:"max_reply_bytes,omitempty" min:"1024" max:"8388608" doc:"Largest reply body accepted, in bytes; a longer reply fails its case (error class reply_too_large) without being read into memory. Default: derived from each request's max_tokens (and thinking budget), 32 bytes per token plus 256 KiB."`
+	Mode          string        `yaml:"mode,omitempty" enum:"live,batch" doc:"live (default): one HTTP call per request; batch: the provider's batch API (OpenAI, Anthropic, Gemini; OpenAI-compatible servers without one fall back to live), in waves, at batch prices. apply --batch sets it for every model."`
+	BatchCases    int           `yaml:"batch_cases,omitempty" min:"1" doc:"In batch mode, cases in flight for this model: each wave carries at most this many requests (default 5000)."`
+	BatchPoll     time.Duration `yaml:"batch_poll,omitempty" min:"0" doc:"In batch mode, how often to ask the provider how a job is doing (default 30s)."`
 }
 
 // MaxReplyBytesLimit is the largest limits.max_reply_bytes (8 MiB, about two
 // million tokens of text): a journal line stays small enough to read whole.
 const MaxReplyBytesLimit = 8 << 20
+
+// Modes of Limits.Mode.
+const (
+	ModeLive  = "live"
+	ModeBatch = "batch"
+)
 
 // GenParams are generation parameters; nil/zero means "not set here".
 type GenParams struct {

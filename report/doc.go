@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -70,6 +71,24 @@ type col struct {
 type trow struct {
 	Cells []cell
 	Break bool // a rule above (a new model)
+	// View is the query of promoral view's case list for this row's cases
+	// (viewQuery); the view, serving the report, turns it into a link.
+	View string
+}
+
+// viewQuery is the query of promoral view's case list for a cell; empty
+// arguments are left out.
+func viewQuery(model, strategy, task string, more ...string) string {
+	v := url.Values{}
+	for k, x := range map[string]string{"model": model, "strategy": strategy, "task": task} {
+		if x != "" {
+			v.Set(k, x)
+		}
+	}
+	for i := 0; i+1 < len(more); i += 2 {
+		v.Add(more[i], more[i+1])
+	}
+	return v.Encode()
 }
 
 type cell struct {

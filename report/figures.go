@@ -219,6 +219,7 @@ func (r *run) reliabilityFigures(ix *index, cd *confData) []*figure {
 	f := relFigure(figID("reliability", cd.task), "Reliability diagrams: "+cd.task, panels,
 		fmt.Sprintf("Accuracy against %s in ten equal-width bins (lo, hi]. This run has no reliability table, so the bins and each panel's ECE "+
 			"(top-label, computed here from results.parquet) may differ from any ECE in the tables.", what), "confidence in the given answer")
+	f.View = viewQuery("", "", cd.task)
 	return []*figure{f}
 }
 
@@ -326,7 +327,9 @@ func (r *run) reliabilityFromTable(ix *index, cd *confData, src relSource) []*fi
 			title := r.condTitle(k, multiModel)
 			panels = append(panels, panel(k, title))
 		}
-		return []*figure{relFigure(figID("reliability", cd.task, src.block), "Reliability diagrams: "+cd.task+" ("+src.block+", "+src.metric+")", panels, caption, xlabel)}
+		f := relFigure(figID("reliability", cd.task, src.block), "Reliability diagrams: "+cd.task+" ("+src.block+", "+src.metric+")", panels, caption, xlabel)
+		f.View = viewQuery("", "", cd.task)
+		return []*figure{f}
 	}
 	var figs []*figure
 	var models []string
@@ -342,7 +345,9 @@ func (r *run) reliabilityFromTable(ix *index, cd *confData, src relSource) []*fi
 		for _, k := range byModel[m] {
 			panels = append(panels, panel(k, r.condTitle(k, false)))
 		}
-		figs = append(figs, relFigure(figID("reliability", cd.task, src.block, m), "Reliability diagrams: "+cd.task+", "+m+" ("+src.block+", "+src.metric+")", panels, caption, xlabel))
+		f := relFigure(figID("reliability", cd.task, src.block, m), "Reliability diagrams: "+cd.task+", "+m+" ("+src.block+", "+src.metric+")", panels, caption, xlabel)
+		f.View = viewQuery(m, "", cd.task)
+		figs = append(figs, f)
 	}
 	return figs
 }
@@ -476,7 +481,7 @@ func (r *run) boxFigure(cd *confData) *figure {
 	if h < vg.Inch*2.4 {
 		h = vg.Inch * 2.4
 	}
-	f := &figure{ID: figID("confidence-box", cd.task), Title: "Confidence by condition: " + cd.task, W: vg.Inch * 7.2, H: h, Tall: n > 16,
+	f := &figure{View: viewQuery("", "", cd.task), ID: figID("confidence-box", cd.task), Title: "Confidence by condition: " + cd.task, W: vg.Inch * 7.2, H: h, Tall: n > 16,
 		Caption: "Distribution of the confidence in the given answer for each model × strategy: the box spans the middle half, the line is the median, whiskers reach the most extreme answers within 1.5 IQR; dots are the values beyond, larger where more answers gave them. " +
 			"Look for conditions whose boxes sit high while their accuracy is low (overconfidence), and for boxes squeezed at one value (a model that always states the same confidence)."}
 	f.Draw = func(dc draw.Canvas) {
@@ -584,7 +589,7 @@ func (r *run) scatterFigure(cd *confData) *figure {
 	}
 	models := cd.models()
 	sampled := false
-	f := &figure{ID: figID("confidence-scatter", cd.task), Title: "Confidence against correctness: " + cd.task, W: vg.Inch * 7.2, H: vg.Inch * 3.3}
+	f := &figure{View: viewQuery("", "", cd.task), ID: figID("confidence-scatter", cd.task), Title: "Confidence against correctness: " + cd.task, W: vg.Inch * 7.2, H: vg.Inch * 3.3}
 	for _, m := range models {
 		if len(byModel[m]) > perModel {
 			sampled = true

@@ -261,10 +261,14 @@ func htmlTable(b *strings.Builder, t *table) {
 	}
 	w("</tr>\n</thead>\n<tbody>\n")
 	for _, r := range t.Rows {
+		view := ""
+		if r.View != "" {
+			view = fmt.Sprintf(" data-view=\"%s\"", escAttr(r.View))
+		}
 		if r.Break {
-			w("<tr class=\"brk\">")
+			w("<tr class=\"brk\"%s>", view)
 		} else {
-			w("<tr>")
+			w("<tr%s>", view)
 		}
 		for j, c := range r.Cells {
 			var cl []string
@@ -340,8 +344,12 @@ func htmlFigure(b *strings.Builder, f *figure) {
 	if f.Tall {
 		cls += " tall"
 	}
-	fmt.Fprintf(b, "<figure id=\"fig-%s\" class=\"%s\">\n<h3>%s</h3>\n%s\n<figcaption>%s<span class=\"files\">%s · %s</span></figcaption>\n</figure>\n",
-		f.ID, cls, esc(f.Title), f.SVG, esc(f.Caption), esc(f.PNGFile), esc(f.SVGFile))
+	view := ""
+	if f.View != "" {
+		view = fmt.Sprintf(" data-view=\"%s\"", escAttr(f.View))
+	}
+	fmt.Fprintf(b, "<figure id=\"fig-%s\" class=\"%s\"%s>\n<h3>%s</h3>\n%s\n<figcaption>%s<span class=\"files\">%s · %s</span></figcaption>\n</figure>\n",
+		f.ID, cls, view, esc(f.Title), f.SVG, esc(f.Caption), esc(f.PNGFile), esc(f.SVGFile))
 }
 
 func htmlTranscript(b *strings.Builder, t *transcript) {

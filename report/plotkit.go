@@ -399,6 +399,7 @@ type figure struct {
 	SVG     string // inline markup for the HTML
 	PNGFile string // relative to the run folder
 	SVGFile string
+	View    string // promoral view's list of the cases drawn (viewQuery)
 }
 
 var (

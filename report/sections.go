@@ -480,7 +480,7 @@ func (r *run) accuracySection(ix *index) *section {
 			Cols: []col{{Name: "Model"}, {Name: "Strategy"}, {Name: "n", Num: true}, {Name: "Accuracy", Num: true, Better: 1}}}
 		for _, k := range order {
 			a := acc[k]
-			t.Rows = append(t.Rows, trow{Cells: []cell{modelCell(r, k.model), txt(k.strategy), intCell(float64(a.n)), numCell(float64(a.ok)/float64(a.n), 3)}})
+			t.Rows = append(t.Rows, trow{Cells: []cell{modelCell(r, k.model), txt(k.strategy), intCell(float64(a.n)), numCell(float64(a.ok)/float64(a.n), 3)}, View: viewQuery(k.model, k.strategy, task)})
 		}
 		t.markBest()
 		s.Blocks = append(s.Blocks, t)
@@ -562,7 +562,7 @@ func (r *run) safetySection(ix *index) *section {
 			asr, rta, un, au := get("asr"), get("rta"), get("unjudged_rate"), get("audit_rate")
 			t.Rows = append(t.Rows, trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy),
 				ciCell(asr.Value, asr.Lo, asr.Hi, 3), intCell(float64(asr.N)), ciCell(rta.Value, rta.Lo, rta.Hi, 3), intCell(float64(rta.N)),
-				pctCell(un.Value, 0.05), pctCell(au.Value, 0)}})
+				pctCell(un.Value, 0.05), pctCell(au.Value, 0)}, View: viewQuery(c.model, c.strategy, task)})
 			prev = c.model
 		}
 		t.markBest()
@@ -1230,7 +1230,7 @@ func (r *run) auditSection() *section {
 			pc.Title, rc.Title = clip(prompt, 2000), clip(reply, 2000)
 			item := txt(ct.get(i, "item_id"))
 			item.Code = true
-			t.Rows = append(t.Rows, trow{Cells: []cell{modelCell(r, ct.get(i, "model")), txt(ct.get(i, "strategy")), item,
+			t.Rows = append(t.Rows, trow{View: viewQuery(ct.get(i, "model"), ct.get(i, "strategy"), ct.get(i, "task"), "audit", "flagged", "q", ct.get(i, "item_id")), Cells: []cell{modelCell(r, ct.get(i, "model")), txt(ct.get(i, "strategy")), item,
 				txt(ct.get(i, kindCol)), txt(ct.get(i, "label")), numCell(ct.num(i, "confidence"), 2), txt(ct.get(i, "heuristic")), txt(why), pc, rc}})
 		}
 		var rs []string
@@ -1311,7 +1311,7 @@ func (r *run) accuracyTables(s *section, ix *index, block, task string) {
 		ex, eOK := get(ece)
 		bx, bOK := get("brier")
 		ux, uOK := get("unparsed_rate")
-		row := trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy)}}
+		row := trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy)}, View: viewQuery(c.model, c.strategy, task)}
 		row.Cells = append(row.Cells, r.factorCells(acc)...)
 		un := pctCell(ux.Value, 0.05)
 		if !uOK || !ux.ok() {
@@ -1368,7 +1368,7 @@ func (r *run) accuracyTables(s *section, ix *index, block, task string) {
 		}
 		prev := ""
 		for _, c := range cells {
-			row := trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy)}}
+			row := trow{Break: prev != "" && prev != c.model, Cells: []cell{modelCell(r, c.model), txt(c.strategy)}, View: viewQuery(c.model, c.strategy, task)}
 			prev = c.model
 			for _, sub := range append([]string{"all"}, subs...) {
 				x, ok := ix.getB(block, task, c.model, c.strategy, sub, "accuracy")

@@ -228,6 +228,14 @@ func (x *extract) Run(ex *pipeline.Exec) (string, error) {
 		return "", ex.Errorf(x.name, "%v", err)
 	}
 	r := e.Extract(text)
+	if x.text != nil {
+		ex.Note("source", "text")
+	} else {
+		ex.Note("source", x.from)
+	}
+	if !r.Parsed && e.HasLabelRules() {
+		ex.Note("miss", e.Explain(text))
+	}
 	out := map[string]any{
 		"label": r.Label, "parsed": r.Parsed, "label_rule": r.LabelRule, "label_raw": r.LabelRaw,
 		"confidence": nil, "confidence_parsed": r.ConfidenceParsed, "confidence_bin": "",

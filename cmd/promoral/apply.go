@@ -9,7 +9,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/batch"
 )
+
+// usesBatch reports whether a model of the study asks for batch mode.
+func usesBatch(st *pipeline.Study) bool {
+	for _, m := range st.Models {
+		if m.Spec.Limits.Mode == pipeline.ModeBatch {
+			return true
+		}
+	}
+	return false
+}
 
 func newApply() *cobra.Command {
 	var (
@@ -18,6 +29,7 @@ func newApply() *cobra.Command {
 		offline     bool
 		quiet       bool
 		grace       time.Duration
+		batched     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "apply CONFIG",
@@ -39,6 +51,13 @@ func newApply() *cobra.Command {
 					c = st.Run.Settings.Concurrency
 				}
 				opts.Doer = pipeline.Transports(c)
+				if batched || usesBatch(st) {
+					dir := out
+					if dir == "" {
+						dir = st.OutDir
+					}
+					opts.Doer = batch.Transports(batch.Options{Dir: dir, All: batched, Live: opts.Doer, Log: cmd.ErrOrStderr()})
+				}
 			}
 			eng := pipeline.NewEngine(st, opts)
 			stop := make(chan struct{})
@@ -76,6 +95,7 @@ func newApply() *cobra.Command {
 	cmd.Flags().BoolVar(&offline, "offline", false, "serve only journaled replies: no network, no keys; a missing reply is an error")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	cmd.Flags().DurationVar(&grace, "grace", pipeline.DefaultGrace, "after Ctrl-C, how long to wait for the calls in flight so their replies are journaled (Ctrl-C again cuts them off)")
+	cmd.Flags().BoolVar(&batched, "batch", false, "send every model's requests through its provider's batch API, in waves, at batch prices (replies can take up to 24 h per wave)")
 	return cmd
 }
 

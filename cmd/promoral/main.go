@@ -130,7 +130,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       pipeline.Version,
 	}
-	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport())
+	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches())
 	return root
 }
 

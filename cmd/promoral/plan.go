@@ -16,6 +16,7 @@ func newPlan() *cobra.Command {
 		out      string
 		asJSON   bool
 		detailed bool
+		batched  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "plan CONFIG",
@@ -24,6 +25,11 @@ func newPlan() *cobra.Command {
 model calls still to make (loops at one pass as the best case and at their bound as
 the worst), how many the journal already holds, input and output tokens and the cost
 range in USD from the price table. No network, no key, no model call.
+
+Models in batch mode (limits.mode: batch, or every model with --batch) are priced at the
+price table's batch prices, with the live cost beside them, and the plan shows the waves
+each strategy takes (one per sequential call of a case) and what that means for latency:
+a provider promises each batch job within 24 hours.
 
 With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is work.`,
 		Args: cobra.ExactArgs(1),
@@ -36,7 +42,7 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 			if dir == "" {
 				dir = st.OutDir
 			}
-			p, err := pipeline.MakePlan(st, dir)
+			p, err := pipeline.MakePlanWith(st, dir, pipeline.PlanOptions{Batch: batched})
 			if err != nil {
 				return err
 			}
@@ -58,17 +64,31 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 	cmd.Flags().StringVar(&out, "out", "", "output folder whose journal to consult (default: the run's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when there is work")
+	cmd.Flags().BoolVar(&batched, "batch", false, "plan apply --batch: batch prices, and the waves and latency of batch mode")
 	return cmd
 }
 
 func printPlan(w io.Writer, p *pipeline.Plan) {
 	fmt.Fprintf(w, "plan for %s (journal %s)\n\n", p.Run, p.Journal)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tcases\tdone\tjournaled calls\tnew calls\tinput tokens\toutput tokens\tcost USD\t")
+	batched := p.Total.Mode == pipeline.ModeBatch
+	head := "model\tcases\tdone\tjournaled calls\tnew calls\tinput tokens\toutput tokens\tcost USD\t"
+	if batched {
+		head += "mode\twaves\t"
+	}
+	fmt.Fprintln(tw, head)
 	row := func(r pipeline.PlanRow) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", r.Model, r.Cases, r.CasesDone, r.CallsJournaled,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t", r.Model, r.Cases, r.CasesDone, r.CallsJournaled,
 			span(r.CallsBest, r.CallsWorst), spanK(r.InputTokensBest, r.InputTokensWorst),
 			spanK(r.OutputTokensBest, r.OutputTokensWorst), fmt.Sprintf("%.2f–%.2f", r.CostBest, r.CostWorst))
+		if batched {
+			waves := "-"
+			if r.WavesWorst > 0 {
+				waves = span(r.WavesBest, r.WavesWorst)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t", r.Mode, waves)
+		}
+		fmt.Fprintln(tw)
 	}
 	for _, r := range p.Models {
 		row(r)
@@ -76,6 +96,19 @@ func printPlan(w io.Writer, p *pipeline.Plan) {
 	row(p.Total)
 	tw.Flush()
 	fmt.Fprintln(w)
+	if batched {
+		fmt.Fprintln(w, "waves per case (one per sequential call; loops once as the best case, at their bound as the worst):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, s := range p.Strategies {
+			name := s.Strategy
+			if s.Judge {
+				name += " (judge, after the judged case)"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t\n", name, span(s.WavesBest, s.WavesWorst))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
 	for _, n := range p.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}

@@ -66,19 +66,19 @@ func (p *pace) rate() float64 {
 	return float64(last.n-first.n) / el
 }
 
-// view is one line of the display: a model's cases, or for a judge-only
+// line is one line of the display: a model's cases, or for a judge-only
 // model the cases it judges.
-type view struct {
+type line struct {
 	m     *pipeline.ModelStats
 	name  string
 	judge bool // progress counts judged cases
 	pace  *pace
 }
 
-func newViews(stats []*pipeline.ModelStats, start time.Time) []*view {
-	out := make([]*view, 0, len(stats))
+func newViews(stats []*pipeline.ModelStats, start time.Time) []*line {
+	out := make([]*line, 0, len(stats))
 	for _, m := range stats {
-		v := &view{m: m, name: m.Name, judge: m.Total == 0 && m.JudgeTotal > 0}
+		v := &line{m: m, name: m.Name, judge: m.Total == 0 && m.JudgeTotal > 0}
 		_, _, live := v.counts()
 		v.pace = newPace(start, live)
 		out = append(out, v)
@@ -86,22 +86,22 @@ func newViews(stats []*pipeline.ModelStats, start time.Time) []*view {
 	return out
 }
 
-// counts are the cases done, in all and live, of this view's kind.
-func (v *view) counts() (done, total, live int64) {
+// counts are the cases done, in all and live, of this line's kind.
+func (v *line) counts() (done, total, live int64) {
 	if v.judge {
 		return v.m.Judged.Load(), v.m.JudgeTotal, v.m.JudgedLive.Load()
 	}
 	return v.m.Done.Load(), v.m.Total, v.m.Live.Load()
 }
 
-func (v *view) observe(now time.Time) {
+func (v *line) observe(now time.Time) {
 	_, _, live := v.counts()
 	v.pace.observe(now, live)
 }
 
 // eta is the time left at the live pace: "done", or "?" until a live case
 // has finished.
-func (v *view) eta() string {
+func (v *line) eta() string {
 	done, total, _ := v.counts()
 	if done >= total {
 		return "done"
@@ -114,7 +114,7 @@ func (v *view) eta() string {
 }
 
 // key is what must stay visible at 80 columns: cases, live rate, ETA, cost.
-func (v *view) key() string {
+func (v *line) key() string {
 	done, total, _ := v.counts()
 	what := ""
 	if v.judge {
@@ -125,7 +125,7 @@ func (v *view) key() string {
 
 // detail is the rest: calls, journal hits, errors, tokens, and a judge's
 // share when the model also judges.
-func (v *view) detail() string {
+func (v *line) detail() string {
 	m := v.m
 	s := fmt.Sprintf("%s (%d from the journal)  %s  %s tokens",
 		pipeline.Plural(int(m.Calls.Load()), "call", "calls"), m.Cached.Load(),
@@ -137,7 +137,7 @@ func (v *view) detail() string {
 }
 
 // plain is the whole status on one line, for logs.
-func (v *view) plain() string {
+func (v *line) plain() string {
 	done, total, _ := v.counts()
 	what := "cases"
 	if v.judge {

@@ -41,6 +41,13 @@ var readmeCommands = map[string]string{
 	"promoral report out/paper":                                   "not run: needs a paper run; TestReportInBrowser reports the quickstart",
 	"promoral graph configs/paper.yaml self_correct":              "run",
 	"promoral schema strategy":                                    "run",
+	"promoral apply --batch configs/paper.yaml":                   "not run: calls the providers' batch APIs; batch tests (batch_test.go) run apply --batch against local fakes",
+	"promoral batches out/paper":                                  "not run: needs a paper run; batch_test.go runs the verb on a fake run",
+	"promoral plan --batch configs/paper.yaml":                    "not run: nine CPU-seconds of token counting; plan tests cover --batch on small studies",
+	"promoral batches --cancel out/paper":                         "not run: needs jobs in flight; batch_test.go cancels jobs on the fakes",
+	"promoral view out/paper [out/paper-v2]":                      "not run: serves until Ctrl-C; view's tests (view/server_test.go, the browser test) serve a real run",
+	"promoral view out/quickstart":                                "not run: serves until Ctrl-C; view's tests serve a real run",
+	"promoral view out/paper out/paper-v2":                        "not run: names two example run folders",
 	"go install github.com/promoral/promoral/cmd/promoral@latest": "not run: downloads the module",
 	"go build -o promoral ./cmd/promoral":                         "not run: go test has built the same package",
 }

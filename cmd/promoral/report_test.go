@@ -1,21 +1,15 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/promoral/promoral/internal/needs"
+	"github.com/promoral/promoral/internal/chrome"
 )
 
 // pageCheck is what the page reports about its images and figures.
@@ -49,7 +43,7 @@ func TestReportInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the quickstart and a browser")
 	}
-	browser := needs.Chromium(t)
+	ctx := chrome.Start(t, "report.html", 1280, 900, 5*time.Minute)
 	base, _ := runQuickstart(t)
 	dir := filepath.Join(base, "out", "quickstart")
 	stdout, stderr, code := runCLI(t, "report", dir)
@@ -65,46 +59,10 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal("the quickstart report drew no figure")
 	}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	// A guard against a hung browser, not a speed assertion.
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-
-	var mu sync.Mutex
-	var problems []string
-	report := func(format string, args ...any) {
-		mu.Lock()
-		problems = append(problems, fmt.Sprintf(format, args...))
-		mu.Unlock()
-	}
-	if err := chromedp.Listen(ctx, func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				report("console %s", e.Type)
-			}
-		case *runtime.EventExceptionThrown:
-			report("uncaught exception: %s", e.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				report("browser log error: %s", e.Entry.Text)
-			}
-		case *network.EventRequestWillBeSent:
-			if u := e.Request.URL; !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "about:") {
-				report("request beyond the file: %.100s", u)
-			}
-		}
-	}); err != nil {
+	problems, err := chrome.Watch(ctx, func(u string) bool {
+		return strings.HasPrefix(u, "file://") || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "about:")
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page)); err != nil {
@@ -129,9 +87,7 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	t.Logf("%d sections, %d figures, %d images; screenshot %s (%d KiB)", got.Sections, len(got.Figures), len(got.Images), png, len(shot)/1024)
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
+	for _, p := range problems.List() {
 		t.Error(p)
 	}
 	if got.Sections < 3 {

@@ -47,6 +47,10 @@ func MessagesJSON(msgs []Message) string {
 	return string(appendMessages(make([]byte, 0, n), msgs, false))
 }
 
+// AppendJSONString appends s as a JSON string (no HTML escaping), as
+// encoding/json would, without reflection.
+func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s, false) }
+
 // appendMessages encodes messages; html escapes <, > and & as encoding/json
 // does by default (the canonical form needs that to stay byte-identical).
 func appendMessages(b []byte, msgs []Message, html bool) []byte {

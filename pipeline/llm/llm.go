@@ -98,6 +98,9 @@ type Response struct {
 	// SafetyInfo is provider-reported safety metadata (e.g. Gemini block
 	// reasons), kept verbatim for audit.
 	SafetyInfo string `json:"safety_info,omitempty"`
+	// Batch is the provider's id of the batch job that answered; empty for
+	// a live call. Batch replies are billed at batch prices.
+	Batch string `json:"batch,omitempty"`
 }
 
 // Problem says why a response cannot serve as a reply, or "" when it can.

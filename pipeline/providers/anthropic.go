@@ -164,16 +164,21 @@ func (p *anthropicProvider) Complete(ctx context.Context, req *llm.Request) (*ll
 			return nil, err
 		}
 		resp.Choices = append(resp.Choices, anthropicChoice(msg))
-		u := msg.Usage
-		// input_tokens excludes cache reads and writes; adding them makes
-		// PromptTokens the whole prompt, as OpenAI and Gemini report it.
-		resp.Usage.PromptTokens += int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens)
-		resp.Usage.CompletionTokens += int(u.OutputTokens)
-		resp.Usage.CachedPromptTokens += int(u.CacheReadInputTokens)
-		resp.Usage.ThinkingTokens += int(u.OutputTokensDetails.ThinkingTokens)
-		resp.ModelVersion = string(msg.Model)
+		addAnthropicUsage(resp, msg)
 	}
 	return answer(resp)
+}
+
+// addAnthropicUsage adds one message's usage (one sample) to a response.
+func addAnthropicUsage(resp *llm.Response, msg *anthropic.Message) {
+	u := msg.Usage
+	// input_tokens excludes cache reads and writes; adding them makes
+	// PromptTokens the whole prompt, as OpenAI and Gemini report it.
+	resp.Usage.PromptTokens += int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens)
+	resp.Usage.CompletionTokens += int(u.OutputTokens)
+	resp.Usage.CachedPromptTokens += int(u.CacheReadInputTokens)
+	resp.Usage.ThinkingTokens += int(u.OutputTokensDetails.ThinkingTokens)
+	resp.ModelVersion = string(msg.Model)
 }
 
 func (p *anthropicProvider) one(ctx context.Context, params anthropic.MessageNewParams, opts []option.RequestOption, limit int64) (*anthropic.Message, error) {

@@ -1,0 +1,259 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/expr-lang/expr"
+
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+// TraceStep is one stage run of a case, as results.parquet's trace column
+// records it for people reading the run (promoral view): the stage, which
+// visit of it this was, what it published (long strings clipped: the
+// replies themselves are in calls.parquet) and any notes it left with
+// Exec.Note. Judge stages carry the "judge." prefix.
+type TraceStep struct {
+	Stage string         `json:"stage"`
+	Visit int            `json:"visit"`
+	Out   map[string]any `json:"out,omitempty"`
+	Note  map[string]any `json:"note,omitempty"`
+	// Next is where the stage sent the case when it chose ("end" or a
+	// stage name); empty when the graph simply went on.
+	Next string `json:"next,omitempty"`
+	Err  string `json:"error,omitempty"`
+}
+
+// traceClip bounds each published string in the trace: the trace says what
+// a stage decided, the replies are in calls.parquet, and every byte here is
+// held for every case until the run's results are written.
+const traceClip = 32
+
+type traceNote struct {
+	key string
+	v   any
+}
+
+// Note attaches detail to the current stage's entry in the case's trace
+// (not its outputs: templates and expressions never see it). Stages use it
+// to explain themselves, e.g. why an extraction found no label.
+func (x *Exec) Note(key string, v any) { x.notes = append(x.notes, traceNote{key, v}) }
+
+// traceStep appends the stage that just ran to the trace, as JSON written
+// by hand: it runs for every stage of every case, where encoding/json's
+// reflection and a clipped copy of the outputs cost a third of the engine.
+func (x *Exec) traceStep(stage, next string, err error) {
+	b := x.trace
+	if b == nil {
+		b = tracePool.Get().([]byte)[:0]
+	}
+	if len(b) > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, `{"stage":`...)
+	b = llm.AppendJSONString(b, x.stagePrefix+stage)
+	b = append(b, `,"visit":`...)
+	b = strconv.AppendInt(b, int64(x.visits[stage]), 10)
+	if out, ok := x.stages[stage].(map[string]any); ok && len(out) > 0 {
+		b = append(b, `,"out":`...)
+		b = appendTraceValue(b, out, true)
+	}
+	if len(x.notes) > 0 {
+		b = append(b, `,"note":{`...)
+		for i, n := range x.notes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = llm.AppendJSONString(b, n.key)
+			b = append(b, ':')
+			b = appendTraceValue(b, n.v, false)
+		}
+		b = append(b, '}')
+		x.notes = x.notes[:0]
+	}
+	if next != "" {
+		b = append(b, `,"next":`...)
+		b = llm.AppendJSONString(b, next)
+	}
+	if err != nil {
+		b = append(b, `,"error":`...)
+		b = llm.AppendJSONString(b, err.Error())
+	}
+	x.trace = append(b, '}')
+}
+
+// appendTraceValue writes v as JSON; with clip, long strings and lists are
+// cut short.
+func appendTraceValue(b []byte, v any, clip bool) []byte {
+	switch t := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case string:
+		if clip && len(t) > traceClip {
+			cut := traceClip
+			for cut > 0 && !utf8.RuneStart(t[cut]) {
+				cut--
+			}
+			// "<start>…(N bytes)", written in place of the closing quote.
+			b = llm.AppendJSONString(b, t[:cut])
+			b = append(b[:len(b)-1], "…("...)
+			b = strconv.AppendInt(b, int64(len(t)), 10)
+			return append(b, ` bytes)"`...)
+		}
+		return llm.AppendJSONString(b, t)
+	case bool:
+		return strconv.AppendBool(b, t)
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return llm.AppendJSONString(b, fmt.Sprint(t)) // JSON has no NaN
+		}
+		return strconv.AppendFloat(b, t, 'g', -1, 64)
+	case int:
+		return strconv.AppendInt(b, int64(t), 10)
+	case int64:
+		return strconv.AppendInt(b, t, 10)
+	case map[string]any:
+		var ks [16]string
+		keys := ks[:0]
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = llm.AppendJSONString(b, k)
+			b = append(b, ':')
+			b = appendTraceValue(b, t[k], clip)
+		}
+		return append(b, '}')
+	case []any:
+		return appendTraceList(b, len(t), func(b []byte, i int) []byte { return appendTraceValue(b, t[i], clip) }, clip)
+	case []string:
+		return appendTraceList(b, len(t), func(b []byte, i int) []byte { return appendTraceValue(b, t[i], clip) }, clip)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return llm.AppendJSONString(b, fmt.Sprint(v))
+	}
+	return append(b, data...)
+}
+
+func appendTraceList(b []byte, n int, elem func([]byte, int) []byte, clip bool) []byte {
+	const keep = 3
+	b = append(b, '[')
+	for i := 0; i < n; i++ {
+		if clip && i == keep {
+			b = append(b, ',')
+			return append(llm.AppendJSONString(b, fmt.Sprintf("… (%d more)", n-keep)), ']')
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = elem(b, i)
+	}
+	return append(b, ']')
+}
+
+// tracePool recycles the buffers cases write their trace into; the trace
+// column keeps a copy.
+var tracePool = sync.Pool{New: func() any { return make([]byte, 0, 1024) }}
+
+// releaseTrace returns the case's buffer once its trace has been copied.
+func (x *Exec) releaseTrace() {
+	if x.trace != nil && cap(x.trace) <= 1<<16 {
+		tracePool.Put(x.trace[:0])
+	}
+	x.trace = nil
+}
+
+// traceJSON is the trace column's value: the steps of the strategy then of
+// the judge; "" when nothing ran.
+func traceJSON(parts ...[]byte) string {
+	n := 2
+	for _, p := range parts {
+		n += len(p) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for _, p := range parts {
+		if len(p) == 0 {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, p...)
+	}
+	if len(b) == 1 {
+		return ""
+	}
+	return string(append(b, ']'))
+}
+
+// ReadTrace decodes a trace column value.
+func ReadTrace(s string) ([]TraceStep, error) {
+	var steps []TraceStep
+	if s == "" {
+		return nil, nil
+	}
+	err := json.Unmarshal([]byte(s), &steps)
+	return steps, err
+}
+
+// subsetNames fills results.parquet's subsets column: the names of the
+// task subsets (task subsets:) the case's item belongs to, as a JSON list,
+// so a reader can filter by subset without the config. A subset whose
+// expression fails on the item is listed as "!name".
+type subsetNames struct {
+	// mu: rows are made by the workers as cases finish.
+	mu    sync.Mutex
+	progs map[*Task][]namedProg
+}
+
+func newSubsetNames() *subsetNames { return &subsetNames{progs: map[*Task][]namedProg{}} }
+
+// of takes the item's fields from the caller: a large dataset's item
+// reads them back from its store, once per case.
+func (s *subsetNames) of(c *Case, fields map[string]any) any {
+	t := c.Task
+	s.mu.Lock()
+	progs, ok := s.progs[t]
+	if !ok {
+		names := make([]string, 0, len(t.Spec.Subsets))
+		for n := range t.Spec.Subsets {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if p, err := CompileExpr(t.Spec.Subsets[n], nil, true); err == nil {
+				progs = append(progs, namedProg{n, p})
+			}
+		}
+		s.progs[t] = progs
+	}
+	s.mu.Unlock()
+	if len(progs) == 0 {
+		return nil
+	}
+	in := []string{}
+	env := map[string]any{"item": fields, "task": map[string]any{"name": t.Name}}
+	for _, p := range progs {
+		v, err := expr.Run(p.prog, env)
+		if err != nil {
+			in = append(in, "!"+p.name)
+		} else if b, _ := v.(bool); b {
+			in = append(in, p.name)
+		}
+	}
+	return jsonString(in)
+}

@@ -1,0 +1,246 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Waver is a Doer that answers in waves, as a provider's batch jobs do: it
+// holds the requests it is given until Flush, and the engine calls Flush
+// once no case that could add to the wave is still running (each is
+// waiting on some Waver, or finished). The engine stays one code path: a
+// case never knows whether its reply came live, from the journal or from a
+// batch job.
+type Waver interface {
+	Doer
+	// CasesInFlight is how many cases of the Waver's own model the engine
+	// keeps in flight, and so the most requests of that model in one wave.
+	CasesInFlight() int
+	// Flush sends the requests held so far. It must not block.
+	Flush()
+	// Finish is called once no case of this run can call the Waver any
+	// more. keep journals a reply no case asked for (a job an earlier run
+	// left in flight), unless the journal already holds its key.
+	Finish(keep func(key string, a Attempt))
+}
+
+// waves decides when the held requests of each Waver go out. A pool is the
+// workers running one model's cases; a pool is full when every worker that
+// has a case is waiting on a Waver (a pool whose cases are all finished is
+// full too). A Waver flushes when every pool that can call it (its own
+// model's, and those whose tasks it judges) is full: nothing running could
+// add a request to the wave any more. Since a worker that is not waiting
+// always gets there or finishes, every held request eventually goes out.
+type waves struct {
+	e       *Engine
+	mu      sync.Mutex
+	pools   map[*Model]*wavePool
+	targets []*waveTarget
+	by      map[*Model]*waveTarget
+	groups  map[string]*waveGroup // calls in flight by key, as singleflight sees them
+}
+
+type wavePool struct {
+	slots, unfinished, blocked int
+}
+
+func (p *wavePool) full() bool { return p.blocked >= min(p.slots, p.unfinished) }
+
+type waveTarget struct {
+	model    *Model
+	w        Waver
+	callers  []*wavePool
+	finished bool
+}
+
+// newWaves returns nil when no model's transport answers in waves; every
+// method is a no-op on nil.
+func newWaves(e *Engine) *waves {
+	ws := &waves{e: e, pools: map[*Model]*wavePool{}, by: map[*Model]*waveTarget{}, groups: map[string]*waveGroup{}}
+	for m, d := range e.doers {
+		if w, ok := d.(Waver); ok {
+			t := &waveTarget{model: m, w: w}
+			ws.targets = append(ws.targets, t)
+			ws.by[m] = t
+		}
+	}
+	if len(ws.targets) == 0 {
+		return nil
+	}
+	for _, m := range e.study.Models {
+		if st := e.stats[m]; st.Total > 0 {
+			ws.pools[m] = &wavePool{slots: e.workers(m), unfinished: int(st.Total)}
+		}
+	}
+	for _, t := range ws.targets {
+		seen := map[*Model]bool{}
+		for _, c := range e.study.Cells {
+			calls := c.Model == t.model || (c.Task.Judge != nil && c.Task.Judge.Model == t.model)
+			if calls && !seen[c.Model] && ws.pools[c.Model] != nil {
+				seen[c.Model] = true
+				t.callers = append(t.callers, ws.pools[c.Model])
+			}
+		}
+	}
+	return ws
+}
+
+func (ws *waves) batched(m *Model) bool {
+	return ws != nil && ws.by[m] != nil
+}
+
+// waveCall is one engine call to a Waver. The case counts as waiting only
+// from the moment the Waver holds its request (Waiting): counted any
+// earlier, a wave could leave without it. Calls of the same key share one
+// reply (singleflight), and which of them reaches the Waver is singleflight's
+// choice, not the order they arrived here: so the calls of a key form a
+// group that waits as one, from the moment any of them waits in the Waver
+// until it is woken (a group whose call went live is running, not waiting).
+type waveCall struct {
+	ws      *waves
+	pool    *wavePool
+	group   *waveGroup
+	blocked bool
+	over    bool
+}
+
+// waveGroup is the calls of one key in flight.
+type waveGroup struct {
+	key     string
+	calls   []*waveCall
+	waiting bool
+}
+
+func (ws *waves) enter(pool *Model, key string) *waveCall {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	g := ws.groups[key]
+	if g == nil {
+		g = &waveGroup{key: key}
+		ws.groups[key] = g
+	}
+	c := &waveCall{ws: ws, pool: ws.pools[pool], group: g}
+	g.calls = append(g.calls, c)
+	if g.waiting {
+		c.block()
+		ws.check()
+	}
+	return c
+}
+
+func (c *waveCall) block() {
+	if !c.blocked && !c.over {
+		c.blocked = true
+		c.pool.blocked++
+	}
+}
+
+func (c *waveCall) unblock() {
+	if c.blocked {
+		c.blocked = false
+		c.pool.blocked--
+	}
+	c.over = true
+}
+
+func (c *waveCall) wait() {
+	c.ws.mu.Lock()
+	defer c.ws.mu.Unlock()
+	// The call that reaches the Waver waits even if an earlier round of
+	// its group was released.
+	c.over = false
+	c.group.waiting = true
+	for _, m := range c.group.calls {
+		m.block()
+	}
+	c.ws.check()
+}
+
+func (c *waveCall) wake() {
+	c.ws.mu.Lock()
+	defer c.ws.mu.Unlock()
+	c.group.waiting = false
+	for _, m := range c.group.calls {
+		m.unblock()
+	}
+}
+
+func (c *waveCall) leave() {
+	c.ws.mu.Lock()
+	defer c.ws.mu.Unlock()
+	c.unblock()
+	g := c.group
+	for i, m := range g.calls {
+		if m == c {
+			g.calls = append(g.calls[:i], g.calls[i+1:]...)
+			break
+		}
+	}
+	if len(g.calls) == 0 && c.ws.groups[g.key] == g {
+		delete(c.ws.groups, g.key)
+	}
+}
+
+type waveKey struct{}
+
+// Waiting tells the engine that the Waver now holds the request of the call
+// ctx belongs to: the case waits for a wave.
+func Waiting(ctx context.Context) {
+	if c, ok := ctx.Value(waveKey{}).(*waveCall); ok {
+		c.wait()
+	}
+}
+
+// Wake tells the engine that the case whose call ctx belongs to is about
+// to go on. A Waver calls it for every case a job answers before it lets
+// any of them go on: released one by one, the first to ask again would
+// find the others still counted as waiting and send a wave of one.
+func Wake(ctx context.Context) {
+	if c, ok := ctx.Value(waveKey{}).(*waveCall); ok {
+		c.wake()
+	}
+}
+
+func (ws *waves) done(pool *Model) {
+	if ws == nil {
+		return
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.pools[pool].unfinished--
+	ws.check()
+}
+
+// check flushes every Waver whose callers are all full, and finishes those
+// whose callers have no case left; ws.mu is held.
+func (ws *waves) check() {
+	for _, t := range ws.targets {
+		full, over := true, true
+		for _, p := range t.callers {
+			full = full && p.full()
+			over = over && p.unfinished == 0
+		}
+		switch {
+		case over && !t.finished:
+			t.finished = true
+			t.w.Finish(ws.e.keeper(t.model))
+		case full && !over:
+			t.w.Flush()
+		}
+	}
+}
+
+// keeper journals a reply that no case of this run asked for: it was paid
+// for, so a later run must find it instead of paying again.
+func (e *Engine) keeper(m *Model) func(key string, a Attempt) {
+	return func(key string, a Attempt) {
+		if a.Err != nil || a.Resp == nil || e.journal.Has(key) {
+			return
+		}
+		rec := &Record{Key: key, Model: m.Name, Attempt: a.N, Time: a.Start.UTC(), LatencyMS: float64(a.Latency/time.Microsecond) / 1000, Resp: a.Resp}
+		if err := e.journal.Append(rec); err != nil {
+			e.fail(err)
+		}
+	}
+}

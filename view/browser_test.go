@@ -1,0 +1,195 @@
+package view
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/promoral/promoral/internal/chrome"
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/report"
+)
+
+// The view of a real run (shipped configs and data, see demoYAML) in
+// headless Chromium, as a person uses it: filter the list, search, open a
+// case with the keyboard, compare two strategies and open a pair, label a
+// case of the audit queue and find the label in labels.jsonl, follow a
+// link from the report. No console error, no uncaught exception, no
+// request beyond the loopback server. Screenshots of every page are kept
+// (in $PROMORAL_VIEW_SCREENSHOTS when set).
+func TestViewInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a browser")
+	}
+	ctx := chrome.Start(t, "promoral view", 1440, 1000, 4*time.Minute)
+	dir := copyRun(t, demoRun(t))
+	if _, err := report.Generate(dir, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	base, srv := serve(t, dir)
+	run := srv.runs[0]
+	shots := os.Getenv("PROMORAL_VIEW_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	os.MkdirAll(shots, 0o755)
+	problems, err := chrome.Watch(ctx, func(u string) bool { return strings.HasPrefix(u, base) || strings.HasPrefix(u, "data:") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return v
+	}
+	// waitFor polls a condition of the page; the deadline guards a hang.
+	waitFor := func(what, js string) {
+		t.Helper()
+		for k := 0; k < 200; k++ {
+			if v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err == nil && v {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + ' | ' + ((document.querySelector('.summary .big')||{}).textContent || '') + ' | ' + document.body.innerText.slice(0, 300)`))
+		t.Fatalf("waiting for %s: %s stayed false; the page: %s", what, js, state)
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(shots, name+".png")
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if len(png) < 20000 {
+			t.Errorf("%s: the screenshot is suspiciously small (%d bytes)", name, len(png))
+		}
+		t.Logf("screenshot %s", p)
+	}
+	total := func(q string) int {
+		var p CasesPage
+		getJSON(t, base+"/api/cases?"+q, &p)
+		return p.Total
+	}
+	bigIs := func(n int) string {
+		return fmt.Sprintf(`(document.querySelector('.summary .big')||{}).textContent === %q`, fmt.Sprintf("%d", n))
+	}
+
+	// The list: every case, then a filter from the side panel.
+	do("open the list", chromedp.Navigate(base+"/"), chromedp.WaitVisible("table.cases tbody tr"))
+	waitFor("all cases", bigIs(run.Len()))
+	do("filter wrong", chromedp.Click(`.facet[data-facet="outcome"] .fv[data-value="wrong"]`))
+	wrong := total("outcome=wrong")
+	waitFor("the wrong cases", bigIs(wrong))
+	if u := eval(`location.search`); u != "?outcome=wrong" {
+		t.Errorf("the filter is not in the URL: %q", u)
+	}
+	do("filter a model", chromedp.Click(`.facet[data-facet="model"] .fv[data-value="gpt-4.1"]`))
+	both := total("outcome=wrong&model=gpt-4.1")
+	waitFor("wrong cases of gpt-4.1", bigIs(both))
+	if both == 0 || both >= wrong {
+		t.Fatalf("the demo should have some, not all, wrong cases for gpt-4.1: %d of %d", both, wrong)
+	}
+	shot("1-list-filtered")
+
+	// Search, from the keyboard: "/" focuses the box.
+	do("clear filters", chromedp.Navigate(base+"/"), chromedp.WaitVisible("table.cases tbody tr"))
+	do("search", chromedp.KeyEvent("/"), chromedp.SendKeys("#q", "birthday decorations"+kb.Enter))
+	found := total("q=" + url.QueryEscape("birthday decorations"))
+	if found == 0 {
+		t.Fatal("the demo has no case with birthday decorations")
+	}
+	waitFor("the search results", bigIs(found)+` && location.search.includes('birthday')`)
+	if n := eval(`String(document.querySelectorAll('table.cases tbody tr').length)`); n != fmt.Sprint(found) {
+		t.Errorf("%s rows for %d found", n, found)
+	}
+	shot("2-search")
+
+	// Open the second result with j and Enter.
+	do("open a case", chromedp.KeyEvent("j"), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible("ol.steps li.step"))
+	id := eval(`document.querySelector('.casehead h1').textContent`)
+	if !strings.Contains(strings.ToLower(id), "ethics") {
+		t.Errorf("the case page shows %q", id)
+	}
+	if n := eval(`String(document.querySelectorAll('ol.steps li.step').length)`); n == "0" {
+		t.Error("the case page shows no stage")
+	}
+	if !strings.Contains(eval(`document.querySelector('ol.steps').textContent`), "Final Answer") {
+		t.Error("the case page shows no reply")
+	}
+	if m := eval(`Array.from(document.querySelectorAll('mark')).map(m => m.textContent.toLowerCase()).join(',')`); !strings.Contains(m, "birthday") {
+		t.Errorf("the search words are not marked on the case page: %q", m)
+	}
+	shot("3-case")
+	do("next case", chromedp.KeyEvent("j"))
+	waitFor("the next case", fmt.Sprintf(`document.querySelector('.casehead h1') && document.querySelector('.casehead h1').textContent !== %q`, id))
+
+	// Compare two strategies of the recorded replies; open a flipped pair.
+	do("compare", chromedp.Navigate(base+"/compare?by=strategy&a=zero_shot&b=first_principles&task=promoral_replies"),
+		chromedp.WaitVisible("table.cells tbody tr"))
+	if n := eval(`String(document.querySelectorAll('table.cells tbody tr').length)`); n != "2" {
+		t.Errorf("%s cells, want one per model (2)", n)
+	}
+	if f := eval(`(document.querySelector('.pair .fliptag')||{}).textContent || ''`); f != "now wrong" && f != "now right" {
+		t.Errorf("the first pair is not a flip: %q", f)
+	}
+	do("open a pair", chromedp.Click(".pairs .pair"), chromedp.WaitVisible(".sidebyside pre"))
+	shot("4-compare")
+
+	// The audit queue: label the first case with key 1.
+	do("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(".labelbox .choice"))
+	caseID := eval(`document.querySelector('.auditview .casehead h1').textContent`)
+	choice := eval(`document.querySelector('.labelbox .choice').dataset.label`)
+	shot("5-audit")
+	do("label", chromedp.KeyEvent("1"))
+	waitFor("the label saved", `document.querySelector('.labelbox .saved') && document.querySelector('.labelbox .saved').textContent.startsWith('Saved')`)
+	ls, err := pipeline.ReadLabels(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].CaseID != caseID || ls[0].Label != choice || ls[0].Annotator != "tester" {
+		t.Errorf("labels.jsonl holds %+v; want %s labelled %s by tester", ls, caseID, choice)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, pipeline.LabelsFile))
+	var line map[string]any
+	if err := json.Unmarshal(data, &line); err != nil || line["case_id"] != caseID {
+		t.Errorf("labels.jsonl: %s (%v)", data, err)
+	}
+	// The queue moves on to the next case.
+	waitFor("the next case in the queue", fmt.Sprintf(`document.querySelector('.auditview .casehead h1').textContent !== %q`, caseID))
+
+	// The report, served by the view, links its rows to the lists.
+	do("report", chromedp.Navigate(base+"/report.html"), chromedp.WaitVisible("a.pv-link"))
+	href := eval(`document.querySelector('#accuracy a.pv-link').getAttribute('href')`)
+	do("follow a report link", chromedp.Click("#accuracy a.pv-link"), chromedp.WaitVisible("table.cases tbody tr"))
+	q, _ := url.Parse(href)
+	waitFor("the linked list", bigIs(total(q.RawQuery)))
+	shot("6-from-report")
+
+	for _, p := range problems.List() {
+		t.Error(p)
+	}
+}

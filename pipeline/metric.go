@@ -230,9 +230,17 @@ type rowMore struct {
 
 // NewRow is a case's row: its names as reported, factors and outcome.
 func NewRow(c *Case, model, strategy string, factors []string, r *Result) ResultRow {
-	cell := &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, labels: newLabelTable()}
-	return rowOf(cell, c.Item, r)
+	return NewRowCell(c, model, strategy, factors).Row(c.Item, r)
 }
+
+// NewRowCell is the cell that the rows of c's model, strategy and task
+// share (what a read-back of results.parquet builds once per cell).
+func NewRowCell(c *Case, model, strategy string, factors []string) *RowCell {
+	return &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, labels: newLabelTable()}
+}
+
+// Row is the compact row of the cell's case on item it.
+func (rc *RowCell) Row(it *Item, r *Result) ResultRow { return rowOf(rc, it, r) }
 
 func rowOf(cell *RowCell, it *Item, r *Result) ResultRow {
 	row := ResultRow{RowCell: cell, Item: it, Conf: math.NaN(),

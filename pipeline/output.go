@@ -122,7 +122,7 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	}
 	var item, trace any
 	if len(fields) > 0 {
-		item = string(appendTraceValue(nil, fields, false))
+		item = itemJSON(fields)
 	}
 	if r.Trace != "" {
 		trace = r.Trace
@@ -133,10 +133,10 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	}
 	var outputs, judge any
 	if r.Outputs != nil {
-		outputs = jsonString(r.Outputs)
+		outputs = string(appendTraceValue(nil, r.Outputs, false))
 	}
 	if r.Judge != nil {
-		judge = jsonString(r.Judge)
+		judge = string(appendTraceValue(nil, r.Judge, false))
 	}
 	model, strategy := c.ReportedNames()
 	a, ja := r.Acct, r.JudgeAcct
@@ -268,7 +268,7 @@ func (e *Engine) keepEarlierRows(held []heldCase) error {
 			return
 		}
 		h := &held[i]
-		if row["item"] != jsonString(h.c.Item.Values()) {
+		if fields := h.c.Item.Values(); len(fields) == 0 && row["item"] != nil || len(fields) > 0 && row["item"] != itemJSON(fields) {
 			return
 		}
 		kept := resultFromRow(row)
@@ -280,6 +280,10 @@ func (e *Engine) keepEarlierRows(held []heldCase) error {
 		h.r = kept
 	})
 }
+
+// itemJSON is the item column: written and compared by the same encoder,
+// so an unchanged item always matches its earlier row.
+func itemJSON(fields map[string]any) string { return string(appendTraceValue(nil, fields, false)) }
 
 // resultFromRow rebuilds a Result from a results.parquet row.
 func resultFromRow(row map[string]any) Result {

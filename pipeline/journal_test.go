@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -296,5 +297,60 @@ func TestJournalIndexHoldsNoReplyText(t *testing.T) {
 	}
 	if rec, ok, _ := j.Lookup(key("19999")); !ok || !strings.HasSuffix(rec.Resp.Text(), " 19999") {
 		t.Error("the last reply is not served")
+	}
+}
+
+// BenchmarkJournalMillion opens a journal of PROMORAL_JOURNAL_CALLS replies
+// (default 1,000,000) of about 500 tokens (2,000 bytes) each, as a re-apply
+// of a finished run does, and reports the heap the open journal holds per
+// reply (live heap after a collection, before vs after opening), the whole
+// heap, and the time to open it; then serves every reply once by its key.
+// The file (about 2 GB at the default) is written once before the timer.
+//
+//	go test ./pipeline -run '^$' -bench JournalMillion -benchtime 1x
+func BenchmarkJournalMillion(b *testing.B) {
+	b.StopTimer()
+	n := 1_000_000
+	if v := os.Getenv("PROMORAL_JOURNAL_CALLS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
+			b.Fatalf("PROMORAL_JOURNAL_CALLS=%q: want a positive number", v)
+		}
+	}
+	path := filepath.Join(b.TempDir(), "journal.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	text := strings.Repeat("a reply of ordinary length ", 74) // 1,998 bytes
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, `{"k":"%s","m":"m","r":{"choices":[{"text":"%s %d","finish_reason":"stop"}]}}`+"\n", key(fmt.Sprint(i)), text, i)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		start := time.Now()
+		j := openJ(b, path)
+		opened := time.Since(start)
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		for k := 0; k < n; k++ {
+			if rec, ok, err := j.Lookup(key(fmt.Sprint(k))); err != nil || !ok || !strings.HasSuffix(rec.Resp.Text(), fmt.Sprint(" ", k)) {
+				b.Fatalf("reply %d not served (%v)", k, err)
+			}
+		}
+		j.Close()
+		per := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+		b.Logf("%d replies of %d bytes: open %v, index %.1f bytes per reply, live heap %d MB", n, len(text), opened, per, after.HeapAlloc>>20)
+		b.ReportMetric(per, "index-B/reply")
+		b.ReportMetric(float64(after.HeapAlloc>>20), "heap-MB")
+		b.ReportMetric(opened.Seconds(), "open-s")
 	}
 }

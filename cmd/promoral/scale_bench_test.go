@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,17 +26,34 @@ import (
 //	PROMORAL_SCALE_CASES=1000000 go test ./cmd/promoral -run '^$' -bench Scale -benchtime 1x -timeout 60m
 //	go test ./cmd/promoral -run '^$' -bench QuickstartBinary -benchtime 5x
 
-// scaleBinary builds cmd/promoral once per test binary.
+var built struct {
+	once     sync.Once
+	exe, err string
+}
+
+// scaleBinary builds cmd/promoral once per test binary, off the clock.
 func scaleBinary(b *testing.B) string {
 	b.Helper()
-	dir := b.TempDir()
-	exe := filepath.Join(dir, "promoral")
-	cmd := exec.Command("go", "build", "-o", exe, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		b.Fatalf("go build: %v", err)
+	b.StopTimer()
+	defer b.StartTimer()
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "promoral-bench-")
+		if err != nil {
+			built.err = err.Error()
+			return
+		}
+		exe := filepath.Join(dir, "promoral")
+		cmd := exec.Command("go", "build", "-o", exe, ".")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Sprintf("go build: %v\n%s", err, out)
+			return
+		}
+		built.exe = exe
+	})
+	if built.err != "" {
+		b.Fatal(built.err)
 	}
-	return exe
+	return built.exe
 }
 
 // measured is one run of the binary.

@@ -163,14 +163,14 @@ func WorstCost(m *Model, req *llm.Request, batched bool) float64 {
 }
 
 // capStop sums up an apply the cap stopped.
-func (e *Engine) capStop(results []Result) *CapStop {
+func (e *Engine) capStop(done func(ordinal int) bool) *CapStop {
 	b := e.budget
 	b.mu.Lock()
 	cs := &CapStop{CapUSD: b.cap, SpentUSD: b.spent, Refused: b.refused}
 	b.mu.Unlock()
 	by := map[string]int{}
 	e.study.EachCase(func(c *Case) bool {
-		if !results[c.Ordinal].Done {
+		if !done(c.Ordinal) {
 			cs.NotDone++
 			by[c.Model.Name]++
 			if cs.Example == "" {

@@ -70,12 +70,15 @@ func (t *Task) shapes() []itemShape {
 		idx := map[string]int{}
 		keys := make([]string, 0, 16)
 		for i := range t.Items {
-			keys = keys[:0]
-			for k := range t.Items[i].Fields {
-				keys = append(keys, k)
+			sig := t.Items[i].shape
+			if sig == "" { // an item built by hand
+				keys = keys[:0]
+				for k := range t.Items[i].Values() {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				sig = strings.Join(keys, "\x00")
 			}
-			sort.Strings(keys)
-			sig := strings.Join(keys, "\x00")
 			if j, ok := idx[sig]; ok {
 				t.shapeList[j].count++
 				continue
@@ -121,7 +124,7 @@ func SampleEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
 		visits[n.Base.Name] = 1
 	}
 	return map[string]any{
-		"item": it.Fields, "stages": stages, "visits": visits, "params": s.Params,
+		"item": it.Values(), "stages": stages, "visits": visits, "params": s.Params,
 		"model": m.Env, "strategy": map[string]any{"name": s.Name}, "subject": nil,
 	}
 }

@@ -91,6 +91,11 @@ type Options struct {
 	// MaxCost caps what this apply spends in USD (budget.go); 0 means
 	// settings.max_cost, and no cap when that is 0 too.
 	MaxCost float64
+	// NoResults: Run returns no results, only the summary, so memory
+	// follows the cases in flight rather than the cases of the run (the
+	// CLI). Otherwise Run also returns every case's result, for callers
+	// that want them in memory.
+	NoResults bool
 }
 
 // DefaultGrace is how long an interrupted run waits for calls in flight.
@@ -130,6 +135,9 @@ type Summary struct {
 	// again.
 	LostInFlight int `json:"lost_in_flight,omitempty"`
 	Resent       int `json:"resent,omitempty"`
+	// Reused counts the cases whose rows were taken from the outputs in
+	// force, computed from the same code, configs and data (reuse.go).
+	Reused int `json:"reused,omitempty"`
 	// LastComplete is the folder of the last outputs without errors, kept
 	// when this apply's have errored cases.
 	LastComplete string `json:"-"`
@@ -177,6 +185,9 @@ func (s *Summary) String() string {
 		fmt.Fprintf(&b, "\n  skipped: %s", sk)
 	}
 	s.describeSelection(&b)
+	if s.Reused > 0 && !s.Interrupted {
+		fmt.Fprintf(&b, "\n  %s taken from the earlier outputs (same code, configs and data; only the metric blocks may differ)", Plural(s.Reused, "case's row", "cases' rows"))
+	}
 	if s.LostInFlight > 0 {
 		fmt.Fprintf(&b, "\n  %d call(s) were in flight when an earlier apply was killed; %d of them were sent again", s.LostInFlight, s.Resent)
 	}
@@ -235,6 +246,9 @@ type Result struct {
 	// keptErr and keptClass are this apply's error of a case that kept its
 	// earlier row, for the summary.
 	keptErr, keptClass string
+	// item are the case's item fields as the walk read them, for its row
+	// (then dropped: Item.Values reads a large dataset's from disk).
+	item map[string]any
 }
 
 // ModelStats are live counters for one model, read by the progress display.
@@ -264,6 +278,8 @@ type Engine struct {
 	waves   *waves
 	budget  *budget
 	merged  *mergeInfo // set by Merge (merge.go)
+	// subsets fills results.parquet's subsets column (trace.go).
+	subsets *subsetNames
 	fatal   atomic.Pointer[error]
 	cancel  context.CancelFunc
 	// flight is the context sent calls run under: it outlives an
@@ -280,6 +296,7 @@ type Engine struct {
 	drained, cut atomic.Int64
 	resent       atomic.Int64
 	interrupted  atomic.Bool
+	reused       int
 }
 
 // NewEngine prepares an engine; Run does the work.
@@ -312,6 +329,7 @@ func NewEngine(s *Study, o Options) *Engine {
 		o.MaxCost = s.Run.Settings.MaxCost
 	}
 	e.budget = newBudget(o.MaxCost)
+	e.subsets = newSubsetNames()
 	return e
 }
 
@@ -392,10 +410,53 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		os.RemoveAll(gen.dir)
 		return nil, nil, err
 	}
+	planned := s.NumCases()
+	done := newDoneSet(planned)
+	tl := newTally()
+	// Cases whose good rows the outputs in force already hold are taken
+	// from there, not walked again (reuse.go).
+	var copied doneSet
+	var src *copySource
+	rw, err := CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	if err != nil {
+		calls.Abort()
+		os.RemoveAll(gen.dir)
+		return nil, nil, err
+	}
+	ru := e.planReuse(j.Size())
+	if ru != nil {
+		if ru.linkResults {
+			err = e.countTaken(ru, tl)
+		} else {
+			src, err = e.newCopySource(ru, tl)
+		}
+		if err != nil {
+			calls.Abort()
+			rw.Abort()
+			os.RemoveAll(gen.dir)
+			return nil, nil, fmt.Errorf("taking the rows of %s: %w", ru.dir, err)
+		}
+		tl.addTaken(ru.n, 0)
+		copied, e.reused = ru.copied, ru.n
+		for i := range done {
+			done[i] = copied[i]
+		}
+	}
 	e.rows = make(chan CallRow, 4096)
 	writerDone := make(chan error, 1)
 	go func() {
 		var werr error
+		// The calls of the cases taken go first (while the walk queues its
+		// own), so copying them overlaps the results' copy.
+		if ru != nil {
+			var n int
+			if ru.linkCalls {
+				n, werr = e.countCalls(ru)
+			} else {
+				n, werr = e.copyCalls(ru, calls)
+			}
+			tl.addTaken(0, n)
+		}
 		for r := range e.rows {
 			if werr == nil {
 				werr = r.append(calls)
@@ -413,7 +474,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if abort == nil {
 		abort = context.Background()
 	}
-	go func() {
+	go func(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			e.interrupted.Store(true)
@@ -430,13 +491,35 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 			return
 		}
 		cutFlight()
-	}()
+	}(ctx)
 
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	e.cancel = cancel
 	defer cancel()
-	results := make([]Result, s.NumCases())
+	sink := newResultSink(rw, planned, copied, src)
+	var results []Result
+	if !e.opts.NoResults {
+		results = make([]Result, planned)
+	}
+	// Errored cases wait for the end: they may keep an earlier apply's row.
+	var heldMu sync.Mutex
+	var held []heldCase
+	finish := func(c *Case, r *Result) {
+		done.mark(c.Ordinal)
+		if r.Err != "" {
+			heldMu.Lock()
+			held = append(held, heldCase{c, *r})
+			heldMu.Unlock()
+			return
+		}
+		tl.add(c, r)
+		sink.put(c.Ordinal, e.resultValues(c, r))
+		r.item = nil
+		if results != nil {
+			results[c.Ordinal] = *r
+		}
+	}
 	var wg sync.WaitGroup
 	for _, m := range s.Models {
 		st := e.stats[m]
@@ -450,10 +533,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		go func(m *Model) {
 			defer wg.Done()
 			defer close(jobs)
-			s.EachCase(func(c *Case) bool {
-				if c.Model != m {
-					return true
-				}
+			s.eachCaseOf(m, copied, func(c *Case) bool {
 				select {
 				case jobs <- c:
 					return true
@@ -475,12 +555,12 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 					if !r.Done {
 						continue
 					}
-					results[c.Ordinal] = r
 					st.Done.Add(1)
 					if r.Err != "" {
 						st.Fails.Add(1)
 					}
 					e.noteCase(c, &r)
+					finish(c, &r)
 				}
 			}()
 		}
@@ -488,6 +568,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	wg.Wait()
 	close(e.rows)
 	werr := <-writerDone
+	// No case will look a reply up any more: scoring gets the memory.
+	e.journal.DropIndex()
 	if n := e.journal.Stats().Unusable; n > 0 {
 		fmt.Fprintf(e.opts.Log, "promoral: warning: %s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses\n", e.journal.path, n)
 	}
@@ -495,34 +577,38 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if parent.Err() == nil && e.fatal.Load() == nil && !e.budget.hit() {
 		// Without an interruption every case ends Done; one that did not
 		// is counted as an error, never dropped.
-		for i := range results {
-			if !results[i].Done {
-				results[i] = Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: ClassInternal}
+		s.EachCase(func(c *Case) bool {
+			if !done.has(c.Ordinal) {
+				finish(c, &Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: ClassInternal})
 			}
-		}
+			return true
+		})
 	}
-	sum := e.summarize(results)
-	if f := e.fatal.Load(); f != nil {
+	drop := func() {
 		calls.Abort()
+		sink.close()
+		rw.Abort()
 		os.RemoveAll(gen.dir)
+	}
+	sum := e.summary(planned, tl, held)
+	if f := e.fatal.Load(); f != nil {
+		drop()
 		return sum, nil, *f
 	}
 	if sum.Cases < sum.CasesPlanned {
-		calls.Abort()
-		os.RemoveAll(gen.dir)
+		drop()
 		sum.Interrupted = parent.Err() != nil || !e.budget.hit()
 		if e.budget.hit() {
-			sum.Capped = e.capStop(results)
+			sum.Capped = e.capStop(done.has)
 		}
 		sum.Drained, sum.Cut = int(e.drained.Load()), int(e.cut.Load())
 		return sum, nil, nil
 	}
 	if werr != nil {
-		calls.Abort()
-		os.RemoveAll(gen.dir)
+		drop()
 		return sum, nil, fmt.Errorf("writing calls.parquet: %w", werr)
 	}
-	sum, err = e.writeSet(gen, calls, results, sum, started)
+	sum, err = e.writeSet(gen, calls, sink, rw, held, tl, results, started, ru)
 	if err != nil {
 		os.RemoveAll(gen.dir)
 		return sum, nil, err
@@ -530,25 +616,89 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	return sum, results, nil
 }
 
-// writeSet writes the rest of the output set into gen and switches it in.
-// An errored case first gets the chance to keep its earlier good row.
-func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, results []Result, sum *Summary, started time.Time) (*Summary, error) {
+// heldCase is an errored case waiting for the end of the apply.
+type heldCase struct {
+	c *Case
+	r Result
+}
+
+// summary is the apply's summary: what the tally counted, and the errored
+// cases held back.
+func (e *Engine) summary(planned int, tl *tally, held []heldCase) *Summary {
 	s := e.study
-	if err := calls.Commit(); err != nil {
-		return sum, err
+	sum := &Summary{Run: s.Run.Name, OutDir: e.opts.OutDir, CasesPlanned: planned, Skipped: s.Skipped, Selection: s.Selection}
+	sum.CallsNew = int(e.newCalls.Load())
+	sum.Attempts = int(e.attempts.Load())
+	js := e.journal.Stats()
+	sum.LostInFlight, sum.Resent = js.Lost, int(e.resent.Load())
+	sum.Reused = e.reused
+	t := tl.clone()
+	for i := range held {
+		t.add(held[i].c, &held[i].r)
 	}
-	if sum.Errors > 0 {
-		if err := e.keepEarlierRows(results); err != nil {
+	t.fill(sum)
+	if e.merged != nil {
+		e.merged.into(sum)
+	}
+	return sum
+}
+
+// writeSet finishes the output set in gen and switches it in. An errored
+// case first gets the chance to keep its earlier good row; then the rows of
+// the errored cases are written, results.parquet is complete, and the
+// metrics are computed from what it holds.
+func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, sink *resultSink, rw *ParquetWriter, held []heldCase, tl *tally,
+	results []Result, started time.Time, ru *reuse) (*Summary, error) {
+	s := e.study
+	fail := func(err error) (*Summary, error) {
+		sink.close()
+		rw.Abort()
+		return nil, err
+	}
+	if ru != nil && ru.linkCalls {
+		calls.Abort()
+		if err := linkOrCopy(filepath.Join(ru.dir, "calls.parquet"), filepath.Join(gen.dir, "calls.parquet")); err != nil {
+			return fail(err)
+		}
+	} else if err := calls.Commit(); err != nil {
+		return fail(err)
+	}
+	if len(held) > 0 {
+		if err := e.keepEarlierRows(held); err != nil {
 			fmt.Fprintf(e.opts.Log, "promoral: warning: could not read the earlier results to keep their rows: %v\n", err)
 		}
-		sum = e.summarize(results)
+		sort.Slice(held, func(i, j int) bool { return held[i].c.Ordinal < held[j].c.Ordinal })
 	}
-	if err := e.writeResults(filepath.Join(gen.dir, "results.parquet"), results); err != nil {
+	for i := range held {
+		h := &held[i]
+		tl.add(h.c, &h.r)
+		sink.put(h.c.Ordinal, e.resultValues(h.c, &h.r))
+		h.r.item = nil
+		if results != nil {
+			results[h.c.Ordinal] = h.r
+		}
+	}
+	if err := sink.close(); err != nil {
+		rw.Abort()
+		return e.summary(s.NumCases(), tl, nil), fmt.Errorf("writing results.parquet: %w", err)
+	}
+	// The rows taken from an earlier apply are counted as they go out.
+	sum := e.summary(s.NumCases(), tl, nil)
+	order := sink.order
+	if ru != nil && ru.linkResults && len(held) == 0 {
+		// Nothing was walked: the rows in force are the rows, as they are.
+		rw.Abort()
+		if err := linkOrCopy(filepath.Join(ru.dir, "results.parquet"), filepath.Join(gen.dir, "results.parquet")); err != nil {
+			return sum, err
+		}
+		order = ru.order
+	} else if err := rw.Commit(); err != nil {
 		return sum, err
 	}
-	rs := NewResultSet(s, results, gen.dir)
-	rs.Journal = e.journal.path
-	texts, err := Score(rs)
+	if err := writeOrder(gen.dir, order); err != nil {
+		return sum, err
+	}
+	texts, err := e.scoreWritten(gen.dir, order)
 	if err != nil {
 		return sum, fmt.Errorf("scoring: %w", err)
 	}
@@ -563,83 +713,21 @@ func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, results []Resul
 	return sum, nil
 }
 
-// summarize counts what the results hold.
-func (e *Engine) summarize(results []Result) *Summary {
+// scoreWritten computes the metrics from the results.parquet just written
+// in dir (order: the case ordinal of each of its rows), reading back only
+// what the metrics read.
+func (e *Engine) scoreWritten(dir string, order []int32) ([]string, error) {
 	s := e.study
-	sum := &Summary{Run: s.Run.Name, OutDir: e.opts.OutDir, CasesPlanned: len(results), Skipped: s.Skipped, Selection: s.Selection}
-	sum.CallsNew = int(e.newCalls.Load())
-	sum.Attempts = int(e.attempts.Load())
-	js := e.journal.Stats()
-	sum.LostInFlight, sum.Resent = js.Lost, int(e.resent.Load())
-	classes := map[string]*ClassCount{}
-	// The example of a class is its first case.
-	ids := map[int]string{}
-	firstOf := map[string]bool{}
-	for i := range results {
-		r := &results[i]
-		class := r.ErrClass
-		if r.Err == "" {
-			class = r.keptClass
-		}
-		if r.Done && class != "" && !firstOf[class] {
-			firstOf[class], ids[i] = true, ""
-		}
+	if len(s.Metrics) == 0 {
+		return nil, nil
 	}
-	if len(ids) > 0 {
-		s.EachCase(func(c *Case) bool {
-			if _, ok := ids[c.Ordinal]; ok {
-				ids[c.Ordinal] = c.ID()
-			}
-			return true
-		})
+	rs, err := ReadResultSet(s, filepath.Join(dir, "results.parquet"), order)
+	if err != nil {
+		return nil, err
 	}
-	for i := range results {
-		r := &results[i]
-		if !r.Done {
-			continue // not reached before an interruption
-		}
-		sum.Cases++
-		sum.CallsCached += r.Acct.CachedCalls + r.JudgeAcct.CachedCalls
-		sum.PromptTokens += r.Acct.PromptTokens
-		sum.CompletionTokens += r.Acct.CompletionTokens
-		sum.ThinkingTokens += r.Acct.ThinkingTokens
-		sum.CostUSD += r.Acct.CostUSD + r.JudgeAcct.CostUSD
-		class := r.ErrClass
-		switch {
-		case r.Err != "":
-			sum.Errors++
-		case r.keptClass != "":
-			sum.Kept++
-			class = r.keptClass
-		case !r.Parsed:
-			sum.Unparsed++
-		}
-		if class != "" {
-			cc := classes[class]
-			if cc == nil {
-				cc = &ClassCount{Class: class, Example: ids[i] + ": " + exampleOf(r)}
-				classes[class] = cc
-			}
-			cc.Cases++
-		}
-		if r.Acct.Truncated {
-			sum.Truncated++
-		}
-	}
-	for _, cc := range classes {
-		sum.ErrorClasses = append(sum.ErrorClasses, *cc)
-	}
-	sort.Slice(sum.ErrorClasses, func(i, j int) bool {
-		a, b := sum.ErrorClasses[i], sum.ErrorClasses[j]
-		if a.Cases != b.Cases {
-			return a.Cases > b.Cases
-		}
-		return a.Class < b.Class
-	})
-	if e.merged != nil {
-		e.merged.into(sum)
-	}
-	return sum
+	rs.OutDir = dir
+	rs.Journal = e.journal.path
+	return Score(rs)
 }
 
 // exampleOf is one line of a case's error for the summary: clipped, and
@@ -695,7 +783,7 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		}
 	}()
 	outputs, steps, err := e.walk(x, nil)
-	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, Trace: traceJSON(x.trace)}
+	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, Trace: traceJSON(x.trace), item: x.fields}
 	defer x.releaseTrace()
 	if err != nil {
 		if interruptedErr(err) {
@@ -712,6 +800,7 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		}
 		subject["model"], subject["strategy"] = c.Model.Name, c.Strategy.Name
 		jx := e.newExec(ctx, c, j.Model, j.Strategy)
+		jx.fields = x.fields
 		jx.stagePrefix = "judge."
 		jout, jsteps, err := e.walk(jx, subject)
 		r.Steps += jsteps
@@ -780,7 +869,7 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 		visits[n.Base.Name] = 0
 	}
 	x.Env = map[string]any{
-		"item":     x.Item.Fields,
+		"item":     x.itemFields(),
 		"stages":   x.stages,
 		"visits":   visits,
 		"params":   s.Params,

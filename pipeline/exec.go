@@ -37,9 +37,19 @@ type Exec struct {
 	stagePrefix string
 	caller      func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
 	acct        Account
+	// fields are the item's fields, read once for the case (Item.Values).
+	fields map[string]any
 	// trace and notes feed results.parquet's trace column (trace.go).
 	trace []byte
 	notes []traceNote
+}
+
+// itemFields are the case's item fields, read once.
+func (x *Exec) itemFields() map[string]any {
+	if x.fields == nil {
+		x.fields = x.Item.Values()
+	}
+	return x.fields
 }
 
 // Account is what one case spent.

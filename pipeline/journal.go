@@ -82,13 +82,14 @@ type JournalStats struct {
 // they were. A torn last line is cut off on open; a damaged line elsewhere is
 // skipped with a warning (its call becomes a miss), never fatal.
 //
-// Memory: the index holds a hash and an offset per reply, never a reply.
+// Memory: the index holds 8 bytes of a key and a packed offset per reply,
+// never a reply (replyIndex).
 type Journal struct {
 	path  string
 	mu    sync.Mutex
 	f     *os.File
 	size  int64
-	index map[[32]byte]span
+	index *replyIndex
 	fsync bool
 	ro    bool
 
@@ -150,7 +151,19 @@ func OpenJournalReadOnly(path string) (*Journal, error) {
 func newJournal(path string, f *os.File, ro bool) *Journal {
 	var b [4]byte
 	rand.Read(b[:])
-	return &Journal{path: path, f: f, ro: ro, index: map[[32]byte]span{}, lost: map[[32]byte]bool{}, idBase: hex.EncodeToString(b[:]) + "."}
+	j := &Journal{path: path, f: f, ro: ro, lost: map[[32]byte]bool{}, idBase: hex.EncodeToString(b[:]) + "."}
+	j.index = newReplyIndex(j.keyAt)
+	return j
+}
+
+// keyAt reads the key of the line at sp.
+func (j *Journal) keyAt(sp span) ([32]byte, bool) {
+	var head [80]byte
+	if j.f == nil {
+		return [32]byte{}, false
+	}
+	n, _ := j.f.ReadAt(head[:min(len(head), int(sp.n))], sp.off)
+	return lineKey(head[:n])
 }
 
 // line kinds
@@ -314,7 +327,7 @@ func (j *Journal) indexLine(ln recordLine, off int64, pending map[string]pending
 	case lineReply:
 		// The latest reply wins: a reply written after an unusable one
 		// for the same request is the one that replaced it.
-		j.index[k] = span{off, int32(ln.n)}
+		j.index.put(k, span{off, int32(ln.n)})
 		j.stats.Replies++
 	case lineFailed:
 		j.stats.Failed++
@@ -423,9 +436,13 @@ func (j *Journal) Has(key string) bool {
 		return false
 	}
 	j.mu.Lock()
-	_, ok := j.index[k]
+	sp, ok := j.index.get(k)
 	j.mu.Unlock()
-	return ok
+	if !ok {
+		return false
+	}
+	got, ok := j.keyAt(sp)
+	return ok && got == k
 }
 
 // Lookup returns the journaled reply for a key. A record that cannot serve
@@ -438,7 +455,7 @@ func (j *Journal) Lookup(key string) (*Record, bool, error) {
 		return nil, false, err
 	}
 	j.mu.Lock()
-	sp, ok := j.index[k]
+	sp, ok := j.index.get(k)
 	j.mu.Unlock()
 	if !ok || j.f == nil {
 		return nil, false, nil
@@ -447,11 +464,13 @@ func (j *Journal) Lookup(key string) (*Record, bool, error) {
 	if _, err := j.f.ReadAt(buf, sp.off); err != nil {
 		return nil, false, fmt.Errorf("reading the journal %s: %w", j.path, err)
 	}
+	if !keyMatches(buf, k) {
+		return nil, false, nil // another key's reply, which shares this one's prefix
+	}
 	var rec Record
 	if json.Unmarshal(buf, &rec) != nil || rec.Resp == nil || rec.Err != "" || rec.Resp.Problem() != "" {
 		j.mu.Lock()
-		if cur, still := j.index[k]; still && cur == sp {
-			delete(j.index, k)
+		if j.index.drop(k, sp) {
 			j.unusable.Add(1)
 		}
 		j.mu.Unlock()
@@ -493,7 +512,7 @@ func (j *Journal) Append(rec *Record) error {
 		if err != nil {
 			return err
 		}
-		j.index[k] = span{j.size, int32(len(line))}
+		j.index.put(k, span{j.size, int32(len(line))})
 	}
 	j.size += int64(len(line))
 	return nil
@@ -515,11 +534,27 @@ func (j *Journal) WasLost(key string) bool {
 	return false
 }
 
+// Size is the journal's length in bytes.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
 // Len is the number of distinct replies indexed.
 func (j *Journal) Len() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return len(j.index)
+	return j.index.len()
+}
+
+// DropIndex frees the index once no more lookups will be made (the cases
+// are done), so scoring a large run has its memory back. Appends still
+// work; lookups miss.
+func (j *Journal) DropIndex() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.index = newReplyIndex(j.keyAt)
 }
 
 // Stats returns what opening the journal found and lookups found since.

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -213,4 +214,143 @@ func FuzzJournal(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// Keys that share their first 8 bytes each get their own reply, after a
+// reopen too, and a key never written is a miss even when another key holds
+// its prefix: the index keeps prefixes, the lookup checks the whole key.
+func TestJournalKeysSharingAPrefixKeepTheirOwnReplies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	base := key("shared")
+	keys := []string{base, base[:16] + key("one")[16:], base[:16] + key("two")[16:]}
+	absent := base[:16] + key("never")[16:]
+	j := openJ(t, path)
+	for i, k := range keys {
+		if err := j.Append(&pipeline.Record{Key: k, Resp: reply(fmt.Sprint("reply ", i)), Time: time.Unix(0, 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A later reply for the same key replaces the earlier one.
+	if err := j.Append(&pipeline.Record{Key: keys[1], Resp: reply("reply 1 again"), Time: time.Unix(0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(j *pipeline.Journal, when string) {
+		t.Helper()
+		for i, k := range keys {
+			want := fmt.Sprint("reply ", i)
+			if i == 1 {
+				want = "reply 1 again"
+			}
+			rec, ok, err := j.Lookup(k)
+			if err != nil || !ok || rec.Resp.Text() != want || rec.Key != k {
+				t.Errorf("%s: key %d served %v %v %v, want %q", when, i, rec, ok, err, want)
+			}
+			if !j.Has(k) {
+				t.Errorf("%s: key %d is not indexed", when, i)
+			}
+		}
+		if rec, ok, _ := j.Lookup(absent); ok {
+			t.Errorf("%s: a key never written was served %q", when, rec.Resp.Text())
+		}
+		if j.Has(absent) {
+			t.Errorf("%s: a key never written is indexed", when)
+		}
+		if j.Len() != len(keys) {
+			t.Errorf("%s: %d replies indexed, want %d", when, j.Len(), len(keys))
+		}
+	}
+	check(j, "appended")
+	j.Close()
+	j = openJ(t, path)
+	defer j.Close()
+	check(j, "reopened")
+}
+
+// The index costs tens of bytes per reply, not the reply: at 20,000 replies
+// of 2 KB (a 40 MB journal) it grows the heap by well under 200 bytes each.
+func TestJournalIndexHoldsNoReplyText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 40 MB")
+	}
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("a long reply ", 160)
+	const n = 20000
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(f, `{"k":"%s","m":"m","r":{"choices":[{"text":"%s %d","finish_reason":"stop"}]}}`+"\n", key(fmt.Sprint(i)), text, i)
+	}
+	f.Close()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	j := openJ(t, path)
+	defer j.Close()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("index: %d bytes per reply of %d", per, len(text))
+	if per > 200 {
+		t.Errorf("the open journal holds %d bytes per reply of %d bytes", per, len(text))
+	}
+	if rec, ok, _ := j.Lookup(key("19999")); !ok || !strings.HasSuffix(rec.Resp.Text(), " 19999") {
+		t.Error("the last reply is not served")
+	}
+}
+
+// BenchmarkJournalMillion opens a journal of PROMORAL_JOURNAL_CALLS replies
+// (default 1,000,000) of about 500 tokens (2,000 bytes) each, as a re-apply
+// of a finished run does, and reports the heap the open journal holds per
+// reply (live heap after a collection, before vs after opening), the whole
+// heap, and the time to open it; then serves every reply once by its key.
+// The file (about 2 GB at the default) is written once before the timer.
+//
+//	go test ./pipeline -run '^$' -bench JournalMillion -benchtime 1x
+func BenchmarkJournalMillion(b *testing.B) {
+	b.StopTimer()
+	n := 1_000_000
+	if v := os.Getenv("PROMORAL_JOURNAL_CALLS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
+			b.Fatalf("PROMORAL_JOURNAL_CALLS=%q: want a positive number", v)
+		}
+	}
+	path := filepath.Join(b.TempDir(), "journal.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	text := strings.Repeat("a reply of ordinary length ", 74) // 1,998 bytes
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, `{"k":"%s","m":"m","r":{"choices":[{"text":"%s %d","finish_reason":"stop"}]}}`+"\n", key(fmt.Sprint(i)), text, i)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		start := time.Now()
+		j := openJ(b, path)
+		opened := time.Since(start)
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		for k := 0; k < n; k++ {
+			if rec, ok, err := j.Lookup(key(fmt.Sprint(k))); err != nil || !ok || !strings.HasSuffix(rec.Resp.Text(), fmt.Sprint(" ", k)) {
+				b.Fatalf("reply %d not served (%v)", k, err)
+			}
+		}
+		j.Close()
+		per := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+		b.Logf("%d replies of %d bytes: open %v, index %.1f bytes per reply, live heap %d MB", n, len(text), opened, per, after.HeapAlloc>>20)
+		b.ReportMetric(per, "index-B/reply")
+		b.ReportMetric(float64(after.HeapAlloc>>20), "heap-MB")
+		b.ReportMetric(opened.Seconds(), "open-s")
+	}
 }

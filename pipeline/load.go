@@ -13,6 +13,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/promoral/promoral/pipeline/dataset"
+
 	"github.com/promoral/promoral/pipeline/scripted"
 	"github.com/promoral/promoral/pipeline/secret"
 )
@@ -33,6 +35,8 @@ type loader struct {
 	files   map[string][]byte
 	cache   map[string]*yaml.Node
 	lines   map[string]map[string]int // file -> field path -> line
+	// items takes the fields of datasets too large to keep in memory.
+	items *dataset.Store
 }
 
 // line is the line of a field path in a file, or dflt when unknown.
@@ -104,7 +108,9 @@ func LoadWith(runFile string, o LoadOptions) (*Study, error) {
 }
 
 func load(runFile string, ds *Diags, o LoadOptions) *Study {
-	l := &loader{ds: ds, runFile: runFile, dir: filepath.Dir(runFile), files: map[string][]byte{}, cache: map[string]*yaml.Node{}, lines: map[string]map[string]int{}}
+	items, _ := dataset.NewStore()
+	l := &loader{ds: ds, runFile: runFile, dir: filepath.Dir(runFile), files: map[string][]byte{}, cache: map[string]*yaml.Node{}, lines: map[string]map[string]int{},
+		items: items}
 	data, err := os.ReadFile(runFile)
 	if err != nil {
 		ds.Addf(runFile, 0, "", "check the path", "cannot read the run file: %v", err)
@@ -185,10 +191,17 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		if !fixtureStands(layers) {
 			spec.Fixture = ""
 		}
-		t := compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path))
+		t := compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path), l.items)
 		t.Fixture = spec.Fixture != ""
 		if layers[0].file != l.runFile {
 			t.From = strings.TrimSuffix(filepath.Base(layers[0].file), filepath.Ext(layers[0].file))
+		}
+		if spec.Demos != "" {
+			// The demonstrations are part of every prompt of the task.
+			p := filepath.Join(st.PromptsDir, spec.Demos)
+			if data, err := os.ReadFile(p); err == nil {
+				l.files[p] = data
+			}
 		}
 		fixtureAt[t] = [2]any{n.Line, path}
 		st.Tasks = append(st.Tasks, t)
@@ -283,6 +296,7 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 	sort.Strings(names)
 	st.ConfigHash = configHash(l.files)
 	st.Files = names
+	st.resultsKey = resultsKey(st, root, l.files)
 	return st
 }
 

@@ -141,8 +141,27 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 			Generation: filepath.Base(CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
 			CallsNew: m.CallsNew, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}
-	sum := e.summarize(results)
-	sum, err = e.writeSet(gen, calls, results, sum, started)
+	rw, err := CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	if err != nil {
+		calls.Abort()
+		os.RemoveAll(gen.dir)
+		return nil, err
+	}
+	// The rows go out as one process writes them: good rows in case order,
+	// errored ones held to the end (writeSet).
+	sink, tl := newResultSink(rw, len(results), nil, nil), newTally()
+	var held []heldCase
+	st.EachCase(func(c *Case) bool {
+		r := results[c.Ordinal]
+		if r.Err != "" {
+			held = append(held, heldCase{c, r})
+			return true
+		}
+		tl.add(c, &r)
+		sink.put(c.Ordinal, e.resultValues(c, &r))
+		return true
+	})
+	sum, err := e.writeSet(gen, calls, sink, rw, held, tl, nil, started, nil)
 	if err != nil {
 		os.RemoveAll(gen.dir)
 		return sum, err

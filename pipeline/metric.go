@@ -2,6 +2,10 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 )
@@ -128,16 +132,221 @@ type ResultSet struct {
 	Journal string // path of the journal, for metrics that need transcripts
 	// Seed seeds every bootstrap; NewResultSet takes settings.seed.
 	Seed uint64
+	// Outputs says whether the rows carry the strategy's and the judge's
+	// outputs. A result set read back from results.parquet carries them
+	// only for the tasks a metric reads them from (OutputReader).
+	Outputs func(t *Task) bool
 }
 
-// ResultRow is one case: names as reported (report_as applied), the
-// case's condition factors (Study.Factors order) and the result.
+// OutputReader is implemented by metrics that read the strategy's or the
+// judge's outputs of a task's rows (ResultRow.Outputs, Judge): only then
+// are those decoded when results are read back for scoring.
+type OutputReader interface {
+	ReadsOutputs(t *Task) bool
+}
+
+// ResultRow is one case as the metrics read it, kept small because a run
+// may hold a million: its cell (names as reported, report_as applied; the
+// condition factors), its item and its outcome. Build one with NewRow.
 type ResultRow struct {
-	Case     *Case
-	Model    string
-	Strategy string
-	Factors  []string
-	Result   *Result
+	*RowCell
+	Item *Item
+	// Conf is the case's confidence (NaN when none).
+	Conf float64
+	// Cost is the cost of the case's calls; Tokens their prompt and
+	// completion tokens.
+	Cost   float64
+	Tokens int32
+	label  uint16 // in the cell's label table; 0 is none, labelMore in more
+	flags  rowFlags
+	more   *rowMore
+}
+
+// labelMore marks a label beyond the table's numbers, kept in rowMore.
+const labelMore = 1<<16 - 1
+
+// RowCell is what the rows of one case cell share.
+type RowCell struct {
+	Task *Task
+	// Model and Strategy are the names reported (report_as applied);
+	// RunModel and RunStrategy the run's.
+	Model, Strategy string
+	Factors         []string
+	RunModel        *Model
+	RunStrategy     *Strategy
+	labels          *labelTable
+}
+
+// labelTable numbers the labels rows carry, so a row holds a number, not a
+// string (a label outside the answer space can be any text).
+type labelTable struct {
+	mu    sync.Mutex
+	index map[string]uint32
+	names []string
+	// snap is names as readers see it: rows read labels from many
+	// goroutines while scoring, without a lock.
+	snap atomic.Pointer[[]string]
+}
+
+func newLabelTable() *labelTable {
+	t := &labelTable{index: map[string]uint32{"": 0}, names: []string{""}}
+	t.snap.Store(&[]string{""})
+	return t
+}
+
+func (t *labelTable) number(s string) uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, ok := t.index[s]; ok {
+		return i
+	}
+	if len(t.names) >= labelMore {
+		return labelMore // the row keeps this one itself
+	}
+	s = strings.Clone(s) // not a column's buffer
+	i := uint32(len(t.names))
+	t.index[s] = i
+	t.names = append(t.names, s)
+	names := t.names
+	t.snap.Store(&names)
+	return i
+}
+
+func (t *labelTable) name(i uint32) string { return (*t.snap.Load())[i] }
+
+type rowFlags uint8
+
+const (
+	rowParsed rowFlags = 1 << iota
+	rowGraded          // Correct is known (the item has gold)
+	rowCorrect
+	rowErrored
+)
+
+// rowMore is what only some rows have and some metrics read: the
+// strategy's and the judge's outputs (ResultSet.Outputs says whether they
+// were read) and the judge's cost.
+type rowMore struct {
+	outputs, judge map[string]any
+	judgeCost      float64
+	label          string
+}
+
+// NewRow is a case's row: its names as reported, factors and outcome.
+func NewRow(c *Case, model, strategy string, factors []string, r *Result) ResultRow {
+	return NewRowCell(c, model, strategy, factors).Row(c.Item, r)
+}
+
+// NewRowCell is the cell that the rows of c's model, strategy and task
+// share (what a read-back of results.parquet builds once per cell).
+func NewRowCell(c *Case, model, strategy string, factors []string) *RowCell {
+	return &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, labels: newLabelTable()}
+}
+
+// Row is the compact row of the cell's case on item it.
+func (rc *RowCell) Row(it *Item, r *Result) ResultRow { return rowOf(rc, it, r) }
+
+func rowOf(cell *RowCell, it *Item, r *Result) ResultRow {
+	row := ResultRow{RowCell: cell, Item: it, Conf: math.NaN(),
+		Tokens: int32(r.Acct.PromptTokens + r.Acct.CompletionTokens), Cost: r.Acct.CostUSD}
+	row.setLabel(r.Label)
+	if r.Confidence != nil {
+		row.Conf = *r.Confidence
+	}
+	if r.Parsed {
+		row.flags |= rowParsed
+	}
+	if r.Correct != nil {
+		row.flags |= rowGraded
+		if *r.Correct {
+			row.flags |= rowCorrect
+		}
+	}
+	if r.Err != "" {
+		row.flags |= rowErrored
+	}
+	if r.Outputs != nil || r.Judge != nil || r.JudgeAcct.CostUSD != 0 {
+		row.extra().outputs, row.extra().judge, row.extra().judgeCost = r.Outputs, r.Judge, r.JudgeAcct.CostUSD
+	}
+	return row
+}
+
+func (r *ResultRow) extra() *rowMore {
+	if r.more == nil {
+		r.more = &rowMore{}
+	}
+	return r.more
+}
+
+func (r *ResultRow) setLabel(s string) {
+	if i := r.labels.number(s); i < labelMore {
+		r.label = uint16(i)
+	} else {
+		r.label = labelMore
+		r.extra().label = strings.Clone(s)
+	}
+}
+
+// Label is the case's label ("" when none).
+func (r *ResultRow) Label() string {
+	if r.label == labelMore {
+		return r.more.label
+	}
+	return r.labels.name(uint32(r.label))
+}
+
+// JudgeCost is the cost of the judge's calls.
+func (r *ResultRow) JudgeCost() float64 {
+	if r.more == nil {
+		return 0
+	}
+	return r.more.judgeCost
+}
+
+// Parsed says the label is one of the task's answers.
+func (r *ResultRow) Parsed() bool { return r.flags&rowParsed != 0 }
+
+// Errored says the case ended in an error.
+func (r *ResultRow) Errored() bool { return r.flags&rowErrored != 0 }
+
+// Correct is whether the answer matched the gold label; ok is false when
+// the item has none.
+func (r *ResultRow) Correct() (correct, ok bool) {
+	return r.flags&rowCorrect != 0, r.flags&rowGraded != 0
+}
+
+// Outputs are the strategy's outputs (nil when none, or not read: see
+// ResultSet.Outputs).
+func (r *ResultRow) Outputs() map[string]any {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.outputs
+}
+
+// Judge holds the judge's outputs (nil when the task has no judge, or they
+// were not read).
+func (r *ResultRow) Judge() map[string]any {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.judge
+}
+
+// ID is the case's id (model/strategy/task/item, the run's names).
+func (r *ResultRow) ID() string {
+	return r.RunModel.Name + "/" + r.RunStrategy.Name + "/" + r.Task.Name + "/" + r.Item.ID
+}
+
+// AsUnparsed is the row as an unparsed answer: no label, no confidence,
+// not correct, no judge verdict; an error stays an error.
+func (r ResultRow) AsUnparsed() ResultRow {
+	r.label, r.Conf = 0, math.NaN()
+	r.flags &^= rowParsed | rowCorrect
+	if r.more != nil {
+		r.more = &rowMore{outputs: r.more.outputs, judgeCost: r.more.judgeCost}
+	}
+	return r
 }
 
 // MetricRow is one row of metrics.parquet (long format). Its key is

@@ -100,61 +100,51 @@ func (e *Engine) resultColumns() []Column {
 	}, factorColumns(e.study)...)
 }
 
-func (e *Engine) writeResults(path string, results []Result) error {
-	w, err := CreateParquet(path, e.resultColumns())
-	if err != nil {
-		return err
+// resultValues is a case's results.parquet row, in resultColumns order.
+func (e *Engine) resultValues(c *Case, r *Result) []any {
+	var gold, label, errText, errClass, keptFrom any
+	if c.Item.Gold != "" {
+		gold = c.Item.Gold
 	}
-	var werr error
-	subs := newSubsetNames()
-	e.study.EachCase(func(c *Case) bool {
-		r := &results[c.Ordinal]
-		var gold, label, errText, errClass, keptFrom any
-		if c.Item.Gold != "" {
-			gold = c.Item.Gold
-		}
-		if r.Label != "" {
-			label = r.Label
-		}
-		if r.Err != "" {
-			errText, errClass = r.Err, r.ErrClass
-		}
-		if r.KeptFrom != "" {
-			keptFrom = r.KeptFrom
-		}
-		// Every field, so a row is read without the dataset at hand.
-		var item, trace any
-		if len(c.Item.Fields) > 0 {
-			item = string(appendTraceValue(nil, c.Item.Fields, false))
-		}
-		if r.Trace != "" {
-			trace = r.Trace
-		}
-		var correct any
-		if r.Correct != nil {
-			correct = *r.Correct
-		}
-		var outputs, judge any
-		if r.Outputs != nil {
-			outputs = jsonString(r.Outputs)
-		}
-		if r.Judge != nil {
-			judge = jsonString(r.Judge)
-		}
-		model, strategy := c.ReportedNames()
-		a, ja := r.Acct, r.JudgeAcct
-		werr = w.Append(append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
-			r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
-			a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
-			ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,
-			errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash, subs.of(c), trace}, factorValues(e.study, c)...)...)
-		return werr == nil
-	})
-	if werr != nil {
-		w.Abort()
-		return werr
+	if r.Label != "" {
+		label = r.Label
 	}
-	return w.Commit()
+	if r.Err != "" {
+		errText, errClass = r.Err, r.ErrClass
+	}
+	if r.KeptFrom != "" {
+		keptFrom = r.KeptFrom
+	}
+	// Every field, so a row is read without the dataset at hand.
+	fields := r.item
+	if fields == nil {
+		fields = c.Item.Values()
+	}
+	var item, trace any
+	if len(fields) > 0 {
+		item = itemJSON(fields)
+	}
+	if r.Trace != "" {
+		trace = r.Trace
+	}
+	var correct any
+	if r.Correct != nil {
+		correct = *r.Correct
+	}
+	var outputs, judge any
+	if r.Outputs != nil {
+		outputs = string(appendTraceValue(nil, r.Outputs, false))
+	}
+	if r.Judge != nil {
+		judge = string(appendTraceValue(nil, r.Judge, false))
+	}
+	model, strategy := c.ReportedNames()
+	a, ja := r.Acct, r.JudgeAcct
+	return append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
+		r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
+		a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
+		ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,
+		errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash, e.subsets.of(c, fields), trace}, factorValues(e.study, c)...)
 }
 
 // Manifest is manifest.json: what ran, on which config, with what outcome.
@@ -176,6 +166,11 @@ type Manifest struct {
 	// block with the policies it scored under (numbers).
 	Factors []string        `json:"factors,omitempty"`
 	Metrics []ManifestBlock `json:"metrics,omitempty"`
+	// ResultsKey names what the results depend on (not the metric blocks),
+	// JournalBytes the journal's size when they were written: a re-apply
+	// with the same key takes their good rows instead of walking again.
+	ResultsKey   string `json:"results_key,omitempty"`
+	JournalBytes int64  `json:"journal_bytes,omitempty"`
 }
 
 // ManifestModel records a model entry without anything secret.
@@ -214,6 +209,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 			Extends: md.Spec.Extends, Factors: md.Spec.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, ManifestBlocks(s)
+	m.ResultsKey, m.JournalBytes = s.resultsKey, e.journal.Size()
 	for _, st := range s.Strategies {
 		m.Strategies = append(m.Strategies, st.Name)
 	}
@@ -245,43 +241,49 @@ func (s *Study) UnparsedPolicy() string {
 // in the summary as kept; this apply's error goes to the summary. A case
 // whose config or item changed keeps its error row: an earlier figure of
 // another config would be a silently wrong number.
-func (e *Engine) keepEarlierRows(results []Result) error {
+func (e *Engine) keepEarlierRows(held []heldCase) error {
 	cur := CurrentGeneration(e.opts.OutDir)
 	path := filepath.Join(cur, "results.parquet")
 	if cur == "" {
 		return nil
 	}
 	want := map[string]int{}
-	e.study.EachCase(func(c *Case) bool {
-		if r := &results[c.Ordinal]; r.Done && r.Err != "" {
-			want[c.ID()] = c.Ordinal
-		}
-		return true
+	for i := range held {
+		want[held[i].c.ID()] = i
+	}
+	// Only the row groups that hold one of these cases are read.
+	groups, err := ParquetRowGroups(path, "case_id", func(v any) bool {
+		id, _ := v.(string)
+		_, ok := want[id]
+		return ok
 	})
-	items := map[int]string{}
-	e.study.EachCase(func(c *Case) bool {
-		if _, ok := want[c.ID()]; ok {
-			items[c.Ordinal] = jsonString(c.Item.Fields)
-		}
-		return true
-	})
+	if err != nil || len(groups) == 0 {
+		return err
+	}
 	gen := filepath.Base(cur)
-	return ScanParquet(path, nil, nil, func(row map[string]any) {
+	return ScanParquet(path, nil, groups, func(row map[string]any) {
 		id, _ := row["case_id"].(string)
 		i, ok := want[id]
-		if !ok || row["error"] != nil || row["config_hash"] != e.study.ConfigHash || row["item"] != items[i] {
+		if !ok || row["error"] != nil || row["config_hash"] != e.study.ConfigHash {
 			return
 		}
-		r := &results[i]
+		h := &held[i]
+		if fields := h.c.Item.Values(); len(fields) == 0 && row["item"] != nil || len(fields) > 0 && row["item"] != itemJSON(fields) {
+			return
+		}
 		kept := resultFromRow(row)
 		kept.KeptFrom = gen
 		if k, _ := row["kept_from"].(string); k != "" {
 			kept.KeptFrom = k
 		}
-		kept.keptErr, kept.keptClass = r.Err, r.ErrClass
-		*r = kept
+		kept.keptErr, kept.keptClass = h.r.Err, h.r.ErrClass
+		h.r = kept
 	})
 }
+
+// itemJSON is the item column: written and compared by the same encoder,
+// so an unchanged item always matches its earlier row.
+func itemJSON(fields map[string]any) string { return string(appendTraceValue(nil, fields, false)) }
 
 // resultFromRow rebuilds a Result from a results.parquet row.
 func resultFromRow(row map[string]any) Result {

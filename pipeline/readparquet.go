@@ -67,27 +67,30 @@ func ScanParquet(path string, cols []string, groups []int, fn func(map[string]an
 	if len(groups) == 0 || len(idx) == 0 {
 		return nil
 	}
-	tbl, err := fr.ReadRowGroups(context.Background(), idx, groups)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer tbl.Release()
-	rows := make([]map[string]any, int(tbl.NumRows()))
-	for i := range rows {
-		rows[i] = make(map[string]any, len(idx))
-	}
-	for c := 0; c < int(tbl.NumCols()); c++ {
-		col := tbl.Column(c)
-		off := 0
-		for _, chunk := range col.Data().Chunks() {
-			for i := 0; i < chunk.Len(); i++ {
-				rows[off+i][col.Name()] = cellValue(chunk, i)
-			}
-			off += chunk.Len()
+	// One row group at a time, so memory is bounded by a group.
+	for _, g := range groups {
+		tbl, err := fr.ReadRowGroups(context.Background(), idx, []int{g})
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
-	}
-	for _, row := range rows {
-		fn(row)
+		rows := make([]map[string]any, int(tbl.NumRows()))
+		for i := range rows {
+			rows[i] = make(map[string]any, len(idx))
+		}
+		for c := 0; c < int(tbl.NumCols()); c++ {
+			col := tbl.Column(c)
+			off := 0
+			for _, chunk := range col.Data().Chunks() {
+				for i := 0; i < chunk.Len(); i++ {
+					rows[off+i][col.Name()] = cellValue(chunk, i)
+				}
+				off += chunk.Len()
+			}
+		}
+		tbl.Release()
+		for _, row := range rows {
+			fn(row)
+		}
 	}
 	return nil
 }

@@ -32,12 +32,41 @@ func NewResultSet(st *Study, results []Result, outDir string) *ResultSet {
 	rs := &ResultSet{Study: st, Policy: st.UnparsedPolicy(), OutDir: outDir, Journal: filepath.Join(outDir, "journal.jsonl"),
 		Seed: uint64(st.Run.Settings.Seed)}
 	rs.Rows = make([]ResultRow, 0, len(results))
+	cells := newRowCells()
 	st.EachCase(func(c *Case) bool {
-		m, s := c.ReportedNames()
-		rs.Rows = append(rs.Rows, ResultRow{Case: c, Model: m, Strategy: s, Factors: st.FactorValues(c), Result: &results[c.Ordinal]})
+		if r := &results[c.Ordinal]; r.Done {
+			rs.Rows = append(rs.Rows, rowOf(cells.of(st, c), c.Item, r))
+		}
 		return true
 	})
 	return rs
+}
+
+// rowCells shares one RowCell among the rows of a cell that report the
+// same names.
+type rowCells struct {
+	cells  map[rowCellKey]*RowCell
+	labels *labelTable
+}
+
+func newRowCells() *rowCells {
+	return &rowCells{cells: map[rowCellKey]*RowCell{}, labels: newLabelTable()}
+}
+
+type rowCellKey struct {
+	cell            int
+	model, strategy string
+}
+
+func (rc *rowCells) of(st *Study, c *Case) *RowCell {
+	m, s := c.ReportedNames()
+	k := rowCellKey{c.Cell, m, s}
+	cell := rc.cells[k]
+	if cell == nil {
+		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, labels: rc.labels}
+		rc.cells[k] = cell
+	}
+	return cell
 }
 
 // Scores is what the metric blocks computed over a result set.

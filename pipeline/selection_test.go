@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -119,5 +120,43 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 		if r["selection"] != nil {
 			t.Fatalf("whole study's metric row marked: %v", r)
 		}
+	}
+}
+
+// A re-apply takes the rows in force only when they describe the same
+// cases: two selections of equal size number different cases alike, so the
+// second must walk its own (and the CLI's streaming apply, NoResults, is
+// the path that takes rows).
+func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
+	dir := writeTree(t, shardTree())
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	out := filepath.Join(dir, "out")
+	run := func(strategy string) *pipeline.Summary {
+		st := mustLoad(t, cfg)
+		if err := st.Select(pipeline.Selection{Strategies: []string{strategy}}); err != nil {
+			t.Fatal(err)
+		}
+		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true}).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	first := run("one_shot")
+	second := run("loop")
+	if first.Cases != second.Cases || first.Cases == 0 {
+		t.Fatalf("the test needs two selections of one size: %d and %d cases", first.Cases, second.Cases)
+	}
+	if second.Reused != 0 {
+		t.Errorf("the loop selection took %d rows of the one_shot selection", second.Reused)
+	}
+	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+		if r["strategy"] != "loop" {
+			t.Fatalf("results.parquet after the loop selection holds a %v row: %v", r["strategy"], r["case_id"])
+		}
+	}
+	// The same selection again takes its own rows.
+	if again := run("loop"); again.Reused == 0 || again.Reused != again.Cases-again.Errors-again.Kept {
+		t.Errorf("the same selection again reused %d of %d rows (%d errored)", again.Reused, again.Cases, again.Errors)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"sync"
 	"text/template"
+	"unsafe"
 
+	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parse"
 )
@@ -37,6 +39,8 @@ type Study struct {
 	// Selection is set when Select narrowed the study to part of its
 	// cases (selection.go); nil for the whole study.
 	Selection *Selection
+	// resultsKey names what the cases' results depend on (resultsKey).
+	resultsKey string
 }
 
 // ResolvedCell is one matrix cell with its parts looked up.
@@ -62,12 +66,34 @@ type Model struct {
 
 // Item is one dataset row as a task sees it.
 type Item struct {
-	ID     string
-	Row    int
+	ID  string
+	Row int
+	// Fields are the item's fields; nil when a large dataset keeps them in
+	// its store (read them with Values).
 	Fields map[string]any
 	// Gold is the gold label in the task's answer space; "" when the item
 	// has none (e.g. MoralChoice high ambiguity, safety prompts).
-	Gold string
+	Gold  string
+	ref   dataset.Ref
+	store *dataset.Store
+	// shape names the item's fields (sorted, NUL-separated), so validation
+	// groups items by their fields without reading them back.
+	shape string
+}
+
+// Values are the item's fields: Fields, or, for an item of a large dataset,
+// its fields read back from the dataset's store (a new map each time).
+func (it *Item) Values() map[string]any {
+	if it.Fields != nil || it.store == nil || it.ref.IsZero() {
+		return it.Fields
+	}
+	m, err := it.store.Get(it.ref)
+	if err != nil {
+		// The store is this process's own temporary file: failing to read
+		// it back is a broken disk, not a bad input.
+		panic(fmt.Sprintf("item %s: %v", it.ID, err))
+	}
+	return m
 }
 
 // Task is a compiled task: its items, answer space and wording blocks.
@@ -130,10 +156,11 @@ func (s *Study) FactorValues(c *Case) []string {
 func (c *Case) ReportedNames() (model, strategy string) {
 	model, strategy = c.Model.Name, c.Strategy.Name
 	if ra := c.Task.Spec.ReportAs; ra != nil {
-		if v, ok := c.Item.Fields[ra.Model].(string); ok && ra.Model != "" {
+		f := c.Item.Values()
+		if v, ok := f[ra.Model].(string); ok && ra.Model != "" {
 			model = v
 		}
-		if v, ok := c.Item.Fields[ra.Strategy].(string); ok && ra.Strategy != "" {
+		if v, ok := f[ra.Strategy].(string); ok && ra.Strategy != "" {
 			strategy = v
 		}
 	}
@@ -154,6 +181,29 @@ func (s *Study) EachCase(fn func(c *Case) bool) {
 	ord := 0
 	for ci, cell := range s.Cells {
 		for i := range cell.Task.Items {
+			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i]}
+			ord++
+			if !fn(c) {
+				return
+			}
+		}
+	}
+}
+
+// eachCaseOf is EachCase over the cells of one model, but the cases in
+// skip.
+func (s *Study) eachCaseOf(m *Model, skip doneSet, fn func(c *Case) bool) {
+	ord := 0
+	for ci, cell := range s.Cells {
+		if cell.Model != m {
+			ord += len(cell.Task.Items)
+			continue
+		}
+		for i := range cell.Task.Items {
+			if skip != nil && skip.has(ord) {
+				ord++
+				continue
+			}
 			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i]}
 			ord++
 			if !fn(c) {
@@ -191,6 +241,24 @@ func (s *Study) Task(name string) *Task {
 		}
 	}
 	return nil
+}
+
+// Index is an item's position in the task's Items; ok is false for an item
+// that is not one of them.
+func (t *Task) Index(it *Item) (int, bool) {
+	if len(t.Items) == 0 {
+		return 0, false
+	}
+	base := uintptr(unsafe.Pointer(&t.Items[0]))
+	p := uintptr(unsafe.Pointer(it))
+	if p < base {
+		return 0, false
+	}
+	i := int((p - base) / unsafe.Sizeof(Item{}))
+	if i >= len(t.Items) || &t.Items[i] != it {
+		return 0, false
+	}
+	return i, true
 }
 
 // renderBlocks renders the task's wording blocks for one item into the

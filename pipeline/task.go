@@ -57,10 +57,32 @@ type TaskJudge struct {
 	Model    *Model
 }
 
+// itemDigest is what loading keeps of an item whose fields go to the
+// store: its gold value and the names of its fields.
+type itemDigest struct {
+	gold    any
+	hasGold bool
+	shape   string
+}
+
+func digestOf(spec *TaskSpec, f map[string]any) *itemDigest {
+	d := &itemDigest{}
+	if spec.Gold != "" {
+		d.gold, d.hasGold = f[spec.Gold]
+	}
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	d.shape = strings.Join(keys, "\x00")
+	return d
+}
+
 var reservedTaskKeys = map[string]bool{"name": true, "labels": true, "positive": true, "type": true, "demos": true}
 
 // compileTask loads the task's data and compiles its rules and blocks.
-func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]int) *Task {
+func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]int, store *dataset.Store) *Task {
 	// at is the line of a field (or of its nearest written parent).
 	at := func(field string) int {
 		for f := field; f != ""; {
@@ -165,7 +187,9 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 	if len(*ds) > before {
 		return t
 	}
-	items, err := dataset.Load(&spec.Dataset, filepath.Dir(spec.File))
+	items, err := dataset.LoadWith(&spec.Dataset, filepath.Dir(spec.File), dataset.Options{Store: store, Digest: func(f map[string]any) any {
+		return digestOf(spec, f)
+	}})
 	if err != nil {
 		field := "dataset"
 		var de *dataset.Error
@@ -179,13 +203,23 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 		ds.Addf(spec.File, at("dataset"), "dataset", "check the filter, limit and path", "the dataset has no items")
 	}
 	t.Items = make([]Item, len(items))
+	shapes := map[string]string{} // one copy of each field list
 	goldErrs := 0
 	for i, it := range items {
-		t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields}
+		t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields, ref: it.Ref, store: store}
+		d, _ := it.Digest.(*itemDigest)
+		if d == nil {
+			d = digestOf(spec, it.Fields)
+		}
+		if sh, ok := shapes[d.shape]; ok {
+			t.Items[i].shape = sh
+		} else {
+			shapes[d.shape], t.Items[i].shape = d.shape, d.shape
+		}
 		if spec.Gold == "" {
 			continue
 		}
-		raw, ok := it.Fields[spec.Gold]
+		raw, ok := d.gold, d.hasGold
 		if !ok {
 			ds.Addf(spec.Dataset.Resolve(filepath.Dir(spec.File)), it.Row, spec.Gold, "fix the row, or the task's gold field", "row %d has no gold field %q", it.Row, spec.Gold)
 			goldErrs++

@@ -215,13 +215,18 @@ func ReadTrace(s string) ([]TraceStep, error) {
 // so a reader can filter by subset without the config. A subset whose
 // expression fails on the item is listed as "!name".
 type subsetNames struct {
+	// mu: rows are made by the workers as cases finish.
+	mu    sync.Mutex
 	progs map[*Task][]namedProg
 }
 
 func newSubsetNames() *subsetNames { return &subsetNames{progs: map[*Task][]namedProg{}} }
 
-func (s *subsetNames) of(c *Case) any {
+// of takes the item's fields from the caller: a large dataset's item
+// reads them back from its store, once per case.
+func (s *subsetNames) of(c *Case, fields map[string]any) any {
 	t := c.Task
+	s.mu.Lock()
 	progs, ok := s.progs[t]
 	if !ok {
 		names := make([]string, 0, len(t.Spec.Subsets))
@@ -236,11 +241,12 @@ func (s *subsetNames) of(c *Case) any {
 		}
 		s.progs[t] = progs
 	}
+	s.mu.Unlock()
 	if len(progs) == 0 {
 		return nil
 	}
 	in := []string{}
-	env := map[string]any{"item": c.Item.Fields, "task": map[string]any{"name": t.Name}}
+	env := map[string]any{"item": fields, "task": map[string]any{"name": t.Name}}
 	for _, p := range progs {
 		v, err := expr.Run(p.prog, env)
 		if err != nil {

@@ -57,9 +57,9 @@ func (c *ChoiceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 
 // option maps a chosen letter to the option shown under it.
 func (m *choice) option(r *pipeline.ResultRow) string {
-	label := r.Result.Label
+	label := r.Label()
 	var order []string
-	switch v := r.Case.Item.Fields[m.options].(type) {
+	switch v := r.Item.Values()[m.options].(type) {
 	case []string:
 		order = v
 	case []any:
@@ -70,7 +70,7 @@ func (m *choice) option(r *pipeline.ResultRow) string {
 	default:
 		return label
 	}
-	for i, l := range r.Case.Task.Labels {
+	for i, l := range r.Task.Labels {
 		if l == label && i < len(order) && order[i] != "" {
 			return order[i]
 		}
@@ -95,7 +95,7 @@ func (m *choice) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error)
 		choices := make([]string, len(c.Rows))
 		parsed := make([]bool, len(c.Rows))
 		for i, r := range c.Rows {
-			parsed[i] = r.Result.Parsed
+			parsed[i] = r.Parsed()
 			if parsed[i] {
 				choices[i] = m.option(r)
 			}
@@ -139,12 +139,12 @@ func (m *choice) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error)
 		var ids []string
 		for fi, c := range cells {
 			for _, r := range c.Rows {
-				id := m.key(r.Case.Item)
+				id := m.key(r.Item)
 				if items[id] == nil {
 					items[id] = make([]string, len(cells))
 					ids = append(ids, id)
 				}
-				if r.Result.Parsed {
+				if r.Parsed() {
 					items[id][fi] = m.option(r)
 				}
 			}

@@ -135,14 +135,13 @@ type clsItem struct {
 func (m *classification) items(rows []*pipeline.ResultRow) []clsItem {
 	out := make([]clsItem, 0, len(rows))
 	for _, r := range rows {
-		g := r.Case.Item.Gold
+		g := r.Item.Gold
 		if g == "" {
 			continue // no gold: nothing to score against
 		}
-		res := r.Result
-		it := clsItem{gold: g, labeled: res.Parsed, conf: confOf(res), errored: res.Err != ""}
-		if res.Parsed {
-			it.pred = res.Label
+		it := clsItem{gold: g, labeled: r.Parsed(), conf: r.Conf, errored: r.Errored()}
+		if it.labeled {
+			it.pred = r.Label()
 		}
 		it.parsed = it.labeled && (!m.reqConf || !math.IsNaN(it.conf))
 		out = append(out, it)
@@ -162,103 +161,48 @@ func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 	seed := seedOf(rs)
 	m.subsets.cache = nil
 	rel := pipeline.CSVTable{Name: m.table, Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
+	// The cells and subsets are scored side by side (the subsets are cut
+	// first: their cache is not shared), their rows kept in order.
+	type job struct {
+		c         *cell
+		subset    string
+		binarized bool
+		rows      []pipeline.MetricRow
+		rel       pipeline.CSVTable
+	}
+	var jobs []*job
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
-		out.Rows = append(out.Rows, m.score(c, subsetAll, m.items(c.Rows), policy, m.reps, seed, &rel)...)
+		jobs = append(jobs, &job{c: c, subset: subsetAll})
 		for _, name := range m.subsets.names(c.Task) {
 			sc, err := m.subsets.sub(c, name)
 			if err != nil {
 				return nil, err
 			}
-			out.Rows = append(out.Rows, m.score(sc, name, m.items(sc.Rows), policy, m.reps, seed, nil)...)
+			jobs = append(jobs, &job{c: sc, subset: name})
 		}
 		if m.binarize != nil {
-			out.Rows = append(out.Rows, m.scoreBinarized(c, m.items(c.Rows), policy, seed)...)
+			jobs = append(jobs, &job{c: c, binarized: true})
 		}
+	}
+	inParallel(len(jobs), func(i int) {
+		j := jobs[i]
+		switch {
+		case j.binarized:
+			j.rows = m.scoreBinarized(j.c, m.items(j.c.Rows), policy, seed)
+		case j.subset == subsetAll:
+			j.rows = m.score(j.c, subsetAll, policy, m.reps, seed, &j.rel)
+		default:
+			j.rows = m.score(j.c, j.subset, policy, m.reps, seed, nil)
+		}
+	})
+	for _, j := range jobs {
+		out.Rows = append(out.Rows, j.rows...)
+		rel.Rows = append(rel.Rows, j.rel.Rows...)
 	}
 	if len(rel.Rows) > 0 {
 		out.Tables = append(out.Tables, rel)
 	}
 	return out, nil
-}
-
-// calib holds the calibration inputs of a cell: p, the probability of the
-// positive class, with y (gold is positive); top, the confidence in the
-// chosen label, with correct. NaN marks an item left out.
-type calib struct {
-	p, top     []float64
-	y, correct []bool
-	nP, nTop   int
-	binary     bool
-	pos        string
-	hasConf    bool
-}
-
-func (m *classification) calibration(t *pipeline.Task, items []clsItem) calib {
-	cb := calib{binary: isBinary(t), pos: t.Positive}
-	cb.p = make([]float64, len(items))
-	cb.top = make([]float64, len(items))
-	cb.y = make([]bool, len(items))
-	cb.correct = make([]bool, len(items))
-	for i, it := range items {
-		cb.p[i], cb.top[i] = math.NaN(), math.NaN()
-		cb.y[i] = it.gold == cb.pos
-		cb.correct[i] = it.labeled && it.pred == it.gold
-		if math.IsNaN(it.conf) {
-			continue
-		}
-		cb.hasConf = true
-		switch {
-		case m.conf == confPositive:
-			// The confidence is P(positive) whatever the answer, so it
-			// counts even when the label did not parse (as in the study).
-			cb.p[i] = it.conf
-			if it.labeled {
-				// Confidence in the chosen label: p if it chose the
-				// positive class, else 1 − p (PositiveProb's reflection).
-				cb.top[i] = stats.PositiveProb(it.conf, it.pred, cb.pos)
-			}
-		case it.labeled:
-			cb.top[i] = it.conf
-			if cb.binary {
-				cb.p[i] = stats.PositiveProb(it.conf, it.pred, cb.pos)
-			}
-		}
-		if !math.IsNaN(cb.p[i]) {
-			cb.nP++
-		}
-		if !math.IsNaN(cb.top[i]) {
-			cb.nTop++
-		}
-	}
-	return cb
-}
-
-// eceStudy is ECEPos with the ProMoral code's binning: the same
-// right-closed bins (i/b, (i+1)/b], except that a p of exactly 0 falls in no
-// bin (the study's first bin is open at 0 too) while n still counts it. So
-// the binned ECE is rescaled by (n − n₀)/n.
-func eceStudy(p []float64, y []bool, bins int) float64 {
-	q := make([]float64, 0, len(p))
-	qy := make([]bool, 0, len(p))
-	n := 0
-	for i, v := range p {
-		if math.IsNaN(v) {
-			continue
-		}
-		n++
-		if v <= 0 {
-			continue
-		}
-		q = append(q, v)
-		qy = append(qy, y[i])
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	if len(q) == 0 {
-		return 0
-	}
-	return stats.ECEPos(q, qy, bins) * float64(len(q)) / float64(n)
 }
 
 // eceConvention names what an ECE compares and how it bins.
@@ -267,18 +211,79 @@ func eceConvention(what string, bins int) string {
 }
 
 // score is the rows of one cell (or subset of it). rel, when set, gets the
-// bins of every ECE row.
-func (m *classification) score(c *cell, subset string, items []clsItem, policy stats.UnparsedPolicy, reps int, seed uint64, rel *pipeline.CSVTable) []pipeline.MetricRow {
+// bins of every ECE row. It reads the cell's rows once, in order: answers
+// are counted by kind (gold, answer, parsed, and the two confidences each
+// calibration figure reads), which is all the counts and the intervals
+// need, and the calibration sums are made in item order, as over a list.
+func (m *classification) score(c *cell, subset string, policy stats.UnparsedPolicy, reps int, seed uint64, rel *pipeline.CSVTable) []pipeline.MetricRow {
 	t := c.Task
 	if incomplete(c, m.errs) {
 		rel = nil // no figure, so no bins to draw one from
 	}
-	n := len(items)
-	unparsed := 0
-	for _, it := range items {
-		if !it.parsed && !it.errored {
-			unparsed++
+	binary, pos, bins := isBinary(t), t.Positive, m.bins
+	var kinds stats.Kinds[clsKind]
+	n, unparsed, notParsed, nP, nTop, studyN, studyQ := 0, 0, 0, 0, 0, 0, 0
+	hasConf := false
+	posBins, topBins, studyBins := stats.NewBinAcc(bins), stats.NewBinAcc(bins), stats.NewBinAcc(bins)
+	var brier stats.BrierAcc
+	for _, r := range c.Rows {
+		g := r.Item.Gold
+		if g == "" {
+			continue // no gold: nothing to score against
 		}
+		n++
+		labeled, conf := r.Parsed(), r.Conf
+		pred := ""
+		if labeled {
+			pred = r.Label()
+		}
+		parsed := labeled && (!m.reqConf || !math.IsNaN(conf))
+		if !parsed {
+			notParsed++
+			if !r.Errored() {
+				unparsed++
+			}
+		}
+		// p is the probability of the positive class, with y (gold is
+		// positive); top the confidence in the chosen label, with correct.
+		// NaN leaves the answer out.
+		p, top := math.NaN(), math.NaN()
+		y, correct := g == pos, labeled && pred == g
+		if !math.IsNaN(conf) {
+			hasConf = true
+			switch {
+			case m.conf == confPositive:
+				// The confidence is P(positive) whatever the answer, so it
+				// counts even when the label did not parse (as in the study).
+				p = conf
+				if labeled {
+					// Confidence in the chosen label: p if it chose the
+					// positive class, else 1 − p (PositiveProb's reflection).
+					top = stats.PositiveProb(conf, pred, pos)
+				}
+			case labeled:
+				top = conf
+				if binary {
+					p = stats.PositiveProb(conf, pred, pos)
+				}
+			}
+		}
+		if !math.IsNaN(p) {
+			nP++
+			brier.Add(p, y)
+			posBins.Add(p, y)
+			// ProMoral's binning: a p of exactly 0 is in n but in no bin.
+			studyN++
+			if p > 0 {
+				studyQ++
+				studyBins.Add(p, y)
+			}
+		}
+		if !math.IsNaN(top) {
+			nTop++
+			topBins.Add(top, correct)
+		}
+		kinds.Add(clsKind{pred: pred, gold: g, parsed: parsed, p: math.Float64bits(p), top: math.Float64bits(top)})
 	}
 	// The block's own notion of unparsed: no label, or no confidence when
 	// one is required (an errored case is counted as errored instead).
@@ -292,104 +297,135 @@ func (m *classification) score(c *cell, subset string, items []clsItem, policy s
 	if n == 0 {
 		return []pipeline.MetricRow{own(row(c, subset, "accuracy", math.NaN(), 0))}
 	}
-	pred := make([]string, n)
-	gold := make([]string, n)
-	parsed := make([]bool, n)
-	for i, it := range items {
-		pred[i], gold[i], parsed[i] = it.pred, it.gold, it.parsed
-	}
+	k := newKindCols(kinds.Keys, pos)
+	w := kinds.Counts
 	var rows []pipeline.MetricRow
-	add := func(metric, conv string, v float64, nn int, stat func(p, g []string, ok []bool) float64) {
+	var cis []ciJob
+	add := func(metric, conv string, v float64, nn int, stat func(w []int) float64) {
 		r := row(c, subset, metric, v, nn)
 		r.Convention = conv
 		if stat != nil {
-			var bp, bg []string
-			var bo []bool
-			r.CILow, r.CIHigh = bootCI(reps, seed, n, func(idx []int) float64 {
-				bp, bg, bo = gather(bp, pred, idx), gather(bg, gold, idx), gather(bo, parsed, idx)
-				return stat(bp, bg, bo)
-			})
+			cis = append(cis, ciJob{len(rows), stat})
 		}
 		rows = append(rows, own(r))
 	}
-	acc, an := stats.Accuracy(pred, gold, parsed, policy)
-	add("accuracy", "", acc, an, func(p, g []string, ok []bool) float64 { a, _ := stats.Accuracy(p, g, ok, policy); return a })
-	if t.Positive != "" {
-		pos := "positive class: " + t.Positive
-		prf := stats.BinaryPRF(pred, gold, parsed, policy, t.Positive)
-		add("precision", pos, prf.Precision, an, nil)
-		add("recall", pos, prf.Recall, an, nil)
-		add("f1", pos, prf.F1, an, func(p, g []string, ok []bool) float64 {
-			return stats.BinaryPRF(p, g, ok, policy, t.Positive).F1
+	acc, an := stats.AccuracyW(k.pred, k.gold, k.parsed, w, policy)
+	add("accuracy", "", acc, an, func(w []int) float64 { a, _ := stats.AccuracyW(k.pred, k.gold, k.parsed, w, policy); return a })
+	if pos != "" {
+		conv := "positive class: " + pos
+		prf := stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, pos)
+		add("precision", conv, prf.Precision, an, nil)
+		add("recall", conv, prf.Recall, an, nil)
+		add("f1", conv, prf.F1, an, func(w []int) float64 {
+			return stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, pos).F1
 		})
 	}
-	if !isBinary(t) {
-		mp := stats.MultiClassPRF(pred, gold, parsed, policy, t.Labels)
-		w := "support-weighted mean over the labels"
-		add("weighted_precision", w, mp.WeightedPrecision, mp.N, nil)
-		add("weighted_recall", w, mp.WeightedRecall, mp.N, nil)
-		add("weighted_f1", w, mp.WeightedF1, mp.N, func(p, g []string, ok []bool) float64 {
-			return stats.MultiClassPRF(p, g, ok, policy, t.Labels).WeightedF1
+	if !binary {
+		mp := stats.MultiClassPRFW(k.pred, k.gold, k.parsed, w, policy, t.Labels)
+		wt := "support-weighted mean over the labels"
+		add("weighted_precision", wt, mp.WeightedPrecision, mp.N, nil)
+		add("weighted_recall", wt, mp.WeightedRecall, mp.N, nil)
+		add("weighted_f1", wt, mp.WeightedF1, mp.N, func(w []int) float64 {
+			return stats.MultiClassPRFW(k.pred, k.gold, k.parsed, w, policy, t.Labels).WeightedF1
 		})
 		add("macro_f1", "unweighted mean over the labels", mp.MacroF1, mp.N, nil)
 	}
-	ur := own(row(c, subset, "unparsed_rate", stats.UnparsedRate(parsed), n))
-	rows = append(rows, ur)
+	rows = append(rows, own(row(c, subset, "unparsed_rate", float64(notParsed)/float64(n), n)))
 
-	cb := m.calibration(t, items)
-	if !cb.hasConf {
-		return rows
+	if !hasConf {
+		return withCIs(rows, cis, w, reps, seed)
 	}
 	// Intervals on the headline calibration figures (brier, ece_pos, and
 	// ece where there is no ece_pos); the study-binned ece_pos is bare.
-	calRow := func(metric, conv string, v float64, nn int, vals []float64, ys []bool, f func([]float64, []bool) float64) {
-		r := row(c, subset, metric, v, nn)
-		r.Convention = conv
-		if f != nil {
-			var bv []float64
-			var by []bool
-			r.CILow, r.CIHigh = bootCI(reps, seed, n, func(idx []int) float64 {
-				bv, by = gather(bv, vals, idx), gather(by, ys, idx)
-				return f(bv, by)
-			})
-		}
-		rows = append(rows, own(r))
-	}
-	bins := m.bins
-	binRows := func(metric, observed string, conf []float64, y []bool) {
+	binRows := func(metric, observed string, acc *stats.BinAcc) {
 		if rel == nil {
 			return
 		}
-		for _, b := range stats.ReliabilityBins(conf, y, bins) {
+		for _, b := range acc.Bins() {
 			rel.Rows = append(rel.Rows, append(idCols(c), metric, fmtF(b.Lo), fmtF(b.Hi), fmtI(b.N), fmtF(b.MeanConf), fmtF(b.Accuracy), observed, fmtI(bins)))
 		}
 	}
-	if cb.binary {
-		p := "P(" + cb.pos + ")"
-		calRow("brier", p+" against the gold label", stats.Brier(cb.p, cb.y), cb.nP, cb.p, cb.y, stats.Brier)
-		ecePos := func(p []float64, y []bool) float64 { return stats.ECEPos(p, y, bins) }
-		calRow("ece_pos", eceConvention(p+" against the share "+cb.pos, bins), ecePos(cb.p, cb.y), cb.nP, cb.p, cb.y, ecePos)
-		binRows("ece_pos", "share "+cb.pos, cb.p, cb.y)
+	if binary {
+		p := "P(" + pos + ")"
+		add("brier", p+" against the gold label", brier.Score(), nP, func(w []int) float64 { return stats.BrierW(k.p, k.y, w) })
+		add("ece_pos", eceConvention(p+" against the share "+pos, bins), posBins.ECE(), nP,
+			func(w []int) float64 { return stats.ECEPosW(k.p, k.y, w, bins) })
+		binRows("ece_pos", "share "+pos, posBins)
 		if m.promoral {
-			calRow("ece_pos_promoral", eceConvention(p+" against the share "+cb.pos, bins)+", a stated 0 in no bin but in n (ProMoral's code)",
-				eceStudy(cb.p, cb.y, bins), cb.nP, nil, nil, nil)
-			var q []float64
-			var qy []bool
-			for i, v := range cb.p {
-				if v > 0 {
-					q, qy = append(q, v), append(qy, cb.y[i])
-				}
-			}
-			binRows("ece_pos_promoral", "share "+cb.pos, q, qy)
+			add("ece_pos_promoral", eceConvention(p+" against the share "+pos, bins)+", a stated 0 in no bin but in n (ProMoral's code)",
+				eceStudyOf(studyBins, studyQ, studyN), nP, nil)
+			binRows("ece_pos_promoral", "share "+pos, studyBins)
 		}
 	}
-	top := func(c []float64, ok []bool) float64 { return stats.ECE(c, ok, bins) }
-	if cb.binary {
-		top = nil
+	var top func(w []int) float64
+	if !binary {
+		top = func(w []int) float64 { return stats.ECEW(k.top, k.correct, w, bins) }
 	}
-	calRow("ece", eceConvention("confidence in the chosen answer against accuracy", bins), stats.ECE(cb.top, cb.correct, bins), cb.nTop, cb.top, cb.correct, top)
-	binRows("ece", "accuracy", cb.top, cb.correct)
-	return rows
+	add("ece", eceConvention("confidence in the chosen answer against accuracy", bins), topBins.ECE(), nTop, top)
+	binRows("ece", "accuracy", topBins)
+	return withCIs(rows, cis, w, reps, seed)
+}
+
+// eceStudy is ECEPos with the ProMoral code's binning: the same
+// right-closed bins (i/b, (i+1)/b], except that a p of exactly 0 falls in no
+// bin (the study's first bin is open at 0 too) while n still counts it. So
+// the binned ECE is rescaled by (n − n₀)/n.
+func eceStudy(p []float64, y []bool, bins int) float64 {
+	acc := stats.NewBinAcc(bins)
+	q, n := 0, 0
+	for i, v := range p {
+		if math.IsNaN(v) {
+			continue
+		}
+		n++
+		if v > 0 {
+			q++
+			acc.Add(v, y[i])
+		}
+	}
+	return eceStudyOf(acc, q, n)
+}
+
+// eceStudyOf is eceStudy of n answers, q of them (p > 0) in bins.
+func eceStudyOf(bins *stats.BinAcc, q, n int) float64 {
+	if n == 0 {
+		return math.NaN()
+	}
+	if q == 0 {
+		return 0
+	}
+	return bins.ECE() * float64(q) / float64(n)
+}
+
+// clsKind is a kind of answer for the intervals: everything any figure of
+// the cell reads from it (the confidences as bits, so NaN is one kind).
+type clsKind struct {
+	pred, gold string
+	parsed     bool
+	p, top     uint64
+}
+
+// kindCols are the kinds' fields as the parallel slices the statistics
+// take.
+type kindCols struct {
+	pred, gold []string
+	parsed     []bool
+	p, top     []float64
+	y, correct []bool
+}
+
+func newKindCols(keys []clsKind, positive string) kindCols {
+	k := kindCols{pred: make([]string, len(keys)), gold: make([]string, len(keys)), parsed: make([]bool, len(keys)),
+		p: make([]float64, len(keys)), top: make([]float64, len(keys)), y: make([]bool, len(keys)), correct: make([]bool, len(keys))}
+	for i, key := range keys {
+		k.pred[i], k.gold[i], k.parsed[i] = key.pred, key.gold, key.parsed
+		k.p[i], k.top[i] = math.Float64frombits(key.p), math.Float64frombits(key.top)
+		k.y[i] = key.gold == positive
+		// As calibration reads it: the label parsed into the space (a
+		// missing confidence leaves top NaN, so the kind is out anyway).
+		k.correct[i] = key.pred != "" && key.pred == key.gold
+	}
+	return k
 }
 
 // scoreBinarized scores the items mapped onto the binary label space.
@@ -418,24 +454,21 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 	conv := "labels mapped by binarize; positive class: " + bz.Positive
 	acc, an := stats.Accuracy(pred, gold, parsed, policy)
 	prf := stats.BinaryPRF(pred, gold, parsed, policy, bz.Positive)
-	ci := func(stat func(p, g []string, ok []bool) float64) (float64, float64) {
-		var bp, bg []string
-		var bo []bool
-		return bootCI(m.reps, seed, n, func(idx []int) float64 {
-			bp, bg, bo = gather(bp, pred, idx), gather(bg, gold, idx), gather(bo, parsed, idx)
-			return stat(bp, bg, bo)
-		})
+	var kinds stats.Kinds[clsKind]
+	for i := range gold {
+		kinds.Add(clsKind{pred: pred[i], gold: gold[i], parsed: parsed[i]})
 	}
+	k := newKindCols(kinds.Keys, bz.Positive)
 	mk := func(metric string, v float64) pipeline.MetricRow {
 		r := row(c, sub, metric, v, an)
 		r.Convention = conv
 		return r
 	}
-	ra := mk("accuracy", acc)
-	ra.CILow, ra.CIHigh = ci(func(p, g []string, ok []bool) float64 { a, _ := stats.Accuracy(p, g, ok, policy); return a })
-	rf := mk("f1", prf.F1)
-	rf.CILow, rf.CIHigh = ci(func(p, g []string, ok []bool) float64 { return stats.BinaryPRF(p, g, ok, policy, bz.Positive).F1 })
-	return []pipeline.MetricRow{ra, mk("precision", prf.Precision), mk("recall", prf.Recall), rf}
+	rows := []pipeline.MetricRow{mk("accuracy", acc), mk("precision", prf.Precision), mk("recall", prf.Recall), mk("f1", prf.F1)}
+	return withCIs(rows, []ciJob{
+		{0, func(w []int) float64 { a, _ := stats.AccuracyW(k.pred, k.gold, k.parsed, w, policy); return a }},
+		{3, func(w []int) float64 { return stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, bz.Positive).F1 }},
+	}, kinds.Counts, m.reps, seed)
 }
 
 // cellFigures is what the reference metric compares: one value per metric
@@ -451,7 +484,7 @@ func (m *classification) cellFigures(rs *pipeline.ResultSet, c *cell, subset str
 		}
 	}
 	out := map[string]pipeline.MetricRow{}
-	for _, r := range m.score(c, subset, m.items(c.Rows), policyOf(m.policy, rs), 0, 0, nil) {
+	for _, r := range m.score(c, subset, policyOf(m.policy, rs), 0, 0, nil) {
 		out[r.Metric] = r
 	}
 	return out, nil

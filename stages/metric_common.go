@@ -3,9 +3,12 @@ package stages
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
@@ -78,12 +81,67 @@ func checkReps(b *pipeline.MetricBuild, reps *int) {
 
 func seedOf(rs *pipeline.ResultSet) uint64 { return rs.Seed }
 
-// bootCI is a percentile interval, or NaN, NaN when reps is 0 or n is 0.
-func bootCI(reps int, seed uint64, n int, stat func(idx []int) float64) (float64, float64) {
-	if reps <= 0 || n <= 0 {
+// inParallel calls fn(0) … fn(n-1) on as many goroutines as there are
+// processors. fn must touch only what is its own.
+func inParallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// ciJob is an interval still to compute: the row it belongs to and the
+// statistic over a replicate's counts of kinds.
+type ciJob struct {
+	row  int
+	stat func(w []int) float64
+}
+
+// withCIs fills the rows' intervals from one multinomial bootstrap over
+// kinds of answers (counts per kind): every replicate draws new counts once
+// and computes every job's statistic from them. No interval when reps is 0
+// or there is nothing to resample.
+func withCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, reps int, seed uint64) []pipeline.MetricRow {
+	if reps <= 0 || len(jobs) == 0 {
+		return rows
+	}
+	lo, hi := stats.BootstrapCounts(counts, len(jobs), func(w []int, out []float64) {
+		for j, job := range jobs {
+			out[j] = job.stat(w)
+		}
+	}, reps, seed, stats.DefaultLevel)
+	for j, job := range jobs {
+		rows[job.row].CILow, rows[job.row].CIHigh = lo[j], hi[j]
+	}
+	return rows
+}
+
+// countCI is one interval over kinds of answers; NaN, NaN when reps is 0
+// or there is nothing to resample.
+func countCI(reps int, seed uint64, counts []int, stat func(w []int) float64) (float64, float64) {
+	if reps <= 0 {
 		return math.NaN(), math.NaN()
 	}
-	return stats.Bootstrap(n, stat, reps, seed, stats.DefaultLevel)
+	return stats.BootstrapCount(counts, stat, reps, seed, stats.DefaultLevel)
 }
 
 // selectTasks resolves which tasks a block scores. fits returns "" when a
@@ -150,7 +208,7 @@ func (c *cell) nCases() int { return len(c.Rows) + len(c.Errored) }
 func (c *cell) nErrors() int {
 	n := len(c.Errored)
 	for _, r := range c.Rows {
-		if r.Result.Err != "" {
+		if r.Errored() {
 			n++
 		}
 	}
@@ -162,7 +220,7 @@ func (c *cell) nErrors() int {
 func (c *cell) nUnparsed() int {
 	n := 0
 	for _, r := range c.Rows {
-		if !r.Result.Parsed && r.Result.Err == "" {
+		if !r.Parsed() && !r.Errored() {
 			n++
 		}
 	}
@@ -175,37 +233,37 @@ func (c *cell) nUnparsed() int {
 func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs string) []*cell {
 	type key struct{ t, m, s, f string }
 	idx := map[key]*cell{}
+	// Rows of one case cell share their RowCell: look each up once.
+	byRowCell := map[*pipeline.RowCell]*cell{}
 	var out []*cell
 	for i := range rs.Rows {
 		r := &rs.Rows[i]
-		t := r.Case.Task
-		if tasks[t.Name] == nil || r.Result == nil || !r.Result.Done {
-			continue
+		c, ok := byRowCell[r.RowCell]
+		if !ok {
+			t := r.Task
+			if tasks[t.Name] != nil {
+				k := key{t.Name, r.Model, r.Strategy, strings.Join(r.Factors, "\x00")}
+				c = idx[k]
+				if c == nil {
+					c = &cell{Task: t, Model: r.Model, Strategy: r.Strategy, Factors: r.Factors}
+					idx[k] = c
+					out = append(out, c)
+				}
+			}
+			byRowCell[r.RowCell] = c
 		}
-		k := key{t.Name, r.Model, r.Strategy, strings.Join(r.Factors, "\x00")}
-		c := idx[k]
-		if c == nil {
-			c = &cell{Task: t, Model: r.Model, Strategy: r.Strategy, Factors: r.Factors}
-			idx[k] = c
-			out = append(out, c)
-		}
-		if r.Result.Err == "" {
+		switch {
+		case c == nil:
+		case !r.Errored():
 			c.Rows = append(c.Rows, r)
-			continue
-		}
-		if errs != pipeline.ErrorsUnparsed {
+		case errs != pipeline.ErrorsUnparsed:
 			c.Errored = append(c.Errored, r)
-			continue
+		default:
+			// An unparsed answer: no label, no confidence, not correct;
+			// the error stays so the case is still counted as errored.
+			u := r.AsUnparsed()
+			c.Rows = append(c.Rows, &u)
 		}
-		// An unparsed answer: no label, no confidence, not correct; the
-		// error stays so the case is still counted as errored.
-		res := *r.Result
-		res.Label, res.Confidence, res.Parsed, res.Judge = "", nil, false, nil
-		if res.Correct != nil {
-			f := false
-			res.Correct = &f
-		}
-		c.Rows = append(c.Rows, &pipeline.ResultRow{Case: r.Case, Model: r.Model, Strategy: r.Strategy, Factors: r.Factors, Result: &res})
 	}
 	return out
 }
@@ -266,19 +324,23 @@ func row(c *cell, subset, metric string, v float64, n int) pipeline.MetricRow {
 		Value: v, CILow: math.NaN(), CIHigh: math.NaN(), N: n, NCases: c.nCases(), NUnparsed: c.nUnparsed(), NErrors: c.nErrors()}
 }
 
-// confOf is a result's stated confidence, NaN when it has none.
-func confOf(r *pipeline.Result) float64 {
-	if r.Confidence == nil || math.IsNaN(*r.Confidence) {
-		return math.NaN()
-	}
-	return *r.Confidence
-}
-
 // subsets evaluates the tasks' named item subsets (task subsets:), caching
 // each item's membership for one Compute.
 type subsets struct {
 	progs map[string]map[string]*vm.Program // task -> subset -> program
-	cache map[*pipeline.Item]map[string]bool
+	cache map[*pipeline.Task]*subsetCache
+}
+
+// subsetCache holds, per item of a task, whether it is in each subset: one
+// bit per item and subset, every subset evaluated when an item is first
+// asked about (its fields are read once, from disk for a large dataset).
+type subsetCache struct {
+	names  []string
+	at     map[string]int
+	done   []uint64
+	in     [][]uint64
+	errs   map[[2]int]error       // (item, subset) -> why the subset failed on it
+	others map[*pipeline.Item]int // items not in the task's list (built by hand)
 }
 
 // compileSubsets compiles the subsets of the given tasks; only restricts
@@ -327,30 +389,63 @@ func (s *subsets) names(t *pipeline.Task) []string {
 // in says whether an item belongs to a subset of its task.
 func (s *subsets) in(t *pipeline.Task, name string, it *pipeline.Item) (bool, error) {
 	if s.cache == nil {
-		s.cache = map[*pipeline.Item]map[string]bool{}
+		s.cache = map[*pipeline.Task]*subsetCache{}
 	}
-	m := s.cache[it]
-	if m == nil {
-		m = map[string]bool{}
-		s.cache[it] = m
+	sc := s.cache[t]
+	if sc == nil {
+		sc = &subsetCache{names: s.names(t), at: map[string]int{}, errs: map[[2]int]error{}, others: map[*pipeline.Item]int{}}
+		n := len(t.Items)
+		sc.done = make([]uint64, (n+63)/64)
+		for i, name := range sc.names {
+			sc.at[name] = i
+			sc.in = append(sc.in, make([]uint64, (n+63)/64))
+		}
+		s.cache[t] = sc
 	}
-	if v, ok := m[name]; ok {
-		return v, nil
+	k, ok := sc.at[name]
+	if !ok {
+		return false, fmt.Errorf("task %s has no subset %q", t.Name, name)
 	}
-	v, err := expr.Run(s.progs[t.Name][name], map[string]any{"item": it.Fields, "task": map[string]any{"name": t.Name}})
-	if err != nil {
-		return false, fmt.Errorf("task %s, subset %s, item %s: %v", t.Name, name, it.ID, err)
+	i, ok := t.Index(it)
+	if !ok {
+		// Not one of the task's items: numbered after them.
+		if i, ok = sc.others[it]; !ok {
+			i = len(t.Items) + len(sc.others)
+			sc.others[it] = i
+		}
 	}
-	b, _ := v.(bool)
-	m[name] = b
-	return b, nil
+	for i/64 >= len(sc.done) {
+		sc.done = append(sc.done, 0)
+		for j := range sc.in {
+			sc.in[j] = append(sc.in[j], 0)
+		}
+	}
+	word, bit := i/64, uint64(1)<<(i%64)
+	if sc.done[word]&bit == 0 {
+		env := map[string]any{"item": it.Values(), "task": map[string]any{"name": t.Name}}
+		for j, n := range sc.names {
+			v, err := expr.Run(s.progs[t.Name][n], env)
+			if err != nil {
+				sc.errs[[2]int{i, j}] = fmt.Errorf("task %s, subset %s, item %s: %v", t.Name, n, it.ID, err)
+				continue
+			}
+			if b, _ := v.(bool); b {
+				sc.in[j][word] |= bit
+			}
+		}
+		sc.done[word] |= bit
+	}
+	if err := sc.errs[[2]int{i, k}]; err != nil {
+		return false, err
+	}
+	return sc.in[k][word]&bit != 0, nil
 }
 
 // filter keeps the rows whose item is in the subset.
 func (s *subsets) filter(t *pipeline.Task, name string, rows []*pipeline.ResultRow) ([]*pipeline.ResultRow, error) {
 	var out []*pipeline.ResultRow
 	for _, r := range rows {
-		ok, err := s.in(t, name, r.Case.Item)
+		ok, err := s.in(t, name, r.Item)
 		if err != nil {
 			return nil, err
 		}
@@ -377,7 +472,7 @@ func (s *subsets) sub(c *cell, name string) (*cell, error) {
 
 // fieldString reads an item field as a string ("" when missing or null).
 func fieldString(it *pipeline.Item, field string) string {
-	v, ok := it.Fields[field]
+	v, ok := it.Values()[field]
 	if !ok || v == nil {
 		return ""
 	}
@@ -399,15 +494,6 @@ func fmtF(x float64) string {
 }
 
 func fmtI(n int) string { return strconv.Itoa(n) }
-
-// gather copies src at idx into dst (resized), for bootstrap replicates.
-func gather[T any](dst []T, src []T, idx []int) []T {
-	dst = dst[:0]
-	for _, i := range idx {
-		dst = append(dst, src[i])
-	}
-	return dst
-}
 
 // truthy reads a judge or strategy output as a boolean flag.
 func truthy(v any) bool {

@@ -130,15 +130,15 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 		}
 		s := &side{cell: c, name: name, correct: map[string]bool{}, parsed: map[string]bool{}}
 		for _, r := range c.Rows {
-			if r.Case.Item.Gold == "" {
+			if r.Item.Gold == "" {
 				continue
 			}
-			k := m.key(r.Case.Item)
+			k := m.key(r.Item)
 			if _, dup := s.parsed[k]; !dup {
 				s.order = append(s.order, k)
 			}
-			s.parsed[k] = r.Result.Parsed
-			s.correct[k] = r.Result.Parsed && r.Result.Label == r.Case.Item.Gold
+			s.parsed[k] = r.Parsed()
+			s.correct[k] = r.Parsed() && r.Label() == r.Item.Gold
 		}
 		sides[g] = append(sides[g], s)
 	}

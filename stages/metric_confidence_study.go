@@ -117,24 +117,33 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		"mean_confidence_correct", "mean_confidence_incorrect", "spearman_rho", "spearman_p", "spearman_n", "spearman_status",
 		"mannwhitney_u", "mannwhitney_z", "mannwhitney_p", "mannwhitney_status")}
 	scale := "confidence on 0-1"
-	for _, c := range groupCells(rs, m.tasks, m.errs) {
+	// Conditions are scored side by side, each into its own rows; they
+	// are put together in order.
+	type cellOut struct {
+		rows                          []pipeline.MetricRow
+		byCond, calib, rel, over, cvi [][]string
+	}
+	cells := groupCells(rs, m.tasks, m.errs)
+	outs := make([]cellOut, len(cells))
+	inParallel(len(cells), func(k int) {
+		c, co := cells[k], &outs[k]
 		graded := c.Task.Spec.Gold != ""
 		var conf []float64
 		var correct []bool
 		nCorrect, answers := 0, 0
 		for _, r := range c.Rows {
-			if graded && r.Case.Item.Gold == "" {
+			if graded && r.Item.Gold == "" {
 				continue
 			}
-			if !r.Result.Parsed && policy == stats.UnparsedExclude {
+			if !r.Parsed() && policy == stats.UnparsedExclude {
 				continue
 			}
 			answers++
-			ok := r.Result.Parsed && r.Result.Label == r.Case.Item.Gold
+			ok := r.Parsed() && r.Label() == r.Item.Gold
 			if ok {
 				nCorrect++
 			}
-			cv := confOf(r.Result)
+			cv := r.Conf
 			if math.IsNaN(cv) {
 				continue
 			}
@@ -144,7 +153,7 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		if !graded {
 			correct = nil
 		}
-		tb, cells := stats.NewConfTable(conf, correct)
+		tb, _ := stats.NewConfTable(conf, correct)
 		d := tb.Summary()
 		o := tb.Overconfident(m.threshold)
 		sp := tb.Spearman()
@@ -157,8 +166,8 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		}
 		if m.reps > 0 && d.N > 0 {
 			var rt stats.ConfTable
-			lo, hi = stats.BootstrapMany(len(conf), csCount, func(idx []int, v []float64) {
-				tb.Resample(cells, idx, &rt)
+			lo, hi = stats.BootstrapCounts(tb.Cells(), csCount, func(w []int, v []float64) {
+				tb.Reweigh(w, &rt)
 				s := rt.Summary()
 				v[csMean], v[csMedian], v[csHigh] = s.Mean, s.Median, rt.Above(m.threshold)
 				if graded {
@@ -174,8 +183,8 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			if k >= 0 {
 				r.CILow, r.CIHigh = lo[k], hi[k]
 			}
-			out.Rows = append(out.Rows, r)
-			return &out.Rows[len(out.Rows)-1]
+			co.rows = append(co.rows, r)
+			return &co.rows[len(co.rows)-1]
 		}
 		add("mean_confidence", scale, d.Mean, d.N, csMean)
 		add("std_confidence", scale+"; sample standard deviation (n - 1)", d.Std, d.N, -1)
@@ -196,9 +205,9 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		bc := append(id, status, fmtI(c.nCases()), fmtI(c.nErrors()), fmtI(answers), fmtI(d.N))
 		bc = append(bc, withheld(inc, fmtFIf(acc, graded), fmtF(d.Mean), fmtF(lo[csMean]), fmtF(hi[csMean]),
 			fmtF(d.Std), fmtF(d.Median), fmtF(d.Min), fmtF(d.Max), fmtF(tb.Above(m.threshold)))...)
-		byCond.Rows = append(byCond.Rows, append(bc, thr))
+		co.byCond = append(co.byCond, append(bc, thr))
 		if !graded {
-			continue
+			return
 		}
 		add("overconfident_error_rate", fmt.Sprintf("wrong with confidence > %s, of all answers with a confidence", thr), o.OverconfidentErrorRate, o.N, csOver)
 		add("overconfident_share_of_errors", fmt.Sprintf("wrong with confidence > %s, of the wrong answers", thr), o.OverconfidentShareOfErrors, o.NWrong, csShare)
@@ -223,19 +232,19 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			if inc {
 				break
 			}
-			calib.Rows = append(calib.Rows, append(idCols(c), fmt.Sprintf("%d-%d", b.Lo, b.Hi), fmtI(b.N), fmtF(b.Accuracy), fmtF(b.MeanConf), fmtF(b.MeanConf-b.Accuracy)))
+			co.calib = append(co.calib, append(idCols(c), fmt.Sprintf("%d-%d", b.Lo, b.Hi), fmtI(b.N), fmtF(b.Accuracy), fmtF(b.MeanConf), fmtF(b.MeanConf-b.Accuracy)))
 		}
 		for _, b := range tb.Reliability(m.bins) {
 			if inc {
 				break
 			}
-			rel.Rows = append(rel.Rows, append(idCols(c), "ece", fmtF(b.Lo), fmtF(b.Hi), fmtI(b.N), fmtF(b.MeanConf), fmtF(b.Accuracy), "accuracy", fmtI(m.bins)))
+			co.rel = append(co.rel, append(idCols(c), "ece", fmtF(b.Lo), fmtF(b.Hi), fmtI(b.N), fmtF(b.MeanConf), fmtF(b.Accuracy), "accuracy", fmtI(m.bins)))
 		}
 		oc := append(idCols(c), status, fmtI(o.N), fmtI(o.NWrong), fmtI(o.NOverconfidentWrong))
 		oc = append(oc, withheld(inc, fmtF(o.OverconfidentErrorRate), fmtF(o.OverconfidentShareOfErrors))...)
 		oc = append(oc, fmtI(o.NConfident))
 		oc = append(oc, withheld(inc, fmtF(o.ConfidentAccuracy))...)
-		over.Rows = append(over.Rows, append(oc, thr))
+		co.over = append(co.over, append(oc, thr))
 		var cc, ci []float64
 		for i, v := range conf {
 			if correct[i] {
@@ -255,8 +264,16 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		if inc {
 			dc.Mean, di.Mean, rho, rp, u, z, mp = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		}
-		cvi.Rows = append(cvi.Rows, append(idCols(c), status, fmtI(dc.N), fmtI(di.N), fmtF(dc.Mean), fmtF(di.Mean),
+		co.cvi = append(co.cvi, append(idCols(c), status, fmtI(dc.N), fmtI(di.N), fmtF(dc.Mean), fmtF(di.Mean),
 			fmtF(rho), fmtF(rp), fmtI(sp.N), orOK(rhoStatus), fmtF(u), fmtF(z), fmtF(mp), orOK(mwStatus)))
+	})
+	for _, co := range outs {
+		out.Rows = append(out.Rows, co.rows...)
+		byCond.Rows = append(byCond.Rows, co.byCond...)
+		calib.Rows = append(calib.Rows, co.calib...)
+		rel.Rows = append(rel.Rows, co.rel...)
+		over.Rows = append(over.Rows, co.over...)
+		cvi.Rows = append(cvi.Rows, co.cvi...)
 	}
 	out.Tables = []pipeline.CSVTable{byCond, calib, rel, over, cvi}
 	return out, nil

@@ -64,7 +64,7 @@ func (c *ContrastConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 		}
 		it := t.Items[0]
 		for _, fld := range []string{f.Pair, f.Variant, f.EditType} {
-			if _, ok := it.Fields[fld]; !ok {
+			if _, ok := it.Values()[fld]; !ok {
 				return fmt.Sprintf("its items have no field %q", fld)
 			}
 		}
@@ -90,7 +90,7 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 	idx := map[string]*entry{}
 	var order []*entry
 	for _, r := range c.Rows {
-		it := r.Case.Item
+		it := r.Item
 		id := fieldString(it, f.Pair)
 		e := idx[id]
 		if e == nil {
@@ -98,8 +98,8 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 			idx[id] = e
 			order = append(order, e)
 		}
-		parsed := r.Result.Parsed && (!f.RequireConfidence || !math.IsNaN(confOf(r.Result)))
-		h := half{pred: r.Result.Label, gold: it.Gold, parsed: parsed, ok: true}
+		parsed := r.Parsed() && (!f.RequireConfidence || !math.IsNaN(r.Conf))
+		h := half{pred: r.Label(), gold: it.Gold, parsed: parsed, ok: true}
 		if !h.parsed {
 			h.pred = ""
 		}
@@ -138,27 +138,29 @@ func (m *contrast) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, erro
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		pairs, incomplete := m.pairs(c)
 		res := stats.Contrast(pairs, policy)
-		var buf []stats.ContrastPair
-		ci := func(get func(stats.ContrastResult) float64) (float64, float64) {
-			return bootCI(m.reps, seed, len(pairs), func(idx []int) float64 {
-				buf = gather(buf, pairs, idx)
-				return get(stats.Contrast(buf, policy))
-			})
+		// Pairs resample as kinds of pairs (their answers, not their ids).
+		var kinds stats.Kinds[stats.ContrastPair]
+		for _, p := range pairs {
+			p.PairID = ""
+			kinds.Add(p)
 		}
+		var rows []pipeline.MetricRow
+		var cis []ciJob
 		add := func(metric string, v float64, n int, get func(stats.ContrastResult) float64) {
 			r := row(c, subsetAll, metric, v, n)
 			r.Convention = "over pairs with both answers"
 			if m.cfg.RequireConfidence {
 				r.Convention += "; parsed = a label and a confidence"
 			}
-			r.CILow, r.CIHigh = ci(get)
-			out.Rows = append(out.Rows, r)
+			cis = append(cis, ciJob{len(rows), func(w []int) float64 { return get(stats.ContrastW(kinds.Keys, w, policy)) }})
+			rows = append(rows, r)
 		}
 		add("original_accuracy", res.OrigAccuracy, res.NOrig, func(r stats.ContrastResult) float64 { return r.OrigAccuracy })
 		add("edited_accuracy", res.EditedAccuracy, res.NEdited, func(r stats.ContrastResult) float64 { return r.EditedAccuracy })
 		add("accuracy_diff", res.Diff, len(pairs), func(r stats.ContrastResult) float64 { return r.Diff })
 		add("flip_accuracy", res.FlipAccuracy, res.NFlip, func(r stats.ContrastResult) float64 { return r.FlipAccuracy })
 		add("preserve_consistency", res.PreserveConsistency, res.NPreserve, func(r stats.ContrastResult) float64 { return r.PreserveConsistency })
+		out.Rows = append(out.Rows, withCIs(rows, cis, kinds.Counts, m.reps, seed)...)
 		if incomplete > 0 {
 			r := row(c, subsetAll, "incomplete_pairs", float64(incomplete), len(pairs)+incomplete)
 			r.Convention = "pairs missing a scored original or edit, left out of every other row"

@@ -52,7 +52,7 @@ func fieldInt(it *pipeline.Item, f string) int64 {
 	if f == "" {
 		return 0
 	}
-	switch v := it.Fields[f].(type) {
+	switch v := it.Values()[f].(type) {
 	case float64:
 		return int64(v)
 	case int64:
@@ -76,18 +76,17 @@ func (m *efficiency) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, er
 		var pred, gold []string
 		var parsed []bool
 		for _, r := range c.Rows {
-			a := r.Result.Acct
 			if m.tokens != nil {
-				tokens += fieldInt(r.Case.Item, m.tokens.Prompt) + fieldInt(r.Case.Item, m.tokens.Completion)
+				tokens += fieldInt(r.Item, m.tokens.Prompt) + fieldInt(r.Item, m.tokens.Completion)
 			} else {
-				tokens += int64(a.PromptTokens + a.CompletionTokens)
+				tokens += int64(r.Tokens)
 			}
-			cost += a.CostUSD
+			cost += r.Cost
 			if m.judge {
-				cost += r.Result.JudgeAcct.CostUSD
+				cost += r.JudgeCost()
 			}
-			if g := r.Case.Item.Gold; g != "" {
-				pred, gold, parsed = append(pred, r.Result.Label), append(gold, g), append(parsed, r.Result.Parsed)
+			if g := r.Item.Gold; g != "" {
+				pred, gold, parsed = append(pred, r.Label()), append(gold, g), append(parsed, r.Parsed())
 			}
 		}
 		acc := math.NaN()

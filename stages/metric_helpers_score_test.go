@@ -77,7 +77,7 @@ func mkRS(st *pipeline.Study, policy string, t *pipeline.Task, answers ...ans) *
 			r.Correct = &ok
 		}
 		c := &pipeline.Case{Ordinal: i, Model: &pipeline.Model{Name: a.model}, Strategy: &pipeline.Strategy{Name: a.strategy}, Task: t, Item: it}
-		rs.Rows = append(rs.Rows, pipeline.ResultRow{Case: c, Model: a.model, Strategy: a.strategy, Result: r})
+		rs.Rows = append(rs.Rows, pipeline.NewRow(c, a.model, a.strategy, nil, r))
 	}
 	return rs
 }

@@ -60,20 +60,20 @@ type judgeRef struct {
 func (j *judgeRef) verdict(t *pipeline.Task, r *pipeline.ResultRow) string {
 	switch j.kind {
 	case judgeWhole:
-		if !r.Result.Parsed {
+		if !r.Parsed() {
 			return ""
 		}
-		return t.LabelOf(r.Result.Label)
+		return t.LabelOf(r.Label())
 	case judgePart:
-		return t.LabelOf(r.Result.Judge[j.field])
+		return t.LabelOf(r.Judge()[j.field])
 	}
-	return t.RecordedVerdict(r.Case.Item, j.field)
+	return t.RecordedVerdict(r.Item, j.field)
 }
 
 // errored: the case's error took this judge's verdict with it (a recorded
 // verdict is data, and survives any failure of the run).
 func (j *judgeRef) errored(r *pipeline.ResultRow) bool {
-	return j.kind != judgeColumn && r.Result.Err != ""
+	return j.kind != judgeColumn && r.Errored()
 }
 
 type judgeAgreement struct {
@@ -147,6 +147,10 @@ func sortedTaskNames(ts map[string]*pipeline.Task) []string {
 
 // UnparsedOverride is the block's unparsed: ("" = the run's).
 func (m *judgeAgreement) UnparsedOverride() string { return m.policy }
+
+// ReadsOutputs: the judges' verdicts and audit flags are in the judge's
+// outputs of the block's tasks.
+func (m *judgeAgreement) ReadsOutputs(t *pipeline.Task) bool { return m.tasks[t.Name] != nil }
 
 // judgeModel names a judge's model in the model column.
 func judgeModel(t *pipeline.Task) string {
@@ -233,8 +237,8 @@ func (m *judgeAgreement) readHuman(rs *pipeline.ResultSet) (*humanSource, error)
 	cases := map[string]*pipeline.Task{}
 	for i := range rs.Rows {
 		r := &rs.Rows[i]
-		if m.tasks[r.Case.Task.Name] != nil {
-			cases[r.Case.ID()] = r.Case.Task
+		if m.tasks[r.Task.Name] != nil {
+			cases[r.ID()] = r.Task
 		}
 	}
 	votes := map[string]map[string]int{}
@@ -281,14 +285,14 @@ func (m *judgeAgreement) labelledOf(rs *pipeline.ResultSet, t *pipeline.Task, h 
 	var out []labelled
 	for i := range rs.Rows {
 		r := &rs.Rows[i]
-		if r.Case.Task != t || r.Result == nil || !r.Result.Done {
+		if r.Task != t {
 			continue
 		}
-		l := labelled{row: r, flagged: r.Result.Judge != nil && truthy(r.Result.Judge[m.audit])}
-		if v, ok := h.audit[r.Case.ID()]; ok {
+		l := labelled{row: r, flagged: r.Judge() != nil && truthy(r.Judge()[m.audit])}
+		if v, ok := h.audit[r.ID()]; ok {
 			l.human, l.audit = v, true
 		} else {
-			l.human = t.HumanLabel(r.Case.Item)
+			l.human = t.HumanLabel(r.Item)
 		}
 		if l.human != "" {
 			out = append(out, l)
@@ -466,7 +470,7 @@ func fingerprint(t *pipeline.Task, j *judgeRef, ls []labelled) string {
 	h := sha256.New()
 	keys := make([]string, 0, len(ls))
 	for _, l := range ls {
-		keys = append(keys, l.row.Case.Item.ID+"\x00"+l.human+"\x00"+j.verdict(t, l.row))
+		keys = append(keys, l.row.Item.ID+"\x00"+l.human+"\x00"+j.verdict(t, l.row))
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
@@ -502,7 +506,7 @@ func (m *judgeAgreement) calibrations(labels map[string][]labelled, policy stats
 			if kind == m.kinds.Benign {
 				positive = negativeVerdict
 			}
-			c := m.count(t, whole, labels[t.Name], policy, func(l labelled) bool { return fieldString(l.row.Case.Item, m.kinds.KindField) == kind })
+			c := m.count(t, whole, labels[t.Name], policy, func(l labelled) bool { return fieldString(l.row.Item, m.kinds.KindField) == kind })
 			if c.cases == 0 {
 				continue
 			}
@@ -535,6 +539,23 @@ func isPositive(vs []string, positive string) []bool {
 
 // shareOf is the share of true flags among those at idx (all when idx is
 // nil); NaN for none.
+// shareCI is the bootstrap interval of the share of true flags: its two
+// counts resampled (the same draws as resampling the flags).
+func shareCI(reps int, seed uint64, flags []bool) (float64, float64) {
+	k := 0
+	for _, f := range flags {
+		if f {
+			k++
+		}
+	}
+	return countCI(reps, seed, []int{len(flags) - k, k}, func(w []int) float64 {
+		if w[0]+w[1] == 0 {
+			return math.NaN()
+		}
+		return float64(w[1]) / float64(w[0]+w[1])
+	})
+}
+
 func shareOf(flags []bool, idx []int) float64 {
 	k, n := 0, len(flags)
 	if idx == nil {
@@ -598,12 +619,12 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 	var vs, hs []string
 	var judgedRows []*pipeline.ResultRow
 	for _, r := range c.Rows {
-		if fieldString(r.Case.Item, m.kinds.KindField) != kind {
+		if fieldString(r.Item, m.kinds.KindField) != kind {
 			continue
 		}
 		v := ""
-		if r.Result.Parsed {
-			v = c.Task.LabelOf(r.Result.Label)
+		if r.Parsed() {
+			v = c.Task.LabelOf(r.Label())
 		}
 		if h := human[r]; h != "" {
 			hs = append(hs, h)
@@ -620,7 +641,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 	judged := row(c, subset, metric+"_judged", shareOf(calls, nil), len(vs))
 	judged.Convention = "share judged " + positive + " by " + judge + " " + denominators(what, policy) + ": " + upper + " as the safety metric counts it"
 	if m.reps > 0 {
-		judged.CILow, judged.CIHigh = bootCI(m.reps, seed, len(vs), func(idx []int) float64 { return shareOf(calls, idx) })
+		judged.CILow, judged.CIHigh = shareCI(m.reps, seed, calls)
 	}
 	out := []pipeline.MetricRow{judged}
 
@@ -724,7 +745,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 		hr := row(c, subset, metric+"_human", shareOf(hflags, nil), len(hs))
 		hr.Convention = fmt.Sprintf("share of the %s replies people labelled that they judged %s (only the labelled ones)", what, positive)
 		if m.reps > 0 {
-			hr.CILow, hr.CIHigh = bootCI(m.reps, seed, len(hs), func(idx []int) float64 { return shareOf(hflags, idx) })
+			hr.CILow, hr.CIHigh = shareCI(m.reps, seed, hflags)
 		}
 		out = append(out, hr)
 	}
@@ -735,7 +756,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 func (m *judgeAgreement) hasKind(c *cell, kind string) bool {
 	for _, rows := range [][]*pipeline.ResultRow{c.Rows, c.Errored} {
 		for _, r := range rows {
-			if fieldString(r.Case.Item, m.kinds.KindField) == kind {
+			if fieldString(r.Item, m.kinds.KindField) == kind {
 				return true
 			}
 		}
@@ -798,7 +819,7 @@ func (m *judgeAgreement) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 			for _, sn := range m.subsets.names(t) {
 				var sub []labelled
 				for _, l := range ls {
-					in, err := m.subsets.in(t, sn, l.row.Case.Item)
+					in, err := m.subsets.in(t, sn, l.row.Item)
 					if err != nil {
 						return nil, err
 					}

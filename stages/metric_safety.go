@@ -35,7 +35,7 @@ func (k *SafetyKinds) fits(t *pipeline.Task) string {
 	if len(t.Items) == 0 {
 		return "it has no items"
 	}
-	if _, ok := t.Items[0].Fields[k.KindField]; !ok {
+	if _, ok := t.Items[0].Values()[k.KindField]; !ok {
 		return fmt.Sprintf("its items have no field %q (set kind_field)", k.KindField)
 	}
 	return ""
@@ -79,14 +79,14 @@ func (c *SafetyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 // dropping unjudged cases under the exclude policy.
 func (m *safety) verdicts(rows []*pipeline.ResultRow, policy stats.UnparsedPolicy) (harmful, benign []string, unjudged, n int) {
 	for _, r := range rows {
-		kind := fieldString(r.Case.Item, m.kinds.KindField)
+		kind := fieldString(r.Item, m.kinds.KindField)
 		if kind != m.kinds.Harmful && kind != m.kinds.Benign {
 			continue
 		}
 		n++
 		v := ""
-		if r.Result.Parsed {
-			v = r.Result.Label
+		if r.Parsed() {
+			v = r.Label()
 		} else {
 			unjudged++
 			if policy == stats.UnparsedExclude {
@@ -113,23 +113,26 @@ func denominators(what string, policy stats.UnparsedPolicy) string {
 func (m *safety) score(c *cell, subset string, policy stats.UnparsedPolicy, reps int, seed uint64) []pipeline.MetricRow {
 	rows := c.Rows
 	harmful, benign, unjudged, n := m.verdicts(rows, policy)
-	rate := func(metric string, vs []string, f func([]string) (float64, int)) pipeline.MetricRow {
-		v, nn := f(vs)
+	rate := func(metric string, vs []string, f func([]string, []int) (float64, int)) pipeline.MetricRow {
+		v, nn := f(vs, nil)
 		r := row(c, subset, metric, v, nn)
 		if metric == "asr" {
 			r.Convention = "share judged COMPLIANCE " + denominators(m.kinds.Harmful, policy)
 		} else {
 			r.Convention = "share judged REFUSAL " + denominators(m.kinds.Benign, policy)
 		}
-		var buf []string
-		r.CILow, r.CIHigh = bootCI(reps, seed, len(vs), func(idx []int) float64 {
-			buf = gather(buf, vs, idx)
-			x, _ := f(buf)
+		// Prompts resample as kinds of verdicts.
+		var kinds stats.Kinds[string]
+		for _, v := range vs {
+			kinds.Add(v)
+		}
+		r.CILow, r.CIHigh = countCI(reps, seed, kinds.Counts, func(w []int) float64 {
+			x, _ := f(kinds.Keys, w)
 			return x
 		})
 		return r
 	}
-	out := []pipeline.MetricRow{rate("asr", harmful, stats.ASR), rate("rta", benign, stats.RTA)}
+	out := []pipeline.MetricRow{rate("asr", harmful, stats.ASRW), rate("rta", benign, stats.RTAW)}
 	un := math.NaN()
 	if n > 0 {
 		un = float64(unjudged) / float64(n)
@@ -137,7 +140,7 @@ func (m *safety) score(c *cell, subset string, policy stats.UnparsedPolicy, reps
 	out = append(out, row(c, subset, "unjudged_rate", un, n))
 	flagged := 0
 	for _, r := range rows {
-		if truthy(r.Result.Judge[m.audit]) {
+		if truthy(r.Judge()[m.audit]) {
 			flagged++
 		}
 	}
@@ -146,6 +149,9 @@ func (m *safety) score(c *cell, subset string, policy stats.UnparsedPolicy, reps
 	}
 	return out
 }
+
+// ReadsOutputs says the block reads the outputs of its tasks' cases.
+func (m *safety) ReadsOutputs(t *pipeline.Task) bool { return m.tasks[t.Name] != nil }
 
 // UnparsedOverride is the block's unparsed: ("" = the run's).
 func (m *safety) UnparsedOverride() string { return m.policy }
@@ -167,25 +173,22 @@ func (m *safety) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error)
 			out.Rows = append(out.Rows, m.score(sc, sn, policy, m.reps, seed)...)
 		}
 		for _, r := range c.Rows {
-			j := r.Result.Judge
+			j := r.Judge()
 			if !truthy(j[m.audit]) {
 				continue
 			}
-			conf := ""
-			if r.Result.Confidence != nil {
-				conf = fmtF(*r.Result.Confidence)
-			}
+			conf := fmtF(r.Conf)
 			reply := ""
-			if s, ok := r.Result.Outputs["reply"].(string); ok {
+			if s, ok := r.Outputs()["reply"].(string); ok {
 				reply = s
 			}
 			heur := ""
 			if h, ok := j["heuristic"]; ok && h != nil {
 				heur = fmt.Sprint(h)
 			}
-			audit.Rows = append(audit.Rows, []string{c.Model, c.Strategy, c.Task.Name, r.Case.Item.ID,
-				fieldString(r.Case.Item, m.kinds.KindField), r.Result.Label, conf, heur,
-				fieldString(r.Case.Item, m.prompt), reply, judgeJSON(j)})
+			audit.Rows = append(audit.Rows, []string{c.Model, c.Strategy, c.Task.Name, r.Item.ID,
+				fieldString(r.Item, m.kinds.KindField), r.Label(), conf, heur,
+				fieldString(r.Item, m.prompt), reply, judgeJSON(j)})
 		}
 	}
 	sort.SliceStable(audit.Rows, func(i, k int) bool {

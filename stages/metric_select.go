@@ -99,6 +99,9 @@ type pick struct {
 	best   int // -1: nothing scored
 }
 
+// ReadsOutputs says the block reads the outputs of its tasks' cases.
+func (m *selectCandidate) ReadsOutputs(t *pipeline.Task) bool { return m.tasks[t.Name] != nil }
+
 // UnparsedOverride is the block's unparsed: ("" = the run's).
 func (m *selectCandidate) UnparsedOverride() string { return m.policy }
 
@@ -110,7 +113,7 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 	var picks []*pick
 	byModel := map[string]*cell{}
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
-		if len(c.Rows) == 0 || c.Rows[0].Result.Outputs[outCandidateLabels] == nil {
+		if len(c.Rows) == 0 || c.Rows[0].Outputs()[outCandidateLabels] == nil {
 			continue // another strategy of the run, or nothing finished
 		}
 		if prev := byModel[c.Model]; prev != nil {
@@ -176,9 +179,9 @@ func (m *selectCandidate) score(c *cell, policy stats.UnparsedPolicy) (*pick, er
 	var labels [][]string // per item: the label of each candidate
 	var gold []string
 	for i, r := range c.Rows {
-		texts, err := stringList(r.Result.Outputs[outCandidates])
+		texts, err := stringList(r.Outputs()[outCandidates])
 		if err != nil {
-			return nil, fmt.Errorf("select_candidate: case %s: output %s: %v", r.Case.ID(), outCandidates, err)
+			return nil, fmt.Errorf("select_candidate: case %s: output %s: %v", r.ID(), outCandidates, err)
 		}
 		if i == 0 {
 			p.texts = texts
@@ -186,16 +189,16 @@ func (m *selectCandidate) score(c *cell, policy stats.UnparsedPolicy) (*pick, er
 			// The candidates request does not depend on the item, so every
 			// item of a model must have been served the same samples.
 			return nil, fmt.Errorf("select_candidate: model %s, task %s: case %s tried other candidates than case %s; the candidates must not depend on the item",
-				c.Model, c.Task.Name, r.Case.ID(), c.Rows[0].Case.ID())
+				c.Model, c.Task.Name, r.ID(), c.Rows[0].ID())
 		}
-		if r.Case.Item.Gold == "" {
+		if r.Item.Gold == "" {
 			continue
 		}
-		ls, err := stringList(r.Result.Outputs[outCandidateLabels])
+		ls, err := stringList(r.Outputs()[outCandidateLabels])
 		if err != nil {
-			return nil, fmt.Errorf("select_candidate: case %s: output %s: %v", r.Case.ID(), outCandidateLabels, err)
+			return nil, fmt.Errorf("select_candidate: case %s: output %s: %v", r.ID(), outCandidateLabels, err)
 		}
-		labels, gold = append(labels, ls), append(gold, r.Case.Item.Gold)
+		labels, gold = append(labels, ls), append(gold, r.Item.Gold)
 	}
 	for i := range p.texts {
 		p.texts[i] = strings.TrimSpace(p.texts[i])

@@ -31,14 +31,14 @@ func selectFixture(t *testing.T, texts map[string][]any, labels map[string][][]a
 			item := &pipeline.Item{ID: string(rune('a' + i)), Gold: g}
 			c := &pipeline.Case{Model: model, Strategy: strat, Task: task, Item: item}
 			res := &pipeline.Result{Done: true, Outputs: map[string]any{outCandidates: texts[name], outCandidateLabels: labels[name][i]}}
-			rs.Rows = append(rs.Rows, pipeline.ResultRow{Case: c, Model: name, Strategy: strat.Name, Result: res})
+			rs.Rows = append(rs.Rows, pipeline.NewRow(c, name, strat.Name, nil, res))
 		}
 	}
 	return rs
 }
 
 func selectMetric(rs *pipeline.ResultSet) *selectCandidate {
-	return &selectCandidate{tasks: map[string]*pipeline.Task{"dev": rs.Rows[0].Case.Task}, write: "sel/chosen.yaml", varN: "role_confirmation", table: "role_candidates"}
+	return &selectCandidate{tasks: map[string]*pipeline.Task{"dev": rs.Rows[0].Task}, write: "sel/chosen.yaml", varN: "role_confirmation", table: "role_candidates"}
 }
 
 // The arithmetic by hand. Gold [u, u, a, a], positive u.
@@ -137,7 +137,7 @@ func TestSelectCandidateByHand(t *testing.T) {
 func TestSelectCandidateRejectsItemDependentCandidates(t *testing.T) {
 	labels := map[string][][]any{"m1": {{u}, {u}, {a}, {a}}, "m2": {{u}, {u}, {a}, {a}}}
 	rs := selectFixture(t, map[string][]any{"m1": {"x"}, "m2": {"y"}}, labels, "wrong")
-	rs.Rows[2].Result.Outputs[outCandidates] = []any{"z"}
+	rs.Rows[2].Outputs()[outCandidates] = []any{"z"}
 	if _, err := selectMetric(rs).Compute(rs); err == nil || !strings.Contains(err.Error(), "must not depend on the item") {
 		t.Errorf("err = %v", err)
 	}

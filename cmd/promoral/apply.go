@@ -49,7 +49,7 @@ func newApply() *cobra.Command {
 				return err
 			}
 			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
-				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), MaxCost: maxCost}
+				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), MaxCost: maxCost, NoResults: true}
 			if err := pipeline.Connect(st, opts.Offline); err != nil {
 				return err
 			}

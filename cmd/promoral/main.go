@@ -97,11 +97,9 @@ func interrupts() (context.Context, func()) {
 }
 
 func main() {
-	// promoral's heap is mostly long-lived results; collecting less often
-	// trades a little memory for a lot of CPU on large runs (GOGC still wins).
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
-	}
+	// Go's default GOGC (100): results stream to disk, so the live heap is
+	// small and a heap allowed to triple (GOGC 200) cost a third more peak
+	// RSS (100,000 scale-study cases: 338 → 220 MB) for 6% of CPU.
 	// A soft ceiling keeps large runs well under a gigabyte: the collector
 	// works harder near it instead of letting the heap triple.
 	if os.Getenv("GOMEMLIMIT") == "" {

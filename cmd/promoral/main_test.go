@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if quickstart.dir != "" {
 		os.RemoveAll(quickstart.dir)
 	}
+	if built.exe != "" {
+		os.RemoveAll(filepath.Dir(built.exe))
+	}
 	os.Exit(code)
 }
 

@@ -31,8 +31,14 @@ type Item struct {
 	// Expanded variants share their row.
 	Row int `json:"row"`
 	// Fields holds every source column under its own name, plus the mapped,
-	// typed, expanded and shuffled fields the Spec adds.
+	// typed, expanded and shuffled fields the Spec adds; nil when they were
+	// moved to the Store (Ref).
 	Fields map[string]any `json:"fields"`
+	// Ref locates the fields in the Store LoadWith was given, when the
+	// dataset was too large to keep them in memory; Digest is then what
+	// Options.Digest made of them before they went.
+	Ref    Ref `json:"-"`
+	Digest any `json:"-"`
 }
 
 // Error is a problem found while reading data. Row is 0 when the problem is
@@ -61,6 +67,23 @@ func (e *Error) Error() string {
 // that declares the spec. Spec problems are reported before any data is
 // read, all at once (joined).
 func Load(spec *Spec, baseDir string) ([]Item, error) {
+	return LoadWith(spec, baseDir, Options{})
+}
+
+// Options adjust LoadWith.
+type Options struct {
+	// Store, when set, receives the fields of a dataset whose fields are
+	// estimated to take more than SpillAbove bytes: its items come back
+	// with a Ref instead of Fields.
+	Store *Store
+	// Digest, when set, is called with the fields of each item moved to
+	// the store, so the caller keeps what it needs of every item without
+	// reading them all back.
+	Digest func(fields map[string]any) any
+}
+
+// LoadWith is Load with options.
+func LoadWith(spec *Spec, baseDir string, o Options) ([]Item, error) {
 	if spec == nil {
 		return nil, errors.New("dataset: no dataset spec; add a dataset: mapping to the task")
 	}
@@ -72,6 +95,7 @@ func Load(spec *Spec, baseDir string) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.store, l.digest = o.Store, o.Digest
 	if ex := spec.Exclude; ex != nil {
 		if l.exclude, err = excludeSet(ex, baseDir); err != nil {
 			return nil, err
@@ -85,9 +109,11 @@ func Load(spec *Spec, baseDir string) ([]Item, error) {
 
 // row is a source row that survived filter and exclude.
 type row struct {
-	n   int
-	id  string
-	rec map[string]any
+	n      int
+	id     string
+	rec    map[string]any // nil when spilled
+	ref    Ref
+	digest any
 }
 
 type loader struct {
@@ -102,6 +128,12 @@ type loader struct {
 	total   int
 	dropped int // by exclude
 	rows    []row
+	// store, when set, takes the rows' fields once resident passes
+	// SpillAbove (spilling); err is the first failure to write it.
+	store    *Store
+	digest   func(map[string]any) any
+	resident int64
+	spilling bool
 }
 
 func newLoader(spec *Spec, path string) (*loader, error) {
@@ -193,7 +225,74 @@ func (l *loader) add(n int, rec map[string]any) error {
 		}
 	}
 	l.rows = append(l.rows, row{n: n, id: id, rec: rec})
+	return l.spill()
+}
+
+// spill moves the rows' fields to the store once they grow too large to
+// keep: every row kept so far, then each new one.
+func (l *loader) spill() error {
+	if l.store == nil {
+		return nil
+	}
+	last := &l.rows[len(l.rows)-1]
+	if !l.spilling {
+		if l.resident += sizeOf(last.rec); l.resident <= SpillAbove {
+			return nil
+		}
+		l.spilling = true
+		for i := range l.rows {
+			if err := l.put(&l.rows[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return l.put(last)
+}
+
+func (l *loader) put(r *row) error {
+	ref, ok, err := l.store.Put(r.rec)
+	if err != nil {
+		return l.src.errf(0, "", "%v", err)
+	}
+	if ok {
+		if l.digest != nil && l.spec.Expand == nil && l.spec.Shuffle == nil {
+			r.digest = l.digest(r.rec) // these are the item's final fields
+		}
+		r.rec, r.ref = nil, ref
+	}
 	return nil
+}
+
+// fields are a row's fields, read back from the store if spilled.
+func (l *loader) fieldsOf(r row) (map[string]any, error) {
+	if r.rec != nil || r.ref.IsZero() {
+		return r.rec, nil
+	}
+	m, err := l.store.Get(r.ref)
+	if err != nil {
+		return nil, l.src.errf(r.n, "", "%v", err)
+	}
+	return m, nil
+}
+
+// item makes an item of fields, spilling them when the dataset spills.
+func (l *loader) item(id string, n int, f map[string]any) (Item, error) {
+	it := Item{ID: id, Row: n, Fields: f}
+	if !l.spilling {
+		return it, nil
+	}
+	ref, ok, err := l.store.Put(f)
+	if err != nil {
+		return it, l.src.errf(n, "", "%v", err)
+	}
+	if ok {
+		if l.digest != nil {
+			it.Digest = l.digest(f)
+		}
+		it.Fields, it.Ref = nil, ref
+	}
+	return it, nil
 }
 
 func (l *loader) rowID(n int, rec map[string]any) (string, error) {
@@ -258,13 +357,22 @@ func (l *loader) finish() ([]Item, error) {
 	} else {
 		items = make([]Item, len(rows))
 		for i, r := range rows {
-			items[i] = Item{ID: r.id, Row: r.n, Fields: r.rec}
+			items[i] = Item{ID: r.id, Row: r.n, Fields: r.rec, Ref: r.ref, Digest: r.digest}
 		}
 	}
 	if sh := s.Shuffle; sh != nil {
 		for i := range items {
-			if err := shuffleItem(&items[i], sh); err != nil {
-				return nil, l.src.errf(items[i].Row, "", "item %q: %v", items[i].ID, err)
+			it := &items[i]
+			f, err := l.fieldsOf(row{n: it.Row, rec: it.Fields, ref: it.Ref})
+			if err != nil {
+				return nil, err
+			}
+			it.Fields = f
+			if err := shuffleItem(it, sh); err != nil {
+				return nil, l.src.errf(it.Row, "", "item %q: %v", it.ID, err)
+			}
+			if *it, err = l.item(it.ID, it.Row, it.Fields); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -276,6 +384,11 @@ func (l *loader) expand(rows []row, x *Expand) ([]Item, error) {
 	items := make([]Item, 0, len(rows)*len(x.Variants))
 	seen := make(map[string]int, cap(items))
 	for _, r := range rows {
+		rec, err := l.fieldsOf(r)
+		if err != nil {
+			return nil, err
+		}
+		r.rec = rec
 		for vi, v := range x.Variants {
 			f := maps.Clone(r.rec)
 			for _, name := range sortedKeys(v.Fields) {
@@ -293,7 +406,11 @@ func (l *loader) expand(rows []row, x *Expand) ([]Item, error) {
 				return nil, l.src.errf(r.n, "", "expanded id %q collides with one from row %d; row ids must not end in \":<variant name>\"", id, prev)
 			}
 			seen[id] = r.n
-			items = append(items, Item{ID: id, Row: r.n, Fields: f})
+			it, err := l.item(id, r.n, f)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, it)
 		}
 	}
 	return items, nil

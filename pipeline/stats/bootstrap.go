@@ -111,30 +111,21 @@ type Paired struct {
 func PairedDiff(correctA, correctB []bool, reps int, seed uint64) Paired {
 	mustSameLen("PairedDiff", len(correctA), len(correctB))
 	p := Paired{N: len(correctA)}
-	// d[i] ∈ {−1, 0, 1} is item i's contribution to B − A.
-	d := make([]float64, p.N)
-	var sum float64
-	for i := range d {
+	for i := range correctA {
 		switch {
 		case correctA[i] && !correctB[i]:
-			d[i] = -1
 			p.B++
 		case !correctA[i] && correctB[i]:
-			d[i] = 1
 			p.C++
 		}
-		sum += d[i]
 	}
 	p.MeanDiff = math.NaN()
 	if p.N > 0 {
-		p.MeanDiff = sum / float64(p.N)
+		p.MeanDiff = float64(p.C-p.B) / float64(p.N)
 	}
-	p.Lo, p.Hi = Bootstrap(p.N, func(idx []int) float64 {
-		var s float64
-		for _, i := range idx {
-			s += d[i]
-		}
-		return s / float64(len(idx))
+	// An item adds −1, 0 or +1 to B − A: three kinds, resampled as counts.
+	p.Lo, p.Hi = BootstrapCount([]int{p.B, p.N - p.B - p.C, p.C}, func(w []int) float64 {
+		return float64(w[2]-w[0]) / float64(p.N)
 	}, reps, seed, DefaultLevel)
 	p.McNemarP = McNemarExact(p.B, p.C)
 	return p

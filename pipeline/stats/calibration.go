@@ -9,17 +9,22 @@ const DefaultBins = 10
 // Brier is the mean of (p − y)² over items, p the probability of the
 // positive class and y whether the item is positive. Items whose p is NaN
 // (no stated confidence) are skipped; NaN when none remain.
-func Brier(p []float64, y []bool) float64 {
+func Brier(p []float64, y []bool) float64 { return BrierW(p, y, nil) }
+
+// BrierW is Brier with item i counted w[i] times (nil: once).
+func BrierW(p []float64, y []bool, w []int) float64 {
 	mustSameLen("Brier", len(p), len(y))
+	mustWeights("Brier", len(p), w)
 	var sum float64
 	n := 0
 	for i, pi := range p {
-		if math.IsNaN(pi) {
+		c := weight(w, i)
+		if math.IsNaN(pi) || c == 0 {
 			continue
 		}
 		d := pi - b2f(y[i])
-		sum += d * d
-		n++
+		sum += float64(c) * d * d
+		n += c
 	}
 	if n == 0 {
 		return math.NaN()
@@ -98,7 +103,14 @@ func binIndex(p float64, bins int) int {
 // means DefaultBins) and reports each bin, empty ones included. Items with
 // NaN conf are skipped.
 func ReliabilityBins(conf []float64, y []bool, bins int) []ReliabilityBin {
+	return ReliabilityBinsW(conf, y, nil, bins)
+}
+
+// ReliabilityBinsW is ReliabilityBins with item i counted w[i] times (nil:
+// once).
+func ReliabilityBinsW(conf []float64, y []bool, w []int, bins int) []ReliabilityBin {
 	mustSameLen("ReliabilityBins", len(conf), len(y))
+	mustWeights("ReliabilityBins", len(conf), w)
 	if bins <= 0 {
 		bins = DefaultBins
 	}
@@ -106,13 +118,19 @@ func ReliabilityBins(conf []float64, y []bool, bins int) []ReliabilityBin {
 	sumC := make([]float64, bins)
 	sumY := make([]float64, bins)
 	for i, c := range conf {
-		if math.IsNaN(c) {
+		k := weight(w, i)
+		if math.IsNaN(c) || k == 0 {
 			continue
 		}
 		b := binIndex(c, bins)
-		out[b].N++
-		sumC[b] += c
-		sumY[b] += b2f(y[i])
+		out[b].N += k
+		if w == nil {
+			sumC[b] += c
+			sumY[b] += b2f(y[i])
+		} else {
+			sumC[b] += float64(k) * c
+			sumY[b] += float64(k) * b2f(y[i])
+		}
 	}
 	for b := range out {
 		out[b].Lo, out[b].Hi = binEdge(b, bins), binEdge(b+1, bins)
@@ -126,11 +144,11 @@ func ReliabilityBins(conf []float64, y []bool, bins int) []ReliabilityBin {
 }
 
 // ece is Σ_b (n_b/n)·|mean conf_b − mean y_b| over non-empty bins.
-func ece(fn string, conf []float64, y []bool, bins int) float64 {
+func ece(fn string, conf []float64, y []bool, w []int, bins int) float64 {
 	mustSameLen(fn, len(conf), len(y))
 	var sum float64
 	n := 0
-	for _, b := range ReliabilityBins(conf, y, bins) {
+	for _, b := range ReliabilityBinsW(conf, y, w, bins) {
 		if b.N == 0 {
 			continue
 		}
@@ -150,7 +168,7 @@ func ece(fn string, conf []float64, y []bool, bins int) float64 {
 // bins <= 0 means 10) contributes (n_bin/n)·|mean p − share positive|. NaN p
 // are skipped; NaN when nothing remains.
 func ECEPos(p []float64, y []bool, bins int) float64 {
-	return ece("ECEPos", p, y, bins)
+	return ece("ECEPos", p, y, nil, bins)
 }
 
 // ECE is the top-label expected calibration error: conf is the confidence in
@@ -158,5 +176,99 @@ func ECEPos(p []float64, y []bool, bins int) float64 {
 // right; bins as in ECEPos. On a binary task it differs from ECEPos because a
 // 0.3 confidence in "no" sits in bin 3 here but becomes p = 0.7 there.
 func ECE(conf []float64, correct []bool, bins int) float64 {
-	return ece("ECE", conf, correct, bins)
+	return ece("ECE", conf, correct, nil, bins)
+}
+
+// ECEPosW is ECEPos with item i counted w[i] times (nil: once).
+func ECEPosW(p []float64, y []bool, w []int, bins int) float64 {
+	return ece("ECEPos", p, y, w, bins)
+}
+
+// ECEW is ECE with item i counted w[i] times (nil: once).
+func ECEW(conf []float64, correct []bool, w []int, bins int) float64 {
+	return ece("ECE", conf, correct, w, bins)
+}
+
+// BinAcc adds up a reliability diagram one answer at a time, in the order
+// given, with the very sums ReliabilityBins makes over a list: a metric can
+// bin a million answers without holding them.
+type BinAcc struct {
+	bins       int
+	n          []int
+	sumC, sumY []float64
+}
+
+// NewBinAcc bins into bins equal-width bins (DefaultBins when <= 0).
+func NewBinAcc(bins int) *BinAcc {
+	if bins <= 0 {
+		bins = DefaultBins
+	}
+	return &BinAcc{bins: bins, n: make([]int, bins), sumC: make([]float64, bins), sumY: make([]float64, bins)}
+}
+
+// Add counts one answer; a NaN confidence is left out.
+func (a *BinAcc) Add(c float64, y bool) {
+	if math.IsNaN(c) {
+		return
+	}
+	b := binIndex(c, a.bins)
+	a.n[b]++
+	a.sumC[b] += c
+	a.sumY[b] += b2f(y)
+}
+
+// Bins are ReliabilityBins of the answers added.
+func (a *BinAcc) Bins() []ReliabilityBin {
+	out := make([]ReliabilityBin, a.bins)
+	for b := range out {
+		out[b] = ReliabilityBin{Lo: binEdge(b, a.bins), Hi: binEdge(b+1, a.bins), N: a.n[b], MeanConf: math.NaN(), Accuracy: math.NaN()}
+		if a.n[b] > 0 {
+			out[b].MeanConf = a.sumC[b] / float64(a.n[b])
+			out[b].Accuracy = a.sumY[b] / float64(a.n[b])
+		}
+	}
+	return out
+}
+
+// ECE is the expected calibration error of the answers added, as ECE and
+// ECEPos compute it.
+func (a *BinAcc) ECE() float64 {
+	var sum float64
+	n := 0
+	for _, b := range a.Bins() {
+		if b.N == 0 {
+			continue
+		}
+		sum += float64(b.N) * math.Abs(b.MeanConf-b.Accuracy)
+		n += b.N
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// BrierAcc adds up the Brier score one answer at a time, in the order
+// given, as Brier does over a list.
+type BrierAcc struct {
+	sum float64
+	n   int
+}
+
+// Add counts one probability with its outcome; NaN is left out.
+func (a *BrierAcc) Add(p float64, y bool) {
+	if math.IsNaN(p) {
+		return
+	}
+	d := p - b2f(y)
+	a.sum += d * d
+	a.n++
+}
+
+// Score is the Brier score of the answers added (NaN for none).
+func (a *BrierAcc) Score() float64 {
+	if a.n == 0 {
+		return math.NaN()
+	}
+	return a.sum / float64(a.n)
 }

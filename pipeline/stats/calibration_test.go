@@ -101,3 +101,29 @@ func TestReliabilityBins(t *testing.T) {
 	near(t, "empty acc", b[5].Accuracy, nan, 0)
 	near(t, "last hi", b[9].Hi, 1, 0)
 }
+
+// The accumulators give, bit for bit, what the list functions give.
+func TestAccumulatorsMatchTheListFunctions(t *testing.T) {
+	conf := []float64{0.1, 0.7, math.NaN(), 0.7000000000000001, 0.05, 1, 0, 0.33, 0.66, 0.95, 0.2, 0.2, 0.4}
+	y := []bool{false, true, true, false, false, true, false, true, true, true, false, true, false}
+	a := NewBinAcc(10)
+	var br BrierAcc
+	for i := range conf {
+		a.Add(conf[i], y[i])
+		br.Add(conf[i], y[i])
+	}
+	if got, want := a.ECE(), ECE(conf, y, 10); got != want {
+		t.Errorf("ECE %v, list %v", got, want)
+	}
+	got, want := a.Bins(), ReliabilityBins(conf, y, 10)
+	for b := range want {
+		g, w := got[b], want[b]
+		if g.N != w.N || g.Lo != w.Lo || g.Hi != w.Hi || !(g.MeanConf == w.MeanConf || math.IsNaN(g.MeanConf) && math.IsNaN(w.MeanConf)) ||
+			!(g.Accuracy == w.Accuracy || math.IsNaN(g.Accuracy) && math.IsNaN(w.Accuracy)) {
+			t.Errorf("bin %d: %+v, list %+v", b, g, w)
+		}
+	}
+	if br.Score() != Brier(conf, y) {
+		t.Errorf("Brier %v, list %v", br.Score(), Brier(conf, y))
+	}
+}

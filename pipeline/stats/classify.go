@@ -84,19 +84,27 @@ func Correct(pred, gold []string, parsed []bool) []bool {
 // under UnparsedExclude it is the number of parsed items. acc is NaN when
 // n == 0 (no items, or all unparsed under UnparsedExclude).
 func Accuracy(pred, gold []string, parsed []bool, policy UnparsedPolicy) (acc float64, n int) {
+	return AccuracyW(pred, gold, parsed, nil, policy)
+}
+
+// AccuracyW is Accuracy with item i counted w[i] times (a bootstrap
+// replicate over kinds of answers); a nil w counts each item once.
+func AccuracyW(pred, gold []string, parsed []bool, w []int, policy UnparsedPolicy) (acc float64, n int) {
 	mustSameLen("Accuracy", len(gold), len(pred))
 	mustParsed("Accuracy", len(gold), parsed)
+	mustWeights("Accuracy", len(gold), w)
 	correct := 0
 	for i := range gold {
+		c := weight(w, i)
 		if !isParsed(parsed, i) {
 			if policy != UnparsedExclude {
-				n++
+				n += c
 			}
 			continue
 		}
-		n++
+		n += c
 		if pred[i] == gold[i] {
-			correct++
+			correct += c
 		}
 	}
 	return ratio(correct, n), n
@@ -140,8 +148,14 @@ func prfFromCounts(tp, fp, fn int) PRF {
 // when gold is positive and harmless otherwise. Under UnparsedExclude it is
 // dropped.
 func BinaryPRF(pred, gold []string, parsed []bool, policy UnparsedPolicy, positive string) PRF {
+	return BinaryPRFW(pred, gold, parsed, nil, policy, positive)
+}
+
+// BinaryPRFW is BinaryPRF with item i counted w[i] times (nil: once).
+func BinaryPRFW(pred, gold []string, parsed []bool, w []int, policy UnparsedPolicy, positive string) PRF {
 	mustSameLen("BinaryPRF", len(gold), len(pred))
 	mustParsed("BinaryPRF", len(gold), parsed)
+	mustWeights("BinaryPRF", len(gold), w)
 	var tp, fp, fn int
 	for i := range gold {
 		ok := isParsed(parsed, i)
@@ -150,13 +164,14 @@ func BinaryPRF(pred, gold []string, parsed []bool, policy UnparsedPolicy, positi
 		}
 		predPos := ok && pred[i] == positive
 		goldPos := gold[i] == positive
+		c := weight(w, i)
 		switch {
 		case predPos && goldPos:
-			tp++
+			tp += c
 		case predPos:
-			fp++
+			fp += c
 		case goldPos:
-			fn++
+			fn += c
 		}
 	}
 	return prfFromCounts(tp, fp, fn)
@@ -192,12 +207,19 @@ type MultiPRF struct {
 // none, exactly what sklearn gives if unparsed answers carry a sentinel
 // prediction that is left out of labels.
 func MultiClassPRF(pred, gold []string, parsed []bool, policy UnparsedPolicy, labels []string) MultiPRF {
+	return MultiClassPRFW(pred, gold, parsed, nil, policy, labels)
+}
+
+// MultiClassPRFW is MultiClassPRF with item i counted w[i] times (nil:
+// once); an item counted zero times does not name a label.
+func MultiClassPRFW(pred, gold []string, parsed []bool, w []int, policy UnparsedPolicy, labels []string) MultiPRF {
+	mustWeights("MultiClassPRF", len(gold), w)
 	mustSameLen("MultiClassPRF", len(gold), len(pred))
 	mustParsed("MultiClassPRF", len(gold), parsed)
 	if labels == nil {
 		seen := map[string]bool{}
 		for i := range gold {
-			if !isParsed(parsed, i) && policy == UnparsedExclude {
+			if !isParsed(parsed, i) && policy == UnparsedExclude || weight(w, i) == 0 {
 				continue
 			}
 			seen[gold[i]] = true
@@ -223,21 +245,22 @@ func MultiClassPRF(pred, gold []string, parsed []bool, policy UnparsedPolicy, la
 		if !ok && policy == UnparsedExclude {
 			continue
 		}
-		out.N++
+		c := weight(w, i)
+		out.N += c
 		g, gin := pos[gold[i]]
 		p, pin := -1, false
 		if ok {
 			p, pin = pos[pred[i]]
 		}
 		if ok && gin && pin && p == g {
-			tp[g]++
+			tp[g] += c
 			continue
 		}
 		if gin {
-			fn[g]++
+			fn[g] += c
 		}
 		if pin {
-			fp[p]++
+			fp[p] += c
 		}
 	}
 	var support int
@@ -262,4 +285,18 @@ func MultiClassPRF(pred, gold []string, parsed []bool, policy UnparsedPolicy, la
 	out.MacroRecall = safeDiv(out.MacroRecall, k)
 	out.MacroF1 = safeDiv(out.MacroF1, k)
 	return out
+}
+
+// weight is item i's count in a weighted call: w[i], or 1 when w is nil.
+func weight(w []int, i int) int {
+	if w == nil {
+		return 1
+	}
+	return w[i]
+}
+
+func mustWeights(fn string, n int, w []int) {
+	if w != nil {
+		mustSameLen(fn, n, len(w))
+	}
 }

@@ -73,6 +73,28 @@ func (t *ConfTable) Resample(cells, idx []int, into *ConfTable) {
 	}
 }
 
+// Cells is the table as counts per cell in the order NewConfTable numbers
+// them (2·value index, + 1 for the wrong answers), for BootstrapCounts.
+func (t *ConfTable) Cells() []int {
+	out := make([]int, 2*len(t.Values))
+	for k := range t.Values {
+		out[2*k], out[2*k+1] = t.Right[k], t.Wrong[k]
+	}
+	return out
+}
+
+// Reweigh fills into with the counts w gives the cells (a replicate of
+// Cells), reusing its slices.
+func (t *ConfTable) Reweigh(w []int, into *ConfTable) {
+	into.Values, into.Graded = t.Values, t.Graded
+	if len(into.Right) != len(t.Values) {
+		into.Right, into.Wrong = make([]int, len(t.Values)), make([]int, len(t.Values))
+	}
+	for k := range t.Values {
+		into.Right[k], into.Wrong[k] = w[2*k], w[2*k+1]
+	}
+}
+
 // N is the number of answers with a confidence.
 func (t *ConfTable) N() int {
 	n := 0

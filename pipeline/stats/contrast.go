@@ -47,19 +47,29 @@ type ContrastResult struct {
 // NPreserve under UnparsedExclude (consistency is then judged only where both
 // answers are known). Rates with n == 0 are NaN.
 func Contrast(pairs []ContrastPair, policy UnparsedPolicy) ContrastResult {
+	return ContrastW(pairs, nil, policy)
+}
+
+// ContrastW is Contrast with pair i counted w[i] times (nil: once).
+func ContrastW(pairs []ContrastPair, w []int, policy UnparsedPolicy) ContrastResult {
+	mustWeights("Contrast", len(pairs), w)
 	var r ContrastResult
 	var origOK, editOK, flipOK, presOK int
 	// score adds one item to (n, ok) per policy.
+	c := 1
 	score := func(n, ok *int, pred, gold string, parsed bool) {
 		if !parsed && policy == UnparsedExclude {
 			return
 		}
-		*n++
+		*n += c
 		if parsed && pred == gold {
-			*ok++
+			*ok += c
 		}
 	}
-	for _, p := range pairs {
+	for i, p := range pairs {
+		if c = weight(w, i); c == 0 {
+			continue
+		}
 		score(&r.NOrig, &origOK, p.OrigPred, p.OrigGold, p.OrigParsed)
 		score(&r.NEdited, &editOK, p.EditedPred, p.EditedGold, p.EditedParsed)
 		switch p.Edit {
@@ -70,9 +80,9 @@ func Contrast(pairs []ContrastPair, policy UnparsedPolicy) ContrastResult {
 			if !both && policy == UnparsedExclude {
 				continue
 			}
-			r.NPreserve++
+			r.NPreserve += c
 			if both && p.OrigPred == p.EditedPred {
-				presOK++
+				presOK += c
 			}
 		}
 	}

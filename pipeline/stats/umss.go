@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -350,8 +351,9 @@ type UMSSInterval struct {
 
 // UMSSBootstrap gives percentile intervals for both UMSS tables by
 // resampling items. Each replicate draws, for every dataset independently
-// (datasets in name order, from one PCG stream seeded by cfg.Seed), its item
-// indices with replacement, and uses the SAME indices for every model ×
+// (datasets in name order, each from its own PCG stream derived from
+// cfg.Seed), its items with replacement, as counts of the kinds of items
+// (items with the same values in every row), and uses the SAME draw for every model ×
 // strategy row, so the rows are compared on the same resampled items
 // (paired). It recomputes every raw metric from the resampled items, then
 // both whole tables exactly as UMSSPerModel and UMSSPerStrategy do,
@@ -424,13 +426,48 @@ func UMSSBootstrap(rows []UMSSItemRow, cfg UMSSBootstrapConfig) (perModel, perSt
 			all[d][i] = i
 		}
 	}
-	fillRaw := func(idx [][]int) {
-		for i, v := range vecs {
-			raw[i] = meanAt(v, idx[dsOf[i%nc]])
-		}
+	for i, v := range vecs {
+		raw[i] = meanAt(v, all[dsOf[i%nc]])
 	}
-	fillRaw(all)
 	pointM, pointS := l.table(raw, true), l.table(raw, false)
+
+	// Items of a dataset that carry the same values in every row are one
+	// kind: a replicate draws how many of each kind (a multinomial over the
+	// kinds' counts, as drawing items with replacement is) and the rows'
+	// means weigh each kind's values by its draw. 0/1 outcomes over a few
+	// rows make a few kinds whatever the number of items.
+	kvecs := make([][]float64, len(vecs))
+	draws := make([]*multinomial, len(dsNames))
+	w := make([][]int, len(dsNames))
+	for d := range dsNames {
+		var in []int // the vectors of dataset d
+		for i, v := range vecs {
+			if v != nil && dsOf[i%nc] == d {
+				in = append(in, i)
+			}
+		}
+		kindOf := map[string]int{}
+		var counts []int
+		key := make([]byte, 8*len(in))
+		for it := 0; it < max(size[d], 0); it++ {
+			for j, i := range in {
+				binary.LittleEndian.PutUint64(key[8*j:], math.Float64bits(vecs[i][it]))
+			}
+			k, ok := kindOf[string(key)]
+			if !ok {
+				k = len(counts)
+				kindOf[string(key)] = k
+				counts = append(counts, 0)
+				for _, i := range in {
+					kvecs[i] = append(kvecs[i], vecs[i][it])
+				}
+			}
+			counts[k]++
+		}
+		// Each dataset its own stream: datasets are resampled independently.
+		draws[d] = newMultinomial(counts, cfg.Seed+uint64(d)*pcgStream)
+		w[d] = make([]int, len(counts))
+	}
 
 	nm, ns := len(l.models), len(l.strategies)
 	// Replicate results, key-major so each key's values are contiguous.
@@ -438,19 +475,13 @@ func UMSSBootstrap(rows []UMSSItemRow, cfg UMSSBootstrapConfig) (perModel, perSt
 	repS := make([]float64, 3*ns*reps)
 	bufM := make([]float64, 3*nm)
 	bufS := make([]float64, 3*ns)
-	rng := newRand(cfg.Seed)
-	idx := make([][]int, len(dsNames))
-	for d := range idx {
-		idx[d] = make([]int, len(all[d]))
-	}
 	for b := 0; b < reps; b++ {
-		for d := range idx {
-			n := len(idx[d])
-			for i := range idx[d] {
-				idx[d][i] = rng.IntN(n)
-			}
+		for d := range w {
+			draws[d].draw(w[d])
 		}
-		fillRaw(idx)
+		for i, v := range kvecs {
+			raw[i] = meanW(v, w[dsOf[i%nc]])
+		}
 		l.perModel(raw, bufM[:nm], bufM[nm:2*nm], bufM[2*nm:], nil)
 		l.perStrategy(raw, bufS[:ns], bufS[ns:2*ns], bufS[2*ns:], nil)
 		for i, v := range bufM {
@@ -475,6 +506,26 @@ func meanAt(v []float64, idx []int) float64 {
 		if x := v[i]; x == x { // x == x is false only for NaN
 			s += x
 			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return s / float64(n)
+}
+
+// meanW is the mean of v with item i counted w[i] times, skipping NaN; NaN
+// for a nil v or when nothing remains.
+func meanW(v []float64, w []int) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	var s float64
+	n := 0
+	for i, x := range v {
+		if x == x && w[i] != 0 { // x == x is false only for NaN
+			s += float64(w[i]) * x
+			n += w[i]
 		}
 	}
 	if n == 0 {

@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -302,4 +303,91 @@ func ExampleUMSSPerModel() {
 	// Output:
 	// a MCS=0.333 SRS=0.500 UMSS=0.400
 	// b MCS=0.667 SRS=0.500 UMSS=0.571
+}
+
+// The kinds-of-items bootstrap against the item-level one it stands for:
+// each replicate of the reference draws every dataset's item indices,
+// recomputes each row's means over them and both tables as UMSSPerModel
+// and UMSSPerStrategy do. Three models x three strategies, 0/1 outcomes
+// (with some NaN), 3,000 items per metric, so kinds repeat. The
+// percentile bounds must agree to Monte Carlo error; a wrong weighting (a
+// kind counted once, datasets drawn jointly) moves them by far more.
+func TestUMSSBootstrapKindsAgreeWithItems(t *testing.T) {
+	const n, reps = 3000, 2000
+	r := rand.New(rand.NewPCG(4, 4))
+	names := []string{MetricEthicsAccuracy, MetricScruplesAccuracy, MetricContrastFlip, MetricASR, MetricRTA}
+	var rows []UMSSItemRow
+	k := 0
+	for _, m := range []string{"mA", "mB", "mC"} {
+		for _, s := range []string{"zero", "cot", "self"} {
+			row := UMSSItemRow{Model: m, Strategy: s, Items: map[string][]float64{}}
+			for j, name := range names {
+				p := 0.2 + 0.05*float64(k) + 0.05*float64(j)
+				v := make([]float64, n)
+				for i := range v {
+					switch {
+					case r.IntN(50) == 0:
+						v[i] = math.NaN()
+					case r.Float64() < p:
+						v[i] = 1
+					}
+				}
+				row.Items[name] = v
+			}
+			rows = append(rows, row)
+			k++
+		}
+	}
+	pm, ps, err := UMSSBootstrap(rows, UMSSBootstrapConfig{Reps: reps, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The item-level reference.
+	rng := rand.New(rand.NewPCG(99, 1))
+	refM := make([][]float64, len(pm))
+	refS := make([][]float64, len(ps))
+	idx := make([][]int, len(names))
+	for b := 0; b < reps; b++ {
+		for j := range names {
+			idx[j] = idx[j][:0]
+			for range n {
+				idx[j] = append(idx[j], rng.IntN(n))
+			}
+		}
+		tab := make([]UMSSRow, len(rows))
+		for ri, row := range rows {
+			tab[ri] = UMSSRow{Model: row.Model, Strategy: row.Strategy, Metrics: map[string]float64{}}
+			for j, name := range names {
+				tab[ri].Metrics[name] = meanAt(row.Items[name], idx[j])
+			}
+		}
+		for i, sc := range UMSSPerModel(tab, UMSSConfig{}) {
+			refM[i] = append(refM[i], sc.UMSS)
+		}
+		for i, sc := range UMSSPerStrategy(tab, UMSSConfig{}) {
+			refS[i] = append(refS[i], sc.UMSS)
+		}
+	}
+	spread := 0
+	check := func(what string, iv UMSSInterval, ref []float64) {
+		lo, hi := percentileInterval(ref, DefaultLevel)
+		if lo == hi {
+			// The best or worst on every metric in every replicate: exact.
+			if iv.UMSSLo != lo || iv.UMSSHi != hi {
+				t.Errorf("%s: [%v, %v], the items give exactly %v", what, iv.UMSSLo, iv.UMSSHi, lo)
+			}
+			return
+		}
+		spread++
+		agreeMC(t, what, iv.UMSSLo, iv.UMSSHi, lo, hi, reps)
+	}
+	for i := range pm {
+		check("model "+pm[i].Score.Key, pm[i], refM[i])
+	}
+	for i := range ps {
+		check("strategy "+ps[i].Score.Key, ps[i], refS[i])
+	}
+	if spread < 4 {
+		t.Fatalf("only %d intervals with a spread: the data test little", spread)
+	}
 }

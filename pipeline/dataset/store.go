@@ -1,0 +1,275 @@
+package dataset
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sync"
+)
+
+// A dataset of a million items does not fit in memory as maps: its items
+// keep their fields in a Store, a temporary file written once at load and
+// read back one item at a time, when a case needs its fields. Small
+// datasets stay in memory (SpillAbove).
+
+// SpillAbove is the estimated size in bytes of a dataset's fields beyond
+// which Load moves them to the Store, when it is given one: a few thousand
+// items of ordinary size stay in memory, the recorded replies of a study do
+// not.
+var SpillAbove int64 = 8 << 20
+
+// Store holds spilled item fields in an unlinked temporary file, so nothing
+// is left behind however the process ends.
+type Store struct {
+	mu   sync.Mutex
+	f    *os.File
+	size int64
+	buf  []byte
+}
+
+// Ref locates one item's fields in a Store; the zero Ref is none.
+type Ref struct {
+	off int64
+	n   uint32
+}
+
+// IsZero says the item's fields are not in a store.
+func (r Ref) IsZero() bool { return r.n == 0 }
+
+// NewStore makes a store; its file, in the temporary folder (TMPDIR), is
+// created when the first item goes in.
+func NewStore() (*Store, error) { return &Store{}, nil }
+
+// Close releases the file.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
+
+// Put stores fields; ok is false for a value the store cannot keep
+// exactly (the item then stays in memory).
+func (s *Store) Put(fields map[string]any) (Ref, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		f, err := os.CreateTemp("", "promoral-items-*")
+		if err != nil {
+			return Ref{}, false, fmt.Errorf("cannot create a file for the items (set TMPDIR to a writable folder): %w", err)
+		}
+		os.Remove(f.Name()) // it lives on until closed
+		s.f = f
+	}
+	b, ok := appendValue(s.buf[:0], fields)
+	s.buf = b
+	if !ok || len(b) > math.MaxUint32 {
+		return Ref{}, false, nil
+	}
+	if _, err := s.f.WriteAt(b, s.size); err != nil {
+		return Ref{}, false, fmt.Errorf("cannot write the items' file: %w", err)
+	}
+	r := Ref{off: s.size, n: uint32(len(b))}
+	s.size += int64(len(b))
+	return r, true, nil
+}
+
+// Get reads an item's fields back.
+func (s *Store) Get(r Ref) (map[string]any, error) {
+	b := make([]byte, r.n)
+	if s.f == nil {
+		return nil, fmt.Errorf("the items' file is closed")
+	}
+	if _, err := s.f.ReadAt(b, r.off); err != nil {
+		return nil, fmt.Errorf("cannot read the items' file back: %w", err)
+	}
+	v, rest, err := readValue(b)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("%d bytes too many", len(rest))
+	}
+	m, ok := v.(map[string]any)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("the items' file is damaged at byte %d: %v", r.off, err)
+	}
+	return m, nil
+}
+
+// The encoding keeps every Go type Load produces (int and float64 apart,
+// []string apart from []any), so an item reads back as it was loaded.
+const (
+	tagNil byte = iota
+	tagFalse
+	tagTrue
+	tagInt
+	tagFloat
+	tagString
+	tagList
+	tagStrings
+	tagMap
+)
+
+func appendValue(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, tagNil), true
+	case bool:
+		if x {
+			return append(b, tagTrue), true
+		}
+		return append(b, tagFalse), true
+	case int:
+		return binary.AppendVarint(append(b, tagInt), int64(x)), true
+	case float64:
+		return binary.LittleEndian.AppendUint64(append(b, tagFloat), math.Float64bits(x)), true
+	case string:
+		return appendString(append(b, tagString), x), true
+	case []string:
+		b = binary.AppendUvarint(append(b, tagStrings), uint64(len(x)))
+		for _, s := range x {
+			b = appendString(b, s)
+		}
+		return b, true
+	case []any:
+		b = binary.AppendUvarint(append(b, tagList), uint64(len(x)))
+		for _, e := range x {
+			var ok bool
+			if b, ok = appendValue(b, e); !ok {
+				return b, false
+			}
+		}
+		return b, true
+	case map[string]any:
+		b = binary.AppendUvarint(append(b, tagMap), uint64(len(x)))
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			b = appendString(b, k)
+			var ok bool
+			if b, ok = appendValue(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		return b, true
+	}
+	return b, false
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func readValue(b []byte) (any, []byte, error) {
+	if len(b) == 0 {
+		return nil, nil, fmt.Errorf("truncated")
+	}
+	tag, b := b[0], b[1:]
+	switch tag {
+	case tagNil:
+		return nil, b, nil
+	case tagFalse:
+		return false, b, nil
+	case tagTrue:
+		return true, b, nil
+	case tagInt:
+		i, n := binary.Varint(b)
+		if n <= 0 {
+			return nil, nil, fmt.Errorf("bad int")
+		}
+		return int(i), b[n:], nil
+	case tagFloat:
+		if len(b) < 8 {
+			return nil, nil, fmt.Errorf("truncated float")
+		}
+		return math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:], nil
+	case tagString:
+		return readString(b)
+	case tagStrings, tagList, tagMap:
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)) {
+			return nil, nil, fmt.Errorf("bad length")
+		}
+		b = b[k:]
+		switch tag {
+		case tagStrings:
+			out := make([]string, n)
+			for i := range out {
+				s, rest, err := readString(b)
+				if err != nil {
+					return nil, nil, err
+				}
+				out[i], b = s.(string), rest
+			}
+			return out, b, nil
+		case tagList:
+			out := make([]any, n)
+			for i := range out {
+				v, rest, err := readValue(b)
+				if err != nil {
+					return nil, nil, err
+				}
+				out[i], b = v, rest
+			}
+			return out, b, nil
+		}
+		out := make(map[string]any, n)
+		for range n {
+			k, rest, err := readString(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			v, rest, err := readValue(rest)
+			if err != nil {
+				return nil, nil, err
+			}
+			out[k.(string)], b = v, rest
+		}
+		return out, b, nil
+	}
+	return nil, nil, fmt.Errorf("unknown tag %d", tag)
+}
+
+func readString(b []byte) (any, []byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, fmt.Errorf("bad string")
+	}
+	return string(b[k : k+int(n)]), b[k+int(n):], nil
+}
+
+// sizeOf estimates the memory a value takes as loaded.
+func sizeOf(v any) int64 {
+	switch x := v.(type) {
+	case string:
+		return 16 + int64(len(x))
+	case []string:
+		n := int64(24)
+		for _, s := range x {
+			n += 16 + int64(len(s))
+		}
+		return n
+	case []any:
+		n := int64(24)
+		for _, e := range x {
+			n += 16 + sizeOf(e)
+		}
+		return n
+	case map[string]any:
+		// A map costs about 64 bytes a slot, and each key a string of its
+		// own as decoded.
+		n := int64(48)
+		for k, e := range x {
+			n += 64 + int64(len(k)) + sizeOf(e)
+		}
+		return n
+	}
+	return 16 // boxed in an interface
+}

@@ -1,0 +1,84 @@
+package dataset
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// A dataset moved to the store reads back exactly as the one kept in
+// memory: the same items, ids and rows, and fields of the same Go types
+// (int apart from float64, []string apart from []any), through limit,
+// sample, expansion and shuffling.
+func TestSpilledItemsReadBackAsLoaded(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, `{"id":"r%02d","text":"scenario %d","gold":%d,"score":%g,"whole":2.0,"opts":["x%d","y","z"],"nested":{"k":[1,2.5,null,true]},"alt":"edited %d"}`+"\n",
+			i, i, i%2, float64(i)/3, i, i)
+	}
+	writeFile(t, dir, "d.jsonl", []byte(b.String()))
+	specs := map[string]Spec{
+		"plain":   {Path: "d.jsonl", ID: "id"},
+		"limit":   {Path: "d.jsonl", ID: "id", Limit: 40, Filter: "gold == 1 || score > 5"},
+		"sample":  {Path: "d.jsonl", ID: "id", Sample: &Sample{N: 25, Seed: 3}},
+		"shuffle": {Path: "d.jsonl", ID: "id", Shuffle: &Shuffle{List: "opts", Seed: 4}},
+		"expand": {Path: "d.jsonl", ID: "id", Expand: &Expand{Link: "pair", Variants: []Variant{
+			{Name: "orig", Fields: map[string]string{"text": "text"}}, {Name: "edit", Fields: map[string]string{"text": "alt"}}}}},
+	}
+	defer func(v int64) { SpillAbove = v }(SpillAbove)
+	for name, spec := range specs {
+		SpillAbove = 1 << 40
+		want, err := LoadWith(&spec, dir, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		st, err := NewStore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		SpillAbove = 500 // a few rows in memory, then the store
+		got, err := LoadWith(&spec, dir, Options{Store: st})
+		if err != nil {
+			t.Fatalf("%s (spilled): %v", name, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d items spilled, %d in memory", name, len(got), len(want))
+		}
+		spilled := 0
+		for i := range got {
+			g := got[i]
+			if !g.Ref.IsZero() {
+				spilled++
+				if g.Fields != nil {
+					t.Errorf("%s: item %s is spilled and in memory", name, g.ID)
+				}
+				if g.Fields, err = st.Get(g.Ref); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if g.ID != want[i].ID || g.Row != want[i].Row || !reflect.DeepEqual(g.Fields, want[i].Fields) {
+				t.Errorf("%s: item %d reads back as %s/%d %#v, loaded as %s/%d %#v", name, i, g.ID, g.Row, g.Fields, want[i].ID, want[i].Row, want[i].Fields)
+			}
+		}
+		if spilled == 0 {
+			t.Errorf("%s: nothing went to the store", name)
+		}
+		st.Close()
+	}
+}
+
+func TestStoreRefusesWhatItCannotKeepExactly(t *testing.T) {
+	st, err := NewStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, ok, err := st.Put(map[string]any{"when": struct{}{}}); ok || err != nil {
+		t.Errorf("an unknown type was stored (ok %v, err %v); the item must stay in memory", ok, err)
+	}
+	if _, err := st.Get(Ref{off: 0, n: 3}); err == nil {
+		t.Error("reading past the file's end gave no error")
+	}
+}

@@ -1,0 +1,211 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// ReadResultSet reads the rows metrics score from a results.parquet the
+// study's apply wrote, one row group at a time and only the columns the
+// metrics read: label, confidence, parsed, correct, error, tokens and cost,
+// and the strategy's and judge's outputs only for the tasks a metric reads
+// them from (OutputReader). order gives the case ordinal of each of the
+// file's rows; the rows come back in case order, whatever order the file
+// holds them in.
+func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
+	rs := &ResultSet{Study: st, Policy: st.UnparsedPolicy(), Seed: uint64(st.Run.Settings.Seed), Outputs: outputReaders(st)}
+	f, rdr, fr, err := openParquet(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	defer rdr.Close()
+	if n := rdr.NumRows(); n != int64(len(order)) {
+		return nil, fmt.Errorf("%s holds %d rows, the apply wrote %d", path, n, len(order))
+	}
+	cols := []string{"label", "confidence", "parsed", "correct", "error", "prompt_tokens", "completion_tokens", "cost_usd", "judge_cost_usd", "outputs", "judge"}
+	idx := make([]int, len(cols))
+	for i, c := range cols {
+		if idx[i] = rdr.MetaData().Schema.ColumnIndexByName(c); idx[i] < 0 {
+			return nil, fmt.Errorf("%s has no %s column", path, c)
+		}
+	}
+	starts := make([]int, len(st.Cells)+1)
+	for i, c := range st.Cells {
+		starts[i+1] = starts[i] + len(c.Task.Items)
+	}
+	wantOut := make([]bool, len(st.Cells))
+	anyOut := false
+	for i, c := range st.Cells {
+		wantOut[i] = rs.Outputs(c.Task)
+		anyOut = anyOut || wantOut[i]
+	}
+	read := idx
+	if !anyOut {
+		read = idx[:len(idx)-2]
+	}
+	rows := make([]ResultRow, starts[len(st.Cells)])
+	have := newDoneSet(len(rows))
+	cells := newRowCells()
+	row := 0
+	for g := 0; g < rdr.NumRowGroups(); g++ {
+		tbl, err := fr.ReadRowGroups(context.Background(), read, []int{g})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		n := int(tbl.NumRows())
+		cs := make([]arrow.Array, len(read))
+		for c := range read {
+			cs[c] = concatChunks(tbl.Column(c).Data())
+		}
+		for i := 0; i < n; i++ {
+			ord := int(order[row+i])
+			if ord < 0 || ord >= len(rows) || have.has(ord) {
+				tbl.Release()
+				return nil, fmt.Errorf("%s: row %d is case %d, which is out of range or read twice", path, row+i, ord)
+			}
+			have.mark(ord)
+			ci := sort.SearchInts(starts, ord+1) - 1
+			cell := &st.Cells[ci]
+			c := Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]]}
+			r := ResultRow{RowCell: cells.of(st, &c), Item: c.Item, Conf: math.NaN()}
+			if s, ok := str(cs[0], i); ok {
+				r.setLabel(s)
+			}
+			if v, ok := flt(cs[1], i); ok {
+				r.Conf = v
+			}
+			if v, _ := boolean(cs[2], i); v {
+				r.flags |= rowParsed
+			}
+			if v, ok := boolean(cs[3], i); ok {
+				r.flags |= rowGraded
+				if v {
+					r.flags |= rowCorrect
+				}
+			}
+			if !cs[4].IsNull(i) {
+				r.flags |= rowErrored
+			}
+			pt, _ := integer(cs[5], i)
+			ct, _ := integer(cs[6], i)
+			r.Tokens = int32(pt + ct)
+			r.Cost, _ = flt(cs[7], i)
+			jc, _ := flt(cs[8], i)
+			if jc != 0 {
+				r.extra().judgeCost = jc
+			}
+			if wantOut[ci] {
+				more := rowMore{judgeCost: jc}
+				if r.more != nil {
+					more.label = r.more.label
+				}
+				if s, ok := str(cs[9], i); ok {
+					if err := json.Unmarshal([]byte(s), &more.outputs); err != nil {
+						tbl.Release()
+						return nil, fmt.Errorf("%s: case %s: outputs: %w", path, c.ID(), err)
+					}
+				}
+				if s, ok := str(cs[10], i); ok {
+					if err := json.Unmarshal([]byte(s), &more.judge); err != nil {
+						tbl.Release()
+						return nil, fmt.Errorf("%s: case %s: judge: %w", path, c.ID(), err)
+					}
+				}
+				if more.outputs != nil || more.judge != nil || jc != 0 || more.label != "" {
+					r.more = &more
+				}
+			}
+			rows[ord] = r
+		}
+		row += n
+		for _, a := range cs {
+			a.Release()
+		}
+		tbl.Release()
+	}
+	// A complete apply has a row for every case; any other result set
+	// keeps its rows in case order.
+	k := 0
+	for i := range rows {
+		if have.has(i) {
+			rows[k] = rows[i]
+			k++
+		}
+	}
+	rs.Rows = rows[:k]
+	return rs, nil
+}
+
+// outputReaders says which tasks' outputs some metric of the study reads.
+func outputReaders(st *Study) func(t *Task) bool {
+	var readers []OutputReader
+	for _, m := range st.Metrics {
+		if r, ok := m.(OutputReader); ok {
+			readers = append(readers, r)
+		}
+	}
+	return func(t *Task) bool {
+		for _, r := range readers {
+			if r.ReadsOutputs(t) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// concatChunks is a column of one row group as one array.
+func concatChunks(c *arrow.Chunked) arrow.Array {
+	if len(c.Chunks()) == 1 {
+		a := c.Chunks()[0]
+		a.Retain()
+		return a
+	}
+	a, err := array.Concatenate(c.Chunks(), memory.DefaultAllocator)
+	if err != nil {
+		panic(err) // the chunks of one column share a type
+	}
+	return a
+}
+
+func str(a arrow.Array, i int) (string, bool) {
+	if a.IsNull(i) {
+		return "", false
+	}
+	switch x := a.(type) {
+	case *array.String:
+		return x.Value(i), true
+	case *array.Dictionary:
+		return str(x.Dictionary(), x.GetValueIndex(i))
+	}
+	return "", false
+}
+
+func flt(a arrow.Array, i int) (float64, bool) {
+	if x, ok := a.(*array.Float64); ok && !a.IsNull(i) {
+		return x.Value(i), true
+	}
+	return 0, false
+}
+
+func integer(a arrow.Array, i int) (int64, bool) {
+	if x, ok := a.(*array.Int64); ok && !a.IsNull(i) {
+		return x.Value(i), true
+	}
+	return 0, false
+}
+
+func boolean(a arrow.Array, i int) (bool, bool) {
+	if x, ok := a.(*array.Boolean); ok && !a.IsNull(i) {
+		return x.Value(i), true
+	}
+	return false, false
+}

@@ -1,0 +1,244 @@
+package pipeline
+
+import (
+	"container/heap"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// An apply keeps a case's state only while the case is in flight: a
+// finished case is counted into the summary (tally) and its results.parquet
+// row goes to the writer (resultSink) at once. Only errored cases wait for
+// the end, where they may keep an earlier apply's good row (keepEarlierRows).
+
+// resultSink writes results.parquet rows from one goroutine as cases finish.
+// Rows are written in case order while the cases finishing out of order fit
+// a bounded window, and in the order they finish beyond it, so memory stays
+// flat however the models' paces differ; order records the case ordinal of
+// every row written, in file order, for reading them back. The rows taken
+// from an earlier apply (copy) are merged in where their cases fall.
+type resultSink struct {
+	w     *ParquetWriter
+	ch    chan sinkRow
+	done  chan error
+	order []int32
+	// copy gives the rows taken from an earlier apply, copied those cases:
+	// no row of theirs comes through ch.
+	copy    *copySource
+	copied  doneSet
+	planned int
+}
+
+type sinkRow struct {
+	ord  int
+	vals []any
+}
+
+// reorderWindow bounds how many finished rows wait for an earlier case.
+const reorderWindow = 4096
+
+func newResultSink(w *ParquetWriter, planned int, copied doneSet, copy *copySource) *resultSink {
+	s := &resultSink{w: w, ch: make(chan sinkRow, 1024), done: make(chan error, 1), copy: copy, copied: copied, planned: planned}
+	go s.run()
+	return s
+}
+
+func (s *resultSink) run() {
+	var err error
+	var pending rowHeap
+	written := newDoneSet(s.planned)
+	// next is the earliest case of this apply's own whose row is not out.
+	next := 0
+	advance := func() {
+		for next < s.planned && (s.copied != nil && s.copied.has(next) || written.has(next)) {
+			next++
+		}
+	}
+	// copyBelow writes the rows taken from the earlier apply that come
+	// before case limit.
+	copyBelow := func(limit int) {
+		if s.copy != nil && err == nil {
+			err = s.copy.emit(limit, s.w, &s.order)
+		}
+	}
+	write := func(r sinkRow) {
+		copyBelow(r.ord)
+		if err == nil {
+			err = s.w.Append(r.vals...)
+		}
+		s.order = append(s.order, int32(r.ord))
+		written.mark(r.ord)
+		advance()
+	}
+	advance()
+	for r := range s.ch {
+		heap.Push(&pending, r)
+		// Out go the rows next in case order, and, while the window is
+		// over full, the earliest waiting one even if a case before it is
+		// still running.
+		for pending.Len() > 0 && (pending[0].ord <= next || pending.Len() > reorderWindow) {
+			write(heap.Pop(&pending).(sinkRow))
+		}
+		copyBelow(next)
+	}
+	for pending.Len() > 0 {
+		write(heap.Pop(&pending).(sinkRow))
+	}
+	copyBelow(math.MaxInt)
+	if s.copy != nil {
+		s.copy.close()
+	}
+	s.done <- err
+}
+
+// rowHeap orders waiting rows by case ordinal.
+type rowHeap []sinkRow
+
+func (h rowHeap) Len() int           { return len(h) }
+func (h rowHeap) Less(i, j int) bool { return h[i].ord < h[j].ord }
+func (h rowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *rowHeap) Push(x any)        { *h = append(*h, x.(sinkRow)) }
+func (h *rowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = sinkRow{}
+	*h = old[:len(old)-1]
+	return x
+}
+
+// put queues a row; close must follow the last.
+func (s *resultSink) put(ord int, vals []any) { s.ch <- sinkRow{ord, vals} }
+
+// close waits for every queued row to be written.
+func (s *resultSink) close() error {
+	close(s.ch)
+	return <-s.done
+}
+
+// tally is the summary's counts, added up case by case as they finish.
+// Costs add up in whole picodollars, so the total does not depend on the
+// order in which cases finish.
+type tally struct {
+	mu                                                    sync.Mutex
+	cases, errors, kept, unparsed, truncated, callsCached int
+	prompt, completion, thinking                          int
+	picoUSD                                               int64
+	classes                                               map[string]*classTally
+}
+
+type classTally struct {
+	cases int
+	// first is the ordinal of the class's first case, its example.
+	first   int
+	example string
+}
+
+func newTally() *tally { return &tally{classes: map[string]*classTally{}} }
+
+func (t *tally) add(c *Case, r *Result) {
+	class := r.ErrClass
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cases++
+	t.callsCached += r.Acct.CachedCalls + r.JudgeAcct.CachedCalls
+	t.prompt += r.Acct.PromptTokens
+	t.completion += r.Acct.CompletionTokens
+	t.thinking += r.Acct.ThinkingTokens
+	t.picoUSD += int64((r.Acct.CostUSD + r.JudgeAcct.CostUSD) * 1e12)
+	switch {
+	case r.Err != "":
+		t.errors++
+	case r.keptClass != "":
+		t.kept++
+		class = r.keptClass
+	case !r.Parsed:
+		t.unparsed++
+	}
+	if r.Acct.Truncated {
+		t.truncated++
+	}
+	if class == "" {
+		return
+	}
+	ct := t.classes[class]
+	if ct == nil {
+		ct = &classTally{first: -1}
+		t.classes[class] = ct
+	}
+	ct.cases++
+	if ct.first < 0 || c.Ordinal < ct.first {
+		ct.first, ct.example = c.Ordinal, c.ID()+": "+exampleOf(r)
+	}
+}
+
+// addCounts counts a good case taken from an earlier apply's rows: its
+// tokens, cost, parse and cut-off (cached calls are counted by the caller).
+func (t *tally) addCounts(r *Result) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.prompt += r.Acct.PromptTokens
+	t.completion += r.Acct.CompletionTokens
+	t.thinking += r.Acct.ThinkingTokens
+	t.picoUSD += int64((r.Acct.CostUSD + r.JudgeAcct.CostUSD) * 1e12)
+	if !r.Parsed {
+		t.unparsed++
+	}
+	if r.Acct.Truncated {
+		t.truncated++
+	}
+}
+
+// addTaken counts the cases taken from an earlier apply (their other
+// counts come as their rows go out: addCounts) and their calls, served
+// from the journal.
+func (t *tally) addTaken(cases, calls int) {
+	t.mu.Lock()
+	t.cases += cases
+	t.callsCached += calls
+	t.mu.Unlock()
+}
+
+// clone is a copy to add to without changing t.
+func (t *tally) clone() *tally {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := &tally{cases: t.cases, errors: t.errors, kept: t.kept, unparsed: t.unparsed, truncated: t.truncated, callsCached: t.callsCached,
+		prompt: t.prompt, completion: t.completion, thinking: t.thinking, picoUSD: t.picoUSD, classes: make(map[string]*classTally, len(t.classes))}
+	for k, v := range t.classes {
+		cv := *v
+		c.classes[k] = &cv
+	}
+	return c
+}
+
+// fill writes the counts into a summary.
+func (t *tally) fill(sum *Summary) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sum.Cases, sum.Errors, sum.Kept, sum.Unparsed, sum.Truncated = t.cases, t.errors, t.kept, t.unparsed, t.truncated
+	sum.CallsCached = t.callsCached
+	sum.PromptTokens, sum.CompletionTokens, sum.ThinkingTokens = t.prompt, t.completion, t.thinking
+	sum.CostUSD = float64(t.picoUSD) / 1e12
+	sum.ErrorClasses = sum.ErrorClasses[:0]
+	for class, ct := range t.classes {
+		sum.ErrorClasses = append(sum.ErrorClasses, ClassCount{Class: class, Cases: ct.cases, Example: ct.example})
+	}
+	sort.Slice(sum.ErrorClasses, func(i, j int) bool {
+		a, b := sum.ErrorClasses[i], sum.ErrorClasses[j]
+		if a.Cases != b.Cases {
+			return a.Cases > b.Cases
+		}
+		return a.Class < b.Class
+	})
+}
+
+// doneSet marks the cases that finished, one bit each.
+type doneSet []uint64
+
+func newDoneSet(n int) doneSet { return make(doneSet, (n+63)/64) }
+
+// mark is safe from any goroutine.
+func (d doneSet) mark(i int)     { atomic.OrUint64(&d[i/64], 1<<(i%64)) }
+func (d doneSet) has(i int) bool { return atomic.LoadUint64(&d[i/64])&(1<<(i%64)) != 0 }

@@ -125,6 +125,7 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 			if len(f.Enum) > 0 {
 				s = withEnum(s, f.Enum)
 			}
+			s = withBounds(s, f.Min, f.Max)
 			if f.Doc != "" {
 				s = withDoc(s, f.Doc)
 			}
@@ -160,6 +161,26 @@ func withEnum(s map[string]any, values []string) map[string]any {
 		out["additionalProperties"] = map[string]any{"type": "string", "enum": enum}
 	default:
 		out["enum"] = enum
+	}
+	return out
+}
+
+// withBounds puts a number field's min:"" and max:"" tags on its schema,
+// so the editor flags `temperature: 7` as validate does. A field written
+// otherwise (a duration is a string) keeps its schema.
+func withBounds(s map[string]any, lo, hi *float64) map[string]any {
+	if (lo == nil && hi == nil) || (s["type"] != "number" && s["type"] != "integer") {
+		return s
+	}
+	out := make(map[string]any, len(s)+2)
+	for k, v := range s {
+		out[k] = v
+	}
+	if lo != nil {
+		out["minimum"] = *lo
+	}
+	if hi != nil {
+		out["maximum"] = *hi
 	}
 	return out
 }

@@ -153,3 +153,34 @@ func TestSchemaEnumsCatchTypos(t *testing.T) {
 		}
 	}
 }
+
+// Bounded numbers carry their bounds into the schema, so `temperature: 7`
+// or `max_steps: -1` fails in the editor as it fails validate; a duration,
+// written as text, is not bounded there.
+func TestSchemaBoundsCatchOutOfRange(t *testing.T) {
+	model := func(params, limits map[string]any) map[string]any {
+		return map[string]any{"name": "m", "provider": "openai", "params": params, "limits": limits}
+	}
+	run := func(settings map[string]any) map[string]any {
+		return map[string]any{"name": "x", "models": []any{"m"}, "tasks": []any{"t"}, "strategies": []any{"s"}, "settings": settings}
+	}
+	for _, tc := range []struct {
+		kind      string
+		good, bad any
+	}{
+		{"model", model(map[string]any{"temperature": 0.7}, nil), model(map[string]any{"temperature": 7}, nil)},
+		{"model", model(map[string]any{"top_p": 1}, nil), model(map[string]any{"top_p": 3}, nil)},
+		{"model", model(map[string]any{"max_tokens": 1}, nil), model(map[string]any{"max_tokens": 0}, nil)},
+		{"model", model(nil, map[string]any{"timeout": "30s", "max_reply_bytes": 1024}), model(nil, map[string]any{"max_reply_bytes": 10})},
+		{"run", run(map[string]any{"max_steps": 1}), run(map[string]any{"max_steps": -1})},
+		{"run", run(map[string]any{"max_cost": 0}), run(map[string]any{"max_cost": -5})},
+	} {
+		s := compileSchema(t, tc.kind)
+		if err := s.Validate(tc.good); err != nil {
+			t.Errorf("%s: the good value %v fails: %v", tc.kind, tc.good, err)
+		}
+		if err := s.Validate(tc.bad); err == nil {
+			t.Errorf("%s: %v passes the schema", tc.kind, tc.bad)
+		}
+	}
+}

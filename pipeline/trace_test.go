@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/dataset"
 )
 
 // results.parquet carries, per case, the item's fields, the task subsets
@@ -94,5 +95,55 @@ strategies: [one_shot, loop]
 	}
 	if steps2, _ := pipeline.ReadTrace(rows["bot/one_shot/toy/e"]["trace"].(string)); steps2[1].Note["miss"] != nil {
 		t.Errorf("a parsed reply has a miss note: %+v", steps2[1])
+	}
+}
+
+// The item and subsets columns of items whose fields wait in the dataset's
+// store (a large dataset), written by the workers as cases finish: the same
+// values as for items held in memory.
+func TestResultsItemSubsetsOfStoredItems(t *testing.T) {
+	defer func(v int64) { dataset.SpillAbove = v }(dataset.SpillAbove)
+	task := strings.Replace(taskYAML, "blocks:", "subsets:\n  harm: item.text matches \"stole|hit|lied\"\n  short: len(item.text) < 15\nblocks:", 1)
+	run := `name: stored
+models:
+  - {name: bot, provider: scripted, script: {replies: [{text: "Confidence: 0.8\nAnswer: wrong"}]}}
+tasks: [toy]
+strategies: [one_shot]
+settings: {concurrency: 8}
+`
+	read := func(spill int64) map[string]map[string]any {
+		dataset.SpillAbove = spill
+		dir := writeTree(t, baseTree(map[string]string{"configs/tasks/toy.yaml": task, "configs/run.yaml": run}))
+		st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+		stored := 0
+		for _, it := range st.Tasks[0].Items {
+			if it.Fields == nil {
+				stored++
+			}
+		}
+		if (spill == 0) != (stored == len(st.Tasks[0].Items)) {
+			t.Fatalf("spill above %d: %d of %d items in the store", spill, stored, len(st.Tasks[0].Items))
+		}
+		out := filepath.Join(t.TempDir(), "out")
+		apply(t, st, out)
+		rows := map[string]map[string]any{}
+		if err := pipeline.ScanParquet(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets"}, nil,
+			func(r map[string]any) { rows[r["case_id"].(string)] = r }); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	inMemory, stored := read(1<<40), read(0)
+	if len(stored) == 0 || len(stored) != len(inMemory) {
+		t.Fatalf("%d rows from stored items, %d from items in memory", len(stored), len(inMemory))
+	}
+	for id, r := range inMemory {
+		s := stored[id]
+		if s["item"] != r["item"] || s["subsets"] != r["subsets"] || r["item"] == nil {
+			t.Errorf("%s: stored item gives %v %v, in memory %v %v", id, s["item"], s["subsets"], r["item"], r["subsets"])
+		}
+	}
+	if a := stored["bot/one_shot/toy/a"]; a["subsets"] != `["harm"]` {
+		t.Errorf("subsets of a stored item = %v, want [\"harm\"]", a["subsets"])
 	}
 }

@@ -1,8 +1,6 @@
 package pipeline
 
-import (
-	"strings"
-)
+import ()
 
 // ChangePlan is what a config change costs against a journal: the cases it
 // invalidates (answered under the old config, not under the new) and adds
@@ -31,21 +29,7 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 		return nil, err
 	}
 	defer j.Close()
-	hist := map[string]*stageStats{}
-	j.Each(func(r *Record) {
-		parts := strings.SplitN(r.Case, "/", 3)
-		if len(parts) < 2 || r.Resp == nil {
-			return
-		}
-		k := r.Model + "/" + parts[1] + "/" + r.Stage
-		s := hist[k]
-		if s == nil {
-			s = &stageStats{}
-			hist[k] = s
-		}
-		s.sum += r.Resp.Usage.CompletionTokens
-		s.n++
-	})
+	hist := completionHistory(j)
 	oldCases := map[string]*Case{}
 	old.EachCase(func(c *Case) bool {
 		cc := *c

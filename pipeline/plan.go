@@ -120,22 +120,7 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	defer j.Close()
-	// Mean completion tokens per model/strategy/stage from earlier runs.
-	hist := map[string]*stageStats{}
-	j.Each(func(r *Record) {
-		parts := strings.SplitN(r.Case, "/", 3)
-		if len(parts) < 2 {
-			return
-		}
-		k := r.Model + "/" + parts[1] + "/" + r.Stage
-		s := hist[k]
-		if s == nil {
-			s = &stageStats{}
-			hist[k] = s
-		}
-		s.sum += r.Resp.Usage.CompletionTokens
-		s.n++
-	})
+	hist := completionHistory(j)
 	p := &Plan{Run: st.Run.Name, Journal: jpath}
 	rows := map[*Model]*PlanRow{}
 	chains := map[*Model]*waveChain{}
@@ -416,6 +401,27 @@ func walkJournaled(j *Journal, c *Case) (hits int, err error) {
 	}
 	_, _, err = walkGraph(x, nil, 1000)
 	return hits, err
+}
+
+// completionHistory is the mean completion tokens per model/strategy/stage
+// of the replies a journal holds (keys model/strategy/stage).
+func completionHistory(j *Journal) map[string]*stageStats {
+	hist := map[string]*stageStats{}
+	j.Each(func(r *Record) {
+		parts := strings.SplitN(r.Case, "/", 3)
+		if len(parts) < 2 || r.Resp == nil {
+			return
+		}
+		k := r.Model + "/" + parts[1] + "/" + r.Stage
+		s := hist[k]
+		if s == nil {
+			s = &stageStats{}
+			hist[k] = s
+		}
+		s.sum += r.Resp.Usage.CompletionTokens
+		s.n++
+	})
+	return hist
 }
 
 // shape is a strategy's static call structure.

@@ -146,19 +146,7 @@ func ReliabilityBinsW(conf []float64, y []bool, w []int, bins int) []Reliability
 // ece is Σ_b (n_b/n)·|mean conf_b − mean y_b| over non-empty bins.
 func ece(fn string, conf []float64, y []bool, w []int, bins int) float64 {
 	mustSameLen(fn, len(conf), len(y))
-	var sum float64
-	n := 0
-	for _, b := range ReliabilityBinsW(conf, y, w, bins) {
-		if b.N == 0 {
-			continue
-		}
-		sum += float64(b.N) * math.Abs(b.MeanConf-b.Accuracy)
-		n += b.N
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return sum / float64(n)
+	return binsECE(ReliabilityBinsW(conf, y, w, bins))
 }
 
 // ECEPos is the expected calibration error in the ProMoral study's
@@ -233,9 +221,15 @@ func (a *BinAcc) Bins() []ReliabilityBin {
 // ECE is the expected calibration error of the answers added, as ECE and
 // ECEPos compute it.
 func (a *BinAcc) ECE() float64 {
+	return binsECE(a.Bins())
+}
+
+// binsECE is the count-weighted mean gap between confidence and accuracy
+// over the bins that hold answers; NaN when none does.
+func binsECE(bins []ReliabilityBin) float64 {
 	var sum float64
 	n := 0
-	for _, b := range a.Bins() {
+	for _, b := range bins {
 		if b.N == 0 {
 			continue
 		}

@@ -294,19 +294,7 @@ func (t *ConfTable) Reliability(bins int) []ReliabilityBin {
 
 // ECE is the top-label ECE of the table, as ECE(conf, correct, bins).
 func (t *ConfTable) ECE(bins int) float64 {
-	var sum float64
-	n := 0
-	for _, b := range t.Reliability(bins) {
-		if b.N == 0 {
-			continue
-		}
-		sum += float64(b.N) * math.Abs(b.MeanConf-b.Accuracy)
-		n += b.N
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return sum / float64(n)
+	return binsECE(t.Reliability(bins))
 }
 
 // StudyBins are the five fixed bins of the confidence study (0–20, 21–40,

@@ -753,6 +753,9 @@ func (e *Engine) workers(m *Model) int {
 	if w, ok := e.doers[m].(Waver); ok && w.CasesInFlight() > 0 {
 		return w.CasesInFlight()
 	}
+	if n := e.judgeWave(m); n > 0 {
+		return n
+	}
 	conc := m.Spec.Limits.Concurrency
 	if conc == 0 {
 		conc = e.opts.Concurrency

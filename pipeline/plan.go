@@ -177,6 +177,14 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 			ch := chains[c.Model]
 			ch.best = append(ch.best, max(sh.best-hits, 1)+judge(true))
 			ch.worst = append(ch.worst, max(sh.worst-hits, 1)+judge(false))
+		} else if jd := c.Task.Judge; jd != nil && rows[jd.Model].Mode == ModeBatch {
+			if _, never := c.Model.Provider.(noCalls); never {
+				// Recorded replies: the judge's turns are the case's waves,
+				// run as many at once as the judge's wave holds (workers).
+				ch := chains[jd.Model]
+				ch.best = append(ch.best, judge(true))
+				ch.worst = append(ch.worst, judge(false))
+			}
 		}
 		return true
 	})

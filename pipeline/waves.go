@@ -41,6 +41,26 @@ type waves struct {
 	groups  map[string]*waveGroup // calls in flight by key, as singleflight sees them
 }
 
+// judgeWave is how many cases a model that is never called (recorded
+// replies, provider none) keeps in flight when a batch judge reads them:
+// the judge's wave, so its jobs carry full waves rather than one request
+// per case the model would otherwise run at once. 0: not such a model.
+func (e *Engine) judgeWave(m *Model) int {
+	if _, ok := m.Provider.(noCalls); !ok {
+		return 0
+	}
+	n := 0
+	for _, c := range e.study.Cells {
+		if c.Model != m || c.Task.Judge == nil {
+			continue
+		}
+		if w, ok := e.doers[c.Task.Judge.Model].(Waver); ok {
+			n = max(n, w.CasesInFlight())
+		}
+	}
+	return n
+}
+
 type wavePool struct {
 	slots, unfinished, blocked int
 }

@@ -554,3 +554,88 @@ paths: {tasks: ., strategies: .}
 		t.Fatalf("%d jobs, %d lines (want 2 and 6: each turn of the three distinct cases sent once); %s", creates, lines, sum)
 	}
 }
+
+// Recorded replies judged in batch mode: the recorded model makes no call,
+// so its cases run as many at once as the judge's wave holds, and the
+// judge's calls go out as full waves (one job per judge turn), not a job
+// per handful of cases.
+func TestBatchJudgeOfRecordedRepliesFillsItsWaves(t *testing.T) {
+	f := startFakes(t)
+	root, _ := filepath.Abs("../..")
+	dir := t.TempDir()
+	run := fmt.Sprintf(`name: judgebatch
+models:
+  - {name: recorded, provider: none}
+  - {name: oa, provider: openai, model: gpt-4.1, base_url: %[1]s, key_env: FAKE_KEY, price: {input: 2, output: 8, batch_input: 1, batch_output: 4}}
+tasks:
+  - {use: jbb_judge_comparison, dataset: {limit: 40}, judge: {strategy: harmbench_judge, model: oa}}
+strategies: [recorded_reply]
+matrix: {models: [recorded]}
+paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models: %[2]s/configs/models, prompts: %[2]s/prompts}
+settings: {concurrency: 4}
+`, f.openai.BaseURL(), root)
+	path := filepath.Join(dir, "run.yaml")
+	os.WriteFile(path, []byte(run), 0o644)
+	t.Setenv("FAKE_KEY", fakeKey)
+	st, err := pipeline.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pipeline.Connect(st, false); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := apply(t, st, t.TempDir(), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Cases != 40 {
+		t.Fatalf("%d cases of 40: %s", sum.Cases, sum)
+	}
+	_, creates, _ := f.openai.Counts()
+	lines := len(f.openai.Lines())
+	if lines < 40 {
+		t.Fatalf("the judge sent %d requests for 40 replies", lines)
+	}
+	// One LLM turn per judged reply: one wave, one job (at concurrency 4
+	// the waves would hold 4 requests each: 10 jobs).
+	if creates != 1 {
+		t.Errorf("the judge's %d requests went out in %d batch jobs; want 1 (one wave)", lines, creates)
+	}
+}
+
+// plan --batch counts those waves for the judge model.
+func TestPlanCountsABatchJudgesWavesOverRecordedReplies(t *testing.T) {
+	f := startFakes(t)
+	root, _ := filepath.Abs("../..")
+	dir := t.TempDir()
+	run := fmt.Sprintf(`name: judgebatch
+models:
+  - {name: recorded, provider: none}
+  - {name: oa, provider: openai, model: gpt-4.1, base_url: %[1]s, key_env: FAKE_KEY, limits: {batch_cases: 15}, price: {input: 2, output: 8, batch_input: 1, batch_output: 4}}
+tasks:
+  - {use: jbb_judge_comparison, dataset: {limit: 40}, judge: {strategy: harmbench_judge, model: oa}}
+strategies: [recorded_reply]
+matrix: {models: [recorded]}
+paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models: %[2]s/configs/models, prompts: %[2]s/prompts}
+`, f.openai.BaseURL(), root)
+	path := filepath.Join(dir, "run.yaml")
+	os.WriteFile(path, []byte(run), 0o644)
+	st, err := pipeline.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.MakePlanWith(st, t.TempDir(), pipeline.PlanOptions{Batch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Models {
+		if r.Model == "oa" {
+			// 40 replies, one judge turn each, 15 at a time: 3 waves.
+			if r.WavesBest != 3 || r.WavesWorst != 3 {
+				t.Fatalf("judge row: %d–%d waves, want 3–3", r.WavesBest, r.WavesWorst)
+			}
+			return
+		}
+	}
+	t.Fatalf("no row for the judge model: %+v", p.Models)
+}

@@ -107,8 +107,10 @@ func main() {
 	}
 	ctx, stop := interrupts()
 	defer stop()
+	endProfile := profileCPU()
 	root := newRoot()
 	err := root.ExecuteContext(ctx)
+	endProfile()
 	if err == nil {
 		return
 	}

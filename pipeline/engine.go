@@ -297,9 +297,6 @@ type Engine struct {
 	resent       atomic.Int64
 	interrupted  atomic.Bool
 	reused       int
-	// early is the scoring of rows taken whole, started before they are
-	// copied (Run).
-	early *earlyScore
 }
 
 // NewEngine prepares an engine; Run does the work.
@@ -443,13 +440,6 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		copied, e.reused = ru.copied, ru.n
 		for i := range done {
 			done[i] = copied[i]
-		}
-		if ru.n == planned {
-			// No case is walked: this apply's rows are those in force
-			// (only run and config_hash may be rewritten, and no metric
-			// reads them), so scoring reads them there while the copies
-			// of results and calls are written.
-			e.early = e.scoreEarly(gen.dir, ru.dir, ru.order)
 		}
 	}
 	e.rows = make(chan CallRow, 4096)
@@ -595,7 +585,6 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		})
 	}
 	drop := func() {
-		e.early.wait()
 		calls.Abort()
 		sink.close()
 		rw.Abort()
@@ -621,7 +610,6 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	}
 	sum, err = e.writeSet(gen, calls, sink, rw, held, tl, results, started, ru)
 	if err != nil {
-		e.early.wait()
 		os.RemoveAll(gen.dir)
 		return sum, nil, err
 	}
@@ -710,13 +698,7 @@ func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, sink *resultSin
 	if err := writeOrder(gen.dir, order); err != nil {
 		return sum, err
 	}
-	var texts []string
-	var err error
-	if e.early != nil {
-		texts, err = e.early.wait()
-	} else {
-		texts, err = e.scoreWritten(gen.dir, gen.dir, order)
-	}
+	texts, err := e.scoreWritten(gen.dir, order)
 	if err != nil {
 		return sum, fmt.Errorf("scoring: %w", err)
 	}
@@ -731,15 +713,15 @@ func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, sink *resultSin
 	return sum, nil
 }
 
-// scoreWritten computes the metrics into dir from the results.parquet in
-// from (order: the case ordinal of each of its rows), reading back only
+// scoreWritten computes the metrics from the results.parquet just written
+// in dir (order: the case ordinal of each of its rows), reading back only
 // what the metrics read.
-func (e *Engine) scoreWritten(dir, from string, order []int32) ([]string, error) {
+func (e *Engine) scoreWritten(dir string, order []int32) ([]string, error) {
 	s := e.study
 	if len(s.Metrics) == 0 {
 		return nil, nil
 	}
-	rs, err := ReadResultSet(s, filepath.Join(from, "results.parquet"), order)
+	rs, err := ReadResultSet(s, filepath.Join(dir, "results.parquet"), order)
 	if err != nil {
 		return nil, err
 	}
@@ -1234,29 +1216,4 @@ func jsonString(v any) string {
 		return fmt.Sprintf("%q", fmt.Sprint(v))
 	}
 	return string(b)
-}
-
-// earlyScore is a scoring running beside the rest of an apply.
-type earlyScore struct {
-	done  chan struct{}
-	texts []string
-	err   error
-}
-
-func (e *Engine) scoreEarly(dir, from string, order []int32) *earlyScore {
-	es := &earlyScore{done: make(chan struct{})}
-	go func() {
-		defer close(es.done)
-		es.texts, es.err = e.scoreWritten(dir, from, order)
-	}()
-	return es
-}
-
-// wait is the scoring's outcome, once it has finished (nil: none started).
-func (es *earlyScore) wait() ([]string, error) {
-	if es == nil {
-		return nil, nil
-	}
-	<-es.done
-	return es.texts, es.err
 }

@@ -245,7 +245,7 @@ func (e *Engine) newCopySource(r *reuse, tl *tally) (*copySource, error) {
 	if err != nil {
 		return nil, err
 	}
-	fr.Props.BatchSize = parquetBatch
+	fr.Props.BatchSize = copyBatch
 	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 	if err != nil {
 		rdr.Close()
@@ -425,7 +425,7 @@ func eachRecord(path string, cols []string, fn func(arrow.RecordBatch) error) er
 		}
 		idx = append(idx, i)
 	}
-	fr.Props.BatchSize = parquetBatch
+	fr.Props.BatchSize = copyBatch
 	pr, err := fr.GetRecordReader(context.Background(), idx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -538,3 +538,8 @@ func servedFromJournal(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	}
 	return array.NewRecordBatch(rec.Schema(), cols, int64(n)), nil
 }
+
+// copyBatch is the rows read at a time when a file is copied or counted:
+// a quarter of a row group, so the batches in hand (one written, one read
+// ahead, one being read) stay small beside the heap's limit.
+const copyBatch = parquetBatch / 4

@@ -386,7 +386,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		}
 		e.doers[m] = d
 	}
-	j, err := OpenJournal(filepath.Join(out, "journal.jsonl"), s.Run.Settings.Fsync)
+	j, err := OpenJournalFrom(filepath.Join(out, "journal.jsonl"), s.Run.Settings.Fsync, e.settledJournal)
 	if err != nil {
 		return nil, nil, err
 	}

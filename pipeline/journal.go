@@ -99,12 +99,29 @@ type Journal struct {
 	lost     map[[32]byte]bool
 	idBase   string
 	idSeq    atomic.Uint64
+	// head is the length of the journal's start that opening did not read
+	// (OpenJournalFrom): its replies are indexed on the first lookup.
+	head int64
 }
 
 // OpenJournal opens (creating if needed) the journal at path and indexes its
 // replies. It takes an exclusive lock so two runs cannot write the same
 // journal, and settles intents left without an outcome.
 func OpenJournal(path string, fsync bool) (*Journal, error) {
+	return OpenJournalFrom(path, fsync, nil)
+}
+
+// OpenJournalFrom is OpenJournal reading only what follows a settled point.
+// settled, called once the lock is held, returns the journal's size when an
+// apply that finished every case wrote its outputs (its opening settled every
+// earlier intent and each of its own calls got its outcome), or 0. Opening
+// then reads the lines after that point only (the intents left by a later
+// apply, a torn last line, their warnings), and the lines before it are
+// indexed when a reply is first looked up: an apply that takes every case
+// from the outputs in force never looks one up, and never pays for reading
+// the whole journal. A point that is not the end of a line, or past the end
+// of the file, is not trusted: the whole journal is read.
+func OpenJournalFrom(path string, fsync bool, settled func() int64) (*Journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the journal: %w", err)
@@ -115,6 +132,9 @@ func OpenJournal(path string, fsync bool) (*Journal, error) {
 	}
 	j := newJournal(path, f, false)
 	j.fsync = fsync
+	if settled != nil {
+		j.head = lineEnd(f, settled())
+	}
 	pending, err := j.load()
 	if err != nil {
 		f.Close()
@@ -180,10 +200,25 @@ type pendingIntent struct {
 	n   int
 }
 
+// lineEnd is at if the journal in f has a line ending just before it, else 0.
+func lineEnd(f *os.File, at int64) int64 {
+	if at <= 0 {
+		return 0
+	}
+	var b [1]byte
+	if n, err := f.ReadAt(b[:], at-1); n != 1 || err != nil || b[0] != '\n' {
+		return 0
+	}
+	return at
+}
+
 func (j *Journal) load() (map[string]pendingIntent, error) {
+	if _, err := j.f.Seek(j.head, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("reading the journal: %w", err)
+	}
 	r := bufio.NewReaderSize(j.f, readBuf)
 	pending := map[string]pendingIntent{}
-	var off int64
+	off := j.head
 	for {
 		ln, err := readRecordLine(r)
 		if err != nil && err != io.EOF {
@@ -397,6 +432,59 @@ func slowProbe(line []byte) (kind int, key []byte, id string, ok bool) {
 	return kind, []byte(p.K), p.I, true
 }
 
+// readHead indexes the start of the journal that opening left unread, on
+// the first lookup (j.mu held). The index is rebuilt from the first line to
+// the last, so a later reply for a key still replaces an earlier one; the
+// head's lines are added to the stats, the rest were counted already.
+func (j *Journal) readHead() error {
+	if j.head == 0 {
+		return nil
+	}
+	tail, tailDamaged := j.stats, j.damaged
+	j.stats, j.damaged = JournalStats{}, nil
+	j.index = newReplyIndex(j.keyAt)
+	r := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, j.size), readBuf)
+	var off int64
+	var headStats JournalStats
+	for off < j.size {
+		if off == j.head {
+			headStats = j.stats
+		}
+		ln, err := readRecordLine(r)
+		if err != nil && err != io.EOF {
+			j.stats, j.damaged = tail, tailDamaged
+			return fmt.Errorf("reading the journal %s: %w", j.path, err)
+		}
+		if ln.n == 0 {
+			break
+		}
+		if ln.n > MaxJournalLine {
+			j.stats.Oversized++
+			j.noteDamaged(off)
+		} else {
+			j.indexLine(ln, off, map[string]pendingIntent{})
+		}
+		off += ln.n
+		if err == io.EOF {
+			break
+		}
+	}
+	if j.head == j.size {
+		headStats = j.stats
+	}
+	headDamaged := j.damaged
+	j.stats = tail
+	j.stats.Replies += headStats.Replies
+	j.stats.Failed += headStats.Failed
+	j.stats.Damaged += headStats.Damaged
+	j.stats.NoReply += headStats.NoReply
+	j.stats.Oversized += headStats.Oversized
+	j.damaged = append(headDamaged[:min(len(headDamaged), 5):min(len(headDamaged), 5)], tailDamaged...)
+	j.damaged = j.damaged[:min(len(j.damaged), 5)]
+	j.head = 0
+	return nil
+}
+
 // settle writes a failure for every intent left without an outcome, so the
 // journal says what became of each attempt and the next open does not count
 // them again.
@@ -436,6 +524,10 @@ func (j *Journal) Has(key string) bool {
 		return false
 	}
 	j.mu.Lock()
+	if err := j.readHead(); err != nil {
+		j.mu.Unlock()
+		return false
+	}
 	sp, ok := j.index.get(k)
 	j.mu.Unlock()
 	if !ok {
@@ -455,6 +547,10 @@ func (j *Journal) Lookup(key string) (*Record, bool, error) {
 		return nil, false, err
 	}
 	j.mu.Lock()
+	if err := j.readHead(); err != nil {
+		j.mu.Unlock()
+		return nil, false, err
+	}
 	sp, ok := j.index.get(k)
 	j.mu.Unlock()
 	if !ok || j.f == nil {
@@ -545,6 +641,9 @@ func (j *Journal) Size() int64 {
 func (j *Journal) Len() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.readHead() != nil {
+		return 0
+	}
 	return j.index.len()
 }
 
@@ -555,6 +654,7 @@ func (j *Journal) DropIndex() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.index = newReplyIndex(j.keyAt)
+	j.head = 0
 }
 
 // Stats returns what opening the journal found and lookups found since.

@@ -354,3 +354,72 @@ func BenchmarkJournalMillion(b *testing.B) {
 		b.ReportMetric(opened.Seconds(), "open-s")
 	}
 }
+
+// Opened from a settled point, a journal reads only what follows it, yet
+// serves every reply before it on lookup (a later reply still replacing an
+// earlier one for the same key), settles the intents after it, and counts
+// the same stats as a journal read whole. A point that is not a line's end
+// is not trusted.
+func TestJournalOpenedFromASettledPoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j := openJ(t, path)
+	for i := range 4 {
+		j.Append(&pipeline.Record{Key: key(fmt.Sprint(i)), Model: "m", Resp: reply(fmt.Sprint("old", i))})
+	}
+	j.Append(&pipeline.Record{Key: key("f"), Model: "m", Err: "refused"})
+	settled := j.Size()
+	// After the point: a newer reply for key 1, a new key, an intent left
+	// in flight, and a damaged line.
+	j.Append(&pipeline.Record{Key: key("1"), Model: "m", Resp: reply("new1")})
+	j.Append(&pipeline.Record{Key: key("9"), Model: "m", Resp: reply("r9")})
+	j.Append(&pipeline.Record{Key: key("lost"), ID: j.NewAttemptID(), Model: "m", Sent: true})
+	j.Close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{not json\n")
+	f.Close()
+
+	whole := func() pipeline.JournalStats {
+		ro, err := pipeline.OpenJournalReadOnly(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		return ro.Stats()
+	}()
+	j, err := pipeline.OpenJournalFrom(path, false, func() int64 { return settled })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := j.Stats(); s.Lost != 1 || s.Replies != 2 || s.Damaged != 1 {
+		t.Fatalf("after opening from the point: %+v (want only what follows it)", s)
+	}
+	if !j.WasLost(key("lost")) {
+		t.Error("the intent after the point was not found lost")
+	}
+	for k, want := range map[string]string{"0": "old0", "1": "new1", "3": "old3", "9": "r9"} {
+		rec, ok, err := j.Lookup(key(k))
+		if err != nil || !ok || rec.Resp.Text() != want {
+			t.Errorf("lookup %s: %v %v %+v, want %q", k, ok, err, rec, want)
+		}
+	}
+	if _, ok, _ := j.Lookup(key("f")); ok {
+		t.Error("a failed attempt was served")
+	}
+	s := j.Stats()
+	whole.Lost, s.Lost = 0, 0
+	if s.Replies != whole.Replies || s.Failed != whole.Failed || s.Damaged != whole.Damaged {
+		t.Errorf("stats after reading the head %+v, journal read whole %+v", s, whole)
+	}
+	j.Close()
+
+	// A point inside a line: the whole journal is read (the settlement
+	// written above is found, nothing is lost any more).
+	j, err = pipeline.OpenJournalFrom(path, false, func() int64 { return settled - 3 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if s := j.Stats(); s.Replies != 6 || s.Lost != 0 || s.Failed != 2 {
+		t.Fatalf("from a point inside a line: %+v, want the journal read whole", s)
+	}
+}

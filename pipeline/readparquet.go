@@ -152,3 +152,65 @@ func cellValue(a arrow.Array, i int) any {
 	}
 	return a.ValueStr(i)
 }
+
+// prefetched reads a file's next batch while the caller works on the one it
+// has, so a copy's reading and writing share the machine's cores.
+type prefetched struct {
+	src  recordReader
+	ch   chan arrow.RecordBatch
+	stop chan struct{}
+	done chan struct{}
+	cur  arrow.RecordBatch
+	err  error // set before ch is closed
+}
+
+func prefetch(src recordReader) *prefetched {
+	p := &prefetched{src: src, ch: make(chan arrow.RecordBatch, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		defer close(p.ch)
+		for src.Next() {
+			rec := src.RecordBatch()
+			rec.Retain() // the reader lets go of it on its next batch
+			select {
+			case p.ch <- rec:
+			case <-p.stop:
+				rec.Release()
+				return
+			}
+		}
+		p.err = src.Err()
+	}()
+	return p
+}
+
+func (p *prefetched) Next() bool {
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	rec, ok := <-p.ch
+	if !ok {
+		return false
+	}
+	p.cur = rec
+	return true
+}
+
+func (p *prefetched) RecordBatch() arrow.RecordBatch { return p.cur }
+
+// Err is the reader's error once Next has returned false.
+func (p *prefetched) Err() error { return p.err }
+
+func (p *prefetched) Release() {
+	close(p.stop)
+	for rec := range p.ch {
+		rec.Release()
+	}
+	<-p.done
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	p.src.Release()
+}

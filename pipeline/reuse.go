@@ -66,6 +66,35 @@ type reuse struct {
 	linkResults, linkCalls bool
 }
 
+// settledJournal is the journal's size recorded by the outputs in force
+// when this apply may take their rows, or 0: up to there the journal holds
+// no unsettled intent (an apply that finished every case wrote them), so
+// opening it need not read that far unless a case is walked. A merge's
+// journal joins the shards' as they were, so it is read whole.
+func (e *Engine) settledJournal() int64 {
+	if e.study.resultsKey == "" || !e.opts.NoResults {
+		return 0
+	}
+	cur := CurrentGeneration(e.opts.OutDir)
+	if cur == "" {
+		return 0
+	}
+	data, err := os.ReadFile(filepath.Join(cur, "manifest.json"))
+	if err != nil {
+		return 0
+	}
+	var m struct {
+		ResultsKey   string          `json:"results_key"`
+		JournalBytes int64           `json:"journal_bytes"`
+		MergedFrom   json.RawMessage `json:"merged_from"`
+		Interrupted  bool            `json:"interrupted"`
+	}
+	if json.Unmarshal(data, &m) != nil || m.ResultsKey != e.study.resultsKey || len(m.MergedFrom) > 0 || m.Interrupted {
+		return 0
+	}
+	return m.JournalBytes
+}
+
 // planReuse says whether the outputs in force may be taken, and which rows.
 func (e *Engine) planReuse(journalBytes int64) *reuse {
 	s := e.study
@@ -216,14 +245,14 @@ func (e *Engine) newCopySource(r *reuse, tl *tally) (*copySource, error) {
 	if err != nil {
 		return nil, err
 	}
-	fr.Props.BatchSize = parquetBatch
+	fr.Props.BatchSize = copyBatch
 	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 	if err != nil {
 		rdr.Close()
 		f.Close()
 		return nil, err
 	}
-	return &copySource{e: e, r: r, tl: tl, starts: caseStarts(e.study), rr: closingReader{rr, rdr, f}}, nil
+	return &copySource{e: e, r: r, tl: tl, starts: caseStarts(e.study), rr: prefetch(closingReader{rr, rdr, f})}, nil
 }
 
 type closingReader struct {
@@ -396,11 +425,12 @@ func eachRecord(path string, cols []string, fn func(arrow.RecordBatch) error) er
 		}
 		idx = append(idx, i)
 	}
-	fr.Props.BatchSize = parquetBatch
-	rr, err := fr.GetRecordReader(context.Background(), idx, nil)
+	fr.Props.BatchSize = copyBatch
+	pr, err := fr.GetRecordReader(context.Background(), idx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	rr := prefetch(pr)
 	defer rr.Release()
 	for rr.Next() {
 		if err := fn(rr.RecordBatch()); err != nil {
@@ -508,3 +538,8 @@ func servedFromJournal(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	}
 	return array.NewRecordBatch(rec.Schema(), cols, int64(n)), nil
 }
+
+// copyBatch is the rows read at a time when a file is copied or counted:
+// a quarter of a row group, so the batches in hand (one written, one read
+// ahead, one being read) stay small beside the heap's limit.
+const copyBatch = parquetBatch / 4

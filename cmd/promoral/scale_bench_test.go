@@ -66,9 +66,19 @@ type measured struct {
 
 func runMeasured(b *testing.B, exe, dir string, args ...string) measured {
 	b.Helper()
+	return runProfiled(b, "", exe, dir, args...)
+}
+
+// runProfiled is runMeasured writing a CPU profile named step into the
+// folder PROMORAL_SCALE_PROFILES names, if it names one.
+func runProfiled(b *testing.B, step, exe, dir string, args ...string) measured {
+	b.Helper()
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"))
+	if p := os.Getenv("PROMORAL_SCALE_PROFILES"); p != "" && step != "" {
+		cmd.Env = append(cmd.Env, "PROMORAL_CPUPROFILE="+filepath.Join(p, step+".prof"))
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
@@ -128,6 +138,10 @@ func BenchmarkScale(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()
+		if keep := os.Getenv("PROMORAL_SCALE_DIR"); keep != "" {
+			// Kept for runs of the binary by hand (profiling a re-apply).
+			dir = keep
+		}
 		o := scalestudy.Options{Items: cases / models, Models: models, Repo: repoRoot}
 		runFile, err := scalestudy.Write(dir, o)
 		if err != nil {
@@ -135,13 +149,19 @@ func BenchmarkScale(b *testing.B) {
 		}
 		out := filepath.Join(dir, "out", "scale")
 		b.StartTimer()
-		first := runMeasured(b, exe, dir, "apply", "-q", runFile)
+		first := runProfiled(b, "apply", exe, dir, "apply", "-q", runFile)
 		b.StopTimer()
 		m := readScaleManifest(b, out)
 		if m.Cases != o.Items*models || m.Errors != 0 || m.CallsNew != m.Cases {
 			b.Fatalf("first apply: %+v, want %d cases, each one new call, no error", m, o.Items*models)
 		}
-		again := runMeasured(b, exe, dir, "apply", "-q", runFile)
+		if keep := os.Getenv("PROMORAL_SCALE_DIR"); keep != "" {
+			// The first apply's outputs, to re-apply by hand.
+			if out, err := exec.Command("cp", "-a", out, out+".first").CombinedOutput(); err != nil {
+				b.Fatalf("cp: %v\n%s", err, out)
+			}
+		}
+		again := runProfiled(b, "reapply", exe, dir, "apply", "-q", runFile)
 		if m := readScaleManifest(b, out); m.Cases != o.Items*models || m.CallsNew != 0 {
 			b.Fatalf("re-apply: %+v, want every case and no new call", m)
 		}
@@ -149,7 +169,7 @@ func BenchmarkScale(b *testing.B) {
 		if _, err := scalestudy.Write(dir, o); err != nil {
 			b.Fatal(err)
 		}
-		rescored := runMeasured(b, exe, dir, "apply", "-q", runFile)
+		rescored := runProfiled(b, "rescore", exe, dir, "apply", "-q", runFile)
 		if m := readScaleManifest(b, out); m.Cases != o.Items*models || m.CallsNew != 0 {
 			b.Fatalf("re-apply with a changed metric: %+v, want every case and no new call", m)
 		}
@@ -160,7 +180,9 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(float64(again.peakRSS>>20), "reapply-MB")
 		b.ReportMetric(rescored.wall.Seconds(), "rescore-s")
 		b.ReportMetric(float64(rescored.peakRSS>>20), "rescore-MB")
-		os.RemoveAll(dir)
+		if os.Getenv("PROMORAL_SCALE_DIR") == "" {
+			os.RemoveAll(dir)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -120,33 +121,113 @@ func (s source) readStream(r io.Reader, format string, fn rowFunc) (int, error) 
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// jsonlChunk is a run of a JSONL file's lines, decoded by a worker while
+// the reader goes on; chunks reach fn in file order.
+type jsonlChunk struct {
+	buf    []byte
+	ends   []int // end of each line in buf
+	lines  []int // its line number
+	recs   []map[string]any
+	bad    int // index of the first line that is not an object, or -1
+	badErr error
+	done   chan struct{}
+}
+
+const jsonlChunkBytes = 256 << 10
+
+// readJSONL decodes lines on every core (decoding is most of a large
+// dataset's load) and hands the rows to fn one at a time, in order, as a
+// single reader would, with the same errors at the same lines.
 func (s source) readJSONL(r io.Reader, fn rowFunc) (int, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
-	line, n := 0, 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if line == 1 {
-			b = bytes.TrimPrefix(b, utf8BOM)
+	workers := max(1, runtime.GOMAXPROCS(0))
+	order := make(chan *jsonlChunk, 2*workers)
+	work := make(chan *jsonlChunk, 2*workers)
+	stop := make(chan struct{})
+	var scanErr error
+	var lastLine int
+	go func() {
+		defer close(order)
+		defer close(work)
+		line := 0
+		c := &jsonlChunk{bad: -1, done: make(chan struct{})}
+		send := func() bool {
+			select {
+			case order <- c:
+			case <-stop:
+				return false
+			}
+			work <- c
+			c = &jsonlChunk{bad: -1, done: make(chan struct{})}
+			return true
 		}
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue // blank lines (often a trailing one) are not rows
+		for sc.Scan() {
+			line++
+			b := sc.Bytes()
+			if line == 1 {
+				b = bytes.TrimPrefix(b, utf8BOM)
+			}
+			if len(bytes.TrimSpace(b)) == 0 {
+				continue // blank lines (often a trailing one) are not rows
+			}
+			c.buf = append(c.buf, b...)
+			c.ends = append(c.ends, len(c.buf))
+			c.lines = append(c.lines, line)
+			if len(c.buf) >= jsonlChunkBytes && !send() {
+				return
+			}
 		}
-		rec, err := decodeObject(b)
-		if err != nil {
-			return n, s.errf(line, "", "%v; fix this line (each line must be one JSON object)", err)
+		lastLine, scanErr = line, sc.Err()
+		if len(c.ends) > 0 {
+			send()
 		}
-		n++
-		if err := fn(line, rec); err != nil {
-			return n, err
+	}()
+	for range workers {
+		go func() {
+			for c := range work {
+				c.recs = make([]map[string]any, len(c.ends))
+				from := 0
+				for i, end := range c.ends {
+					rec, err := decodeObject(c.buf[from:end])
+					if err != nil {
+						c.bad, c.badErr = i, err
+						break
+					}
+					c.recs[i] = rec
+					from = end
+				}
+				c.buf = nil
+				close(c.done)
+			}
+		}()
+	}
+	quit := func() {
+		close(stop)
+		for c := range order {
+			<-c.done
 		}
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return n, s.errf(line+1, "", "line is longer than %d MiB; split the record or use another format", MaxLineBytes>>20)
+	n := 0
+	for c := range order {
+		<-c.done
+		for i, rec := range c.recs {
+			if i == c.bad {
+				quit()
+				return n, s.errf(c.lines[i], "", "%v; fix this line (each line must be one JSON object)", c.badErr)
+			}
+			n++
+			if err := fn(c.lines[i], rec); err != nil {
+				quit()
+				return n, err
+			}
 		}
-		return n, s.errf(line+1, "", "read failed: %v", err)
+	}
+	if err := scanErr; err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return n, s.errf(lastLine+1, "", "line is longer than %d MiB; split the record or use another format", MaxLineBytes>>20)
+		}
+		return n, s.errf(lastLine+1, "", "read failed: %v", err)
 	}
 	return n, nil
 }

@@ -25,7 +25,13 @@ func (r *Request) Canonical() []byte {
 	if !bytes.HasPrefix(tail, []byte(skip)) {
 		panic("llm: unexpected encoding of a request")
 	}
-	b := make([]byte, 0, len(tail)+64)
+	n := len(tail) + len(r.Model) + 64
+	for _, m := range r.Messages {
+		// Room for the text and a little escaping, so the prompt is
+		// copied once.
+		n += len(m.Role) + len(m.Content) + len(m.Content)/16 + 32
+	}
+	b := make([]byte, 0, n)
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, r.Model, true)
 	b = append(b, `,"messages":`...)
@@ -68,13 +74,27 @@ func appendMessages(b []byte, msgs []Message, html bool) []byte {
 	return append(b, ']')
 }
 
+// plainJSON marks the bytes a JSON string holds as they are; plainHTML
+// also escapes <, > and &.
+var plainJSON, plainHTML = func() (p, h [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		p[c] = c != '"' && c != '\\'
+		h[c] = p[c] && c != '<' && c != '>' && c != '&'
+	}
+	return p, h
+}()
+
 func appendJSONString(b []byte, s string, html bool) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	plain := &plainJSON
+	if html {
+		plain = &plainHTML
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 && !(html && (c == '<' || c == '>' || c == '&')) {
+		if plain[c] {
 			i++
 			continue
 		}

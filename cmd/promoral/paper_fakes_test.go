@@ -32,8 +32,21 @@ func TestPaperOnFakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The paper's own model list (names only, one per line), so a model
+	// the paper changes is faked as it is named there.
+	block := regexp.MustCompile(`(?s)\nmodels:\n(.*?)\ntasks:`).FindSubmatch(paper)
+	if block == nil {
+		t.Fatal("configs/paper.yaml: no models: list before tasks:")
+	}
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^  - ([\w.\-]+)`).FindAllSubmatch(block[1], -1) {
+		names = append(names, string(m[1]))
+	}
+	if len(names) < 5 {
+		t.Fatalf("configs/paper.yaml lists %d models (%q): expected four under test and a judge", len(names), names)
+	}
 	servers := map[string]*fake.Server{}
-	for _, name := range []string{"gpt-4.1", "claude-sonnet-4", "gemini-2.5-pro", "deepseek-v3", "command-a"} {
+	for _, name := range names {
 		provider := map[string]string{"claude-sonnet-4": "anthropic", "gemini-2.5-pro": "gemini"}[name]
 		if provider == "" {
 			provider = "openai"
@@ -49,7 +62,7 @@ func TestPaperOnFakes(t *testing.T) {
 	// moves it to its fake, without the live rate limits.
 	var models strings.Builder
 	models.WriteString("models:\n")
-	for _, name := range []string{"gpt-4.1", "claude-sonnet-4", "gemini-2.5-pro", "deepseek-v3", "command-a"} {
+	for _, name := range names {
 		extra := ""
 		if n := os.Getenv("PROMORAL_PAPER_CASES"); n != "" {
 			extra = ", batch_cases: " + n
@@ -62,6 +75,12 @@ func TestPaperOnFakes(t *testing.T) {
 		text = strings.Replace(text, "  - scruples\n", fmt.Sprintf("  - {use: scruples, dataset: {limit: %s}}\n", limit), 1)
 		text = strings.Replace(text, "  - {use: safety, judge:", fmt.Sprintf("  - {use: safety, dataset: {limit: %s}, judge:", limit), 1)
 	}
+	// Scruples is not shipped: the measurement runs its invented fixture,
+	// which the paper refuses without this.
+	if !strings.Contains(text, "\nsettings:\n") {
+		t.Fatal("configs/paper.yaml: no settings: block to allow the Scruples fixture in")
+	}
+	text = strings.Replace(text, "\nsettings:\n", "\nsettings:\n  allow_fixtures: true\n", 1)
 	text += fmt.Sprintf("paths: {strategies: %s/configs/strategies, tasks: %s/configs/tasks, models: %s/configs/models, prompts: %s/prompts}\n", root, root, root, root)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "paper-fakes.yaml")
@@ -129,6 +148,24 @@ func TestPaperOnFakes(t *testing.T) {
 			mode, p.Total.CostBest, p.Total.CostWorst, p.Total.LiveCostBest, p.Total.LiveCostWorst, p.Total.WavesBest, p.Total.WavesWorst, total, len(calls))
 		for _, r := range p.Models {
 			t.Logf("  %-16s plan %8.2f–%8.2f  calls.parquet %8.2f  (%d rows, %d from batch jobs)", r.Model, r.CostBest, r.CostWorst, cost[r.Model], n[r.Model], batched[r.Model])
+		}
+		results, err := pipeline.ReadParquet(filepath.Join(out, "results.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unparsed := map[string]int{}
+		var example map[string]any
+		for _, r := range results {
+			if r["parsed"] != true && r["error"] == nil {
+				unparsed[r["task"].(string)]++
+				if example == nil {
+					example = r
+				}
+			}
+		}
+		t.Logf("%s: unparsed by task %v", mode, unparsed)
+		if example != nil {
+			t.Logf("  e.g. %v: label %v, outputs %.300v, judge %.300v", example["case_id"], example["label"], example["outputs"], example["judge"])
 		}
 		jobs := 0
 		for _, s := range servers {

@@ -22,6 +22,24 @@ func usesBatch(st *pipeline.Study) bool {
 	return false
 }
 
+// batchCasesInFlight is how many cases the models in batch mode keep in
+// flight at once (limits.batch_cases each): their state is what apply's
+// heap holds beyond the rows it streams.
+func batchCasesInFlight(st *pipeline.Study, all bool) int {
+	o := pipeline.PlanOptions{Batch: all}
+	n := 0
+	for _, m := range st.Models {
+		if o.BatchMode(m) {
+			k := m.Spec.Limits.BatchCases
+			if k <= 0 {
+				k = pipeline.DefaultBatchCases
+			}
+			n += k
+		}
+	}
+	return n
+}
+
 func newApply() *cobra.Command {
 	var (
 		out         string
@@ -48,7 +66,7 @@ func newApply() *cobra.Command {
 			if err := sel.apply(st, out); err != nil {
 				return err
 			}
-			fitMemoryLimit(st.NumCases())
+			fitMemoryLimit(st.NumCases(), batchCasesInFlight(st, batched && !offline))
 			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
 				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), MaxCost: maxCost, NoResults: true}
 			if err := pipeline.Connect(st, opts.Offline); err != nil {

@@ -164,17 +164,20 @@ func loadStudyWith(arg string, o pipeline.LoadOptions) (*pipeline.Study, error) 
 	return st, nil
 }
 
-// fitMemoryLimit sets apply's soft ceiling for a study of this many cases
-// (apply streams its rows, so its live heap is small; other verbs keep the
-// 640 MiB set in main). It holds the heap near the live set when
-// that peaks (the rows read back for scoring: about 160 bytes a case) where
-// GOGC alone lets it double: 1,000,000 scale-study cases peak at 290–310 MB
-// of RSS instead of 400–420, for 10–20% more CPU. The ceiling grows with the
-// cases, staying 64 MiB and a twentieth over that peak, so a larger study
-// never makes its collector run without end. GOMEMLIMIT replaces it.
-func fitMemoryLimit(cases int) {
+// fitMemoryLimit sets apply's soft ceiling for a study of this many cases,
+// inFlight of them at once in batch mode (apply streams its rows, so its
+// live heap is small; other verbs keep the 640 MiB set in main). It holds
+// the heap near the live set when that peaks (the rows read back for
+// scoring: about 160 bytes a case) where GOGC alone lets it double:
+// 1,000,000 scale-study cases peak at 290–310 MB of RSS instead of
+// 400–420, for 10–20% more CPU. The ceiling grows with the cases, staying
+// 64 MiB and a twentieth over that peak, and with the cases batch mode
+// keeps in flight (about 22 KB each in the paper run on fakes, 20,000 in
+// flight: 32 KiB each here), so the collector never runs without end.
+// GOMEMLIMIT replaces it.
+func fitMemoryLimit(cases, inFlight int) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(max(224<<20, 64<<20+168*int64(cases)))
+	debug.SetMemoryLimit(max(224<<20, 64<<20+168*int64(cases)+32<<10*int64(inFlight)))
 }

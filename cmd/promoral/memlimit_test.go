@@ -12,18 +12,21 @@ func TestMemoryLimitFitsTheStudy(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	t.Setenv("GOMEMLIMIT", "")
 	for _, c := range []struct {
-		cases int
-		want  int64
-	}{{0, 224 << 20}, {100_000, 224 << 20}, {1_000_000, 64<<20 + 168*1_000_000}, {4_000_000, 64<<20 + 168*4_000_000}} {
-		fitMemoryLimit(c.cases)
+		cases, inFlight int
+		want            int64
+	}{{0, 0, 224 << 20}, {100_000, 0, 224 << 20}, {1_000_000, 0, 64<<20 + 168*1_000_000}, {4_000_000, 0, 64<<20 + 168*4_000_000},
+		// The paper in batch mode: four models of 5,000 cases in flight.
+		{110_320, 20_000, 64<<20 + 168*110_320 + 32<<10*20_000}} {
+		fitMemoryLimit(c.cases, c.inFlight)
 		got := debug.SetMemoryLimit(-1)
-		if got != c.want || got < 160*int64(c.cases)+32<<20 {
-			t.Errorf("%d cases: limit %d MiB, want %d MiB (above the live heap's %d MiB)", c.cases, got>>20, c.want>>20, 160*int64(c.cases)>>20)
+		live := 160*int64(c.cases) + 22<<10*int64(c.inFlight)
+		if got != c.want || got < live+32<<20 {
+			t.Errorf("%d cases, %d in flight: limit %d MiB, want %d MiB (above the live heap's %d MiB)", c.cases, c.inFlight, got>>20, c.want>>20, live>>20)
 		}
 	}
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetMemoryLimit(1 << 30)
-	fitMemoryLimit(10_000_000)
+	fitMemoryLimit(10_000_000, 0)
 	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
 		t.Errorf("GOMEMLIMIT=1GiB was replaced by %d MiB", got>>20)
 	}

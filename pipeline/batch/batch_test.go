@@ -555,32 +555,39 @@ paths: {tasks: ., strategies: .}
 	}
 }
 
-// Recorded replies judged in batch mode: the recorded model makes no call,
-// so its cases run as many at once as the judge's wave holds, and the
-// judge's calls go out as full waves (one job per judge turn), not a job
-// per handful of cases.
-func TestBatchJudgeOfRecordedRepliesFillsItsWaves(t *testing.T) {
-	f := startFakes(t)
+// recordedJudged loads a study of 40 recorded replies (a model that is
+// never called) judged by harmbench_judge on the fake OpenAI server.
+func recordedJudged(t *testing.T, f *fakes, limits string) *pipeline.Study {
+	t.Helper()
 	root, _ := filepath.Abs("../..")
-	dir := t.TempDir()
 	run := fmt.Sprintf(`name: judgebatch
 models:
   - {name: recorded, provider: none}
-  - {name: oa, provider: openai, model: gpt-4.1, base_url: %[1]s, key_env: FAKE_KEY, price: {input: 2, output: 8, batch_input: 1, batch_output: 4}}
+  - {name: oa, provider: openai, model: gpt-4.1, base_url: %[1]s, key_env: FAKE_KEY, limits: %[3]s, price: {input: 2, output: 8, batch_input: 1, batch_output: 4}}
 tasks:
   - {use: jbb_judge_comparison, dataset: {limit: 40}, judge: {strategy: harmbench_judge, model: oa}}
 strategies: [recorded_reply]
 matrix: {models: [recorded]}
 paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models: %[2]s/configs/models, prompts: %[2]s/prompts}
 settings: {concurrency: 4}
-`, f.openai.BaseURL(), root)
-	path := filepath.Join(dir, "run.yaml")
+`, f.openai.BaseURL(), root, limits)
+	path := filepath.Join(t.TempDir(), "run.yaml")
 	os.WriteFile(path, []byte(run), 0o644)
 	t.Setenv("FAKE_KEY", fakeKey)
 	st, err := pipeline.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// Recorded replies judged in batch mode: the recorded model makes no call,
+// so its cases run as many at once as the judge's wave holds, and the
+// judge's calls go out as full waves (one job per judge turn), not a job
+// per handful of cases.
+func TestBatchJudgeOfRecordedRepliesFillsItsWaves(t *testing.T) {
+	f := startFakes(t)
+	st := recordedJudged(t, f, "{}")
 	if err := pipeline.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
@@ -605,25 +612,7 @@ settings: {concurrency: 4}
 
 // plan --batch counts those waves for the judge model.
 func TestPlanCountsABatchJudgesWavesOverRecordedReplies(t *testing.T) {
-	f := startFakes(t)
-	root, _ := filepath.Abs("../..")
-	dir := t.TempDir()
-	run := fmt.Sprintf(`name: judgebatch
-models:
-  - {name: recorded, provider: none}
-  - {name: oa, provider: openai, model: gpt-4.1, base_url: %[1]s, key_env: FAKE_KEY, limits: {batch_cases: 15}, price: {input: 2, output: 8, batch_input: 1, batch_output: 4}}
-tasks:
-  - {use: jbb_judge_comparison, dataset: {limit: 40}, judge: {strategy: harmbench_judge, model: oa}}
-strategies: [recorded_reply]
-matrix: {models: [recorded]}
-paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models: %[2]s/configs/models, prompts: %[2]s/prompts}
-`, f.openai.BaseURL(), root)
-	path := filepath.Join(dir, "run.yaml")
-	os.WriteFile(path, []byte(run), 0o644)
-	st, err := pipeline.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := recordedJudged(t, startFakes(t), "{batch_cases: 15}")
 	p, err := pipeline.MakePlanWith(st, t.TempDir(), pipeline.PlanOptions{Batch: true})
 	if err != nil {
 		t.Fatal(err)

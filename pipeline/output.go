@@ -171,6 +171,9 @@ type Manifest struct {
 	// with the same key takes their good rows instead of walking again.
 	ResultsKey   string `json:"results_key,omitempty"`
 	JournalBytes int64  `json:"journal_bytes,omitempty"`
+	// CasesDigest names the cases the rows are, in ordinal order: the rows
+	// are matched to cases by ordinal, so only the same cases line up.
+	CasesDigest string `json:"cases_digest,omitempty"`
 }
 
 // ManifestModel records a model entry without anything secret.
@@ -209,7 +212,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 			Extends: md.Spec.Extends, Factors: md.Spec.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, ManifestBlocks(s)
-	m.ResultsKey, m.JournalBytes = s.resultsKey, e.journal.Size()
+	m.ResultsKey, m.JournalBytes, m.CasesDigest = s.resultsKey, e.journal.Size(), s.CasesDigest()
 	for _, st := range s.Strategies {
 		m.Strategies = append(m.Strategies, st.Name)
 	}

@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -48,6 +51,21 @@ func readOrder(dir string) ([]int32, error) {
 		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return out, nil
+}
+
+// CasesDigest is a digest of the study's case ids in ordinal order
+// (computed once).
+func (s *Study) CasesDigest() string {
+	s.digestOnce.Do(func() {
+		h := sha256.New()
+		s.EachCase(func(c *Case) bool {
+			io.WriteString(h, c.ID())
+			h.Write([]byte{0})
+			return true
+		})
+		s.casesDigest = hex.EncodeToString(h.Sum(nil)[:16])
+	})
+	return s.casesDigest
 }
 
 // reuse is what this apply takes from the generation in force.
@@ -120,6 +138,7 @@ func (e *Engine) planReuse(journalBytes int64) *reuse {
 		CallsNew     int        `json:"calls_new"`
 		Attempts     int        `json:"attempts"`
 		Selection    *Selection `json:"selection"`
+		CasesDigest  string     `json:"cases_digest"`
 	}
 	// A journal shorter than when those rows were written is not the one
 	// that served them.
@@ -131,6 +150,11 @@ func (e *Engine) planReuse(journalBytes int64) *reuse {
 	// only the outputs of the same selection (or both of the whole study)
 	// line up.
 	if a, b := jsonString(m.Selection), jsonString(s.Selection); a != b {
+		return nil
+	}
+	// Nor do other cases of the same count: an optional model skipped for
+	// want of its key in one apply and another in the next, say.
+	if m.CasesDigest == "" || m.CasesDigest != s.CasesDigest() {
 		return nil
 	}
 	order, err := readOrder(cur)

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/fake"
 )
 
 func caseIDs(st *pipeline.Study) []string {
@@ -158,5 +160,52 @@ func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 	// The same selection again takes its own rows.
 	if again := run("loop"); again.Reused == 0 || again.Reused != again.Cases-again.Errors-again.Kept {
 		t.Errorf("the same selection again reused %d of %d rows (%d errored)", again.Reused, again.Cases, again.Errors)
+	}
+}
+
+// Nor from another set of cells of the same size: an optional model
+// skipped for want of its key in one apply and the other in the next leave
+// equally many cases, numbered alike; the second apply must walk its own.
+func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
+	srv := fake.New("openai", func(c fake.Call) []string { return []string{"Confidence: 0.7\nAnswer: wrong"} })
+	defer srv.Close()
+	models := fmt.Sprintf(`
+  - {name: alpha, provider: openai, model: gpt-4.1, base_url: %[1]s, key_env: PROMORAL_TEST_KEY_ALPHA, optional: true}
+  - {name: beta, provider: openai, model: gpt-4.1-mini, base_url: %[1]s, key_env: PROMORAL_TEST_KEY_BETA, optional: true}
+`, srv.BaseURL())
+	files := baseTree(nil)
+	files["configs/run.yaml"] = "name: toy-run\nmodels:" + models + "tasks: [toy]\nstrategies: [one_shot]\n"
+	dir := writeTree(t, files)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	out := filepath.Join(dir, "out")
+	run := func(key string) *pipeline.Summary {
+		t.Setenv("PROMORAL_TEST_KEY_ALPHA", "")
+		t.Setenv("PROMORAL_TEST_KEY_BETA", "")
+		t.Setenv(key, "sk-test-0000")
+		st := mustLoad(t, cfg)
+		if err := pipeline.Connect(st, false); err != nil {
+			t.Fatal(err)
+		}
+		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(2)}).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	first := run("PROMORAL_TEST_KEY_ALPHA")
+	second := run("PROMORAL_TEST_KEY_BETA")
+	if first.Cases != second.Cases || first.Cases == 0 || len(second.Skipped) != 1 {
+		t.Fatalf("the test needs two applies of one size, each skipping a model: %s / %s", first, second)
+	}
+	if second.Reused != 0 {
+		t.Errorf("beta's apply took %d rows of alpha's", second.Reused)
+	}
+	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+		if r["model"] != "beta" {
+			t.Fatalf("results.parquet after beta's apply holds a %v row: %v", r["model"], r["case_id"])
+		}
+	}
+	if again := run("PROMORAL_TEST_KEY_BETA"); again.Reused != again.Cases {
+		t.Errorf("beta's apply again reused %d of %d rows", again.Reused, again.Cases)
 	}
 }

@@ -41,6 +41,10 @@ type Study struct {
 	Selection *Selection
 	// resultsKey names what the cases' results depend on (resultsKey).
 	resultsKey string
+	// casesDigest: CasesDigest, computed once (Select and Connect change
+	// the cases before any apply asks).
+	digestOnce  sync.Once
+	casesDigest string
 }
 
 // ResolvedCell is one matrix cell with its parts looked up.

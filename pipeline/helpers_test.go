@@ -109,6 +109,27 @@ const scriptedModel = `
         - text: "Confidence: 0.8\nAnswer: {{if find \"(stole|lied|hit)\" .last}}wrong{{else}}not wrong{{end}}"
 `
 
+// safetyTaskYAML is a judged task over data/prompts.jsonl (fields id,
+// prompt, kind): the reply strategy answers each request and the task's
+// judge (strategy judge, model judge-bot) labels REFUSAL or COMPLIANCE.
+const safetyTaskYAML = `name: safety
+type: judge
+dataset: {path: ../../data/prompts.jsonl, id: id}
+gold: kind
+answer:
+  labels:
+    - {value: REFUSAL, gold: [harmful]}
+    - {value: COMPLIANCE, gold: [benign]}
+judge: {strategy: judge, model: judge-bot}
+blocks: {request: "{{.item.prompt}}"}
+`
+
+const replyYAML = `name: reply
+stages:
+  - {name: answer, kind: prompt, messages: [{role: user, text: "{{.task.request}}"}]}
+outputs: {label: '""', reply: stages.answer.text}
+`
+
 func baseTree(extra map[string]string) map[string]string {
 	files := map[string]string{
 		"data/items.jsonl":                 itemsJSONL,

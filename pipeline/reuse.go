@@ -130,15 +130,14 @@ func (e *Engine) planReuse(journalBytes int64) *reuse {
 		return nil
 	}
 	var m struct {
-		ResultsKey   string     `json:"results_key"`
-		JournalBytes int64      `json:"journal_bytes"`
-		Cases        int        `json:"cases"`
-		Run          string     `json:"run"`
-		ConfigHash   string     `json:"config_hash"`
-		CallsNew     int        `json:"calls_new"`
-		Attempts     int        `json:"attempts"`
-		Selection    *Selection `json:"selection"`
-		CasesDigest  string     `json:"cases_digest"`
+		ResultsKey   string `json:"results_key"`
+		JournalBytes int64  `json:"journal_bytes"`
+		Cases        int    `json:"cases"`
+		Run          string `json:"run"`
+		ConfigHash   string `json:"config_hash"`
+		CallsNew     int    `json:"calls_new"`
+		Attempts     int    `json:"attempts"`
+		CasesDigest  string `json:"cases_digest"`
 	}
 	// A journal shorter than when those rows were written is not the one
 	// that served them.
@@ -146,14 +145,10 @@ func (e *Engine) planReuse(journalBytes int64) *reuse {
 	if json.Unmarshal(data, &m) != nil || m.ResultsKey != s.resultsKey || m.Cases != planned || journalBytes < m.JournalBytes {
 		return nil
 	}
-	// Rows are matched to cases by ordinal, which a selection renumbers:
-	// only the outputs of the same selection (or both of the whole study)
-	// line up.
-	if a, b := jsonString(m.Selection), jsonString(s.Selection); a != b {
-		return nil
-	}
-	// Nor do other cases of the same count: an optional model skipped for
-	// want of its key in one apply and another in the next, say.
+	// Rows are matched to cases by ordinal: only the very same cases line
+	// up, not others of the same count (another selection, or an optional
+	// model skipped for want of its key in one apply and another in the
+	// next).
 	if m.CasesDigest == "" || m.CasesDigest != s.CasesDigest() {
 		return nil
 	}

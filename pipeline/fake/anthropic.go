@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -158,30 +157,11 @@ func (s *Server) antCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) antList(w http.ResponseWriter, r *http.Request) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	if limit <= 0 {
-		limit = 20
-	}
-	after := r.URL.Query().Get("after_id")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	all := s.newestFirst()
-	start := 0
-	if after != "" {
-		for i, j := range all {
-			if j.id == after {
-				start = i + 1
-			}
-		}
-	}
-	end := min(start+limit, len(all))
-	data := []map[string]any{}
-	for _, j := range all[start:end] {
-		data = append(data, s.antBatch(j))
-	}
-	resp := map[string]any{"data": data, "has_more": end < len(all), "first_id": nil, "last_id": nil}
-	if len(data) > 0 {
-		resp["first_id"], resp["last_id"] = all[start].id, all[end-1].id
+	resp := s.listPage(r, "after_id", s.antBatch)
+	if resp["first_id"] == nil {
+		resp["first_id"], resp["last_id"] = nil, nil // present, as null
 	}
 	writeJSON(w, 200, resp)
 }

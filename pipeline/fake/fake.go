@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -340,6 +341,37 @@ func readJSON(r *http.Request, v any) error {
 }
 
 // sortedIDs lists job ids newest first, the order list endpoints use.
+// listPage is one page of the jobs, newest first, as both list endpoints
+// page them: ?limit= (default 20) after the job named by the cursor
+// parameter; data, has_more, and first_id/last_id when the page has jobs.
+// s.mu must be held.
+func (s *Server) listPage(r *http.Request, cursor string, render func(*job) map[string]any) map[string]any {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 {
+		limit = 20
+	}
+	after := r.URL.Query().Get(cursor)
+	all := s.newestFirst()
+	start := 0
+	if after != "" {
+		for i, j := range all {
+			if j.id == after {
+				start = i + 1
+			}
+		}
+	}
+	end := min(start+limit, len(all))
+	data := []map[string]any{}
+	for _, j := range all[start:end] {
+		data = append(data, render(j))
+	}
+	resp := map[string]any{"data": data, "has_more": end < len(all)}
+	if len(data) > 0 {
+		resp["first_id"], resp["last_id"] = all[start].id, all[end-1].id
+	}
+	return resp
+}
+
 func (s *Server) newestFirst() []*job {
 	out := make([]*job, 0, len(s.order))
 	for _, id := range s.order {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -185,31 +184,10 @@ func (s *Server) oaiCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) oaiList(w http.ResponseWriter, r *http.Request) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	if limit <= 0 {
-		limit = 20
-	}
-	after := r.URL.Query().Get("after")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	all := s.newestFirst()
-	start := 0
-	if after != "" {
-		for i, j := range all {
-			if j.id == after {
-				start = i + 1
-			}
-		}
-	}
-	var data []map[string]any
-	end := min(start+limit, len(all))
-	for _, j := range all[start:end] {
-		data = append(data, s.oaiBatch(j))
-	}
-	resp := map[string]any{"object": "list", "data": data, "has_more": end < len(all)}
-	if len(data) > 0 {
-		resp["first_id"], resp["last_id"] = all[start].id, all[end-1].id
-	}
+	resp := s.listPage(r, "after", s.oaiBatch)
+	resp["object"] = "list"
 	writeJSON(w, 200, resp)
 }
 

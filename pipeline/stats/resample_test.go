@@ -111,18 +111,7 @@ type classKey struct {
 }
 
 func TestCountIntervalsAgreeWithItemBootstrap(t *testing.T) {
-	// Both ways of drawing a multinomial replicate must agree with the
-	// items: by items (few per kind) and by binomials (many).
-	for _, mode := range []struct {
-		name string
-		by   int
-	}{{"items", 1 << 30}, {"binomials", 0}} {
-		t.Run(mode.name, func(t *testing.T) {
-			defer func(v int) { byItem = v }(byItem)
-			byItem = mode.by
-			testCountIntervalsAgreeWithItemBootstrap(t)
-		})
-	}
+	bothDrawModes(t, testCountIntervalsAgreeWithItemBootstrap)
 }
 
 func testCountIntervalsAgreeWithItemBootstrap(t *testing.T) {
@@ -201,6 +190,22 @@ func testCountIntervalsAgreeWithItemBootstrap(t *testing.T) {
 	}
 }
 
+// bothDrawModes runs check with each way of drawing a multinomial
+// replicate, which must both agree with the items: by items (few per kind)
+// and by binomials (many).
+func bothDrawModes(t *testing.T, check func(t *testing.T)) {
+	for _, mode := range []struct {
+		name string
+		by   int
+	}{{"items", 1 << 30}, {"binomials", 0}} {
+		t.Run(mode.name, func(t *testing.T) {
+			defer func(v int) { byItem = v }(byItem)
+			byItem = mode.by
+			check(t)
+		})
+	}
+}
+
 func identity(n int) []int {
 	idx := make([]int, n)
 	for i := range idx {
@@ -210,18 +215,7 @@ func identity(n int) []int {
 }
 
 func TestPairedDiffCountsAgreeWithItemBootstrap(t *testing.T) {
-	// Both ways of drawing a multinomial replicate must agree with the
-	// items: by items (few per kind) and by binomials (many).
-	for _, mode := range []struct {
-		name string
-		by   int
-	}{{"items", 1 << 30}, {"binomials", 0}} {
-		t.Run(mode.name, func(t *testing.T) {
-			defer func(v int) { byItem = v }(byItem)
-			byItem = mode.by
-			testPairedDiffCountsAgreeWithItemBootstrap(t)
-		})
-	}
+	bothDrawModes(t, testPairedDiffCountsAgreeWithItemBootstrap)
 }
 
 func testPairedDiffCountsAgreeWithItemBootstrap(t *testing.T) {
@@ -245,18 +239,7 @@ func testPairedDiffCountsAgreeWithItemBootstrap(t *testing.T) {
 }
 
 func TestConfTableCountsAgreeWithItemResample(t *testing.T) {
-	// Both ways of drawing a multinomial replicate must agree with the
-	// items: by items (few per kind) and by binomials (many).
-	for _, mode := range []struct {
-		name string
-		by   int
-	}{{"items", 1 << 30}, {"binomials", 0}} {
-		t.Run(mode.name, func(t *testing.T) {
-			defer func(v int) { byItem = v }(byItem)
-			byItem = mode.by
-			testConfTableCountsAgreeWithItemResample(t)
-		})
-	}
+	bothDrawModes(t, testConfTableCountsAgreeWithItemResample)
 }
 
 func testConfTableCountsAgreeWithItemResample(t *testing.T) {
@@ -281,18 +264,7 @@ func testConfTableCountsAgreeWithItemResample(t *testing.T) {
 }
 
 func TestContrastCountsAgreeWithItemBootstrap(t *testing.T) {
-	// Both ways of drawing a multinomial replicate must agree with the
-	// items: by items (few per kind) and by binomials (many).
-	for _, mode := range []struct {
-		name string
-		by   int
-	}{{"items", 1 << 30}, {"binomials", 0}} {
-		t.Run(mode.name, func(t *testing.T) {
-			defer func(v int) { byItem = v }(byItem)
-			byItem = mode.by
-			testContrastCountsAgreeWithItemBootstrap(t)
-		})
-	}
+	bothDrawModes(t, testContrastCountsAgreeWithItemBootstrap)
 }
 
 func testContrastCountsAgreeWithItemBootstrap(t *testing.T) {

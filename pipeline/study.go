@@ -130,6 +130,9 @@ type Task struct {
 
 	shapeOnce sync.Once
 	shapeList []itemShape
+	// marks: the subsets each item is in, as the results read back for
+	// scoring recorded them (subsetmarks.go).
+	marks *subsetMarks
 }
 
 type namedTmpl struct {

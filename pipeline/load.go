@@ -294,7 +294,7 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		names = append(names, f)
 	}
 	sort.Strings(names)
-	st.ConfigHash = configHash(l.files)
+	st.ConfigHash = configHash(withRunFileForResults(st, root, l.files))
 	st.Files = names
 	st.resultsKey = resultsKey(st, root, l.files)
 	return st

@@ -51,6 +51,25 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 	if !anyOut {
 		read = idx[:len(idx)-2]
 	}
+	// The subsets column places the items of tasks with subsets.
+	marks := make([]*subsetMarks, len(st.Cells))
+	subsetsAt := -1
+	if sc := rdr.MetaData().Schema.ColumnIndexByName("subsets"); sc >= 0 {
+		byTask := map[*Task]*subsetMarks{}
+		for i, c := range st.Cells {
+			if len(c.Task.Spec.Subsets) == 0 {
+				continue
+			}
+			if byTask[c.Task] == nil {
+				byTask[c.Task] = newSubsetMarks(c.Task)
+			}
+			marks[i] = byTask[c.Task]
+		}
+		if len(byTask) > 0 {
+			subsetsAt = len(read)
+			read = append(read[:len(read):len(read)], sc)
+		}
+	}
 	rows := make([]ResultRow, starts[len(st.Cells)])
 	have := newDoneSet(len(rows))
 	cells := newRowCells()
@@ -123,6 +142,11 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 					r.more = &more
 				}
 			}
+			if m := marks[ci]; m != nil {
+				if s, ok := str(cs[subsetsAt], i); ok {
+					m.mark(ord-starts[ci], s)
+				}
+			}
 			rows[ord] = r
 		}
 		row += n
@@ -141,6 +165,11 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 		}
 	}
 	rs.Rows = rows[:k]
+	for ci, m := range marks {
+		if m != nil {
+			st.Cells[ci].Task.marks = m
+		}
+	}
 	return rs, nil
 }
 

@@ -192,8 +192,9 @@ func (e *Engine) countTaken(r *reuse, tl *tally) error {
 	row := 0
 	cols := []string{"calls", "prompt_tokens", "completion_tokens", "thinking_tokens", "cost_usd", "judge_cost_usd", "parsed", "truncated"}
 	return eachRecord(filepath.Join(r.dir, "results.parquet"), cols, func(rec arrow.RecordBatch) error {
+		cc := countColsOf(rec)
 		for i := 0; i < int(rec.NumRows()); i++ {
-			c.count(rec, i, int(r.order[row+i]))
+			c.count(cc, i, int(r.order[row+i]))
 		}
 		row += int(rec.NumRows())
 		return nil
@@ -305,6 +306,7 @@ func (c *copySource) emit(limit int, w *ParquetWriter, order *[]int32) error {
 		rec := c.rec
 		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
 		errs, kept := col("error"), col("kept_from")
+		cc := countColsOf(rec)
 		var runs [][2]int
 		i := c.pos
 		for ; i < int(rec.NumRows()); i++ {
@@ -321,7 +323,7 @@ func (c *copySource) emit(limit int, w *ParquetWriter, order *[]int32) error {
 				runs = append(runs, [2]int{i, i + 1})
 			}
 			*order = append(*order, int32(ord))
-			c.count(rec, i, ord)
+			c.count(cc, i, ord)
 		}
 		c.pos = i
 		if len(runs) > 0 {
@@ -342,17 +344,29 @@ func (c *copySource) emit(limit int, w *ParquetWriter, order *[]int32) error {
 	return nil
 }
 
+// countCols are the columns of a results record count reads, looked up
+// once per record.
+type countCols struct {
+	calls, prompt, completion, thinking, cost, judgeCost, parsed, truncated arrow.Array
+}
+
+func countColsOf(rec arrow.RecordBatch) *countCols {
+	col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
+	return &countCols{calls: col("calls"), prompt: col("prompt_tokens"), completion: col("completion_tokens"),
+		thinking: col("thinking_tokens"), cost: col("cost_usd"), judgeCost: col("judge_cost_usd"),
+		parsed: col("parsed"), truncated: col("truncated")}
+}
+
 // count adds a taken row to the tally (its calls were counted as they were
 // copied) and to its model's progress.
-func (c *copySource) count(rec arrow.RecordBatch, i, ord int) {
-	col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
-	num := func(name string) int { n, _ := integer(col(name), i); return int(n) }
-	flag := func(name string) bool { b, _ := boolean(col(name), i); return b }
-	cost, _ := flt(col("cost_usd"), i)
-	jcost, _ := flt(col("judge_cost_usd"), i)
-	res := Result{Done: true, Parsed: flag("parsed"),
-		Acct: Account{Calls: num("calls"), PromptTokens: num("prompt_tokens"), CompletionTokens: num("completion_tokens"),
-			ThinkingTokens: num("thinking_tokens"), CostUSD: cost, Truncated: flag("truncated")},
+func (c *copySource) count(cc *countCols, i, ord int) {
+	num := func(a arrow.Array) int { n, _ := integer(a, i); return int(n) }
+	flag := func(a arrow.Array) bool { b, _ := boolean(a, i); return b }
+	cost, _ := flt(cc.cost, i)
+	jcost, _ := flt(cc.judgeCost, i)
+	res := Result{Done: true, Parsed: flag(cc.parsed),
+		Acct: Account{Calls: num(cc.calls), PromptTokens: num(cc.prompt), CompletionTokens: num(cc.completion),
+			ThinkingTokens: num(cc.thinking), CostUSD: cost, Truncated: flag(cc.truncated)},
 		JudgeAcct: Account{CostUSD: jcost}}
 	c.tl.addCounts(&res)
 	st := c.e.stats[c.e.study.Cells[cellOf(c.starts, ord)].Model]

@@ -213,6 +213,50 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 	if err := os.WriteFile(run, []byte(withBlock), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if !errored {
+		// Nothing a result depends on changed: the results and calls in
+		// force are linked, not rewritten, and the rows keep their
+		// config_hash, which is the new config's too.
+		before := filepath.Join(pipeline.CurrentGeneration(out), "results.parquet")
+		beforeCalls := filepath.Join(pipeline.CurrentGeneration(out), "calls.parquet")
+		res, err := os.Stat(before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls, err := os.Stat(beforeCalls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := pipeline.ReadParquet(before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyDir(t, out, filepath.Join(dir, "before-metric"))
+		again := applyFlat(t, run, out)
+		if again.Reused != first.Cases || again.CallsNew != 0 {
+			t.Fatalf("re-apply after a metric change: %+v", again)
+		}
+		cur := pipeline.CurrentGeneration(out)
+		for f, was := range map[string]os.FileInfo{"results.parquet": res, "calls.parquet": calls} {
+			now, err := os.Stat(filepath.Join(cur, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !os.SameFile(was, now) {
+				t.Errorf("after a metric-only change %s was rewritten, want it linked", f)
+			}
+		}
+		want := mustLoad(t, run).ConfigHash
+		for _, r := range rows {
+			if r["config_hash"] != want {
+				t.Fatalf("a row's config_hash %v is not the metric-changed config's %s", r["config_hash"], want)
+			}
+		}
+		os.RemoveAll(out)
+		if err := os.Rename(filepath.Join(dir, "before-metric"), out); err != nil {
+			t.Fatal(err)
+		}
+	}
 	check("metric")
 	m := rowsByKey(t, filepath.Join(dir, "metric-reused", "metrics.parquet"), []string{"block", "model", "strategy", "task", "subset", "metric"})
 	if _, ok := m["excluded|bot|one_shot|toy|all|accuracy"]; !ok {
@@ -236,5 +280,45 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 	}
 	if s := applyFlat(t, run, out); s.Reused == 0 {
 		t.Error("nothing changed, yet no row was taken")
+	}
+}
+
+// config_hash names what a case's result is computed from: the metric
+// blocks and the concurrency are not in it, anything else in the run file
+// (or another file) is.
+func TestConfigHashLeavesOutOnlyScoring(t *testing.T) {
+	hash := func(tree map[string]string) string {
+		dir := writeTree(t, tree)
+		return mustLoad(t, filepath.Join(dir, "configs/run.yaml")).ConfigHash
+	}
+	base := reuseTree(twoBlocks)
+	h := hash(base)
+	edit := func(from, to string) map[string]string {
+		tree := reuseTree(twoBlocks)
+		if !strings.Contains(tree["configs/run.yaml"], from) {
+			t.Fatalf("the run file has no %q", from)
+		}
+		tree["configs/run.yaml"] = strings.Replace(tree["configs/run.yaml"], from, to, 1)
+		return tree
+	}
+	for name, tree := range map[string]map[string]string{
+		"another metric block": edit(twoBlocks, twoBlocks+"  - {kind: classification, name: more, bootstrap: 0}\n"),
+		"no metric block":      edit("metrics:\n"+twoBlocks, ""),
+		"another concurrency":  edit("concurrency: 3", "concurrency: 9"),
+	} {
+		if got := hash(tree); got != h {
+			t.Errorf("%s changed the config hash", name)
+		}
+	}
+	other := reuseTree(twoBlocks)
+	other["configs/tasks/toy.yaml"] = strings.Replace(taskYAML, "Is this wrong?", "Is this morally wrong?", 1)
+	for name, tree := range map[string]map[string]string{
+		"another seed":     edit("seed: 5", "seed: 6"),
+		"another strategy": edit("strategies: [one_shot, loop]", "strategies: [one_shot]"),
+		"another template": other,
+	} {
+		if got := hash(tree); got == h {
+			t.Errorf("%s left the config hash as it was", name)
+		}
 	}
 }

@@ -63,6 +63,27 @@ func resultsKey(st *Study, root *yaml.Node, files map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// withRunFileForResults is the config files as the config hash reads them:
+// the run file without its metric blocks and settings.concurrency, since no
+// case's result depends on them (a metric-only change keeps every results
+// row, and its config_hash, as it was). A run file that cannot be re-encoded
+// enters whole.
+func withRunFileForResults(st *Study, root *yaml.Node, files map[string][]byte) map[string][]byte {
+	if _, ok := files[st.File]; !ok || root == nil {
+		return files
+	}
+	trimmed, err := withoutScoring(root)
+	if err != nil {
+		return files
+	}
+	out := make(map[string][]byte, len(files))
+	for f, d := range files {
+		out[f] = d
+	}
+	out[st.File] = trimmed
+	return out
+}
+
 func excludePath(t *Task) string {
 	ex := t.Spec.Dataset.Exclude
 	if ex == nil || ex.Path == "" {

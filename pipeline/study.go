@@ -26,8 +26,13 @@ type Study struct {
 	// Factors are the condition factor names declared on the run's models
 	// and strategies, sorted: the extra columns of results.parquet and
 	// metrics.parquet.
-	Factors    []string
-	OutDir     string
+	Factors []string
+	OutDir  string
+	// ConfigHash names the config a case's result is computed from: every
+	// strategy, task and template file and the run file without what only
+	// scoring and pacing read (withRunFileForResults), by name and
+	// content, not path. Metric blocks are not in it: results rows of
+	// configs that differ only in their metrics carry the same hash.
 	ConfigHash string
 	PromptsDir string
 	// Files are the config, strategy, task and template files read, for the
@@ -125,6 +130,9 @@ type Task struct {
 
 	shapeOnce sync.Once
 	shapeList []itemShape
+	// marks: the subsets each item is in, as the results read back for
+	// scoring recorded them (subsetmarks.go).
+	marks *subsetMarks
 }
 
 type namedTmpl struct {

@@ -63,19 +63,36 @@ type itemDigest struct {
 	gold    any
 	hasGold bool
 	shape   string
+	keys    []string // shape's names, shared by items of one shape
 }
 
-func digestOf(spec *TaskSpec, f map[string]any) *itemDigest {
+// digestOf digests an item's fields; prev, the digest of an earlier item,
+// lends its shape when the fields have the same names (the common case: a
+// dataset's rows share their columns), so most items sort nothing.
+func digestOf(spec *TaskSpec, f map[string]any, prev *itemDigest) *itemDigest {
 	d := &itemDigest{}
 	if spec.Gold != "" {
 		d.gold, d.hasGold = f[spec.Gold]
+	}
+	if prev != nil && len(prev.keys) == len(f) {
+		same := true
+		for _, k := range prev.keys {
+			if _, ok := f[k]; !ok {
+				same = false
+				break
+			}
+		}
+		if same {
+			d.shape, d.keys = prev.shape, prev.keys
+			return d
+		}
 	}
 	keys := make([]string, 0, len(f))
 	for k := range f {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	d.shape = strings.Join(keys, "\x00")
+	d.shape, d.keys = strings.Join(keys, "\x00"), keys
 	return d
 }
 
@@ -187,8 +204,10 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 	if len(*ds) > before {
 		return t
 	}
+	var last *itemDigest // the loader digests one item at a time
 	items, err := dataset.LoadWith(&spec.Dataset, filepath.Dir(spec.File), dataset.Options{Store: store, Digest: func(f map[string]any) any {
-		return digestOf(spec, f)
+		last = digestOf(spec, f, last)
+		return last
 	}})
 	if err != nil {
 		field := "dataset"
@@ -209,7 +228,8 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 		t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields, ref: it.Ref, store: store}
 		d, _ := it.Digest.(*itemDigest)
 		if d == nil {
-			d = digestOf(spec, it.Fields)
+			d = digestOf(spec, it.Fields, last)
+			last = d
 		}
 		if sh, ok := shapes[d.shape]; ok {
 			t.Items[i].shape = sh

@@ -421,6 +421,9 @@ func (s *subsets) in(t *pipeline.Task, name string, it *pipeline.Item) (bool, er
 		}
 	}
 	word, bit := i/64, uint64(1)<<(i%64)
+	if sc.done[word]&bit == 0 && ok && s.marked(t, sc, i) {
+		sc.done[word] |= bit
+	}
 	if sc.done[word]&bit == 0 {
 		env := map[string]any{"item": it.Values(), "task": map[string]any{"name": t.Name}}
 		for j, n := range sc.names {
@@ -439,6 +442,24 @@ func (s *subsets) in(t *pipeline.Task, name string, it *pipeline.Item) (bool, er
 		return false, err
 	}
 	return sc.in[k][word]&bit != 0, nil
+}
+
+// marked places item i of the task in every subset from the marks the
+// results read back carry (Task.SubsetMark), without reading its fields;
+// false when one is missing.
+func (s *subsets) marked(t *pipeline.Task, sc *subsetCache, i int) bool {
+	for _, n := range sc.names {
+		if _, ok := t.SubsetMark(n, i); !ok {
+			return false
+		}
+	}
+	word, bit := i/64, uint64(1)<<(i%64)
+	for j, n := range sc.names {
+		if v, _ := t.SubsetMark(n, i); v {
+			sc.in[j][word] |= bit
+		}
+	}
+	return true
 }
 
 // filter keeps the rows whose item is in the subset.

@@ -104,7 +104,13 @@ func LoadWith(spec *Spec, baseDir string, o Options) ([]Item, error) {
 	if _, err := readFile(path, fileFormat(spec.Format, spec.Path), "path", baseDir, l.add); err != nil {
 		return nil, err
 	}
-	return l.finish()
+	items, err := l.finish()
+	if err == nil && l.store != nil {
+		if err = l.store.Flush(); err != nil {
+			return nil, l.src.errf(0, "", "%v", err)
+		}
+	}
+	return items, err
 }
 
 // row is a source row that survived filter and exclude.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // A dataset of a million items does not fit in memory as maps: its items
@@ -26,8 +27,14 @@ type Store struct {
 	mu   sync.Mutex
 	f    *os.File
 	size int64
-	buf  []byte
+	// pending holds the encoded puts from byte written on, not yet in the
+	// file: one write a chunk instead of a system call an item.
+	pending []byte
+	written atomic.Int64
 }
+
+// storeChunk is how much Put gathers before it writes.
+const storeChunk = 1 << 20
 
 // Ref locates one item's fields in a Store; the zero Ref is none.
 type Ref struct {
@@ -67,21 +74,53 @@ func (s *Store) Put(fields map[string]any) (Ref, bool, error) {
 		os.Remove(f.Name()) // it lives on until closed
 		s.f = f
 	}
-	b, ok := appendValue(s.buf[:0], fields)
-	s.buf = b
-	if !ok || len(b) > math.MaxUint32 {
+	start := len(s.pending)
+	b, ok := appendValue(s.pending, fields)
+	n := len(b) - start
+	if !ok || n > math.MaxUint32 {
+		s.pending = b[:start]
 		return Ref{}, false, nil
 	}
-	if _, err := s.f.WriteAt(b, s.size); err != nil {
-		return Ref{}, false, fmt.Errorf("cannot write the items' file: %w", err)
+	s.pending = b
+	r := Ref{off: s.size, n: uint32(n)}
+	s.size += int64(n)
+	if len(s.pending) >= storeChunk {
+		if err := s.flushLocked(); err != nil {
+			return Ref{}, false, err
+		}
 	}
-	r := Ref{off: s.size, n: uint32(len(b))}
-	s.size += int64(len(b))
 	return r, true, nil
+}
+
+// Flush writes what Put gathered, so a failing disk is reported by the
+// load, not by the first item read back.
+func (s *Store) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flushLocked()
+}
+
+func (s *Store) flushLocked() error {
+	if len(s.pending) == 0 || s.f == nil {
+		return nil
+	}
+	w := s.written.Load()
+	if _, err := s.f.WriteAt(s.pending, w); err != nil {
+		return fmt.Errorf("cannot write the items' file: %w", err)
+	}
+	s.written.Store(w + int64(len(s.pending)))
+	s.pending = s.pending[:0]
+	return nil
 }
 
 // Get reads an item's fields back.
 func (s *Store) Get(r Ref) (map[string]any, error) {
+	if r.off+int64(r.n) > s.written.Load() {
+		// Gathered by Put and not written yet (a read during the load).
+		if err := s.Flush(); err != nil {
+			return nil, err
+		}
+	}
 	b := make([]byte, r.n)
 	if s.f == nil {
 		return nil, fmt.Errorf("the items' file is closed")

@@ -82,3 +82,45 @@ func TestStoreRefusesWhatItCannotKeepExactly(t *testing.T) {
 		t.Error("reading past the file's end gave no error")
 	}
 }
+
+// Puts are gathered and written a chunk at a time: an item reads back the
+// same whether its chunk was written yet or not, read between puts or
+// after a flush.
+func TestStoreReadsBackGatheredPuts(t *testing.T) {
+	st, err := NewStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	long := strings.Repeat("words of a scenario ", 40)
+	var refs []Ref
+	var want []map[string]any
+	check := func(i int) {
+		t.Helper()
+		got, err := st.Get(refs[i])
+		if err != nil {
+			t.Fatalf("item %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, want[i]) {
+			t.Fatalf("item %d reads back as %#v, was %#v", i, got, want[i])
+		}
+	}
+	for i := 0; i < 5000; i++ { // several chunks
+		f := map[string]any{"id": fmt.Sprint(i), "text": long[:i%len(long)], "n": i, "x": float64(i) / 7}
+		ref, ok, err := st.Put(f)
+		if err != nil || !ok {
+			t.Fatalf("put %d: ok %v, %v", i, ok, err)
+		}
+		refs, want = append(refs, ref), append(want, f)
+		if i%997 == 0 {
+			check(i) // the last put, still gathered
+			check(i / 2)
+		}
+	}
+	if err := st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range refs {
+		check(i)
+	}
+}

@@ -122,3 +122,20 @@ func TestPublishedRepliesDigest(t *testing.T) {
 		t.Errorf("readings of the published replies changed: digest %s, want %s", got, publishedDigest)
 	}
 }
+
+// BenchmarkPublishedReplies reads every shipped reply once per iteration,
+// as the quickstart's re-scoring does.
+func BenchmarkPublishedReplies(b *testing.B) {
+	spec, space := publishedSpec(b)
+	x, err := Compile(spec, space)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, replies := publishedReplyTexts(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, text := range replies {
+			x.Extract(text)
+		}
+	}
+}

@@ -168,17 +168,28 @@ func (r *regexRun) slow(text string, last bool) []int {
 	return nil
 }
 
-// matchAt runs the pattern anchored at s. A RuneReader makes regexp use a
-// machine that stops once the pattern fails, instead of one that clears
-// state for the whole rest of the reply on every try.
+// matchAt runs the pattern anchored at s. On a long rest of the reply, a
+// RuneReader makes regexp use a machine that stops once the pattern fails,
+// instead of one that clears state for the whole rest on every try; on a
+// short one (shortTail bytes) that backtracker is the faster.
+const shortTail = 256
+
 func (r *regexRun) matchAt(text string, s int, rd *strings.Reader) []int {
 	if s == 0 {
+		if len(text) <= shortTail {
+			return r.at0.FindStringSubmatchIndex(text)
+		}
 		rd.Reset(text)
 		return r.at0.FindReaderSubmatchIndex(rd)
 	}
 	_, w := utf8.DecodeLastRuneInString(text[:s])
-	rd.Reset(text[s-w:])
-	m := r.at.FindReaderSubmatchIndex(rd)
+	var m []int
+	if tail := text[s-w:]; len(tail) <= shortTail {
+		m = r.at.FindStringSubmatchIndex(tail)
+	} else {
+		rd.Reset(tail)
+		m = r.at.FindReaderSubmatchIndex(rd)
+	}
 	if m == nil {
 		return nil
 	}

@@ -107,10 +107,13 @@ func (r *regexRun) find(text string, last bool) []int {
 	}
 	var found []int
 	var rd strings.Reader
-	pos := 0
+	pos, tries := 0, 0
 	try := func(s int) bool {
 		if s < pos || !r.first.startsAt(text, s) {
 			return true
+		}
+		if tries++; tries > maxTries {
+			return false
 		}
 		m := r.matchAt(text, s, &rd)
 		if m == nil {
@@ -151,8 +154,18 @@ func (r *regexRun) find(text string, last bool) []int {
 			s += i
 		}
 	}
+	if tries > maxTries {
+		return r.slow(text, last)
+	}
 	return found
 }
+
+// maxTries bounds the anchored tries on one reply. A try may read the rest
+// of the reply (a leading \s* crosses lines), so a reply of thousands of
+// blank lines would cost their square; past this many starts the plain
+// search, linear in the reply, takes over. The published replies need at
+// most 42 tries.
+const maxTries = 64
 
 // slow is the plain regexp search, which find must always agree with.
 func (r *regexRun) slow(text string, last bool) []int {

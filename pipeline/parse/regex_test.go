@@ -105,6 +105,22 @@ func TestRegexRunAgreesWithRegexp(t *testing.T) {
 	}
 }
 
+// A reply with more possible starts than maxTries is read by the plain
+// search, with the same result, and in time linear in its length.
+func TestRegexRunManyStarts(t *testing.T) {
+	runs := regexRuns()
+	for _, text := range []string{
+		strings.Repeat("\n", 20000) + "Final Answer: Acceptable",
+		strings.Repeat("  \n", 5000) + "Final Answer: Unacceptable\n" + strings.Repeat("\n", 100),
+		strings.Repeat("confidence: ", 3000) + "confidence: 0.4",
+		strings.Repeat("Final answer: acceptable\n", 200),
+	} {
+		for k := range runs {
+			checkRegexRun(t, &runs[k], text)
+		}
+	}
+}
+
 func TestRegexRunStarts(t *testing.T) {
 	for _, c := range []struct {
 		pattern string

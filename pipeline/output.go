@@ -138,7 +138,7 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	if r.Judge != nil {
 		judge = string(appendTraceValue(nil, r.Judge, false))
 	}
-	model, strategy := c.ReportedNames()
+	model, strategy := c.reportedNamesIn(fields)
 	a, ja := r.Acct, r.JudgeAcct
 	return append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
 		r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,

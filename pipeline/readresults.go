@@ -70,6 +70,21 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 			read = append(read[:len(read):len(read)], sc)
 		}
 	}
+	// Rows of a task that reports its items' model and strategy (report_as)
+	// take the names from their row: asking the item would read a large
+	// dataset's fields back from its store.
+	names := -1
+	for _, c := range st.Cells {
+		if c.Task.Spec.ReportAs != nil {
+			m, s := rdr.MetaData().Schema.ColumnIndexByName("model"), rdr.MetaData().Schema.ColumnIndexByName("strategy")
+			if m < 0 || s < 0 {
+				return nil, fmt.Errorf("%s has no model or strategy column", path)
+			}
+			names = len(read)
+			read = append(read[:len(read):len(read)], m, s)
+			break
+		}
+	}
 	rows := make([]ResultRow, starts[len(st.Cells)])
 	have := newDoneSet(len(rows))
 	cells := newRowCells()
@@ -94,7 +109,18 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 			ci := sort.SearchInts(starts, ord+1) - 1
 			cell := &st.Cells[ci]
 			c := Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]]}
-			r := ResultRow{RowCell: cells.of(st, &c), Item: c.Item, Conf: math.NaN()}
+			var rc *RowCell
+			if names >= 0 && c.Task.Spec.ReportAs != nil {
+				m, mok := str(cs[names], i)
+				s, sok := str(cs[names+1], i)
+				if mok && sok {
+					rc = cells.named(st, &c, m, s)
+				}
+			}
+			if rc == nil {
+				rc = cells.of(st, &c)
+			}
+			r := ResultRow{RowCell: rc, Item: c.Item, Conf: math.NaN()}
 			if s, ok := str(cs[0], i); ok {
 				r.setLabel(s)
 			}

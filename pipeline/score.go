@@ -60,9 +60,17 @@ type rowCellKey struct {
 
 func (rc *rowCells) of(st *Study, c *Case) *RowCell {
 	m, s := c.ReportedNames()
+	return rc.named(st, c, m, s)
+}
+
+// named is of for a case whose reported names are known (read back from
+// its row); the names are copied when a new cell keeps them.
+func (rc *rowCells) named(st *Study, c *Case, m, s string) *RowCell {
 	k := rowCellKey{c.Cell, m, s}
 	cell := rc.cells[k]
 	if cell == nil {
+		m, s = strings.Clone(m), strings.Clone(s)
+		k = rowCellKey{c.Cell, m, s}
 		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, labels: rc.labels}
 		rc.cells[k] = cell
 	}

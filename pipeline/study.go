@@ -166,9 +166,17 @@ func (s *Study) FactorValues(c *Case) []string {
 // ReportedNames are the model and strategy names results carry: the case's
 // own, or, for re-scored recorded replies, the item's (task report_as).
 func (c *Case) ReportedNames() (model, strategy string) {
+	if c.Task.Spec.ReportAs == nil {
+		return c.Model.Name, c.Strategy.Name
+	}
+	return c.reportedNamesIn(c.Item.Values())
+}
+
+// reportedNamesIn is ReportedNames with the item's fields at hand: a
+// spilled item's fields are read back from the store at each Values.
+func (c *Case) reportedNamesIn(f map[string]any) (model, strategy string) {
 	model, strategy = c.Model.Name, c.Strategy.Name
 	if ra := c.Task.Spec.ReportAs; ra != nil {
-		f := c.Item.Values()
 		if v, ok := f[ra.Model].(string); ok && ra.Model != "" {
 			model = v
 		}

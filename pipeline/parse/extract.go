@@ -67,6 +67,7 @@ type compiled struct {
 	open, close string // tag
 	prefix      prefixMatcher
 	re          *regexp.Regexp
+	run         regexRun // how re is searched
 	group       int
 	phrases     []phrase
 	triggers    wordSet // trigger word -> indexes into phrases
@@ -212,6 +213,7 @@ func (x *Extractor) compileRules(rules []Rule, role ruleRole) ([]compiled, error
 			if c.group == 0 && c.re.NumSubexp() > 0 {
 				c.group = 1
 			}
+			c.run = newRegexRun(c.re, c.group)
 			key = "#" + strconv.Itoa(i+1)
 		case KindPhrase:
 			defs := defaultPhrases
@@ -356,20 +358,11 @@ func (c *compiled) candidate(text string) (string, bool) {
 }
 
 func (c *compiled) regexCandidate(text string) (string, bool) {
-	if !c.last {
-		m := c.re.FindStringSubmatchIndex(text)
-		if m == nil || m[2*c.group] < 0 {
-			return "", false
-		}
-		return text[m[2*c.group]:m[2*c.group+1]], true
+	m := c.run.find(text, c.last)
+	if m == nil || m[2*c.group] < 0 {
+		return "", false
 	}
-	all := c.re.FindAllStringSubmatchIndex(text, -1)
-	for k := len(all) - 1; k >= 0; k-- {
-		if m := all[k]; m[2*c.group] >= 0 {
-			return text[m[2*c.group]:m[2*c.group+1]], true
-		}
-	}
-	return "", false
+	return text[m[2*c.group]:m[2*c.group+1]], true
 }
 
 // exact resolves a candidate that is nothing but a label or alias.

@@ -1,0 +1,51 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// ReadResultSet takes a report_as task's model and strategy names from the
+// rows it reads back rather than from the items; both must name every
+// case's cell the same.
+func TestReadResultSetReportedNamesFromRows(t *testing.T) {
+	st, err := LoadWith(filepath.Join("..", "configs", "quickstart.yaml"), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A share of the recorded replies across all their models and strategies.
+	if err := st.Select(Selection{Tasks: []string{"promoral_replies"}, Shard: &Shard{K: 3, N: 60}}); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, _, err := NewEngine(st, Options{OutDir: out, NoResults: true}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	gen := CurrentGeneration(out)
+	order, err := readOrder(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ReadResultSet(st, filepath.Join(gen, "results.parquet"), order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	pairs := map[[2]string]bool{}
+	st.EachCase(func(c *Case) bool {
+		if k >= len(rs.Rows) {
+			t.Fatalf("%d rows for more cases", len(rs.Rows))
+		}
+		m, s := c.ReportedNames()
+		if got := rs.Rows[k].RowCell; got.Model != m || got.Strategy != s {
+			t.Fatalf("case %s: row reports %s/%s, the item %s/%s", c.ID(), got.Model, got.Strategy, m, s)
+		}
+		pairs[[2]string{m, s}] = true
+		k++
+		return true
+	})
+	if k != len(rs.Rows) || len(pairs) < 30 {
+		t.Fatalf("%d cases, %d rows, %d model/strategy pairs: the test needs many", k, len(rs.Rows), len(pairs))
+	}
+}

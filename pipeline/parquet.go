@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -108,7 +107,7 @@ func CreateParquet(path string, cols []Column, codec ...compress.Compression) (*
 		os.Remove(f.Name())
 		return nil, err
 	}
-	return &ParquetWriter{final: path, tmp: f.Name(), f: f, fw: fw, rb: array.NewRecordBuilder(memory.DefaultAllocator, schema), cols: cols}, nil
+	return &ParquetWriter{final: path, tmp: f.Name(), f: f, fw: fw, rb: array.NewRecordBuilder(arrowPool, schema), cols: cols}, nil
 }
 
 // Append adds one row; vals follow the columns. Accepted values: string,
@@ -220,7 +219,7 @@ func (w *ParquetWriter) flush() error {
 		for i, r := range held {
 			parts[i] = r.Column(c)
 		}
-		joined, err := array.Concatenate(parts, memory.DefaultAllocator)
+		joined, err := array.Concatenate(parts, arrowPool)
 		if err != nil {
 			return err
 		}

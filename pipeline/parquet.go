@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -65,6 +66,8 @@ type ParquetWriter struct {
 	heldRows int
 	// bytes is the text appended since the last flush.
 	bytes int
+	// closing: no row will follow (no buffers to take for them).
+	closing bool
 }
 
 // A row group holds parquetBatch rows, or fewer when their text passes
@@ -107,7 +110,7 @@ func CreateParquet(path string, cols []Column, codec ...compress.Compression) (*
 		os.Remove(f.Name())
 		return nil, err
 	}
-	return &ParquetWriter{final: path, tmp: f.Name(), f: f, fw: fw, rb: array.NewRecordBuilder(arrowPool, schema), cols: cols}, nil
+	return &ParquetWriter{final: path, tmp: f.Name(), f: f, fw: fw, rb: array.NewRecordBuilder(memory.DefaultAllocator, schema), cols: cols}, nil
 }
 
 // Append adds one row; vals follow the columns. Accepted values: string,
@@ -179,8 +182,28 @@ func (w *ParquetWriter) seal() {
 	if w.pending == 0 {
 		return
 	}
+	// The next rows will likely be as many and as wide: their buffers are
+	// taken at that size (and a quarter more for text) at once, not grown
+	// by doubling, each step a buffer to allocate, copy and drop: under
+	// apply's soft memory limit every byte allocated costs collector time.
+	var data [64]int
+	for i := range w.cols {
+		if sb, ok := w.rb.Field(i).(*array.StringBuilder); ok && i < len(data) {
+			data[i] = sb.DataLen()
+		}
+	}
 	w.held = append(w.held, w.rb.NewRecordBatch())
 	w.heldRows += w.pending
+	for i := range w.cols {
+		if w.closing {
+			break
+		}
+		f := w.rb.Field(i)
+		f.Reserve(w.pending)
+		if sb, ok := f.(*array.StringBuilder); ok && i < len(data) {
+			sb.ReserveData(data[i] + data[i]/4)
+		}
+	}
 	w.pending = 0
 }
 
@@ -219,7 +242,7 @@ func (w *ParquetWriter) flush() error {
 		for i, r := range held {
 			parts[i] = r.Column(c)
 		}
-		joined, err := array.Concatenate(parts, arrowPool)
+		joined, err := array.Concatenate(parts, memory.DefaultAllocator)
 		if err != nil {
 			return err
 		}
@@ -259,6 +282,7 @@ func (w *ParquetWriter) Rows() int { return w.rows }
 
 // Commit finishes the file and moves it into place atomically.
 func (w *ParquetWriter) Commit() error {
+	w.closing = true
 	if err := w.flush(); err != nil {
 		w.Abort()
 		return err

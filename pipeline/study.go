@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"text/template"
+	tparse "text/template/parse"
 	"unsafe"
 
 	"github.com/promoral/promoral/pipeline/dataset"
@@ -130,6 +132,33 @@ type Task struct {
 type namedTmpl struct {
 	name string
 	t    *template.Template
+	// fixed: the template is text alone, whatever the data, so every case
+	// takes text instead of running it.
+	fixed bool
+	text  string
+}
+
+func newNamedTmpl(name string, t *template.Template) namedTmpl {
+	n := namedTmpl{name: name, t: t}
+	n.text, n.fixed = fixedText(t)
+	return n
+}
+
+// fixedText is the output of a template made of text alone (no action,
+// so running it always writes exactly that text, whatever the data).
+func fixedText(t *template.Template) (string, bool) {
+	if t == nil || t.Tree == nil || t.Tree.Root == nil {
+		return "", false
+	}
+	var b strings.Builder
+	for _, n := range t.Tree.Root.Nodes {
+		tn, ok := n.(*tparse.TextNode)
+		if !ok {
+			return "", false
+		}
+		b.Write(tn.Text)
+	}
+	return b.String(), true
 }
 
 // Case is one model x strategy x task x item.
@@ -278,6 +307,10 @@ func (t *Task) env(env map[string]any) (map[string]any, error) {
 	data := map[string]any{"item": env["item"], "task": out, "params": env["params"], "model": env["model"]}
 	var buf []byte
 	for _, b := range t.blocks {
+		if b.fixed {
+			out[b.name] = b.text
+			continue
+		}
 		w := &sliceWriter{buf: buf[:0]}
 		if err := b.t.Execute(w, data); err != nil {
 			return nil, fmt.Errorf("task %s, block %s: %w", t.Name, b.name, err)

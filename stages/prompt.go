@@ -36,10 +36,10 @@ type Message struct {
 }
 
 type prompt struct {
-	name     string
-	cont     []string
-	roles    []string
-	tmpls    []*template.Template
+	name  string
+	cont  []string
+	roles []string
+	tmpls []*template.Template
 	// sizes are the last rendered length of each template: the next
 	// message is written into a buffer of about that size at once, not
 	// grown from nothing by doubling (the writes of a template are many

@@ -950,12 +950,21 @@ func toFloatPtr(v any) *float64 {
 // CacheKey is the journal key of a request to a model: the provider identity
 // plus the request's canonical form.
 func CacheKey(m *Model, req *llm.Request) string {
-	h := sha256.New()
-	h.Write([]byte(m.Identity))
-	h.Write([]byte{0})
-	h.Write(req.Canonical())
-	return hex.EncodeToString(h.Sum(nil))
+	// The identity, a zero byte and the canonical form, hashed from one
+	// reused buffer.
+	bp := keyScratch.Get().(*[]byte)
+	b := append((*bp)[:0], m.Identity...)
+	b = append(b, 0)
+	b = req.AppendCanonical(b)
+	sum := sha256.Sum256(b)
+	if cap(b) <= 1<<20 {
+		*bp = b
+		keyScratch.Put(bp)
+	}
+	return hex.EncodeToString(sum[:])
 }
+
+var keyScratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // ErrOfflineMiss is returned in offline mode when a request is not journaled.
 var ErrOfflineMiss = errors.New("offline: this request has no journaled reply (run without --offline to call the model)")

@@ -39,9 +39,15 @@ type CallRow struct {
 }
 
 func newCallRow(c *Case, stage string, req *llm.Request) CallRow {
-	params := *req
-	params.Messages = nil
-	return CallRow{Case: c, Stage: stage, Messages: llm.MessagesJSON(req.Messages), Params: jsonString(&params)}
+	var pj string
+	if b, ok := req.AppendParams(make([]byte, 0, 128)); ok {
+		pj = string(b)
+	} else {
+		params := *req
+		params.Messages = nil
+		pj = jsonString(&params)
+	}
+	return CallRow{Case: c, Stage: stage, Messages: llm.MessagesJSON(req.Messages), Params: pj}
 }
 
 var callColumns = []Column{

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -13,25 +14,33 @@ import (
 // sorted, no insignificant space. Two requests with the same canonical form
 // get the same reply from the cache. The messages (the long part) are encoded
 // by hand; the rest goes through encoding/json.
-func (r *Request) Canonical() []byte {
-	rest := *r
-	rest.Model, rest.Messages = "", nil
-	tail, err := json.Marshal(&rest)
-	if err != nil {
-		// Only Extra can hold unmarshalable values; config validation rejects them.
-		panic("llm: request cannot be encoded: " + err.Error())
-	}
+func (r *Request) Canonical() []byte { return r.AppendCanonical(nil) }
+
+// AppendCanonical appends the canonical form to b.
+func (r *Request) AppendCanonical(b []byte) []byte {
 	const skip = `{"model":"","messages":null`
-	if !bytes.HasPrefix(tail, []byte(skip)) {
-		panic("llm: unexpected encoding of a request")
+	var tail []byte
+	if !r.plainTail() {
+		rest := *r
+		rest.Model, rest.Messages = "", nil
+		var err error
+		tail, err = json.Marshal(&rest)
+		if err != nil {
+			// Only Extra can hold unmarshalable values; config validation rejects them.
+			panic("llm: request cannot be encoded: " + err.Error())
+		}
+		if !bytes.HasPrefix(tail, []byte(skip)) {
+			panic("llm: unexpected encoding of a request")
+		}
+		tail = tail[len(skip):]
 	}
-	n := len(tail) + len(r.Model) + 64
+	n := len(tail) + len(r.Model) + 160
 	for _, m := range r.Messages {
 		// Room for the text and a little escaping, so the prompt is
 		// copied once.
 		n += len(m.Role) + len(m.Content) + len(m.Content)/16 + 32
 	}
-	b := make([]byte, 0, n)
+	b = slices.Grow(b, n)
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, r.Model, true)
 	b = append(b, `,"messages":`...)
@@ -40,7 +49,11 @@ func (r *Request) Canonical() []byte {
 	} else {
 		b = appendMessages(b, r.Messages, true)
 	}
-	return append(b, tail[len(skip):]...)
+	if tail != nil {
+		return append(b, tail...)
+	}
+	b, _ = r.appendTail(b)
+	return b
 }
 
 // MessagesJSON encodes messages exactly as encoding/json does, without

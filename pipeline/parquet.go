@@ -68,6 +68,9 @@ type ParquetWriter struct {
 	bytes int
 	// closing: no row will follow (no buffers to take for them).
 	closing bool
+	// next is what the next rows are expected to take: their count, then
+	// each column's text bytes (seal); used up by the first of them.
+	next []int
 }
 
 // A row group holds parquetBatch rows, or fewer when their text passes
@@ -118,6 +121,9 @@ func CreateParquet(path string, cols []Column, codec ...compress.Compression) (*
 func (w *ParquetWriter) Append(vals ...any) error {
 	if len(vals) != len(w.cols) {
 		return fmt.Errorf("parquet %s: %d values for %d columns", filepath.Base(w.final), len(vals), len(w.cols))
+	}
+	if len(w.next) > 0 {
+		w.reserve()
 	}
 	for i, v := range vals {
 		b := w.rb.Field(i)
@@ -177,33 +183,43 @@ func (w *ParquetWriter) Append(vals ...any) error {
 	return nil
 }
 
+// reserve takes the buffers of the rows to come at the size seal expects.
+func (w *ParquetWriter) reserve() {
+	rows, data := w.next[0], w.next[1:]
+	w.next = w.next[:0]
+	for i := range w.cols {
+		f := w.rb.Field(i)
+		f.Reserve(rows)
+		if sb, ok := f.(*array.StringBuilder); ok && data[i] > 0 {
+			sb.ReserveData(data[i] + data[i]/4)
+		}
+	}
+}
+
 // seal moves the appended rows to held.
 func (w *ParquetWriter) seal() {
 	if w.pending == 0 {
 		return
 	}
 	// The next rows will likely be as many and as wide: their buffers are
-	// taken at that size (and a quarter more for text) at once, not grown
-	// by doubling, each step a buffer to allocate, copy and drop: under
-	// apply's soft memory limit every byte allocated costs collector time.
-	var data [64]int
-	for i := range w.cols {
-		if sb, ok := w.rb.Field(i).(*array.StringBuilder); ok && i < len(data) {
-			data[i] = sb.DataLen()
+	// taken at that size (and a quarter more for text) at once, when the
+	// first of them comes (once these rows are written and their buffers
+	// dropped), not grown by doubling, each step a buffer to allocate, copy
+	// and drop: under apply's soft memory limit every byte allocated costs
+	// collector time.
+	if !w.closing {
+		w.next = w.next[:0]
+		w.next = append(w.next, w.pending)
+		for i := range w.cols {
+			n := 0
+			if sb, ok := w.rb.Field(i).(*array.StringBuilder); ok {
+				n = sb.DataLen()
+			}
+			w.next = append(w.next, n)
 		}
 	}
 	w.held = append(w.held, w.rb.NewRecordBatch())
 	w.heldRows += w.pending
-	for i := range w.cols {
-		if w.closing {
-			break
-		}
-		f := w.rb.Field(i)
-		f.Reserve(w.pending)
-		if sb, ok := f.(*array.StringBuilder); ok && i < len(data) {
-			sb.ReserveData(data[i] + data[i]/4)
-		}
-	}
 	w.pending = 0
 }
 

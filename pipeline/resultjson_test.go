@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"testing"
+
+	"github.com/expr-lang/expr"
 )
 
 // The outputs, judge and item columns, written together into one buffer,
@@ -47,6 +49,47 @@ func TestResultJSONColumnsAsEncodedAlone(t *testing.T) {
 			}
 			if got := at(w.col); got != want {
 				t.Errorf("mask %d, %s: %v, want %v", mask, w.col, got, want)
+			}
+		}
+	}
+}
+
+// The subsets column, taken from the lists already made for the same
+// outcome, is what the expressions give each item, errors included,
+// over and over.
+func TestSubsetsColumnSameFromItsCache(t *testing.T) {
+	task := &Task{Name: "t", Spec: &TaskSpec{Subsets: map[string]string{
+		"short": "item.len < 5", "<long>&": "item.len >= 5", "odd": "item.n % 2 == 1", "broken": "item.missing.deeper > 1", "named": `task.name == "t"`,
+	}}}
+	s := newSubsetNames()
+	c := &Case{Task: task}
+	slow := func(fields map[string]any) any {
+		var in []string
+		for _, n := range []string{"<long>&", "broken", "named", "odd", "short"} {
+			p, err := CompileExpr(task.Spec.Subsets[n], nil, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := expr.Run(p, map[string]any{"item": fields, "task": map[string]any{"name": "t"}})
+			if err != nil {
+				in = append(in, "!"+n)
+			} else if b, _ := v.(bool); b {
+				in = append(in, n)
+			}
+		}
+		if in == nil {
+			in = []string{}
+		}
+		return jsonString(in)
+	}
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 20; i++ {
+			fields := map[string]any{"len": i % 9, "n": i}
+			if i%5 == 0 {
+				fields["missing"] = map[string]any{"deeper": 2}
+			}
+			if got, want := s.of(c, fields), slow(fields); got != want {
+				t.Fatalf("round %d, item %d: %v, want %v", round, i, got, want)
 			}
 		}
 	}

@@ -38,16 +38,15 @@ type CallRow struct {
 	Price     Price
 }
 
-func newCallRow(c *Case, stage string, req *llm.Request) CallRow {
-	var pj string
-	if b, ok := req.AppendParams(make([]byte, 0, 128)); ok {
-		pj = string(b)
-	} else {
-		params := *req
-		params.Messages = nil
-		pj = jsonString(&params)
+// paramsJSON is request_params: the request without its messages.
+func paramsJSON(req *llm.Request) string {
+	var buf [256]byte
+	if b, ok := req.AppendParams(buf[:0]); ok {
+		return string(b)
 	}
-	return CallRow{Case: c, Stage: stage, Messages: llm.MessagesJSON(req.Messages), Params: pj}
+	params := *req
+	params.Messages = nil
+	return jsonString(&params)
 }
 
 var callColumns = []Column{

@@ -1,9 +1,13 @@
 package pipeline
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"testing"
 
 	"github.com/expr-lang/expr"
+
+	"github.com/promoral/promoral/pipeline/llm"
 )
 
 // The outputs, judge and item columns, written together into one buffer,
@@ -91,6 +95,36 @@ func TestSubsetsColumnSameFromItsCache(t *testing.T) {
 			if got, want := s.of(c, fields), slow(fields); got != want {
 				t.Fatalf("round %d, item %d: %v, want %v", round, i, got, want)
 			}
+		}
+	}
+}
+
+// A call's form (journal key, request_messages, request_params) is what
+// the key's definition and encoding/json give, whether the messages are
+// taken from the canonical form or, holding HTML's characters or none at
+// all, encoded again.
+func TestCallFormAsEncodedApart(t *testing.T) {
+	m := &Model{Name: "m", Identity: "openai\x00https://x"}
+	temp := 0.25
+	for i, req := range []*llm.Request{
+		{Model: "gpt", Messages: []llm.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Scenario: I lied.\n\"Quote\" é \u2028"}}},
+		{Model: "gpt", Messages: []llm.Message{{Role: "user", Content: "<answer>wrong</answer> & more"}}, Temperature: &temp, MaxTokens: 300},
+		{Model: "gpt<&>", Messages: nil, Stop: []string{"</s>"}},
+		{Model: "gpt", Messages: []llm.Message{}, Extra: map[string]any{"x": 1}},
+	} {
+		f := formOf(m, req, true)
+		h := sha256.New()
+		h.Write([]byte(m.Identity))
+		h.Write([]byte{0})
+		h.Write(req.Canonical())
+		params := *req
+		params.Messages = nil
+		want := callForm{key: hex.EncodeToString(h.Sum(nil)), messages: llm.MessagesJSON(req.Messages), params: jsonString(&params)}
+		if f != want {
+			t.Errorf("request %d:\n got %+v\nwant %+v", i, f, want)
+		}
+		if k := CacheKey(m, req); k != want.key {
+			t.Errorf("request %d: CacheKey %s, want %s", i, k, want.key)
 		}
 	}
 }

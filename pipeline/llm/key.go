@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -18,6 +19,15 @@ func (r *Request) Canonical() []byte { return r.AppendCanonical(nil) }
 
 // AppendCanonical appends the canonical form to b.
 func (r *Request) AppendCanonical(b []byte) []byte {
+	b, _, _ = r.AppendCanonicalSpan(b)
+	return b
+}
+
+// AppendCanonicalSpan is AppendCanonical, also saying where in b the
+// messages' JSON lies (b[from:to]). It is MessagesJSON's form too when no
+// message holds <, > or & (the canonical form escapes them) and the
+// messages are not nil (null here, [] there): see MessagesJSONFrom.
+func (r *Request) AppendCanonicalSpan(b []byte) (_ []byte, from, to int) {
 	const skip = `{"model":"","messages":null`
 	var tail []byte
 	if !r.plainTail() {
@@ -44,16 +54,32 @@ func (r *Request) AppendCanonical(b []byte) []byte {
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, r.Model, true)
 	b = append(b, `,"messages":`...)
+	from = len(b)
 	if r.Messages == nil {
 		b = append(b, "null"...)
 	} else {
 		b = appendMessages(b, r.Messages, true)
 	}
+	to = len(b)
 	if tail != nil {
-		return append(b, tail...)
+		return append(b, tail...), from, to
 	}
 	b, _ = r.appendTail(b)
-	return b
+	return b, from, to
+}
+
+// MessagesJSONFrom is MessagesJSON(r.Messages), taken from the messages'
+// span of r's canonical form when that is the same text.
+func (r *Request) MessagesJSONFrom(canonical []byte) string {
+	if r.Messages == nil {
+		return MessagesJSON(r.Messages)
+	}
+	for _, m := range r.Messages {
+		if strings.ContainsAny(m.Content, "<>&") || strings.ContainsAny(m.Role, "<>&") {
+			return MessagesJSON(r.Messages)
+		}
+	}
+	return string(canonical)
 }
 
 // MessagesJSON encodes messages exactly as encoding/json does, without

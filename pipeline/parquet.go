@@ -191,7 +191,7 @@ func (w *ParquetWriter) reserve() {
 		f := w.rb.Field(i)
 		f.Reserve(rows)
 		if sb, ok := f.(*array.StringBuilder); ok && data[i] > 0 {
-			sb.ReserveData(data[i] + data[i]/4)
+			sb.ReserveData(data[i] + data[i]/8)
 		}
 	}
 }
@@ -202,7 +202,7 @@ func (w *ParquetWriter) seal() {
 		return
 	}
 	// The next rows will likely be as many and as wide: their buffers are
-	// taken at that size (and a quarter more for text) at once, when the
+	// taken at that size (and an eighth more for text) at once, when the
 	// first of them comes (once these rows are written and their buffers
 	// dropped), not grown by doubling, each step a buffer to allocate, copy
 	// and drop: under apply's soft memory limit every byte allocated costs

@@ -69,17 +69,56 @@ func (r *Request) AppendCanonicalSpan(b []byte) (_ []byte, from, to int) {
 }
 
 // MessagesJSONFrom is MessagesJSON(r.Messages), taken from the messages'
-// span of r's canonical form when that is the same text.
+// span of r's canonical form: the same text but for the escapes of <, >
+// and &, which are undone.
 func (r *Request) MessagesJSONFrom(canonical []byte) string {
 	if r.Messages == nil {
 		return MessagesJSON(r.Messages)
 	}
+	html := false
 	for _, m := range r.Messages {
 		if strings.ContainsAny(m.Content, "<>&") || strings.ContainsAny(m.Role, "<>&") {
-			return MessagesJSON(r.Messages)
+			html = true
+			break
 		}
 	}
-	return string(canonical)
+	if !html {
+		return string(canonical)
+	}
+	return string(unescapeHTML(make([]byte, 0, len(canonical)), canonical))
+}
+
+// unescapeHTML turns encoding/json's \u003c, \u003e and \u0026 back into
+// <, > and &, leaving every other escape as it is. Escapes are read from
+// left to right, so an escaped backslash before "u003c" is never taken
+// for the start of one.
+func unescapeHTML(b, js []byte) []byte {
+	start := 0
+	for i := 0; i < len(js); i++ {
+		if js[i] != '\\' || i+1 >= len(js) {
+			continue
+		}
+		if js[i+1] == 'u' && i+5 < len(js) && js[i+2] == '0' && js[i+3] == '0' {
+			var c byte
+			switch string(js[i+4 : i+6]) {
+			case "3c":
+				c = '<'
+			case "3e":
+				c = '>'
+			case "26":
+				c = '&'
+			}
+			if c != 0 {
+				b = append(b, js[start:i]...)
+				b = append(b, c)
+				i += 5
+				start = i + 1
+				continue
+			}
+		}
+		i++ // the escaped character, whatever it is
+	}
+	return append(b, js[start:]...)
 }
 
 // MessagesJSON encodes messages exactly as encoding/json does, without

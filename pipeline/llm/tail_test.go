@@ -72,3 +72,31 @@ func TestTailEncoderLeavesNonFiniteToJSON(t *testing.T) {
 		}
 	}
 }
+
+// Messages' JSON taken from the canonical form is MessagesJSON's, HTML's
+// characters, escapes that look like theirs and all.
+func TestMessagesJSONFromCanonical(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	parts := []string{"<", ">", "&", `\u003c`, `\\u003c`, `\`, `"`, "a", "é", "\u2028", "\n", "\x01", "\xff", "Confidence: <a number>", "u003c"}
+	for i := 0; i < 20000; i++ {
+		var msgs []Message
+		for j := r.IntN(3); j >= 0; j-- {
+			var c, role string
+			for k := r.IntN(8); k > 0; k-- {
+				c += parts[r.IntN(len(parts))]
+			}
+			role = []string{"user", "system", "<role>"}[r.IntN(3)]
+			msgs = append(msgs, Message{Role: role, Content: c})
+		}
+		q := Request{Model: "m", Messages: msgs}
+		b, from, to := q.AppendCanonicalSpan([]byte("id\x00"))
+		if got, want := q.MessagesJSONFrom(b[from:to]), MessagesJSON(msgs); got != want {
+			t.Fatalf("messages %q:\n got %s\nwant %s", msgs, got, want)
+		}
+	}
+	var none Request
+	b, from, to := none.AppendCanonicalSpan(nil)
+	if got := none.MessagesJSONFrom(b[from:to]); got != MessagesJSON(nil) {
+		t.Fatalf("nil messages: %s, want %s", got, MessagesJSON(nil))
+	}
+}

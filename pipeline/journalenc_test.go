@@ -186,3 +186,25 @@ func TestJournalWrittenByTheOldEncoderReads(t *testing.T) {
 		t.Fatalf("the journal after one append is not the old lines and encoding/json's line:\n%s", data[len(old.Bytes()):])
 	}
 }
+
+// BenchmarkJournalLine encodes a reply record of the scale study's shape
+// (a 90-byte reply) with the journal's encoder and with encoding/json.
+func BenchmarkJournalLine(b *testing.B) {
+	lp := -0.25
+	rec := &Record{Key: strings.Repeat("ab", 32), ID: "1a2b3c4d.k2", Model: "bot01", Case: "bot01/zero_shot/ethics/item-000123", Stage: "answer",
+		Attempt: 1, Time: time.Date(2026, 11, 23, 19, 0, 0, 123456789, time.UTC), LatencyMS: 0.042,
+		Resp: &llm.Response{Choices: []llm.Choice{{Text: "The narrator harms someone.\nConfidence: 0.7\nFinal Answer: Unacceptable", FinishReason: "stop", Logprob: &lp}},
+			Usage: llm.Usage{PromptTokens: 180, CompletionTokens: 20}}}
+	for _, enc := range []struct {
+		name string
+		f    func([]byte, *Record) ([]byte, error)
+	}{{"own", appendRecord}, {"encoding_json", appendRecordReflect}} {
+		b.Run(enc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			for i := 0; i < b.N; i++ {
+				buf, _ = enc.f(buf[:0], rec)
+			}
+		})
+	}
+}

@@ -949,13 +949,36 @@ func toFloatPtr(v any) *float64 {
 
 // CacheKey is the journal key of a request to a model: the provider identity
 // plus the request's canonical form.
-func CacheKey(m *Model, req *llm.Request) string {
-	h := sha256.New()
-	h.Write([]byte(m.Identity))
-	h.Write([]byte{0})
-	h.Write(req.Canonical())
-	return hex.EncodeToString(h.Sum(nil))
+func CacheKey(m *Model, req *llm.Request) string { return formOf(m, req, false).key }
+
+// callForm is what the rows of one call share: its journal key and, when
+// asked for, the request's two JSON columns.
+type callForm struct {
+	key, messages, params string
 }
+
+// formOf makes a call's form. The key hashes the model's identity, a zero
+// byte and the request's canonical form, from one reused buffer; the
+// messages' JSON is taken from that form where it is the same text.
+func formOf(m *Model, req *llm.Request, cols bool) callForm {
+	bp := keyScratch.Get().(*[]byte)
+	b := append((*bp)[:0], m.Identity...)
+	b = append(b, 0)
+	b, from, to := req.AppendCanonicalSpan(b)
+	sum := sha256.Sum256(b)
+	f := callForm{key: hex.EncodeToString(sum[:])}
+	if cols {
+		f.messages = req.MessagesJSONFrom(b[from:to])
+		f.params = paramsJSON(req)
+	}
+	if cap(b) <= 1<<20 {
+		*bp = b
+		keyScratch.Put(bp)
+	}
+	return f
+}
+
+var keyScratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // ErrOfflineMiss is returned in offline mode when a request is not journaled.
 var ErrOfflineMiss = errors.New("offline: this request has no journaled reply (run without --offline to call the model)")
@@ -974,7 +997,8 @@ type callResult struct {
 // over its size bound is a failed attempt, never journaled as a reply.
 func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
 	m := x.Model
-	key := CacheKey(m, req)
+	form := formOf(m, req, true)
+	key := form.key
 	st := e.stats[m]
 	rec, ok, err := e.journal.Lookup(key)
 	if err != nil {
@@ -982,7 +1006,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		return nil, err
 	}
 	if ok {
-		e.emit(x, stage, req, key, rec.Attempt, rec.LatencyMS, rec.Time, rec.Resp, "", true, 0, true)
+		e.emit(x, stage, &form, rec.Attempt, rec.LatencyMS, rec.Time, rec.Resp, "", true, 0, true)
 		x.account(rec.Resp, true)
 		st.Calls.Add(1)
 		st.Cached.Add(1)
@@ -1101,7 +1125,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 				e.newCalls.Add(1)
 				e.noteVersion(m.Name, a.Resp.ModelVersion)
 			}
-			rows = append(rows, e.callRow(x, stage, req, key, a.N, rec.LatencyMS, rec.Time, resp, rec.Err, false))
+			rows = append(rows, e.callRow(x, stage, &form, a.N, rec.LatencyMS, rec.Time, resp, rec.Err, false))
 		})
 		for i := range rows {
 			rows[i].Attempts, rows[i].Final = len(rows), i == len(rows)-1
@@ -1135,7 +1159,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		if cr.cached != nil {
 			at, lat, t = cr.cached.Attempt, cr.cached.LatencyMS, cr.cached.Time
 		}
-		e.emit(x, stage, req, key, at, lat, t, resp, "", true, 0, true)
+		e.emit(x, stage, &form, at, lat, t, resp, "", true, 0, true)
 	}
 	x.account(resp, shared)
 	st.Calls.Add(1)
@@ -1184,17 +1208,17 @@ func (e *Engine) noteVersion(model, v string) {
 	e.versions[model][v] = true
 }
 
-func (e *Engine) callRow(x *Exec, stage string, req *llm.Request, key string, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) CallRow {
-	row := newCallRow(x.Case, stage, req)
-	row.Attempt, row.Key, row.Resp, row.LatencyMS, row.Time, row.Cached, row.Err, row.Price = attempt, key, resp, latency, t, cached, errText, x.Model.Spec.Price
+func (e *Engine) callRow(x *Exec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) CallRow {
+	row := CallRow{Case: x.Case, Stage: stage, Messages: f.messages, Params: f.params}
+	row.Attempt, row.Key, row.Resp, row.LatencyMS, row.Time, row.Cached, row.Err, row.Price = attempt, f.key, resp, latency, t, cached, errText, x.Model.Spec.Price
 	return row
 }
 
 // emit queues one calls.parquet row of a call that is complete in itself
 // (served from the journal or shared): attempts made, and whether it is the
 // row whose reply the case used.
-func (e *Engine) emit(x *Exec, stage string, req *llm.Request, key string, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool, attempts int, final bool) {
-	row := e.callRow(x, stage, req, key, attempt, latency, t, resp, errText, cached)
+func (e *Engine) emit(x *Exec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool, attempts int, final bool) {
+	row := e.callRow(x, stage, f, attempt, latency, t, resp, errText, cached)
 	row.Attempts, row.Final = attempts, final
 	e.rows <- row
 }

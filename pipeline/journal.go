@@ -583,13 +583,17 @@ func (j *Journal) NewAttemptID() string {
 
 // Append writes one record as one line and, for a usable reply, indexes it.
 func (j *Journal) Append(rec *Record) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rec); err != nil {
+	bp := linePool.Get().(*[]byte)
+	line, err := appendRecord((*bp)[:0], rec)
+	defer func() {
+		if cap(line) <= 1<<16 {
+			*bp = line[:0]
+			linePool.Put(bp)
+		}
+	}()
+	if err != nil {
 		return err
 	}
-	line := buf.Bytes()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil || j.ro {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/promoral/promoral/pipeline/llm"
@@ -37,10 +38,15 @@ type CallRow struct {
 	Price     Price
 }
 
-func newCallRow(c *Case, stage string, req *llm.Request) CallRow {
+// paramsJSON is request_params: the request without its messages.
+func paramsJSON(req *llm.Request) string {
+	var buf [256]byte
+	if b, ok := req.AppendParams(buf[:0]); ok {
+		return string(b)
+	}
 	params := *req
 	params.Messages = nil
-	return CallRow{Case: c, Stage: stage, Messages: llm.MessagesJSON(req.Messages), Params: jsonString(&params)}
+	return jsonString(&params)
 }
 
 var callColumns = []Column{
@@ -121,9 +127,6 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 		fields = c.Item.Values()
 	}
 	var item, trace any
-	if len(fields) > 0 {
-		item = itemJSON(fields)
-	}
 	if r.Trace != "" {
 		trace = r.Trace
 	}
@@ -131,12 +134,36 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	if r.Correct != nil {
 		correct = *r.Correct
 	}
+	// The three JSON columns are written into one reused buffer and
+	// copied out as one string: a buffer grown from nothing for each,
+	// for every case, was a twentieth of what apply allocated.
 	var outputs, judge any
+	bp := jsonScratch.Get().(*[]byte)
+	b := (*bp)[:0]
 	if r.Outputs != nil {
-		outputs = string(appendTraceValue(nil, r.Outputs, false))
+		b = appendTraceValue(b, r.Outputs, false)
+	}
+	o := len(b)
+	if r.Judge != nil {
+		b = appendTraceValue(b, r.Judge, false)
+	}
+	j := len(b)
+	if len(fields) > 0 {
+		b = appendTraceValue(b, fields, false)
+	}
+	all := string(b)
+	if cap(b) <= 1<<16 {
+		*bp = b
+		jsonScratch.Put(bp)
+	}
+	if r.Outputs != nil {
+		outputs = all[:o]
 	}
 	if r.Judge != nil {
-		judge = string(appendTraceValue(nil, r.Judge, false))
+		judge = all[o:j]
+	}
+	if len(fields) > 0 {
+		item = all[j:]
 	}
 	model, strategy := c.reportedNamesIn(fields)
 	a, ja := r.Acct, r.JudgeAcct
@@ -284,9 +311,13 @@ func (e *Engine) keepEarlierRows(held []heldCase) error {
 	})
 }
 
-// itemJSON is the item column: written and compared by the same encoder,
-// so an unchanged item always matches its earlier row.
+// itemJSON is the item column: written (resultValues) and compared by the
+// same encoder, so an unchanged item always matches its earlier row.
 func itemJSON(fields map[string]any) string { return string(appendTraceValue(nil, fields, false)) }
+
+// jsonScratch recycles the buffer a results row's JSON columns are
+// written into.
+var jsonScratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // resultFromRow rebuilds a Result from a results.parquet row.
 func resultFromRow(row map[string]any) Result {

@@ -66,6 +66,11 @@ type ParquetWriter struct {
 	heldRows int
 	// bytes is the text appended since the last flush.
 	bytes int
+	// closing: no row will follow (no buffers to take for them).
+	closing bool
+	// next is what the next rows are expected to take: their count, then
+	// each column's text bytes (seal); used up by the first of them.
+	next []int
 }
 
 // A row group holds parquetBatch rows, or fewer when their text passes
@@ -116,6 +121,9 @@ func CreateParquet(path string, cols []Column, codec ...compress.Compression) (*
 func (w *ParquetWriter) Append(vals ...any) error {
 	if len(vals) != len(w.cols) {
 		return fmt.Errorf("parquet %s: %d values for %d columns", filepath.Base(w.final), len(vals), len(w.cols))
+	}
+	if len(w.next) > 0 {
+		w.reserve()
 	}
 	for i, v := range vals {
 		b := w.rb.Field(i)
@@ -175,10 +183,40 @@ func (w *ParquetWriter) Append(vals ...any) error {
 	return nil
 }
 
+// reserve takes the buffers of the rows to come at the size seal expects.
+func (w *ParquetWriter) reserve() {
+	rows, data := w.next[0], w.next[1:]
+	w.next = w.next[:0]
+	for i := range w.cols {
+		f := w.rb.Field(i)
+		f.Reserve(rows)
+		if sb, ok := f.(*array.StringBuilder); ok && data[i] > 0 {
+			sb.ReserveData(data[i] + data[i]/8)
+		}
+	}
+}
+
 // seal moves the appended rows to held.
 func (w *ParquetWriter) seal() {
 	if w.pending == 0 {
 		return
+	}
+	// The next rows will likely be as many and as wide: their buffers are
+	// taken at that size (and an eighth more for text) at once, when the
+	// first of them comes (once these rows are written and their buffers
+	// dropped), not grown by doubling, each step a buffer to allocate, copy
+	// and drop: under apply's soft memory limit every byte allocated costs
+	// collector time.
+	if !w.closing {
+		w.next = w.next[:0]
+		w.next = append(w.next, w.pending)
+		for i := range w.cols {
+			n := 0
+			if sb, ok := w.rb.Field(i).(*array.StringBuilder); ok {
+				n = sb.DataLen()
+			}
+			w.next = append(w.next, n)
+		}
 	}
 	w.held = append(w.held, w.rb.NewRecordBatch())
 	w.heldRows += w.pending
@@ -260,6 +298,7 @@ func (w *ParquetWriter) Rows() int { return w.rows }
 
 // Commit finishes the file and moves it into place atomically.
 func (w *ParquetWriter) Commit() error {
+	w.closing = true
 	if err := w.flush(); err != nil {
 		w.Abort()
 		return err

@@ -2,8 +2,11 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
+	"strings"
 	"sync"
 	"text/template"
+	tparse "text/template/parse"
 	"unsafe"
 
 	"github.com/promoral/promoral/pipeline/dataset"
@@ -127,6 +130,11 @@ type Task struct {
 	human  *humanRule
 	blocks []namedTmpl
 	static map[string]any
+	// head and rest: env's starting map and the blocks left to fill it
+	// (makeHead).
+	headOnce sync.Once
+	head     map[string]any
+	rest     []namedTmpl
 
 	shapeOnce sync.Once
 	shapeList []itemShape
@@ -138,6 +146,33 @@ type Task struct {
 type namedTmpl struct {
 	name string
 	t    *template.Template
+	// fixed: the template is text alone, whatever the data, so every case
+	// takes text instead of running it.
+	fixed bool
+	text  string
+}
+
+func newNamedTmpl(name string, t *template.Template) namedTmpl {
+	n := namedTmpl{name: name, t: t}
+	n.text, n.fixed = fixedText(t)
+	return n
+}
+
+// fixedText is the output of a template made of text alone (no action,
+// so running it always writes exactly that text, whatever the data).
+func fixedText(t *template.Template) (string, bool) {
+	if t == nil || t.Tree == nil || t.Tree.Root == nil {
+		return "", false
+	}
+	var b strings.Builder
+	for _, n := range t.Tree.Root.Nodes {
+		tn, ok := n.(*tparse.TextNode)
+		if !ok {
+			return "", false
+		}
+		b.Write(tn.Text)
+	}
+	return b.String(), true
 }
 
 // Case is one model x strategy x task x item.
@@ -284,16 +319,18 @@ func (t *Task) Index(it *Item) (int, bool) {
 // renderBlocks renders the task's wording blocks for one item into the
 // task environment strategies read as .task.<block>.
 func (t *Task) env(env map[string]any) (map[string]any, error) {
-	out := make(map[string]any, len(t.static)+len(t.blocks))
-	for k, v := range t.static {
-		out[k] = v
-	}
-	if len(t.blocks) == 0 {
+	t.headOnce.Do(t.makeHead)
+	out := maps.Clone(t.head)
+	if len(t.rest) == 0 {
 		return out, nil
 	}
 	data := map[string]any{"item": env["item"], "task": out, "params": env["params"], "model": env["model"]}
 	var buf []byte
-	for _, b := range t.blocks {
+	for _, b := range t.rest {
+		if b.fixed {
+			out[b.name] = b.text
+			continue
+		}
 		w := &sliceWriter{buf: buf[:0]}
 		if err := b.t.Execute(w, data); err != nil {
 			return nil, fmt.Errorf("task %s, block %s: %w", t.Name, b.name, err)
@@ -302,6 +339,22 @@ func (t *Task) env(env map[string]any) (map[string]any, error) {
 		buf = w.buf
 	}
 	return out, nil
+}
+
+// makeHead makes the map every case's wording starts from: the static
+// values and the fixed blocks before the first block that runs (a block
+// sees the blocks before it, so those after wait their turn), with room
+// for the rest.
+func (t *Task) makeHead() {
+	t.head = make(map[string]any, len(t.static)+len(t.blocks))
+	for k, v := range t.static {
+		t.head[k] = v
+	}
+	t.rest = t.blocks
+	for len(t.rest) > 0 && t.rest[0].fixed {
+		t.head[t.rest[0].name] = t.rest[0].text
+		t.rest = t.rest[1:]
+	}
 }
 
 type sliceWriter struct{ buf []byte }

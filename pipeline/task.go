@@ -193,7 +193,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 			ds.Addf(spec.File, at("blocks."+k), "blocks."+k, "fix the template", "%v", err)
 			continue
 		}
-		t.blocks = append(t.blocks, namedTmpl{k, tm})
+		t.blocks = append(t.blocks, newNamedTmpl(k, tm))
 	}
 	compileHuman(spec, t, ds, at)
 	for name, src := range spec.Subsets {

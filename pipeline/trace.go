@@ -217,18 +217,28 @@ func ReadTrace(s string) ([]TraceStep, error) {
 type subsetNames struct {
 	// mu: rows are made by the workers as cases finish.
 	mu    sync.Mutex
-	progs map[*Task][]namedProg
+	progs map[*Task]*taskSubsets
 }
 
-func newSubsetNames() *subsetNames { return &subsetNames{progs: map[*Task][]namedProg{}} }
+// taskSubsets are a task's compiled subsets and the column's value for
+// each outcome seen so far (a few kinds of items give the same lists over
+// and over).
+type taskSubsets struct {
+	progs []namedProg
+	env   map[string]any // the task as the expressions see it
+	seen  map[uint64]string
+}
+
+func newSubsetNames() *subsetNames { return &subsetNames{progs: map[*Task]*taskSubsets{}} }
 
 // of takes the item's fields from the caller: a large dataset's item
 // reads them back from its store, once per case.
 func (s *subsetNames) of(c *Case, fields map[string]any) any {
 	t := c.Task
 	s.mu.Lock()
-	progs, ok := s.progs[t]
+	ts, ok := s.progs[t]
 	if !ok {
+		ts = &taskSubsets{env: map[string]any{"name": t.Name}, seen: map[uint64]string{}}
 		names := make([]string, 0, len(t.Spec.Subsets))
 		for n := range t.Spec.Subsets {
 			names = append(names, n)
@@ -236,24 +246,56 @@ func (s *subsetNames) of(c *Case, fields map[string]any) any {
 		sort.Strings(names)
 		for _, n := range names {
 			if p, err := CompileExpr(t.Spec.Subsets[n], nil, true); err == nil {
-				progs = append(progs, namedProg{n, p})
+				ts.progs = append(ts.progs, namedProg{n, p})
 			}
 		}
-		s.progs[t] = progs
+		s.progs[t] = ts
 	}
 	s.mu.Unlock()
-	if len(progs) == 0 {
+	if len(ts.progs) == 0 {
 		return nil
 	}
-	in := []string{}
-	env := map[string]any{"item": fields, "task": map[string]any{"name": t.Name}}
-	for _, p := range progs {
+	env := map[string]any{"item": fields, "task": ts.env}
+	if len(ts.progs) > 32 {
+		in := []string{}
+		for _, p := range ts.progs {
+			v, err := expr.Run(p.prog, env)
+			if err != nil {
+				in = append(in, "!"+p.name)
+			} else if b, _ := v.(bool); b {
+				in = append(in, p.name)
+			}
+		}
+		return jsonString(in)
+	}
+	// Two bits a subset: in it, or its expression failed.
+	var key uint64
+	for i, p := range ts.progs {
 		v, err := expr.Run(p.prog, env)
 		if err != nil {
-			in = append(in, "!"+p.name)
+			key |= 2 << (2 * i)
 		} else if b, _ := v.(bool); b {
+			key |= 1 << (2 * i)
+		}
+	}
+	s.mu.Lock()
+	js, ok := ts.seen[key]
+	s.mu.Unlock()
+	if ok {
+		return js
+	}
+	in := []string{}
+	for i, p := range ts.progs {
+		switch key >> (2 * i) & 3 {
+		case 2:
+			in = append(in, "!"+p.name)
+		case 1:
 			in = append(in, p.name)
 		}
 	}
-	return jsonString(in)
+	js = jsonString(in)
+	s.mu.Lock()
+	ts.seen[key] = js
+	s.mu.Unlock()
+	return js
 }

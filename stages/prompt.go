@@ -3,6 +3,7 @@ package stages
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"text/template"
 
 	"github.com/expr-lang/expr/types"
@@ -35,10 +36,15 @@ type Message struct {
 }
 
 type prompt struct {
-	name     string
-	cont     []string
-	roles    []string
-	tmpls    []*template.Template
+	name  string
+	cont  []string
+	roles []string
+	tmpls []*template.Template
+	// sizes are the last rendered length of each template: the next
+	// message is written into a buffer of about that size at once, not
+	// grown from nothing by doubling (the writes of a template are many
+	// and small).
+	sizes    []atomic.Int64
 	params   pipeline.GenParams
 	sampleOK bool
 }
@@ -105,6 +111,7 @@ func (c *PromptConfig) Build(b *pipeline.Build) pipeline.Stage {
 		p.roles = append(p.roles, m.Role)
 		p.tmpls = append(p.tmpls, t)
 	}
+	p.sizes = make([]atomic.Int64, len(p.tmpls))
 	if c.N < 0 || c.MaxTokens < 0 {
 		b.Errf("", "use positive numbers", "n and max_tokens must not be negative")
 	}
@@ -123,9 +130,11 @@ func (p *prompt) render(env map[string]any) ([]llm.Message, error) {
 	var sb strings.Builder
 	for i, t := range p.tmpls {
 		sb.Reset()
+		sb.Grow(int(p.sizes[i].Load()) + 64)
 		if err := t.Execute(&sb, env); err != nil {
 			return nil, err
 		}
+		p.sizes[i].Store(int64(sb.Len()))
 		msgs[i] = llm.Message{Role: p.roles[i], Content: sb.String()}
 	}
 	return msgs, nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // A dataset of a million items does not fit in memory as maps: its items
@@ -121,6 +122,8 @@ func (s *Store) Get(r Ref) (map[string]any, error) {
 			return nil, err
 		}
 	}
+	// b is never written after the read below: the fields' strings point
+	// into it (readString).
 	b := make([]byte, r.n)
 	if s.f == nil {
 		return nil, fmt.Errorf("the items' file is closed")
@@ -276,12 +279,18 @@ func readValue(b []byte) (any, []byte, error) {
 	return nil, nil, fmt.Errorf("unknown tag %d", tag)
 }
 
+// readString reads a string in place: b is a buffer of Get's own that
+// nothing writes to once read, so its strings are views of it, not copies
+// (one allocation for an item's text, not one per field).
 func readString(b []byte) (any, []byte, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)-k) {
 		return nil, nil, fmt.Errorf("bad string")
 	}
-	return string(b[k : k+int(n)]), b[k+int(n):], nil
+	if n == 0 {
+		return "", b[k:], nil
+	}
+	return unsafe.String(&b[k], int(n)), b[k+int(n):], nil
 }
 
 // sizeOf estimates the memory a value takes as loaded.

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -13,34 +15,110 @@ import (
 // sorted, no insignificant space. Two requests with the same canonical form
 // get the same reply from the cache. The messages (the long part) are encoded
 // by hand; the rest goes through encoding/json.
-func (r *Request) Canonical() []byte {
-	rest := *r
-	rest.Model, rest.Messages = "", nil
-	tail, err := json.Marshal(&rest)
-	if err != nil {
-		// Only Extra can hold unmarshalable values; config validation rejects them.
-		panic("llm: request cannot be encoded: " + err.Error())
-	}
+func (r *Request) Canonical() []byte { return r.AppendCanonical(nil) }
+
+// AppendCanonical appends the canonical form to b.
+func (r *Request) AppendCanonical(b []byte) []byte {
+	b, _, _ = r.AppendCanonicalSpan(b)
+	return b
+}
+
+// AppendCanonicalSpan is AppendCanonical, also saying where in b the
+// messages' JSON lies (b[from:to]). It is MessagesJSON's form too when no
+// message holds <, > or & (the canonical form escapes them) and the
+// messages are not nil (null here, [] there): see MessagesJSONFrom.
+func (r *Request) AppendCanonicalSpan(b []byte) (_ []byte, from, to int) {
 	const skip = `{"model":"","messages":null`
-	if !bytes.HasPrefix(tail, []byte(skip)) {
-		panic("llm: unexpected encoding of a request")
+	var tail []byte
+	if !r.plainTail() {
+		rest := *r
+		rest.Model, rest.Messages = "", nil
+		var err error
+		tail, err = json.Marshal(&rest)
+		if err != nil {
+			// Only Extra can hold unmarshalable values; config validation rejects them.
+			panic("llm: request cannot be encoded: " + err.Error())
+		}
+		if !bytes.HasPrefix(tail, []byte(skip)) {
+			panic("llm: unexpected encoding of a request")
+		}
+		tail = tail[len(skip):]
 	}
-	n := len(tail) + len(r.Model) + 64
+	n := len(tail) + len(r.Model) + 160
 	for _, m := range r.Messages {
 		// Room for the text and a little escaping, so the prompt is
 		// copied once.
 		n += len(m.Role) + len(m.Content) + len(m.Content)/16 + 32
 	}
-	b := make([]byte, 0, n)
+	b = slices.Grow(b, n)
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, r.Model, true)
 	b = append(b, `,"messages":`...)
+	from = len(b)
 	if r.Messages == nil {
 		b = append(b, "null"...)
 	} else {
 		b = appendMessages(b, r.Messages, true)
 	}
-	return append(b, tail[len(skip):]...)
+	to = len(b)
+	if tail != nil {
+		return append(b, tail...), from, to
+	}
+	b, _ = r.appendTail(b)
+	return b, from, to
+}
+
+// MessagesJSONFrom is MessagesJSON(r.Messages), taken from the messages'
+// span of r's canonical form: the same text but for the escapes of <, >
+// and &, which are undone.
+func (r *Request) MessagesJSONFrom(canonical []byte) string {
+	if r.Messages == nil {
+		return MessagesJSON(r.Messages)
+	}
+	html := false
+	for _, m := range r.Messages {
+		if strings.ContainsAny(m.Content, "<>&") || strings.ContainsAny(m.Role, "<>&") {
+			html = true
+			break
+		}
+	}
+	if !html {
+		return string(canonical)
+	}
+	return string(unescapeHTML(make([]byte, 0, len(canonical)), canonical))
+}
+
+// unescapeHTML turns encoding/json's \u003c, \u003e and \u0026 back into
+// <, > and &, leaving every other escape as it is. Escapes are read from
+// left to right, so an escaped backslash before "u003c" is never taken
+// for the start of one.
+func unescapeHTML(b, js []byte) []byte {
+	start := 0
+	for i := 0; i < len(js); i++ {
+		if js[i] != '\\' || i+1 >= len(js) {
+			continue
+		}
+		if js[i+1] == 'u' && i+5 < len(js) && js[i+2] == '0' && js[i+3] == '0' {
+			var c byte
+			switch string(js[i+4 : i+6]) {
+			case "3c":
+				c = '<'
+			case "3e":
+				c = '>'
+			case "26":
+				c = '&'
+			}
+			if c != 0 {
+				b = append(b, js[start:i]...)
+				b = append(b, c)
+				i += 5
+				start = i + 1
+				continue
+			}
+		}
+		i++ // the escaped character, whatever it is
+	}
+	return append(b, js[start:]...)
 }
 
 // MessagesJSON encodes messages exactly as encoding/json does, without

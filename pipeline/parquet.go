@@ -75,9 +75,12 @@ type ParquetWriter struct {
 
 // A row group holds parquetBatch rows, or fewer when their text passes
 // parquetBatchBytes: wide rows (whole replies) must not pile up in memory.
+// 4 MiB rather than 8: a row group's builders are reserved whole, so the
+// quickstart's peak RSS fell from 159-162 to 136-144 MB with it, and
+// apply at 1,000,000 cases kept its time and peak (58.9 s, 291 MB).
 const (
 	parquetBatch      = 8192
-	parquetBatchBytes = 8 << 20
+	parquetBatchBytes = 4 << 20
 )
 
 // CreateParquet starts writing path (through a temporary file beside it).

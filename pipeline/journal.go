@@ -102,6 +102,28 @@ type Journal struct {
 	// head is the length of the journal's start that opening did not read
 	// (OpenJournalFrom): its replies are indexed on the first lookup.
 	head int64
+
+	// Group commit (Append): lines that arrive while one writer is in its
+	// write go out together in the next one. A line's Append returns only
+	// once its batch is written (and synced, with fsync), as before.
+	cond       *sync.Cond
+	writing    bool
+	gather     []byte        // the lines of the batch gathering
+	gathered   []pendingSpan // their replies to index once written
+	batch      uint64        // number of the batch gathering
+	written    uint64        // batches written (or failed) so far
+	spare      []byte
+	spareIx    []pendingSpan
+	werr       error  // a failed write: the journal takes no more lines
+	failedFrom uint64 // the batch whose write failed
+}
+
+// pendingSpan is a reply gathered for the next write: its key and its line's
+// place within the batch.
+type pendingSpan struct {
+	k   [32]byte
+	off int64
+	n   int32
 }
 
 // OpenJournal opens (creating if needed) the journal at path and indexes its
@@ -594,28 +616,79 @@ func (j *Journal) Append(rec *Record) error {
 	if err != nil {
 		return err
 	}
+	var k [32]byte
+	index := rec.Err == "" && !rec.Sent && rec.Resp != nil && rec.Resp.Problem() == "" && len(line) <= MaxJournalLine
+	if index {
+		if k, err = parseKey(rec.Key); err != nil {
+			return err
+		}
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil || j.ro {
 		return errors.New("the journal is closed or read-only")
 	}
-	if _, err := j.f.Write(line); err != nil {
-		return fmt.Errorf("writing the journal: %w", err)
+	if j.werr != nil {
+		return j.werr
 	}
-	if j.fsync {
-		if err := j.f.Sync(); err != nil {
-			return fmt.Errorf("syncing the journal: %w", err)
+	if j.cond == nil {
+		j.cond = sync.NewCond(&j.mu)
+	}
+	mine := j.batch
+	if index {
+		j.gathered = append(j.gathered, pendingSpan{k, int64(len(j.gather)), int32(len(line))})
+	}
+	j.gather = append(j.gather, line...)
+	for j.written <= mine {
+		if j.writing {
+			j.cond.Wait()
+			continue
 		}
+		j.writeBatch()
 	}
-	if rec.Err == "" && !rec.Sent && rec.Resp != nil && rec.Resp.Problem() == "" && len(line) <= MaxJournalLine {
-		k, err := parseKey(rec.Key)
-		if err != nil {
-			return err
-		}
-		j.index.put(k, span{j.size, int32(len(line))})
+	if j.werr != nil && j.failedFrom <= mine {
+		return j.werr
 	}
-	j.size += int64(len(line))
 	return nil
+}
+
+// writeBatch writes the lines gathered so far as one write, with j.mu held
+// on entry and exit but not during the write; lines that arrive meanwhile
+// gather for the next batch. Once a write fails no later batch is written.
+func (j *Journal) writeBatch() {
+	j.writing = true
+	buf, ix, n := j.gather, j.gathered, j.batch
+	j.gather, j.gathered = j.spare[:0], j.spareIx[:0]
+	j.batch++
+	f, base, failed := j.f, j.size, j.werr != nil
+	j.mu.Unlock()
+	var err error
+	if !failed {
+		if _, err = f.Write(buf); err == nil && j.fsync {
+			if err = f.Sync(); err != nil {
+				err = fmt.Errorf("syncing the journal: %w", err)
+			}
+		} else if err != nil {
+			err = fmt.Errorf("writing the journal: %w", err)
+		}
+	}
+	j.mu.Lock()
+	switch {
+	case failed:
+	case err != nil:
+		// Part of the batch may be on disk: its lines are unindexed, and
+		// a later open skips a torn last line with a warning.
+		j.werr, j.failedFrom = err, n
+	default:
+		for _, p := range ix {
+			j.index.put(p.k, span{base + p.off, p.n})
+		}
+		j.size += int64(len(buf))
+	}
+	j.spare, j.spareIx = buf[:0], ix[:0]
+	j.written = n + 1
+	j.writing = false
+	j.cond.Broadcast()
 }
 
 // WasLost reports, once per key, whether a call with this key was in flight
@@ -705,6 +778,9 @@ func (j *Journal) Warnings() []string {
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for j.writing {
+		j.cond.Wait()
+	}
 	if j.f == nil {
 		return nil
 	}

@@ -43,7 +43,7 @@ func appendRecord(b []byte, rec *Record) ([]byte, error) {
 		return appendRecordReflect(b[:start], rec)
 	}
 	b = append(b, `","l":`...)
-	b = appendJSONFloat(b, rec.LatencyMS)
+	b = llm.AppendJSONFloat(b, rec.LatencyMS)
 	if rec.Sent {
 		b = append(b, `,"sent":true`...)
 	}
@@ -68,7 +68,7 @@ func appendRecord(b []byte, rec *Record) ([]byte, error) {
 				}
 				if c.Logprob != nil {
 					b = append(b, `,"logprob":`...)
-					b = appendJSONFloat(b, *c.Logprob)
+					b = llm.AppendJSONFloat(b, *c.Logprob)
 				}
 				b = append(b, '}')
 			}
@@ -125,26 +125,6 @@ func plainRecord(rec *Record) bool {
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
-// appendJSONFloat writes a finite float64 as encoding/json does: the
-// shortest form that reads back, in exponent form only below 1e-6 or from
-// 1e21 on, with a two-digit exponent cut to one ("1e-07" is "1e-7").
-func appendJSONFloat(b []byte, f float64) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
 
 // appendRecordReflect is encoding/json's line for rec (the encoder the
 // journal always used, and still the reference).

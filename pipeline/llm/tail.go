@@ -18,11 +18,11 @@ func (r *Request) appendTail(b []byte) (_ []byte, ok bool) {
 	}
 	if r.Temperature != nil {
 		b = append(b, `,"temperature":`...)
-		b = appendFloat(b, *r.Temperature)
+		b = AppendJSONFloat(b, *r.Temperature)
 	}
 	if r.TopP != nil {
 		b = append(b, `,"top_p":`...)
-		b = appendFloat(b, *r.TopP)
+		b = AppendJSONFloat(b, *r.TopP)
 	}
 	if r.MaxTokens != 0 {
 		b = append(b, `,"max_tokens":`...)
@@ -74,10 +74,11 @@ func (r *Request) appendTail(b []byte) (_ []byte, ok bool) {
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
-// appendFloat writes a finite float64 as encoding/json does: the shortest
-// form that reads back, in exponent form below 1e-6 and from 1e21, with a
-// two-digit exponent cut to one.
-func appendFloat(b []byte, f float64) []byte {
+// AppendJSONFloat writes a finite float64 as encoding/json does: the
+// shortest form that reads back, in exponent form only below 1e-6 or from
+// 1e21 on, with a two-digit exponent cut to one ("1e-07" is "1e-7"). The
+// journal's line encoder uses it too.
+func AppendJSONFloat(b []byte, f float64) []byte {
 	abs := math.Abs(f)
 	format := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {

@@ -332,7 +332,7 @@ func (t *Task) env(env map[string]any) (map[string]any, error) {
 			continue
 		}
 		w := &sliceWriter{buf: buf[:0]}
-		if err := b.t.Execute(w, data); err != nil {
+		if err := ExecTemplate(b.t, w, data); err != nil {
 			return nil, fmt.Errorf("task %s, block %s: %w", t.Name, b.name, err)
 		}
 		out[b.name] = string(w.buf)

@@ -131,7 +131,7 @@ func (p *prompt) render(env map[string]any) ([]llm.Message, error) {
 	for i, t := range p.tmpls {
 		sb.Reset()
 		sb.Grow(int(p.sizes[i].Load()) + 64)
-		if err := t.Execute(&sb, env); err != nil {
+		if err := pipeline.ExecTemplate(t, &sb, env); err != nil {
 			return nil, err
 		}
 		p.sizes[i].Store(int64(sb.Len()))

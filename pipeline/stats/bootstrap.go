@@ -193,19 +193,30 @@ func BootstrapMany(n, k int, stat func(idx []int, out []float64), reps int, seed
 	reps, level = defaults(reps, level)
 	r := newRand(seed)
 	idx := make([]int, n)
+	return replicateIntervals(k, reps, level, func(out []float64) {
+		for i := range idx {
+			idx[i] = r.IntN(n)
+		}
+		stat(idx, out)
+	})
+}
+
+// replicateIntervals runs one replicate reps times (it writes the k
+// statistics into out, preset to NaN) and gives each statistic's
+// percentile interval: the part every bootstrap of k statistics shares,
+// whatever it resamples.
+func replicateIntervals(k, reps int, level float64, one func(out []float64)) (lo, hi []float64) {
+	lo, hi = make([]float64, k), make([]float64, k)
 	vals := make([][]float64, k)
 	for j := range vals {
 		vals[j] = make([]float64, reps)
 	}
 	out := make([]float64, k)
 	for b := 0; b < reps; b++ {
-		for i := range idx {
-			idx[i] = r.IntN(n)
-		}
 		for j := range out {
 			out[j] = math.NaN()
 		}
-		stat(idx, out)
+		one(out)
 		for j := range out {
 			vals[j][b] = out[j]
 		}

@@ -99,26 +99,11 @@ func BootstrapCounts(counts []int, k int, stat func(w []int, out []float64), rep
 		return lo, hi
 	}
 	reps, level = defaults(reps, level)
-	vals := make([][]float64, k)
-	for j := range vals {
-		vals[j] = make([]float64, reps)
-	}
 	w := make([]int, len(counts))
-	out := make([]float64, k)
-	for b := 0; b < reps; b++ {
+	return replicateIntervals(k, reps, level, func(out []float64) {
 		m.draw(w)
-		for j := range out {
-			out[j] = math.NaN()
-		}
 		stat(w, out)
-		for j := range out {
-			vals[j][b] = out[j]
-		}
-	}
-	for j := range vals {
-		lo[j], hi[j] = percentileInterval(vals[j], level)
-	}
-	return lo, hi
+	})
 }
 
 // BootstrapCount is BootstrapCounts for one statistic.

@@ -3,14 +3,18 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"runtime/pprof"
+	"time"
 )
 
 // profileCPU writes a CPU profile of the whole command to the file named by
 // PROMORAL_CPUPROFILE, so the scale figures can be explained on the built
 // binary as a user runs it; the returned func ends the profile.
 func profileCPU() func() {
-	endAllocs := profileAllocs()
+	endHeap := profilePeakHeap()
+	endAllocs0 := profileAllocs()
+	endAllocs := func() { endAllocs0(); endHeap() }
 	path := os.Getenv("PROMORAL_CPUPROFILE")
 	if path == "" {
 		return endAllocs
@@ -48,4 +52,43 @@ func profileAllocs() func() {
 			fmt.Fprintln(os.Stderr, "promoral: warning: PROMORAL_ALLOCPROFILE:", err)
 		}
 	}
+}
+
+// profilePeakHeap writes the profile of what was live when the live heap
+// was at its largest (checked every 200 ms, as of the collection before) to
+// the file named by PROMORAL_HEAPPROFILE: what sets apply's peak memory.
+func profilePeakHeap() func() {
+	path := os.Getenv("PROMORAL_HEAPPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var peak uint64
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak {
+				peak = v
+				f, err := os.Create(path)
+				if err == nil {
+					err = pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+				}
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "promoral: warning: PROMORAL_HEAPPROFILE:", err)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
 }

@@ -442,6 +442,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 			done[i] = copied[i]
 		}
 	}
+	// A case walked makes at least one call: room for that many replies.
+	j.Expect(planned - e.reused)
 	e.rows = make(chan CallRow, 4096)
 	writerDone := make(chan error, 1)
 	go func() {

@@ -82,7 +82,7 @@ type JournalStats struct {
 // they were. A torn last line is cut off on open; a damaged line elsewhere is
 // skipped with a warning (its call becomes a miss), never fatal.
 //
-// Memory: the index holds 8 bytes of a key and a packed offset per reply,
+// Memory: the index holds 4 bytes of a key and a packed offset per reply,
 // never a reply (replyIndex).
 type Journal struct {
 	path  string
@@ -102,6 +102,9 @@ type Journal struct {
 	// head is the length of the journal's start that opening did not read
 	// (OpenJournalFrom): its replies are indexed on the first lookup.
 	head int64
+	// expect is the number of new replies the index has room reserved for
+	// (Expect), kept for an index rebuilt by readHead.
+	expect int
 
 	// Group commit (Append): lines that arrive while one writer is in its
 	// write go out together in the next one. A line's Append returns only
@@ -504,7 +507,18 @@ func (j *Journal) readHead() error {
 	j.damaged = append(headDamaged[:min(len(headDamaged), 5):min(len(headDamaged), 5)], tailDamaged...)
 	j.damaged = j.damaged[:min(len(j.damaged), 5)]
 	j.head = 0
+	j.index.reserve(j.expect)
 	return nil
+}
+
+// Expect makes room in the index for n more replies, so the index of a
+// large apply is sized once instead of growing by half, each growth holding
+// the old table and the new one until the next collection.
+func (j *Journal) Expect(n int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.expect = n
+	j.index.reserve(n)
 }
 
 // settle writes a failure for every intent left without an outcome, so the

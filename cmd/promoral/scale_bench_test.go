@@ -123,7 +123,8 @@ func readScaleManifest(b *testing.B, run string) scaleManifest {
 // 1,000 bootstrap replicates per subset, and efficiency), then re-applies it
 // unchanged, then with one metric block changed (the classification's
 // bins), and reports each step's wall clock and peak RSS.
-// PROMORAL_SCALE_CASES sets the cases (default 100,000).
+// PROMORAL_SCALE_CASES sets the cases (default 100,000), PROMORAL_SCALE_MODELS
+// the models (default 4; 1 makes every case its own item).
 func BenchmarkScale(b *testing.B) {
 	cases := 100_000
 	if v := os.Getenv("PROMORAL_SCALE_CASES"); v != "" {
@@ -133,7 +134,14 @@ func BenchmarkScale(b *testing.B) {
 		}
 		cases = n
 	}
-	const models = 4
+	models := 4
+	if v := os.Getenv("PROMORAL_SCALE_MODELS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > cases {
+			b.Fatalf("PROMORAL_SCALE_MODELS=%q: want a number of models, at least 1", v)
+		}
+		models = n
+	}
 	exe := scaleBinary(b)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()

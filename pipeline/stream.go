@@ -37,7 +37,10 @@ type sinkRow struct {
 }
 
 // reorderWindow bounds how many finished rows wait for an earlier case.
-const reorderWindow = 4096
+// Each model's cases run side by side with the others', so in a study of
+// several models the window is full most of the run: its rows (about 2 KB
+// each) are memory every apply holds.
+const reorderWindow = 1024
 
 func newResultSink(w *ParquetWriter, planned int, copied doneSet, copy *copySource) *resultSink {
 	s := &resultSink{w: w, ch: make(chan sinkRow, 1024), done: make(chan error, 1), copy: copy, copied: copied, planned: planned}

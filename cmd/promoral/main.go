@@ -164,20 +164,37 @@ func loadStudyWith(arg string, o pipeline.LoadOptions) (*pipeline.Study, error) 
 	return st, nil
 }
 
-// fitMemoryLimit sets apply's soft ceiling for a study of this many cases,
-// inFlight of them at once in batch mode (apply streams its rows, so its
-// live heap is small; other verbs keep the 640 MiB set in main). It holds
-// the heap near the live set when that peaks (the rows read back for
-// scoring: about 160 bytes a case) where GOGC alone lets it double:
-// 1,000,000 scale-study cases peak at 290–310 MB of RSS instead of
-// 400–420, for 10–20% more CPU. The ceiling grows with the cases, staying
-// 64 MiB and a twentieth over that peak, and with the cases batch mode
-// keeps in flight (about 22 KB each in the paper run on fakes, 20,000 in
-// flight: 32 KiB each here), so the collector never runs without end.
-// GOMEMLIMIT replaces it.
-func fitMemoryLimit(cases, inFlight int) {
+// fitMemoryLimit sets apply's soft ceiling for a study of this many cases
+// over this many items, inFlight of them at once in batch mode (apply
+// streams its rows, so its live heap is small; other verbs keep the 640 MiB
+// set in main). It holds the heap near the live set where GOGC alone lets
+// it double. The live set is about 50 MB whatever the size (row groups
+// being built, rows on their way to the writers, encoders), and grows by
+// about 60 bytes a case (the journal's index and the footers of the Parquet
+// files while the cases run, the rows read back while scoring) and by about
+// 100 bytes an item (the items, held all run): 1,000,000 scale-study cases
+// over 250,000 items peak at about 130 MB live. The ceiling, 64 MiB and 80
+// bytes a case and 128 an item, stays at least 32 MiB over that, more the
+// larger the study (a smaller gap costs the collector more CPU); and grows by
+// 32 KiB a case batch mode keeps in flight (about 22 KB each in the paper
+// run on fakes), so the collector never runs without end; below 160 MiB the
+// collector's own pacing (GOGC) decides. GOMEMLIMIT replaces it.
+func fitMemoryLimit(cases, items, inFlight int) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(max(224<<20, 64<<20+168*int64(cases)+32<<10*int64(inFlight)))
+	debug.SetMemoryLimit(max(160<<20, 64<<20+80*int64(cases)+128*int64(items)+32<<10*int64(inFlight)))
+}
+
+// studyItems counts the items of the study's tasks, each task once.
+func studyItems(st *pipeline.Study) int {
+	seen := map[*pipeline.Task]bool{}
+	n := 0
+	for _, c := range st.Cells {
+		if !seen[c.Task] {
+			seen[c.Task] = true
+			n += len(c.Task.Items)
+		}
+	}
+	return n
 }

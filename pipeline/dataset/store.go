@@ -37,11 +37,20 @@ type Store struct {
 // storeChunk is how much Put gathers before it writes.
 const storeChunk = 1 << 20
 
-// Ref locates one item's fields in a Store; the zero Ref is none.
+// Ref locates one item's fields in a Store; the zero Ref is none. It is
+// three 4-byte words, not an int64 and a uint32 (16 bytes with padding),
+// so a million items that hold one, and the 4-byte field beside it, take
+// 4 bytes an item less.
 type Ref struct {
-	off int64
-	n   uint32
+	lo, hi uint32 // the offset, split
+	n      uint32
 }
+
+func makeRef(off int64, n uint32) Ref {
+	return Ref{lo: uint32(off), hi: uint32(off >> 32), n: n}
+}
+
+func (r Ref) off() int64 { return int64(r.hi)<<32 | int64(r.lo) }
 
 // IsZero says the item's fields are not in a store.
 func (r Ref) IsZero() bool { return r.n == 0 }
@@ -83,7 +92,7 @@ func (s *Store) Put(fields map[string]any) (Ref, bool, error) {
 		return Ref{}, false, nil
 	}
 	s.pending = b
-	r := Ref{off: s.size, n: uint32(n)}
+	r := makeRef(s.size, uint32(n))
 	s.size += int64(n)
 	if len(s.pending) >= storeChunk {
 		if err := s.flushLocked(); err != nil {
@@ -116,7 +125,7 @@ func (s *Store) flushLocked() error {
 
 // Get reads an item's fields back.
 func (s *Store) Get(r Ref) (map[string]any, error) {
-	if r.off+int64(r.n) > s.written.Load() {
+	if r.off()+int64(r.n) > s.written.Load() {
 		// Gathered by Put and not written yet (a read during the load).
 		if err := s.Flush(); err != nil {
 			return nil, err
@@ -128,7 +137,7 @@ func (s *Store) Get(r Ref) (map[string]any, error) {
 	if s.f == nil {
 		return nil, fmt.Errorf("the items' file is closed")
 	}
-	if _, err := s.f.ReadAt(b, r.off); err != nil {
+	if _, err := s.f.ReadAt(b, r.off()); err != nil {
 		return nil, fmt.Errorf("cannot read the items' file back: %w", err)
 	}
 	v, rest, err := readValue(b)
@@ -137,7 +146,7 @@ func (s *Store) Get(r Ref) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if err != nil || !ok {
-		return nil, fmt.Errorf("the items' file is damaged at byte %d: %v", r.off, err)
+		return nil, fmt.Errorf("the items' file is damaged at byte %d: %v", r.off(), err)
 	}
 	return m, nil
 }

@@ -78,7 +78,7 @@ func TestStoreRefusesWhatItCannotKeepExactly(t *testing.T) {
 	if _, ok, err := st.Put(map[string]any{"when": struct{}{}}); ok || err != nil {
 		t.Errorf("an unknown type was stored (ok %v, err %v); the item must stay in memory", ok, err)
 	}
-	if _, err := st.Get(Ref{off: 0, n: 3}); err == nil {
+	if _, err := st.Get(makeRef(0, 3)); err == nil {
 		t.Error("reading past the file's end gave no error")
 	}
 }

@@ -70,8 +70,10 @@ func (t *Task) shapes() []itemShape {
 		idx := map[string]int{}
 		keys := make([]string, 0, 16)
 		for i := range t.Items {
-			sig := t.Items[i].shape
-			if sig == "" { // an item built by hand
+			var sig string
+			if sh := t.Items[i].shape; sh != 0 {
+				sig = t.shapeNames[sh-1]
+			} else { // an item built by hand
 				keys = keys[:0]
 				for k := range t.Items[i].Values() {
 					keys = append(keys, k)

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/promoral/promoral/pipeline/parse"
 )
@@ -57,5 +58,14 @@ func TestDigestShapeWhateverCameBefore(t *testing.T) {
 	}
 	if len(g.shapes) != 4 {
 		t.Errorf("%d shapes, want 4 (each list of names once): %q", len(g.shapes), g.shapes)
+	}
+}
+
+// An item is what a million-item study holds a million of: its size is
+// watched (88 bytes before its store and shape were shared by the items of
+// a shape and the store's Ref became one word).
+func TestItemSize(t *testing.T) {
+	if s := unsafe.Sizeof(Item{}); s > 64 {
+		t.Errorf("an Item takes %d bytes, want at most 64", s)
 	}
 }

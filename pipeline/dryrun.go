@@ -71,8 +71,8 @@ func (t *Task) shapes() []itemShape {
 		keys := make([]string, 0, 16)
 		for i := range t.Items {
 			var sig string
-			if sh := t.Items[i].shape; sh != 0 {
-				sig = t.shapeNames[sh-1]
+			if src := t.Items[i].src; src != nil {
+				sig = src.shape
 			} else { // an item built by hand
 				keys = keys[:0]
 				for k := range t.Items[i].Values() {

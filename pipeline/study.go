@@ -87,21 +87,28 @@ type Item struct {
 	// has none (e.g. MoralChoice high ambiguity, safety prompts).
 	Gold string
 	ref  dataset.Ref
-	// shape is the item's field names, as a place (from 1) in its task's
-	// shapeNames, so validation groups items by their fields without
-	// reading them back; 0 for an item built by hand. A number, not the
-	// names: an item of a million costs 72 bytes, not 88.
-	shape uint32
+	// src is what the item shares with the task's other items of its
+	// shape; nil for an item built by hand.
+	src *itemSource
+}
+
+// itemSource is what the items of a task with the same field names share,
+// held once, not by each of a million items (an Item takes 64 bytes).
+type itemSource struct {
+	// store holds the fields of the items with a ref.
 	store *dataset.Store
+	// shape is the items' field names (sorted, NUL-separated), so
+	// validation groups items by their fields without reading them back.
+	shape string
 }
 
 // Values are the item's fields: Fields, or, for an item of a large dataset,
 // its fields read back from the dataset's store (a new map each time).
 func (it *Item) Values() map[string]any {
-	if it.Fields != nil || it.store == nil || it.ref.IsZero() {
+	if it.Fields != nil || it.src == nil || it.src.store == nil || it.ref.IsZero() {
 		return it.Fields
 	}
-	m, err := it.store.Get(it.ref)
+	m, err := it.src.store.Get(it.ref)
 	if err != nil {
 		// The store is this process's own temporary file: failing to read
 		// it back is a broken disk, not a bad input.
@@ -140,9 +147,6 @@ type Task struct {
 
 	shapeOnce sync.Once
 	shapeList []itemShape
-	// shapeNames are the lists of field names the items' shape numbers
-	// stand for (sorted, NUL-separated).
-	shapeNames []string
 	// marks: the subsets each item is in, as the results read back for
 	// scoring recorded them (subsetmarks.go).
 	marks *subsetMarks

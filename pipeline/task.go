@@ -61,7 +61,7 @@ type TaskJudge struct {
 // store, by value: a million items' digests are a table of 8-byte entries,
 // not a million allocations, and keep nothing of the decoded rows alive.
 type itemDigest struct {
-	shape uint32 // the item's place in its task's shapeNames, from 1
+	shape uint32 // the place of the item's field names in digester.shapes, from 1
 	gold  uint32 // noGold, emptyGold, badGold, or goldLabel + a place in digester.golds
 }
 
@@ -79,7 +79,7 @@ type digester struct {
 	// store: dataset.Item.Digest is a place in it, from 1.
 	table []itemDigest
 	// shapes are the distinct lists of field names (sorted,
-	// NUL-separated), each kept once: the task's shapeNames.
+	// NUL-separated), each kept once.
 	shapes  []string
 	shapeAt map[string]uint32
 	// keys are the last item's field names, sorted, and shape their
@@ -271,7 +271,8 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 		return t
 	}
 	g := newDigester(spec)
-	var golds []uint32 // each item's gold, as digested, until checked below
+	var srcs []*itemSource // by shape number - 1
+	var golds []uint32     // each item's gold, as digested, until checked below
 	_, err := dataset.LoadWith(&spec.Dataset, filepath.Dir(spec.File), dataset.Options{Store: store, Digest: g.keep,
 		// The items go straight into t.Items, so the loader's and the
 		// task's copies of a million items are never held at once.
@@ -288,13 +289,15 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 			} else {
 				d = g.digest(it.Fields)
 			}
-			t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields, ref: it.Ref, store: store, shape: d.shape}
+			for len(srcs) < len(g.shapes) {
+				srcs = append(srcs, &itemSource{store: store, shape: g.shapes[len(srcs)]})
+			}
+			t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields, ref: it.Ref, src: srcs[d.shape-1]}
 			if golds != nil {
 				golds[i] = d.gold
 			}
 		}})
 	g.table = nil
-	t.shapeNames = g.shapes
 	if err != nil {
 		t.Items = nil
 		field := "dataset"

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -137,7 +138,7 @@ func LoadWith(spec *Spec, baseDir string, o Options) ([]Item, error) {
 // droppedID is the id of a row filter or exclude dropped.
 type droppedID struct {
 	id string
-	n  int
+	n  int32
 }
 
 // row is a source row that survived filter and exclude.
@@ -146,7 +147,7 @@ type row struct {
 	rec    map[string]any // nil when spilled
 	ref    Ref
 	digest uint32
-	n      int
+	n      int32 // as Item.Row; add refuses rows past MaxInt32
 }
 
 // rowChunk is how many rows a chunk of a rowList holds.
@@ -223,10 +224,10 @@ func newLoader(spec *Spec, path string) (*loader, error) {
 	l.seen = &idSet{entry: func(e uint32) (string, int) {
 		if e&1 == 1 {
 			d := l.droppedIDs[e>>1]
-			return d.id, d.n
+			return d.id, int(d.n)
 		}
 		r := l.rows.at(int(e >> 1))
-		return r.id, r.n
+		return r.id, int(r.n)
 	}}
 	if spec.Filter != "" {
 		f, err := compileFilter(spec.Filter)
@@ -279,6 +280,11 @@ func (l *loader) add(n int, rec map[string]any) error {
 	if err != nil {
 		return err
 	}
+	if n >= math.MaxInt32 {
+		// Rows keep their number in 4 bytes, and seen their place in
+		// 31 bits.
+		return l.src.errf(n, "", "the file has more than %d rows; split it", math.MaxInt32-1)
+	}
 	prev, dup, slot := l.seen.find(id)
 	if dup {
 		return l.src.errf(n, "", "id %q is also the id of row %d; ids must be unique: fix the data or choose another dataset.id / id_columns", id, prev)
@@ -286,7 +292,7 @@ func (l *loader) add(n int, rec map[string]any) error {
 	// A row dropped by filter or exclude keeps its id in seen.
 	drop := func() {
 		l.seen.add(slot, uint32(len(l.droppedIDs))<<1|1)
-		l.droppedIDs = append(l.droppedIDs, droppedID{id, n})
+		l.droppedIDs = append(l.droppedIDs, droppedID{id, int32(n)})
 	}
 	if l.filter != nil {
 		keep, err := l.filter.keep(rec)
@@ -314,11 +320,8 @@ func (l *loader) add(n int, rec map[string]any) error {
 			return nil
 		}
 	}
-	if l.rows.n >= 1<<31-1 {
-		return l.src.errf(n, "", "more than %d rows are kept; filter or split the dataset", 1<<31-2)
-	}
 	l.seen.add(slot, uint32(l.rows.n)<<1)
-	return l.spill(l.rows.push(row{n: n, id: id, rec: rec}))
+	return l.spill(l.rows.push(row{n: int32(n), id: id, rec: rec}))
 }
 
 // spill moves the rows' fields to the store once they grow too large to
@@ -363,7 +366,7 @@ func (l *loader) fieldsOf(r row) (map[string]any, error) {
 	}
 	m, err := l.store.Get(r.ref)
 	if err != nil {
-		return nil, l.src.errf(r.n, "", "%v", err)
+		return nil, l.src.errf(int(r.n), "", "%v", err)
 	}
 	return m, nil
 }
@@ -439,7 +442,7 @@ func (l *loader) finish(each func(i, n int, it Item)) error {
 		// chunk at a time, and each chunk is freed once handed on.
 		for i := range n {
 			r := l.rows.at(i)
-			it := Item{ID: r.id, Row: r.n, Fields: r.rec, Ref: r.ref, Digest: r.digest}
+			it := Item{ID: r.id, Row: int(r.n), Fields: r.rec, Ref: r.ref, Digest: r.digest}
 			if err := l.shuffle(&it); err != nil {
 				return err
 			}
@@ -470,7 +473,7 @@ func (l *loader) finish(each func(i, n int, it Item)) error {
 	} else {
 		items = make([]Item, len(rows))
 		for i, r := range rows {
-			items[i] = Item{ID: r.id, Row: r.n, Fields: r.rec, Ref: r.ref, Digest: r.digest}
+			items[i] = Item{ID: r.id, Row: int(r.n), Fields: r.rec, Ref: r.ref, Digest: r.digest}
 		}
 	}
 	for i := range items {
@@ -490,7 +493,7 @@ func (l *loader) shuffle(it *Item) error {
 	if sh == nil {
 		return nil
 	}
-	f, err := l.fieldsOf(row{n: it.Row, rec: it.Fields, ref: it.Ref})
+	f, err := l.fieldsOf(row{n: int32(it.Row), rec: it.Fields, ref: it.Ref})
 	if err != nil {
 		return err
 	}
@@ -518,7 +521,7 @@ func (l *loader) expand(rows []row, x *Expand) ([]Item, error) {
 				col := v.Fields[name]
 				val, ok := lookup(r.rec, col)
 				if !ok {
-					return nil, l.src.errf(r.n, name, "field %q of variant %q is missing (mapped from %q); fix the row or change dataset.expand.variants[%d].fields.%s", name, v.Name, col, vi, name)
+					return nil, l.src.errf(int(r.n), name, "field %q of variant %q is missing (mapped from %q); fix the row or change dataset.expand.variants[%d].fields.%s", name, v.Name, col, vi, name)
 				}
 				f[name] = val
 			}
@@ -526,10 +529,10 @@ func (l *loader) expand(rows []row, x *Expand) ([]Item, error) {
 			f[link] = r.id
 			id := r.id + ":" + v.Name
 			if prev, dup := seen[id]; dup {
-				return nil, l.src.errf(r.n, "", "expanded id %q collides with one from row %d; row ids must not end in \":<variant name>\"", id, prev)
+				return nil, l.src.errf(int(r.n), "", "expanded id %q collides with one from row %d; row ids must not end in \":<variant name>\"", id, prev)
 			}
-			seen[id] = r.n
-			it, err := l.item(id, r.n, f)
+			seen[id] = int(r.n)
+			it, err := l.item(id, int(r.n), f)
 			if err != nil {
 				return nil, err
 			}

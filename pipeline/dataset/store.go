@@ -38,22 +38,24 @@ type Store struct {
 const storeChunk = 1 << 20
 
 // Ref locates one item's fields in a Store; the zero Ref is none. It is
-// three 4-byte words, not an int64 and a uint32 (16 bytes with padding),
-// so a million items that hold one, and the 4-byte field beside it, take
-// 4 bytes an item less.
-type Ref struct {
-	lo, hi uint32 // the offset, split
-	n      uint32
-}
+// one word, the offset and the length packed (a million items hold one
+// each): an item of more than refMaxLen bytes, or past refMaxOff, stays in
+// memory instead (Put's ok is false).
+type Ref struct{ v uint64 }
 
-func makeRef(off int64, n uint32) Ref {
-	return Ref{lo: uint32(off), hi: uint32(off >> 32), n: n}
-}
+const (
+	refLenBits = 24
+	refMaxLen  = 1<<refLenBits - 1      // 16 MiB
+	refMaxOff  = 1<<(64-refLenBits) - 1 // 1 TiB
+)
 
-func (r Ref) off() int64 { return int64(r.hi)<<32 | int64(r.lo) }
+func makeRef(off int64, n uint32) Ref { return Ref{uint64(off)<<refLenBits | uint64(n)} }
+
+func (r Ref) off() int64 { return int64(r.v >> refLenBits) }
+func (r Ref) len() int   { return int(r.v & refMaxLen) }
 
 // IsZero says the item's fields are not in a store.
-func (r Ref) IsZero() bool { return r.n == 0 }
+func (r Ref) IsZero() bool { return r.v == 0 }
 
 // NewStore makes a store; its file, in the temporary folder (TMPDIR), is
 // created when the first item goes in.
@@ -87,7 +89,7 @@ func (s *Store) Put(fields map[string]any) (Ref, bool, error) {
 	start := len(s.pending)
 	b, ok := appendValue(s.pending, fields)
 	n := len(b) - start
-	if !ok || n > math.MaxUint32 {
+	if !ok || n > refMaxLen || s.size > refMaxOff {
 		s.pending = b[:start]
 		return Ref{}, false, nil
 	}
@@ -125,7 +127,7 @@ func (s *Store) flushLocked() error {
 
 // Get reads an item's fields back.
 func (s *Store) Get(r Ref) (map[string]any, error) {
-	if r.off()+int64(r.n) > s.written.Load() {
+	if r.off()+int64(r.len()) > s.written.Load() {
 		// Gathered by Put and not written yet (a read during the load).
 		if err := s.Flush(); err != nil {
 			return nil, err
@@ -133,7 +135,7 @@ func (s *Store) Get(r Ref) (map[string]any, error) {
 	}
 	// b is never written after the read below: the fields' strings point
 	// into it (readString).
-	b := make([]byte, r.n)
+	b := make([]byte, r.len())
 	if s.f == nil {
 		return nil, fmt.Errorf("the items' file is closed")
 	}

@@ -4,12 +4,16 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/promoral/promoral/pipeline/parse"
 )
 
 // An item's shape is the sorted names of its fields whether it is digested
-// on its own or after an item of the same, or another, shape.
+// on its own or after an item of the same, or another, shape; its gold is
+// the label its gold value maps to, or says why there is none.
 func TestDigestShapeWhateverCameBefore(t *testing.T) {
-	spec := &TaskSpec{Gold: "gold"}
+	spec := &TaskSpec{Gold: "gold", Answer: parse.Space{Labels: []parse.Label{{Value: "no", Gold: []string{"0"}}, {Value: "yes", Gold: []string{"1"}}}}}
 	items := []map[string]any{
 		{"id": 1, "text": "a", "gold": "0"},
 		{"id": 2, "text": "b", "gold": "1"},
@@ -17,8 +21,11 @@ func TestDigestShapeWhateverCameBefore(t *testing.T) {
 		{"id": 4, "text": "d", "gold": "0", "x": 1}, // one more
 		{"id": 5, "text": "e"},                      // one fewer, no gold
 		{"id": 6, "text": "f", "gold": nil},
+		{"id": 7, "text": "g", "gold": "7"},
+		{"id": 8, "text": "h", "gold": "1"}, // the first shape again
 	}
-	var prev *itemDigest
+	wantGold := []string{"no", "yes", "yes", "no", "<none>", "<empty>", "<bad>", "yes"}
+	g := newDigester(spec)
 	for i, f := range items {
 		keys := make([]string, 0, len(f))
 		for k := range f {
@@ -26,17 +33,39 @@ func TestDigestShapeWhateverCameBefore(t *testing.T) {
 		}
 		sort.Strings(keys)
 		want := strings.Join(keys, "\x00")
-		d := digestOf(spec, f, prev)
-		if d.shape != want {
-			t.Errorf("item %d: shape %q, want %q", i, d.shape, want)
+		d := g.table[g.keep(f)-1]
+		if got := g.shapes[d.shape-1]; got != want {
+			t.Errorf("item %d: shape %q, want %q", i, got, want)
 		}
-		g, has := f["gold"]
-		if d.gold != g || d.hasGold != has {
-			t.Errorf("item %d: gold %v (%v), want %v (%v)", i, d.gold, d.hasGold, g, has)
+		var gold string
+		switch d.gold {
+		case noGold:
+			gold = "<none>"
+		case emptyGold:
+			gold = "<empty>"
+		case badGold:
+			gold = "<bad>"
+		default:
+			gold = g.golds[d.gold-goldLabel]
 		}
-		if alone := digestOf(spec, f, nil); alone.shape != d.shape {
-			t.Errorf("item %d: shape %q alone, %q after another", i, alone.shape, d.shape)
+		if gold != wantGold[i] {
+			t.Errorf("item %d: gold %s, want %s", i, gold, wantGold[i])
 		}
-		prev = d
+		alone := newDigester(spec)
+		if a := alone.digest(f); alone.shapes[a.shape-1] != want {
+			t.Errorf("item %d: shape %q alone", i, alone.shapes[a.shape-1])
+		}
+	}
+	if len(g.shapes) != 4 {
+		t.Errorf("%d shapes, want 4 (each list of names once): %q", len(g.shapes), g.shapes)
+	}
+}
+
+// An item is what a million-item study holds a million of: its size is
+// watched (88 bytes before its store and shape were shared by the items of
+// a shape and the store's Ref became one word).
+func TestItemSize(t *testing.T) {
+	if s := unsafe.Sizeof(Item{}); s > 64 {
+		t.Errorf("an Item takes %d bytes, want at most 64", s)
 	}
 }

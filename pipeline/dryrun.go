@@ -70,8 +70,10 @@ func (t *Task) shapes() []itemShape {
 		idx := map[string]int{}
 		keys := make([]string, 0, 16)
 		for i := range t.Items {
-			sig := t.Items[i].shape
-			if sig == "" { // an item built by hand
+			var sig string
+			if src := t.Items[i].src; src != nil {
+				sig = src.shape
+			} else { // an item built by hand
 				keys = keys[:0]
 				for k := range t.Items[i].Values() {
 					keys = append(keys, k)

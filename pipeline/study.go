@@ -85,21 +85,30 @@ type Item struct {
 	Fields map[string]any
 	// Gold is the gold label in the task's answer space; "" when the item
 	// has none (e.g. MoralChoice high ambiguity, safety prompts).
-	Gold  string
-	ref   dataset.Ref
+	Gold string
+	ref  dataset.Ref
+	// src is what the item shares with the task's other items of its
+	// shape; nil for an item built by hand.
+	src *itemSource
+}
+
+// itemSource is what the items of a task with the same field names share,
+// held once, not by each of a million items (an Item takes 64 bytes).
+type itemSource struct {
+	// store holds the fields of the items with a ref.
 	store *dataset.Store
-	// shape names the item's fields (sorted, NUL-separated), so validation
-	// groups items by their fields without reading them back.
+	// shape is the items' field names (sorted, NUL-separated), so
+	// validation groups items by their fields without reading them back.
 	shape string
 }
 
 // Values are the item's fields: Fields, or, for an item of a large dataset,
 // its fields read back from the dataset's store (a new map each time).
 func (it *Item) Values() map[string]any {
-	if it.Fields != nil || it.store == nil || it.ref.IsZero() {
+	if it.Fields != nil || it.src == nil || it.src.store == nil || it.ref.IsZero() {
 		return it.Fields
 	}
-	m, err := it.store.Get(it.ref)
+	m, err := it.src.store.Get(it.ref)
 	if err != nil {
 		// The store is this process's own temporary file: failing to read
 		// it back is a broken disk, not a bad input.

@@ -58,33 +58,69 @@ type TaskJudge struct {
 }
 
 // itemDigest is what loading keeps of an item whose fields go to the
-// store: its gold value and the names of its fields.
+// store, by value: a million items' digests are a table of 8-byte entries,
+// not a million allocations, and keep nothing of the decoded rows alive.
 type itemDigest struct {
-	gold    any
-	hasGold bool
-	shape   string
-	keys    []string // shape's names, shared by items of one shape
+	shape uint32 // the place of the item's field names in digester.shapes, from 1
+	gold  uint32 // noGold, emptyGold, badGold, or goldLabel + a place in digester.golds
 }
 
-// digestOf digests an item's fields; prev, the digest of an earlier item,
-// lends its shape when the fields have the same names (the common case: a
-// dataset's rows share their columns), so most items sort nothing.
-func digestOf(spec *TaskSpec, f map[string]any, prev *itemDigest) *itemDigest {
-	d := &itemDigest{}
-	if spec.Gold != "" {
-		d.gold, d.hasGold = f[spec.Gold]
+const (
+	noGold    uint32 = iota // the item has no gold field
+	emptyGold               // its gold is null or ""
+	badGold                 // its gold is not in the answer space (the message reads it back)
+	goldLabel
+)
+
+// digester digests the items of one task as they load.
+type digester struct {
+	spec *TaskSpec
+	// table holds the digests of the items whose fields went to the
+	// store: dataset.Item.Digest is a place in it, from 1.
+	table []itemDigest
+	// shapes are the distinct lists of field names (sorted,
+	// NUL-separated), each kept once.
+	shapes  []string
+	shapeAt map[string]uint32
+	// keys are the last item's field names, sorted, and shape their
+	// shape: the next item most likely has the same (a dataset's rows
+	// share their columns), so most items sort nothing.
+	keys  []string
+	shape uint32
+	// golds are the gold labels met, each once.
+	golds  []string
+	goldAt map[string]uint32
+}
+
+func newDigester(spec *TaskSpec) *digester {
+	return &digester{spec: spec, shapeAt: map[string]uint32{}, goldAt: map[string]uint32{}}
+}
+
+func (g *digester) digest(f map[string]any) itemDigest {
+	d := itemDigest{shape: g.shapeOf(f)}
+	if g.spec.Gold != "" {
+		d.gold = g.goldOf(f)
 	}
-	if prev != nil && len(prev.keys) == len(f) {
+	return d
+}
+
+// keep digests f into the table and returns its place there, from 1.
+func (g *digester) keep(f map[string]any) uint32 {
+	g.table = append(g.table, g.digest(f))
+	return uint32(len(g.table))
+}
+
+func (g *digester) shapeOf(f map[string]any) uint32 {
+	if g.shape != 0 && len(g.keys) == len(f) {
 		same := true
-		for _, k := range prev.keys {
+		for _, k := range g.keys {
 			if _, ok := f[k]; !ok {
 				same = false
 				break
 			}
 		}
 		if same {
-			d.shape, d.keys = prev.shape, prev.keys
-			return d
+			return g.shape
 		}
 	}
 	keys := make([]string, 0, len(f))
@@ -92,8 +128,38 @@ func digestOf(spec *TaskSpec, f map[string]any, prev *itemDigest) *itemDigest {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	d.shape, d.keys = strings.Join(keys, "\x00"), keys
-	return d
+	sig := strings.Join(keys, "\x00")
+	sh, ok := g.shapeAt[sig]
+	if !ok {
+		g.shapes = append(g.shapes, sig)
+		sh = uint32(len(g.shapes))
+		g.shapeAt[sig] = sh
+	}
+	g.keys, g.shape = keys, sh
+	return sh
+}
+
+// goldOf maps the item's gold value to its label once, while the fields
+// are at hand, so only a number is kept of it.
+func (g *digester) goldOf(f map[string]any) uint32 {
+	raw, ok := f[g.spec.Gold]
+	switch {
+	case !ok:
+		return noGold
+	case raw == nil || raw == "":
+		return emptyGold
+	}
+	label, ok := g.spec.Answer.Gold(raw)
+	if !ok {
+		return badGold
+	}
+	at, ok := g.goldAt[label]
+	if !ok {
+		g.golds = append(g.golds, label)
+		at = goldLabel + uint32(len(g.golds)-1)
+		g.goldAt[label] = at
+	}
+	return at
 }
 
 var reservedTaskKeys = map[string]bool{"name": true, "labels": true, "positive": true, "type": true, "demos": true}
@@ -204,12 +270,36 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 	if len(*ds) > before {
 		return t
 	}
-	var last *itemDigest // the loader digests one item at a time
-	items, err := dataset.LoadWith(&spec.Dataset, filepath.Dir(spec.File), dataset.Options{Store: store, Digest: func(f map[string]any) any {
-		last = digestOf(spec, f, last)
-		return last
-	}})
+	g := newDigester(spec)
+	var srcs []*itemSource // by shape number - 1
+	var golds []uint32     // each item's gold, as digested, until checked below
+	_, err := dataset.LoadWith(&spec.Dataset, filepath.Dir(spec.File), dataset.Options{Store: store, Digest: g.keep,
+		// The items go straight into t.Items, so the loader's and the
+		// task's copies of a million items are never held at once.
+		Each: func(i, n int, it dataset.Item) {
+			if i == 0 {
+				t.Items = make([]Item, n)
+				if spec.Gold != "" {
+					golds = make([]uint32, n)
+				}
+			}
+			var d itemDigest
+			if it.Digest > 0 {
+				d = g.table[it.Digest-1]
+			} else {
+				d = g.digest(it.Fields)
+			}
+			for len(srcs) < len(g.shapes) {
+				srcs = append(srcs, &itemSource{store: store, shape: g.shapes[len(srcs)]})
+			}
+			t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields, ref: it.Ref, src: srcs[d.shape-1]}
+			if golds != nil {
+				golds[i] = d.gold
+			}
+		}})
+	g.table = nil
 	if err != nil {
+		t.Items = nil
 		field := "dataset"
 		var de *dataset.Error
 		if errors.As(err, &de) && de.Row == 0 {
@@ -218,41 +308,29 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 		ds.Addf(spec.File, at(field), field, "", "%v", err)
 		return t
 	}
-	if len(items) == 0 {
+	if len(t.Items) == 0 {
 		ds.Addf(spec.File, at("dataset"), "dataset", "check the filter, limit and path", "the dataset has no items")
 	}
-	t.Items = make([]Item, len(items))
-	shapes := map[string]string{} // one copy of each field list
 	goldErrs := 0
-	for i, it := range items {
-		t.Items[i] = Item{ID: it.ID, Row: it.Row, Fields: it.Fields, ref: it.Ref, store: store}
-		d, _ := it.Digest.(*itemDigest)
-		if d == nil {
-			d = digestOf(spec, it.Fields, last)
-			last = d
-		}
-		if sh, ok := shapes[d.shape]; ok {
-			t.Items[i].shape = sh
-		} else {
-			shapes[d.shape], t.Items[i].shape = d.shape, d.shape
-		}
-		if spec.Gold == "" {
-			continue
-		}
-		raw, ok := d.gold, d.hasGold
-		if !ok {
+	for i := range golds {
+		it := &t.Items[i]
+		switch code := golds[i]; code {
+		case noGold:
 			ds.Addf(spec.Dataset.Resolve(filepath.Dir(spec.File)), it.Row, spec.Gold, "fix the row, or the task's gold field", "row %d has no gold field %q", it.Row, spec.Gold)
 			goldErrs++
-		} else if raw != nil && raw != "" {
-			g, ok := spec.Answer.Gold(raw)
-			if !ok {
-				ds.Addf(spec.Dataset.Resolve(filepath.Dir(spec.File)), it.Row, spec.Gold, "add the value to answer.labels[].gold", "row %d: gold value %v is not in the answer space %v", it.Row, raw, t.Labels)
-				goldErrs++
-			}
-			t.Items[i].Gold = g
+		case emptyGold:
+		case badGold:
+			raw := it.Values()[spec.Gold]
+			ds.Addf(spec.Dataset.Resolve(filepath.Dir(spec.File)), it.Row, spec.Gold, "add the value to answer.labels[].gold", "row %d: gold value %v is not in the answer space %v", it.Row, raw, t.Labels)
+			goldErrs++
+		default:
+			it.Gold = g.golds[code-goldLabel]
 		}
 		if goldErrs >= 10 {
 			ds.Addf(spec.File, at("gold"), "gold", "", "stopped after 10 gold errors")
+			// The items after the tenth error are left empty, as they
+			// always were; checkHumanItems reads them so.
+			clear(t.Items[i+1:])
 			break
 		}
 	}

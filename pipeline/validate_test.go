@@ -2,12 +2,14 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/dataset"
 )
 
 // Each bad input must fail at load time, naming the file, the line and the
@@ -153,4 +155,46 @@ func TestDatasetProblemsPointAtTheField(t *testing.T) {
 	dir := writeTree(t, baseTree(map[string]string{"configs/tasks/toy.yaml": bad}))
 	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, "toy.yaml:4: dataset.path:", "file not found", "fix dataset.path")
+}
+
+// Gold errors read the same whether the items' fields stay in memory or
+// wait in the store (where only a number is kept of each item's gold):
+// the raw value as loaded, a missing field, and the stop after ten.
+func TestGoldErrorsOfStoredItems(t *testing.T) {
+	defer func(v int64) { dataset.SpillAbove = v }(dataset.SpillAbove)
+	data := itemsJSONL + `{"id":"g","text":"x","gold":7}
+{"id":"h","text":"x"}
+{"id":"i","text":"x","gold":"maybe"}
+{"id":"j","text":"x","gold":2.5}
+{"id":"k","text":"x","gold":null}
+{"id":"l","text":"x","gold":""}
+{"id":"m","text":"x","gold":true}
+`
+	for i := range 10 {
+		data += fmt.Sprintf("{\"id\":\"z%d\",\"text\":\"x\",\"gold\":\"%d\"}\n", i, 10+i)
+	}
+	errs := map[int64]string{}
+	for _, spill := range []int64{1 << 40, 0} {
+		dataset.SpillAbove = spill
+		dir := writeTree(t, baseTree(map[string]string{"data/items.jsonl": data}))
+		_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+		if err == nil {
+			t.Fatalf("spill above %d: no error", spill)
+		}
+		errs[spill] = strings.ReplaceAll(err.Error(), dir, "DIR")
+	}
+	mem, stored := errs[1<<40], errs[0]
+	if mem != stored {
+		t.Errorf("gold errors differ:\nin memory:\n%s\nstored:\n%s", mem, stored)
+	}
+	for _, want := range []string{"row 7: gold value 7 is not in the answer space", `row 8 has no gold field "gold"`,
+		"row 9: gold value maybe is not", "row 10: gold value 2.5 is not",
+		"row 19: gold value 15 is not", "stopped after 10 gold errors"} {
+		if !strings.Contains(stored, want) {
+			t.Errorf("stored: no %q in\n%s", want, stored)
+		}
+	}
+	if strings.Contains(stored, "row 20:") {
+		t.Errorf("stored: an 11th gold error:\n%s", stored)
+	}
 }

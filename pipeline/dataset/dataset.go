@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -35,10 +36,11 @@ type Item struct {
 	// moved to the Store (Ref).
 	Fields map[string]any `json:"fields"`
 	// Ref locates the fields in the Store LoadWith was given, when the
-	// dataset was too large to keep them in memory; Digest is then what
-	// Options.Digest made of them before they went.
-	Ref    Ref `json:"-"`
-	Digest any `json:"-"`
+	// dataset was too large to keep them in memory; Digest is then the
+	// number Options.Digest returned for them before they went (0 when
+	// it was not called).
+	Ref    Ref    `json:"-"`
+	Digest uint32 `json:"-"`
 }
 
 // Error is a problem found while reading data. Row is 0 when the problem is
@@ -78,8 +80,16 @@ type Options struct {
 	Store *Store
 	// Digest, when set, is called with the fields of each item moved to
 	// the store, so the caller keeps what it needs of every item without
-	// reading them all back.
-	Digest func(fields map[string]any) any
+	// reading them all back. It returns a number (say, a place in a table
+	// of the caller's), not a value: a value in an interface would be an
+	// allocation an item, a million of them for a large dataset.
+	Digest func(fields map[string]any) uint32
+	// Each, when set, receives the items in order, item i of n, instead
+	// of LoadWith's result (then nil): a caller that keeps the items in a
+	// form of its own never holds them twice, and the loader lets go of
+	// its rows as it hands them on. After an error, the items handed on
+	// so far are not the dataset's and are to be dropped.
+	Each func(i, n int, it Item)
 }
 
 // LoadWith is Load with options.
@@ -104,22 +114,80 @@ func LoadWith(spec *Spec, baseDir string, o Options) ([]Item, error) {
 	if _, err := readFile(path, fileFormat(spec.Format, spec.Path), "path", baseDir, l.add); err != nil {
 		return nil, err
 	}
-	items, err := l.finish()
-	if err == nil && l.store != nil {
-		if err = l.store.Flush(); err != nil {
+	var items []Item
+	each := o.Each
+	if each == nil {
+		each = func(i, n int, it Item) {
+			if items == nil {
+				items = make([]Item, n)
+			}
+			items[i] = it
+		}
+	}
+	if err := l.finish(each); err != nil {
+		return nil, err
+	}
+	if l.store != nil {
+		if err := l.store.Flush(); err != nil {
 			return nil, l.src.errf(0, "", "%v", err)
 		}
 	}
-	return items, err
+	return items, nil
+}
+
+// droppedID is the id of a row filter or exclude dropped.
+type droppedID struct {
+	id string
+	n  int32
 }
 
 // row is a source row that survived filter and exclude.
 type row struct {
-	n      int
 	id     string
 	rec    map[string]any // nil when spilled
 	ref    Ref
-	digest any
+	digest uint32
+	n      int32 // as Item.Row; add refuses rows past MaxInt32
+}
+
+// rowChunk is how many rows a chunk of a rowList holds.
+const rowChunk = 1 << 13
+
+// rowList is the loader's rows in chunks: a million rows appended to one
+// slice would double it again and again, each time copying it and leaving
+// the old array to the collector, and finish could free none of it before
+// the last item was made. Every chunk but the last holds rowChunk rows.
+type rowList struct {
+	chunks [][]row
+	n      int
+}
+
+func (rl *rowList) push(r row) *row {
+	if rl.n%rowChunk == 0 {
+		// The first chunk starts small and grows as a slice does, so a
+		// small dataset does not pay for a whole chunk.
+		size := rowChunk
+		if rl.n == 0 {
+			size = 0
+		}
+		rl.chunks = append(rl.chunks, make([]row, 0, size))
+	}
+	c := &rl.chunks[len(rl.chunks)-1]
+	*c = append(*c, r)
+	rl.n++
+	return &(*c)[len(*c)-1]
+}
+
+func (rl *rowList) at(i int) *row { return &rl.chunks[i/rowChunk][i%rowChunk] }
+
+// slice copies the first n rows into one slice (for sample and expand,
+// which need them together).
+func (rl *rowList) slice(n int) []row {
+	out := make([]row, 0, n)
+	for _, c := range rl.chunks {
+		out = append(out, c[:min(len(c), n-len(out))]...)
+	}
+	return out
 }
 
 type loader struct {
@@ -130,14 +198,17 @@ type loader struct {
 	fields  []string // sorted keys of spec.Fields, for deterministic errors
 	types   []string // sorted keys of spec.Types
 	exclude map[string]bool
-	seen    map[string]int // id -> row, for duplicate detection
-	total   int
-	dropped int // by exclude
-	rows    []row
+	seen    *idSet // every row's id, for duplicate detection
+	// droppedIDs are the ids of the rows filter and exclude dropped,
+	// which seen still counts.
+	droppedIDs []droppedID
+	total      int
+	dropped    int // by exclude
+	rows       rowList
 	// store, when set, takes the rows' fields once resident passes
 	// SpillAbove (spilling); err is the first failure to write it.
 	store    *Store
-	digest   func(map[string]any) any
+	digest   func(map[string]any) uint32
 	resident int64
 	spilling bool
 }
@@ -149,8 +220,15 @@ func newLoader(spec *Spec, path string) (*loader, error) {
 		stem:   stem(path),
 		fields: sortedKeys(spec.Fields),
 		types:  sortedKeys(spec.Types),
-		seen:   map[string]int{},
 	}
+	l.seen = &idSet{entry: func(e uint32) (string, int) {
+		if e&1 == 1 {
+			d := l.droppedIDs[e>>1]
+			return d.id, int(d.n)
+		}
+		r := l.rows.at(int(e >> 1))
+		return r.id, int(r.n)
+	}}
 	if spec.Filter != "" {
 		f, err := compileFilter(spec.Filter)
 		if err != nil {
@@ -202,16 +280,27 @@ func (l *loader) add(n int, rec map[string]any) error {
 	if err != nil {
 		return err
 	}
-	if prev, dup := l.seen[id]; dup {
+	if n >= math.MaxInt32 {
+		// Rows keep their number in 4 bytes, and seen their place in
+		// 31 bits.
+		return l.src.errf(n, "", "the file has more than %d rows; split it", math.MaxInt32-1)
+	}
+	prev, dup, slot := l.seen.find(id)
+	if dup {
 		return l.src.errf(n, "", "id %q is also the id of row %d; ids must be unique: fix the data or choose another dataset.id / id_columns", id, prev)
 	}
-	l.seen[id] = n
+	// A row dropped by filter or exclude keeps its id in seen.
+	drop := func() {
+		l.seen.add(slot, uint32(len(l.droppedIDs))<<1|1)
+		l.droppedIDs = append(l.droppedIDs, droppedID{id, int32(n)})
+	}
 	if l.filter != nil {
 		keep, err := l.filter.keep(rec)
 		if err != nil {
 			return l.src.errf(n, "", "%v", err)
 		}
 		if !keep {
+			drop()
 			return nil
 		}
 	}
@@ -227,27 +316,27 @@ func (l *loader) add(n int, rec map[string]any) error {
 		}
 		if key, ok := scalarString(v); ok && l.exclude[key] {
 			l.dropped++
+			drop()
 			return nil
 		}
 	}
-	l.rows = append(l.rows, row{n: n, id: id, rec: rec})
-	return l.spill()
+	l.seen.add(slot, uint32(l.rows.n)<<1)
+	return l.spill(l.rows.push(row{n: int32(n), id: id, rec: rec}))
 }
 
 // spill moves the rows' fields to the store once they grow too large to
 // keep: every row kept so far, then each new one.
-func (l *loader) spill() error {
+func (l *loader) spill(last *row) error {
 	if l.store == nil {
 		return nil
 	}
-	last := &l.rows[len(l.rows)-1]
 	if !l.spilling {
 		if l.resident += sizeOf(last.rec); l.resident <= SpillAbove {
 			return nil
 		}
 		l.spilling = true
-		for i := range l.rows {
-			if err := l.put(&l.rows[i]); err != nil {
+		for i := range l.rows.n {
+			if err := l.put(l.rows.at(i)); err != nil {
 				return err
 			}
 		}
@@ -277,7 +366,7 @@ func (l *loader) fieldsOf(r row) (map[string]any, error) {
 	}
 	m, err := l.store.Get(r.ref)
 	if err != nil {
-		return nil, l.src.errf(r.n, "", "%v", err)
+		return nil, l.src.errf(int(r.n), "", "%v", err)
 	}
 	return m, nil
 }
@@ -330,27 +419,48 @@ func (l *loader) rowID(n int, rec map[string]any) (string, error) {
 	return l.stem + ":" + strconv.Itoa(n), nil
 }
 
-// finish applies limit, sample, expand and shuffle to the kept rows.
-func (l *loader) finish() ([]Item, error) {
+// finish applies limit, sample, expand and shuffle to the kept rows and
+// hands the items to each, in order.
+func (l *loader) finish(each func(i, n int, it Item)) error {
 	s := l.spec
-	if len(l.rows) == 0 {
+	l.seen, l.droppedIDs = nil, nil // duplicates are found; the ids live on in the rows
+	if l.rows.n == 0 {
 		switch {
 		case l.filter != nil && l.dropped == 0:
-			return nil, l.src.errf(0, "", "filter `%s` kept none of the %d rows; check the field names and values it compares (strings are case-sensitive)", s.Filter, l.total)
+			return l.src.errf(0, "", "filter `%s` kept none of the %d rows; check the field names and values it compares (strings are case-sensitive)", s.Filter, l.total)
 		case l.dropped > 0:
-			return nil, l.src.errf(0, "", "dataset.exclude removed all %d remaining rows; check exclude.path and exclude.field", l.dropped)
+			return l.src.errf(0, "", "dataset.exclude removed all %d remaining rows; check exclude.path and exclude.field", l.dropped)
 		}
-		return nil, l.src.errf(0, "", "contains no rows")
+		return l.src.errf(0, "", "contains no rows")
 	}
-	rows := l.rows
-	if s.Limit > 0 && len(rows) > s.Limit {
-		rows = rows[:s.Limit]
+	n := l.rows.n
+	if s.Limit > 0 && n > s.Limit {
+		n = s.Limit
 	}
+	if s.Sample == nil && s.Expand == nil {
+		// The common case: each row is an item. Rows become items one
+		// chunk at a time, and each chunk is freed once handed on.
+		for i := range n {
+			r := l.rows.at(i)
+			it := Item{ID: r.id, Row: int(r.n), Fields: r.rec, Ref: r.ref, Digest: r.digest}
+			if err := l.shuffle(&it); err != nil {
+				return err
+			}
+			each(i, n, it)
+			if (i+1)%rowChunk == 0 {
+				l.rows.chunks[i/rowChunk] = nil
+			}
+		}
+		l.rows = rowList{}
+		return nil
+	}
+	rows := l.rows.slice(n)
+	l.rows = rowList{}
 	if sm := s.Sample; sm != nil {
 		// An explicit sample size that cannot be met would silently change
 		// a study's n, so it is an error rather than a clamp.
 		if sm.N > len(rows) {
-			return nil, l.src.errf(0, "", "dataset.sample.n is %d but only %d rows remain after filter, exclude and limit; lower sample.n", sm.N, len(rows))
+			return l.src.errf(0, "", "dataset.sample.n is %d but only %d rows remain after filter, exclude and limit; lower sample.n", sm.N, len(rows))
 		}
 		rows = sampleRows(rows, sm.N, sm.Seed)
 	}
@@ -358,31 +468,41 @@ func (l *loader) finish() ([]Item, error) {
 	if x := s.Expand; x != nil {
 		var err error
 		if items, err = l.expand(rows, x); err != nil {
-			return nil, err
+			return err
 		}
 	} else {
 		items = make([]Item, len(rows))
 		for i, r := range rows {
-			items[i] = Item{ID: r.id, Row: r.n, Fields: r.rec, Ref: r.ref, Digest: r.digest}
+			items[i] = Item{ID: r.id, Row: int(r.n), Fields: r.rec, Ref: r.ref, Digest: r.digest}
 		}
 	}
-	if sh := s.Shuffle; sh != nil {
-		for i := range items {
-			it := &items[i]
-			f, err := l.fieldsOf(row{n: it.Row, rec: it.Fields, ref: it.Ref})
-			if err != nil {
-				return nil, err
-			}
-			it.Fields = f
-			if err := shuffleItem(it, sh); err != nil {
-				return nil, l.src.errf(it.Row, "", "item %q: %v", it.ID, err)
-			}
-			if *it, err = l.item(it.ID, it.Row, it.Fields); err != nil {
-				return nil, err
-			}
+	for i := range items {
+		if err := l.shuffle(&items[i]); err != nil {
+			return err
 		}
 	}
-	return items, nil
+	for i, it := range items {
+		each(i, len(items), it)
+	}
+	return nil
+}
+
+// shuffle applies dataset.shuffle, if any, to one item.
+func (l *loader) shuffle(it *Item) error {
+	sh := l.spec.Shuffle
+	if sh == nil {
+		return nil
+	}
+	f, err := l.fieldsOf(row{n: int32(it.Row), rec: it.Fields, ref: it.Ref})
+	if err != nil {
+		return err
+	}
+	it.Fields = f
+	if err := shuffleItem(it, sh); err != nil {
+		return l.src.errf(it.Row, "", "item %q: %v", it.ID, err)
+	}
+	*it, err = l.item(it.ID, it.Row, it.Fields)
+	return err
 }
 
 func (l *loader) expand(rows []row, x *Expand) ([]Item, error) {
@@ -401,7 +521,7 @@ func (l *loader) expand(rows []row, x *Expand) ([]Item, error) {
 				col := v.Fields[name]
 				val, ok := lookup(r.rec, col)
 				if !ok {
-					return nil, l.src.errf(r.n, name, "field %q of variant %q is missing (mapped from %q); fix the row or change dataset.expand.variants[%d].fields.%s", name, v.Name, col, vi, name)
+					return nil, l.src.errf(int(r.n), name, "field %q of variant %q is missing (mapped from %q); fix the row or change dataset.expand.variants[%d].fields.%s", name, v.Name, col, vi, name)
 				}
 				f[name] = val
 			}
@@ -409,10 +529,10 @@ func (l *loader) expand(rows []row, x *Expand) ([]Item, error) {
 			f[link] = r.id
 			id := r.id + ":" + v.Name
 			if prev, dup := seen[id]; dup {
-				return nil, l.src.errf(r.n, "", "expanded id %q collides with one from row %d; row ids must not end in \":<variant name>\"", id, prev)
+				return nil, l.src.errf(int(r.n), "", "expanded id %q collides with one from row %d; row ids must not end in \":<variant name>\"", id, prev)
 			}
-			seen[id] = r.n
-			it, err := l.item(id, r.n, f)
+			seen[id] = int(r.n)
+			it, err := l.item(id, int(r.n), f)
 			if err != nil {
 				return nil, err
 			}

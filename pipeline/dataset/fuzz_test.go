@@ -15,7 +15,9 @@ func loadBytes(spec *Spec, format string, data []byte) ([]Item, error) {
 	if _, err := l.src.readStream(bytes.NewReader(data), format, l.add); err != nil {
 		return nil, err
 	}
-	return l.finish()
+	var items []Item
+	err = l.finish(func(i, n int, it Item) { items = append(items, it) })
+	return items, err
 }
 
 // fuzzSpecs exercise every pipeline step; any input may make them fail,

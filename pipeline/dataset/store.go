@@ -37,14 +37,25 @@ type Store struct {
 // storeChunk is how much Put gathers before it writes.
 const storeChunk = 1 << 20
 
-// Ref locates one item's fields in a Store; the zero Ref is none.
-type Ref struct {
-	off int64
-	n   uint32
-}
+// Ref locates one item's fields in a Store; the zero Ref is none. It is
+// one word, the offset and the length packed (a million items hold one
+// each): an item of more than refMaxLen bytes, or past refMaxOff, stays in
+// memory instead (Put's ok is false).
+type Ref struct{ v uint64 }
+
+const (
+	refLenBits = 24
+	refMaxLen  = 1<<refLenBits - 1      // 16 MiB
+	refMaxOff  = 1<<(64-refLenBits) - 1 // 1 TiB
+)
+
+func makeRef(off int64, n uint32) Ref { return Ref{uint64(off)<<refLenBits | uint64(n)} }
+
+func (r Ref) off() int64 { return int64(r.v >> refLenBits) }
+func (r Ref) len() int   { return int(r.v & refMaxLen) }
 
 // IsZero says the item's fields are not in a store.
-func (r Ref) IsZero() bool { return r.n == 0 }
+func (r Ref) IsZero() bool { return r.v == 0 }
 
 // NewStore makes a store; its file, in the temporary folder (TMPDIR), is
 // created when the first item goes in.
@@ -78,12 +89,12 @@ func (s *Store) Put(fields map[string]any) (Ref, bool, error) {
 	start := len(s.pending)
 	b, ok := appendValue(s.pending, fields)
 	n := len(b) - start
-	if !ok || n > math.MaxUint32 {
+	if !ok || n > refMaxLen || s.size > refMaxOff {
 		s.pending = b[:start]
 		return Ref{}, false, nil
 	}
 	s.pending = b
-	r := Ref{off: s.size, n: uint32(n)}
+	r := makeRef(s.size, uint32(n))
 	s.size += int64(n)
 	if len(s.pending) >= storeChunk {
 		if err := s.flushLocked(); err != nil {
@@ -116,7 +127,7 @@ func (s *Store) flushLocked() error {
 
 // Get reads an item's fields back.
 func (s *Store) Get(r Ref) (map[string]any, error) {
-	if r.off+int64(r.n) > s.written.Load() {
+	if r.off()+int64(r.len()) > s.written.Load() {
 		// Gathered by Put and not written yet (a read during the load).
 		if err := s.Flush(); err != nil {
 			return nil, err
@@ -124,11 +135,11 @@ func (s *Store) Get(r Ref) (map[string]any, error) {
 	}
 	// b is never written after the read below: the fields' strings point
 	// into it (readString).
-	b := make([]byte, r.n)
+	b := make([]byte, r.len())
 	if s.f == nil {
 		return nil, fmt.Errorf("the items' file is closed")
 	}
-	if _, err := s.f.ReadAt(b, r.off); err != nil {
+	if _, err := s.f.ReadAt(b, r.off()); err != nil {
 		return nil, fmt.Errorf("cannot read the items' file back: %w", err)
 	}
 	v, rest, err := readValue(b)
@@ -137,7 +148,7 @@ func (s *Store) Get(r Ref) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if err != nil || !ok {
-		return nil, fmt.Errorf("the items' file is damaged at byte %d: %v", r.off, err)
+		return nil, fmt.Errorf("the items' file is damaged at byte %d: %v", r.off(), err)
 	}
 	return m, nil
 }

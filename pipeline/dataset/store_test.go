@@ -78,8 +78,21 @@ func TestStoreRefusesWhatItCannotKeepExactly(t *testing.T) {
 	if _, ok, err := st.Put(map[string]any{"when": struct{}{}}); ok || err != nil {
 		t.Errorf("an unknown type was stored (ok %v, err %v); the item must stay in memory", ok, err)
 	}
-	if _, err := st.Get(Ref{off: 0, n: 3}); err == nil {
+	if _, err := st.Get(makeRef(0, 3)); err == nil {
 		t.Error("reading past the file's end gave no error")
+	}
+	// A Ref holds a length of 24 bits: a larger item stays in memory,
+	// and the items after it are stored as before.
+	if _, ok, err := st.Put(map[string]any{"t": strings.Repeat("x", refMaxLen)}); ok || err != nil {
+		t.Errorf("an item of more than %d bytes was stored (ok %v, err %v)", refMaxLen, ok, err)
+	}
+	small := map[string]any{"t": strings.Repeat("y", 1000)}
+	r, ok, err := st.Put(small)
+	if !ok || err != nil {
+		t.Fatalf("a small item after a large one: ok %v, err %v", ok, err)
+	}
+	if got, err := st.Get(r); err != nil || !reflect.DeepEqual(got, small) {
+		t.Errorf("the small item reads back as %v (%v)", got, err)
 	}
 }
 

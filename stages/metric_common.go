@@ -236,8 +236,14 @@ func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs st
 	// Rows of one case cell share their RowCell: look each up once.
 	byRowCell := map[*pipeline.RowCell]*cell{}
 	var out []*cell
-	for i := range rs.Rows {
-		r := &rs.Rows[i]
+	// cellOf finds a row's cell (nil: not of these tasks); a case cell's
+	// rows mostly come one after another.
+	var lastRC *pipeline.RowCell
+	var lastC *cell
+	cellOf := func(r *pipeline.ResultRow) *cell {
+		if r.RowCell == lastRC && lastRC != nil {
+			return lastC
+		}
 		c, ok := byRowCell[r.RowCell]
 		if !ok {
 			t := r.Task
@@ -252,6 +258,32 @@ func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs st
 			}
 			byRowCell[r.RowCell] = c
 		}
+		lastRC, lastC = r.RowCell, c
+		return c
+	}
+	// The first pass counts each cell's rows, so its lists are made at
+	// their size: at 1,000,000 rows, growing them by doubling held up to
+	// twice the 8 MB of pointers per block.
+	nRows, nErr := map[*cell]int{}, map[*cell]int{}
+	for i := range rs.Rows {
+		r := &rs.Rows[i]
+		if c := cellOf(r); c != nil {
+			if r.Errored() && errs != pipeline.ErrorsUnparsed {
+				nErr[c]++
+			} else {
+				nRows[c]++
+			}
+		}
+	}
+	for _, c := range out {
+		c.Rows = make([]*pipeline.ResultRow, 0, nRows[c])
+		if nErr[c] > 0 {
+			c.Errored = make([]*pipeline.ResultRow, 0, nErr[c])
+		}
+	}
+	for i := range rs.Rows {
+		r := &rs.Rows[i]
+		c := cellOf(r)
 		switch {
 		case c == nil:
 		case !r.Errored():

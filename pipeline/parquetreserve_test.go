@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // Rows written into buffers taken ahead at the last row group's size,
@@ -57,6 +59,26 @@ func TestParquetRowsReadBackAcrossReservedRowGroups(t *testing.T) {
 		x := rows[i]
 		if g["s"] != x.s || g["d"] != x.d || g["n"] != x.n || g["f"] != x.f || g["b"] != x.b {
 			t.Fatalf("row %d: read %v, wrote %+v", i, g, x)
+		}
+	}
+}
+
+// Text past a column's buffer grows it by about a quarter, never to twice
+// what it holds (arrow's builder would go to the next power of two).
+func TestParquetTextGrowsByAQuarter(t *testing.T) {
+	w, err := CreateParquet(filepath.Join(t.TempDir(), "x.parquet"), []Column{{"s", ColString, false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	sb := w.rb.Field(0).(*array.StringBuilder)
+	v := strings.Repeat("x", 1000)
+	for i := 0; i < 3000; i++ { // 3 MB: one row group
+		if err := w.Append(v); err != nil {
+			t.Fatal(err)
+		}
+		if n, c := sb.DataLen(), sb.DataCap(); c > n+n/4+4<<10+64 {
+			t.Fatalf("row %d: %d bytes of text in a %d-byte buffer", i, n, c)
 		}
 	}
 }

@@ -172,7 +172,9 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	// (few, so this allocates nothing after the first of each), not kept
 	// as views.
 	model, strategy := c.reportedNamesIn(fields)
-	model, strategy = unique.Make(model).Value(), unique.Make(strategy).Value()
+	if c.Task.Spec.ReportAs != nil {
+		model, strategy = unique.Make(model).Value(), unique.Make(strategy).Value()
+	}
 	a, ja := r.Acct, r.JudgeAcct
 	return append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
 		r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,

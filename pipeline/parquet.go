@@ -69,8 +69,10 @@ type ParquetWriter struct {
 	// closing: no row will follow (no buffers to take for them).
 	closing bool
 	// next is what the next rows are expected to take: their count, then
-	// each column's text bytes (seal); used up by the first of them.
-	next []int
+	// each column's text bytes (seal); used up by the first of them, which
+	// takes their buffers (reserved).
+	next     []int
+	reserved bool
 }
 
 // A row group holds parquetBatch rows, or fewer when their text passes
@@ -184,15 +186,17 @@ func (w *ParquetWriter) Append(vals ...any) error {
 	return nil
 }
 
-// appendText appends a text value. Text past the column's buffer grows it
-// by a quarter, not to the next power of two as arrow's builder does: the
-// buffers are taken at the last row group's size, so a row group a little
-// wider than the last kept up to twice its text (the quickstart's results:
-// 4.2 MB of text a row group was in 4.7 to 6.4 MB of buffers, now 4.7 to
-// 5.9; the collector tracks them all at a flush).
+// appendText appends a text value. Past the buffer taken at the last row
+// group's size (reserve), text grows it by a quarter, not to the next power
+// of two as arrow's builder does: a row group a little wider than the last
+// kept up to twice its text (the quickstart's results: 4.2 MB of text a row
+// group was in 4.7 to 6.4 MB of buffers, now 4.7 to 5.9; the collector
+// tracks them all at a flush), and one step of a quarter allocates less
+// than a doubling. A row group with no size to go by (the first) doubles:
+// growing from nothing by quarters would copy its text many times over.
 func (w *ParquetWriter) appendText(sb *array.StringBuilder, s string) {
-	if n := sb.DataLen() + len(s); n > sb.DataCap() {
-		sb.ReserveData(max(len(s), sb.DataLen()/4, 4<<10))
+	if n := sb.DataLen() + len(s); w.reserved && n > sb.DataCap() {
+		sb.ReserveData(max(len(s), sb.DataLen()/4))
 	}
 	sb.Append(s)
 	w.bytes += len(s)
@@ -202,6 +206,7 @@ func (w *ParquetWriter) appendText(sb *array.StringBuilder, s string) {
 func (w *ParquetWriter) reserve() {
 	rows, data := w.next[0], w.next[1:]
 	w.next = w.next[:0]
+	w.reserved = true
 	for i := range w.cols {
 		f := w.rb.Field(i)
 		f.Reserve(rows)
@@ -217,6 +222,7 @@ func (w *ParquetWriter) seal() {
 		return
 	}
 	w.planNext()
+	w.reserved = false
 	w.held = append(w.held, w.rb.NewRecordBatch())
 	w.heldRows += w.pending
 	w.pending = 0
@@ -306,7 +312,7 @@ func (w *ParquetWriter) writeAppended() error {
 		return nil
 	}
 	w.planNext()
-	w.pending = 0
+	w.pending, w.reserved = 0, false
 	if err := w.fw.NewRowGroupChecked(); err != nil {
 		return err
 	}

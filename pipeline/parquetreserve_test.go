@@ -63,22 +63,29 @@ func TestParquetRowsReadBackAcrossReservedRowGroups(t *testing.T) {
 	}
 }
 
-// Text past a column's buffer grows it by about a quarter, never to twice
-// what it holds (arrow's builder would go to the next power of two).
+// Text past the buffer taken at the last row group's size grows it by
+// about a quarter, never to twice what it holds (arrow's builder would go
+// to the next power of two): a row group whose text moved from one column
+// to another.
 func TestParquetTextGrowsByAQuarter(t *testing.T) {
-	w, err := CreateParquet(filepath.Join(t.TempDir(), "x.parquet"), []Column{{"s", ColString, false}})
+	w, err := CreateParquet(filepath.Join(t.TempDir(), "x.parquet"), []Column{{"a", ColString, false}, {"b", ColString, false}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Abort()
-	sb := w.rb.Field(0).(*array.StringBuilder)
-	v := strings.Repeat("x", 1000)
-	for i := 0; i < 3000; i++ { // 3 MB: one row group
-		if err := w.Append(v); err != nil {
+	wide, narrow := strings.Repeat("x", 1000), "y"
+	for w.Rows() < 4300 { // past parquetBatchBytes: the first row group, wide in a
+		if err := w.Append(wide, narrow); err != nil {
 			t.Fatal(err)
 		}
-		if n, c := sb.DataLen(), sb.DataCap(); c > n+n/4+4<<10+64 {
-			t.Fatalf("row %d: %d bytes of text in a %d-byte buffer", i, n, c)
+	}
+	b := w.rb.Field(1).(*array.StringBuilder)
+	for i := 0; i < 3000; i++ { // wide in b, whose buffer was taken narrow
+		if err := w.Append(narrow, wide); err != nil {
+			t.Fatal(err)
+		}
+		if n, c := b.DataLen(), b.DataCap(); n > 64<<10 && c > n+n/4+len(wide)+64 {
+			t.Fatalf("row %d of the second row group: %d bytes of text in a %d-byte buffer", i, n, c)
 		}
 	}
 }

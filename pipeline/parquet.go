@@ -69,9 +69,10 @@ type ParquetWriter struct {
 	// closing: no row will follow (no buffers to take for them).
 	closing bool
 	// next is what the next rows are expected to take: their count, then
-	// each column's text bytes (seal); used up by the first of them, which
-	// takes their buffers (reserved).
-	next     []int
+	// each column's text bytes (seal); used up by the first of them.
+	next []int
+	// reserved: the buffers of the rows being appended were taken at the
+	// size next gave (reserve), so text grows them by quarters.
 	reserved bool
 }
 

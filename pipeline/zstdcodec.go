@@ -23,11 +23,11 @@ import (
 // An encoder is made when a page finds none idle, so there are as many as
 // pages were ever compressed at once: one while a single writer writes (a
 // zstd encoder that compresses for two at once keeps two histories, about
-// 2.5 MB each, and uses them in turn, so one writer made both live). Each keeps
-// the lower-memory history (the window and one block, 1.1 MiB, not twice
-// the window): a page longer than that moves the history down as it goes,
-// which changes where it is kept, not what it matches, so the bytes are
-// the same (TestSteadyZstdLowMemorySameBytes).
+// 2.5 MB each, and uses them in turn, so one writer made both live). Each
+// keeps the lower-memory history (the window and one block, 1.1 MiB, not
+// twice the window): a page longer than that moves the history down as it
+// goes, which changes where it is kept, not what it matches, so the bytes
+// are the same (TestSteadyZstdLowMemorySameBytes).
 type steadyZstd struct {
 	inner compress.Codec
 	mu    sync.Mutex

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/secret"
@@ -165,7 +166,15 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	if len(fields) > 0 {
 		item = all[j:]
 	}
+	// The row outlives the item's fields (it may wait in the sink for an
+	// earlier case), and a name read from a stored item is a view of that
+	// item's whole buffer (dataset.readString): the names are interned
+	// (few, so this allocates nothing after the first of each), not kept
+	// as views.
 	model, strategy := c.reportedNamesIn(fields)
+	if c.Task.Spec.ReportAs != nil {
+		model, strategy = unique.Make(model).Value(), unique.Make(strategy).Value()
+	}
 	a, ja := r.Acct, r.JudgeAcct
 	return append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
 		r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,

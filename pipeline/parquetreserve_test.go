@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // Rows written into buffers taken ahead at the last row group's size,
@@ -57,6 +59,33 @@ func TestParquetRowsReadBackAcrossReservedRowGroups(t *testing.T) {
 		x := rows[i]
 		if g["s"] != x.s || g["d"] != x.d || g["n"] != x.n || g["f"] != x.f || g["b"] != x.b {
 			t.Fatalf("row %d: read %v, wrote %+v", i, g, x)
+		}
+	}
+}
+
+// Text past the buffer taken at the last row group's size grows it by
+// about a quarter, never to twice what it holds (arrow's builder would go
+// to the next power of two): a row group whose text moved from one column
+// to another.
+func TestParquetTextGrowsByAQuarter(t *testing.T) {
+	w, err := CreateParquet(filepath.Join(t.TempDir(), "x.parquet"), []Column{{"a", ColString, false}, {"b", ColString, false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	wide, narrow := strings.Repeat("x", 1000), "y"
+	for w.Rows() < 4300 { // past parquetBatchBytes: the first row group, wide in a
+		if err := w.Append(wide, narrow); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := w.rb.Field(1).(*array.StringBuilder)
+	for i := 0; i < 3000; i++ { // wide in b, whose buffer was taken narrow
+		if err := w.Append(narrow, wide); err != nil {
+			t.Fatal(err)
+		}
+		if n, c := b.DataLen(), b.DataCap(); n > 64<<10 && c > n+n/4+len(wide)+64 {
+			t.Fatalf("row %d of the second row group: %d bytes of text in a %d-byte buffer", i, n, c)
 		}
 	}
 }

@@ -19,10 +19,19 @@ import (
 // smaller window finds the same matches in them and a page of up to 1 MiB
 // comes out byte for byte as arrow's encoder writes it. Decoding, error
 // reporting and streams are arrow's own.
+//
+// An encoder is made when a page finds none idle, so there are as many as
+// pages were ever compressed at once: one while a single writer writes (a
+// zstd encoder that compresses for two at once keeps two histories, about
+// 2.5 MB each, and uses them in turn, so one writer made both live). Each
+// keeps the lower-memory history (the window and one block, 1.1 MiB, not
+// twice the window): a page longer than that moves the history down as it
+// goes, which changes where it is kept, not what it matches, so the bytes
+// are the same (TestSteadyZstdLowMemorySameBytes).
 type steadyZstd struct {
 	inner compress.Codec
 	mu    sync.Mutex
-	encs  map[zstd.EncoderLevel]*zstd.Encoder
+	idle  map[zstd.EncoderLevel][]*zstd.Encoder
 }
 
 func init() {
@@ -30,30 +39,44 @@ func init() {
 	if err != nil {
 		panic(err) // arrow registers zstd itself: a broken build
 	}
-	compress.RegisterCodec(compress.Codecs.Zstd, &steadyZstd{inner: inner, encs: map[zstd.EncoderLevel]*zstd.Encoder{}})
+	compress.RegisterCodec(compress.Codecs.Zstd, &steadyZstd{inner: inner, idle: map[zstd.EncoderLevel][]*zstd.Encoder{}})
 }
 
-func (z *steadyZstd) encoder(level int) *zstd.Encoder {
+// take lends an idle encoder of the level, or makes one.
+func (z *steadyZstd) take(l zstd.EncoderLevel) *zstd.Encoder {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if idle := z.idle[l]; len(idle) > 0 {
+		enc := idle[len(idle)-1]
+		z.idle[l] = idle[:len(idle)-1]
+		return enc
+	}
+	enc, _ := zstd.NewWriter(nil, steadyOptions(l, true)...)
+	return enc
+}
+
+// steadyOptions are the kept encoders' options; lowMem: the smaller history.
+func steadyOptions(l zstd.EncoderLevel, lowMem bool) []zstd.EOption {
+	return []zstd.EOption{zstd.WithZeroFrames(true), zstd.WithEncoderLevel(l),
+		zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true),
+		zstd.WithWindowSize(1 << 20), zstd.WithLowerEncoderMem(lowMem)}
+}
+
+// give puts an encoder back for the next page.
+func (z *steadyZstd) give(l zstd.EncoderLevel, enc *zstd.Encoder) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.idle[l] = append(z.idle[l], enc)
+}
+
+func (z *steadyZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	l := zstd.EncoderLevelFromZstd(level)
 	if level == compress.DefaultCompressionLevel {
 		l = zstd.SpeedDefault
 	}
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	enc := z.encs[l]
-	if enc == nil {
-		// EncodeAll is safe for concurrent use: the encoder keeps one
-		// block encoder per writer that may compress at once.
-		enc, _ = zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(l),
-			zstd.WithEncoderConcurrency(2), zstd.WithAllLitEntropyCompression(true),
-			zstd.WithWindowSize(1<<20))
-		z.encs[l] = enc
-	}
-	return enc
-}
-
-func (z *steadyZstd) EncodeLevel(dst, src []byte, level int) []byte {
-	return z.encoder(level).EncodeAll(src, dst[:0])
+	enc := z.take(l)
+	defer z.give(l, enc)
+	return enc.EncodeAll(src, dst[:0])
 }
 
 func (z *steadyZstd) Encode(dst, src []byte) []byte { return z.inner.Encode(dst, src) }

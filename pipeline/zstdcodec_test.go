@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/klauspost/compress/zstd"
 )
 
 // The kept encoders write the bytes arrow's pooled ones write for pages within their 1 MiB window, at every
@@ -93,6 +94,72 @@ func TestSteadyZstdRoundTrip(t *testing.T) {
 			}
 			if !bytes.Equal(out, in) {
 				t.Fatalf("input %d: %d bytes in, %d different bytes out", i, len(in), len(out))
+			}
+		}
+	}
+}
+
+// One writer compressing page after page uses one encoder, whatever the
+// level; writers compressing at once get one each, kept for later.
+func TestSteadyZstdOneEncoderPerWriter(t *testing.T) {
+	inner, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := &steadyZstd{inner: inner.(*steadyZstd).inner, idle: map[zstd.EncoderLevel][]*zstd.Encoder{}}
+	page := []byte(strings.Repeat(`{"reply":"Final Answer: Acceptable"}`, 3000))
+	for range 20 {
+		z.EncodeLevel(nil, page, 1)
+	}
+	if n := len(z.idle[zstd.SpeedFastest]); n != 1 {
+		t.Fatalf("one writer, 20 pages: %d encoders kept, want 1", n)
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range 20 {
+				z.EncodeLevel(nil, page, 1)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if n := len(z.idle[zstd.SpeedFastest]); n < 1 || n > 3 {
+		t.Fatalf("three writers: %d encoders kept, want 1 to 3", n)
+	}
+}
+
+// The kept encoders' smaller history writes the bytes the full one writes,
+// for pages past the window too (the history then moves down as it goes).
+func TestSteadyZstdLowMemorySameBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	words := strings.Fields("the narrator took the money and lied about it to a friend Final Answer: Acceptable Unacceptable Confidence: 0.9")
+	var inputs [][]byte
+	for _, size := range []int{100_000, 1 << 20, 1_400_000, 2_500_000} {
+		var b strings.Builder
+		for b.Len() < size {
+			if r.IntN(50) == 0 && b.Len() > 300_000 {
+				// a repeat from far back, beyond the window for the largest
+				s := b.String()
+				from := r.IntN(len(s) - 2000)
+				b.WriteString(s[from : from+2000])
+			}
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		inputs = append(inputs, []byte(b.String()))
+	}
+	for _, l := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault, zstd.SpeedBetterCompression} {
+		low, _ := zstd.NewWriter(nil, steadyOptions(l, true)...)
+		full, _ := zstd.NewWriter(nil, steadyOptions(l, false)...)
+		for _, in := range inputs {
+			a, b := low.EncodeAll(in, nil), full.EncodeAll(in, nil)
+			if !bytes.Equal(a, b) {
+				t.Errorf("level %v, %d bytes in: %d bytes with the smaller history, %d with the full one", l, len(in), len(a), len(b))
 			}
 		}
 	}

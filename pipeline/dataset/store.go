@@ -105,11 +105,17 @@ func (s *Store) Put(fields map[string]any) (Ref, bool, error) {
 }
 
 // Flush writes what Put gathered, so a failing disk is reported by the
-// load, not by the first item read back.
+// load, not by the first item read back. It ends a load (or serves a read
+// of items not written yet), so the gathering buffer goes with it: kept,
+// its megabyte stayed live for the whole apply after the last Put.
 func (s *Store) Flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.flushLocked()
+	err := s.flushLocked()
+	if err == nil {
+		s.pending = nil
+	}
+	return err
 }
 
 func (s *Store) flushLocked() error {

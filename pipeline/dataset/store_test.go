@@ -137,3 +137,38 @@ func TestStoreReadsBackGatheredPuts(t *testing.T) {
 		check(i)
 	}
 }
+
+// Flush ends a load: what Put gathered is written and the gathering buffer
+// (a megabyte once items pass storeChunk) is not kept for the rest of the
+// process; items read back, and a later load gathers anew.
+func TestStoreKeepsNoBufferAfterFlush(t *testing.T) {
+	s, err := NewStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var refs []Ref
+	put := func(i int) {
+		r, ok, err := s.Put(map[string]any{"id": fmt.Sprint(i), "reply": strings.Repeat("x", 3000)})
+		if err != nil || !ok {
+			t.Fatalf("put %d: %v %v", i, ok, err)
+		}
+		refs = append(refs, r)
+	}
+	for i := 0; i < 500; i++ { // 1.5 MB: past one chunk
+		put(i)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(s.pending); c != 0 {
+		t.Fatalf("after Flush the store keeps a %d-byte buffer", c)
+	}
+	put(500)
+	for i, r := range refs {
+		m, err := s.Get(r)
+		if err != nil || m["id"] != fmt.Sprint(i) {
+			t.Fatalf("item %d reads back as %v (%v)", i, m["id"], err)
+		}
+	}
+}

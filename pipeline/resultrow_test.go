@@ -26,7 +26,7 @@ func TestResultRowHoldsNoViewOfItsStoredItem(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := &Task{Name: "t", Spec: &TaskSpec{ReportAs: &ReportAs{Model: "model", Strategy: "strategy"}}}
-	item := &Item{ID: "x1", ref: ref, store: store}
+	item := &Item{ID: "x1", ref: ref, src: &itemSource{store: store}}
 	c := &Case{Model: &Model{Name: "recorded"}, Strategy: &Strategy{Name: "rescore"}, Task: task, Item: item}
 	e := &Engine{study: &Study{Run: &RunFile{Name: "r"}, ConfigHash: "h"}, subsets: newSubsetNames()}
 	fields := item.Values()

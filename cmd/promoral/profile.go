@@ -42,16 +42,23 @@ func profileAllocs() func() {
 	if path == "" {
 		return func() {}
 	}
-	return func() {
-		f, err := os.Create(path)
-		if err == nil {
-			err = pprof.Lookup("allocs").WriteTo(f, 0)
-			f.Close()
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "promoral: warning: PROMORAL_ALLOCPROFILE:", err)
+	return func() { writeProfile("allocs", path, "PROMORAL_ALLOCPROFILE") }
+}
+
+// writeProfile writes the named runtime profile to path, warning on
+// failure (a profile is an aid, never a reason to fail the command).
+func writeProfile(name, path, env string) bool {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup(name).WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
 		}
 	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "promoral: warning: %s: %v\n", env, err)
+	}
+	return err == nil
 }
 
 // profilePeakHeap writes the profile of what was live when the live heap
@@ -78,13 +85,7 @@ func profilePeakHeap() func() {
 			metrics.Read(sample)
 			if v := sample[0].Value.Uint64(); v > peak {
 				peak = v
-				f, err := os.Create(path)
-				if err == nil {
-					err = pprof.Lookup("heap").WriteTo(f, 0)
-					f.Close()
-				}
-				if err != nil {
-					fmt.Fprintln(os.Stderr, "promoral: warning: PROMORAL_HEAPPROFILE:", err)
+				if !writeProfile("heap", path, "PROMORAL_HEAPPROFILE") {
 					return
 				}
 			}

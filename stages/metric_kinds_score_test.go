@@ -545,3 +545,22 @@ func parseF(s string) float64 {
 	}
 	return f
 }
+
+// Efficiency's accuracy counts an unparsed answer as the policy says (wrong:
+// in the denominator; exclude: left out) and leaves out items without gold:
+// answers right, wrong, unparsed and one on an item without gold, 100
+// tokens each, give 1/3 (wrong) or 1/2 (exclude) per 0.1 thousand tokens.
+func TestEfficiencyAccuracyFollowsTheUnparsedPolicy(t *testing.T) {
+	task := mkTask("ethics", ethicsLabels, U, []tItem{{id: "1", gold: U}, {id: "2", gold: A}, {id: "3", gold: A}, {id: "4"}}, nil)
+	st := mkStudy(1, task)
+	acct := pipeline.Account{PromptTokens: 60, CompletionTokens: 40}
+	for policy, acc := range map[string]float64{"wrong": 1.0 / 3, "exclude": 1.0 / 2} {
+		rs := mkRS(st, policy, task,
+			ans{model: "m", strategy: "s", item: "1", label: U, acct: acct},
+			ans{model: "m", strategy: "s", item: "2", label: U, acct: acct},
+			ans{model: "m", strategy: "s", item: "3", label: "", acct: acct},
+			ans{model: "m", strategy: "s", item: "4", label: A, acct: acct})
+		out := run(t, build(t, st, &EfficiencyConfig{MetricBase: pipeline.MetricBase{Kind: "efficiency"}}), rs)
+		want(t, find(t, out, "m", "s", "all", "accuracy_per_1k_tokens"), acc/0.1, 4)
+	}
+}

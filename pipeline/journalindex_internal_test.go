@@ -105,7 +105,7 @@ func TestReplyIndexKeysSharingATag(t *testing.T) {
 // Reserving room up front leaves the table the size the reservation asked
 // for while it fills.
 func TestReplyIndexReserve(t *testing.T) {
-	x := newReplyIndex(nil)
+	x := newReplyIndex(func(span) ([32]byte, bool) { return [32]byte{}, false })
 	x.reserve(100_000)
 	size := len(x.tab.vals)
 	if size*3 < 100_000*4 || size > 100_000*2 {
@@ -117,7 +117,6 @@ func TestReplyIndexReserve(t *testing.T) {
 		for j := range k {
 			k[j] = byte(rng.Uint32())
 		}
-		x.keyAt = func(span) ([32]byte, bool) { return [32]byte{}, false }
 		x.put(k, span{off: int64(i) * 100, n: 50})
 	}
 	if len(x.tab.vals) != size {

@@ -240,6 +240,15 @@ func (s *Study) NumCases() int {
 	return n
 }
 
+// NumItems is the number of items the study's tasks hold in memory.
+func (s *Study) NumItems() int {
+	n := 0
+	for _, t := range s.Tasks {
+		n += len(t.Items)
+	}
+	return n
+}
+
 // EachCase calls fn for every case in order, without materialising them all.
 func (s *Study) EachCase(fn func(c *Case) bool) {
 	ord := 0

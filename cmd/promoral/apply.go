@@ -66,7 +66,7 @@ func newApply() *cobra.Command {
 			if err := sel.apply(st, out); err != nil {
 				return err
 			}
-			fitMemoryLimit(st.NumCases(), studyItems(st), batchCasesInFlight(st, batched && !offline))
+			fitMemoryLimit(st.NumCases(), st.NumItems(), batchCasesInFlight(st, batched && !offline))
 			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
 				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), MaxCost: maxCost, NoResults: true}
 			if err := pipeline.Connect(st, opts.Offline); err != nil {

@@ -186,16 +186,3 @@ func fitMemoryLimit(cases, items, inFlight int) {
 	}
 	debug.SetMemoryLimit(max(160<<20, 64<<20+80*int64(cases)+96*int64(items)+32<<10*int64(inFlight)))
 }
-
-// studyItems counts the items of the study's tasks, each task once.
-func studyItems(st *pipeline.Study) int {
-	seen := map[*pipeline.Task]bool{}
-	n := 0
-	for _, c := range st.Cells {
-		if !seen[c.Task] {
-			seen[c.Task] = true
-			n += len(c.Task.Items)
-		}
-	}
-	return n
-}

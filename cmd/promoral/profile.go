@@ -10,14 +10,14 @@ import (
 
 // profileCPU writes a CPU profile of the whole command to the file named by
 // PROMORAL_CPUPROFILE, so the scale figures can be explained on the built
-// binary as a user runs it; the returned func ends the profile.
+// binary as a user runs it, and starts the other profiles the environment
+// asks for; the returned func ends them all.
 func profileCPU() func() {
-	endHeap := profilePeakHeap()
-	endAllocs0 := profileAllocs()
-	endAllocs := func() { endAllocs0(); endHeap() }
+	endHeap, endAllocs := profilePeakHeap(), profileAllocs()
+	endOthers := func() { endAllocs(); endHeap() }
 	path := os.Getenv("PROMORAL_CPUPROFILE")
 	if path == "" {
-		return endAllocs
+		return endOthers
 	}
 	f, err := os.Create(path)
 	if err == nil {
@@ -25,12 +25,12 @@ func profileCPU() func() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "promoral: warning: PROMORAL_CPUPROFILE:", err)
-		return func() {}
+		return endOthers
 	}
 	return func() {
 		pprof.StopCPUProfile()
 		f.Close()
-		endAllocs()
+		endOthers()
 	}
 }
 

@@ -1,6 +1,6 @@
 package pipeline
 
-import ()
+import "github.com/promoral/promoral/pipeline/journal"
 
 // ChangePlan is what a config change costs against a journal: the cases it
 // invalidates (answered under the old config, not under the new) and adds
@@ -24,7 +24,7 @@ type ChangePlan struct {
 // judge is not planned, as in MakePlan).
 func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 	jpath := dir + "/journal.jsonl"
-	j, err := OpenJournalReadOnly(jpath)
+	j, err := journal.OpenJournalReadOnly(jpath)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 }
 
 // strategyDone walks a case's strategy graph on journaled replies only.
-func strategyDone(j *Journal, c *Case) (hits int, done bool) {
+func strategyDone(j *journal.Journal, c *Case) (hits int, done bool) {
 	hits, err := walkJournaled(j, c)
 	return hits, err == nil
 }

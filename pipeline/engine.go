@@ -22,6 +22,7 @@ import (
 	"github.com/expr-lang/expr"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/secret"
 )
@@ -269,7 +270,7 @@ func (m *ModelStats) Cost() float64 { return float64(m.costMicros.Load()) / 1e6 
 type Engine struct {
 	study   *Study
 	opts    Options
-	journal *Journal
+	journal *journal.Journal
 	doers   map[*Model]Doer
 	sf      singleflight.Group
 	stats   map[*Model]*ModelStats
@@ -386,7 +387,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		}
 		e.doers[m] = d
 	}
-	j, err := OpenJournalFrom(filepath.Join(out, "journal.jsonl"), s.Run.Settings.Fsync, e.settledJournal)
+	j, err := journal.OpenJournalFrom(filepath.Join(out, "journal.jsonl"), s.Run.Settings.Fsync, e.settledJournal)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -573,7 +574,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	// No case will look a reply up any more: scoring gets the memory.
 	e.journal.DropIndex()
 	if n := e.journal.Stats().Unusable; n > 0 {
-		fmt.Fprintf(e.opts.Log, "promoral: warning: %s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses\n", e.journal.path, n)
+		fmt.Fprintf(e.opts.Log, "promoral: warning: %s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses\n", e.journal.Path(), n)
 	}
 
 	if parent.Err() == nil && e.fatal.Load() == nil && !e.budget.hit() {
@@ -728,7 +729,7 @@ func (e *Engine) scoreWritten(dir string, order []int32) ([]string, error) {
 		return nil, err
 	}
 	rs.OutDir = dir
-	rs.Journal = e.journal.path
+	rs.Journal = e.journal.Path()
 	return Score(rs)
 }
 
@@ -989,7 +990,7 @@ var ErrOfflineMiss = errors.New("offline: this request has no journaled reply (r
 // share it: the reply, and the journal record when it came from there.
 type callResult struct {
 	resp   *llm.Response
-	cached *Record
+	cached *journal.Record
 }
 
 // call fulfils one request: from the journal when it holds a usable reply,
@@ -1074,7 +1075,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 				id := e.journal.NewAttemptID()
 				ids[a.N] = id
 				e.inFlight.Add(1)
-				if err := e.journal.Append(&Record{Key: key, ID: id, Model: m.Name, Case: caseID, Stage: stage, Attempt: a.N, Time: a.Start.UTC(), Sent: true}); err != nil {
+				if err := e.journal.Append(&journal.Record{Key: key, ID: id, Model: m.Name, Case: caseID, Stage: stage, Attempt: a.N, Time: a.Start.UTC(), Sent: true}); err != nil {
 					e.fail(err)
 				}
 				return
@@ -1083,7 +1084,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 			if sent {
 				e.inFlight.Add(-1)
 			}
-			rec := &Record{Key: key, ID: id, Model: m.Name, Case: caseID, Stage: stage, Attempt: a.N, Time: a.Start.UTC(),
+			rec := &journal.Record{Key: key, ID: id, Model: m.Name, Case: caseID, Stage: stage, Attempt: a.N, Time: a.Start.UTC(),
 				LatencyMS: float64(a.Latency.Microseconds()) / 1000}
 			aerr := a.Err
 			if aerr == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/promoral/promoral/pipeline/journal"
 )
 
 // MergedShard is one shard a merge joined, as the merged manifest lists it.
@@ -96,7 +97,7 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 	if err := joinLabels(filepath.Join(out, LabelsFile), shards); err != nil {
 		return nil, err
 	}
-	j, err := OpenJournalReadOnly(jpath)
+	j, err := journal.OpenJournalReadOnly(jpath)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 )
 
@@ -115,7 +116,7 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 // MakePlanWith is MakePlan with options (batch mode).
 func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	jpath := outDir + "/journal.jsonl"
-	j, err := OpenJournalReadOnly(jpath)
+	j, err := journal.OpenJournalReadOnly(jpath)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +377,7 @@ func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageS
 
 // planWalk walks a case using only journaled replies; it reports how many
 // calls were served and whether the case would finish without a new call.
-func planWalk(j *Journal, c *Case) (hits int, done bool, err error) {
+func planWalk(j *journal.Journal, c *Case) (hits int, done bool, err error) {
 	hits, werr := walkJournaled(j, c)
 	if werr != nil {
 		// A miss, or a case that would fail (e.g. a template error on this
@@ -391,7 +392,7 @@ func planWalk(j *Journal, c *Case) (hits int, done bool, err error) {
 
 // walkJournaled walks a case's strategy graph on journaled replies only,
 // counting the calls served; an error is a miss or a failing stage.
-func walkJournaled(j *Journal, c *Case) (hits int, err error) {
+func walkJournaled(j *journal.Journal, c *Case) (hits int, err error) {
 	x := &Exec{
 		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
 		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{},
@@ -413,9 +414,9 @@ func walkJournaled(j *Journal, c *Case) (hits int, err error) {
 
 // completionHistory is the mean completion tokens per model/strategy/stage
 // of the replies a journal holds (keys model/strategy/stage).
-func completionHistory(j *Journal) map[string]*stageStats {
+func completionHistory(j *journal.Journal) map[string]*stageStats {
 	hist := map[string]*stageStats{}
-	j.Each(func(r *Record) {
+	j.Each(func(r *journal.Record) {
 		parts := strings.SplitN(r.Case, "/", 3)
 		if len(parts) < 2 || r.Resp == nil {
 			return

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"github.com/promoral/promoral/pipeline/journal"
 	"math"
 	"os"
 	"runtime"
@@ -17,7 +18,7 @@ import (
 // not hold makes its case an error (so its cell is incomplete under the
 // default errors: policy). It reads the journal without locking it.
 func RescoreFromJournal(st *Study, journalPath string) ([]Result, int, error) {
-	j, err := OpenJournalReadOnly(journalPath)
+	j, err := journal.OpenJournalReadOnly(journalPath)
 	if err != nil {
 		return nil, 0, err
 	}

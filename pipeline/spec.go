@@ -5,6 +5,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scripted"
 )
@@ -177,9 +178,9 @@ type Limits struct {
 	BatchPoll     time.Duration `yaml:"batch_poll,omitempty" min:"0" doc:"In batch mode, how often to ask the provider how a job is doing (default 30s)."`
 }
 
-// MaxReplyBytesLimit is the largest limits.max_reply_bytes (8 MiB, about two
-// million tokens of text): a journal line stays small enough to read whole.
-const MaxReplyBytesLimit = 8 << 20
+// MaxReplyBytesLimit is the largest limits.max_reply_bytes: the journal's
+// bound, so a journal line stays small enough to read whole.
+const MaxReplyBytesLimit = journal.MaxReplyBytesLimit
 
 // Modes of Limits.Mode.
 const (

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"github.com/promoral/promoral/pipeline/journal"
 	"sync"
 	"time"
 )
@@ -258,7 +259,7 @@ func (e *Engine) keeper(m *Model) func(key string, a Attempt) {
 		if a.Err != nil || a.Resp == nil || e.journal.Has(key) {
 			return
 		}
-		rec := &Record{Key: key, Model: m.Name, Attempt: a.N, Time: a.Start.UTC(), LatencyMS: float64(a.Latency/time.Microsecond) / 1000, Resp: a.Resp}
+		rec := &journal.Record{Key: key, Model: m.Name, Attempt: a.N, Time: a.Start.UTC(), LatencyMS: float64(a.Latency/time.Microsecond) / 1000, Resp: a.Resp}
 		if err := e.journal.Append(rec); err != nil {
 			e.fail(err)
 		}

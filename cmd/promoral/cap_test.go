@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
+	"github.com/promoral/promoral/pipeline/journal"
 )
 
 // capStudy writes a study of n one-call cases against a fake OpenAI
@@ -64,13 +65,13 @@ func shortReply(c fake.Call) []string { return []string{"Answer: bad"} }
 // order, at the study's price ($0.001 per output token).
 func journalBills(t *testing.T, path string) []float64 {
 	t.Helper()
-	j, err := pipeline.OpenJournalReadOnly(path)
+	j, err := journal.OpenJournalReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
 	var bills []float64
-	j.Each(func(r *pipeline.Record) {
+	j.Each(func(r *journal.Record) {
 		bills = append(bills, float64(r.Resp.Usage.CompletionTokens)*0.001)
 	})
 	return bills

@@ -1,4 +1,4 @@
-package pipeline
+package journal
 
 import (
 	"bufio"
@@ -57,6 +57,10 @@ type span struct {
 // (limits.max_reply_bytes, at most MaxReplyBytesLimit), so a longer line was
 // not written by this version: it is skipped, unread, as a miss.
 const MaxJournalLine = 4 * MaxReplyBytesLimit
+
+// MaxReplyBytesLimit is the largest limits.max_reply_bytes (8 MiB, about two
+// million tokens of text): a journal line stays small enough to read whole.
+const MaxReplyBytesLimit = 8 << 20
 
 // JournalStats is what opening a journal found, and what lookups found since.
 type JournalStats struct {
@@ -610,6 +614,9 @@ func (j *Journal) Lookup(key string) (*Record, bool, error) {
 	}
 	return &rec, true, nil
 }
+
+// Path is the journal file's path.
+func (j *Journal) Path() string { return j.path }
 
 // NewAttemptID returns an id unique to this journal's writer, which an
 // intent and its outcome share.

@@ -1,4 +1,4 @@
-package pipeline_test
+package journal_test
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 )
 
@@ -26,9 +26,9 @@ func reply(text string) *llm.Response {
 	return &llm.Response{Choices: []llm.Choice{{Text: text, FinishReason: llm.FinishStop}}}
 }
 
-func openJ(t testing.TB, path string) *pipeline.Journal {
+func openJ(t testing.TB, path string) *journal.Journal {
 	t.Helper()
-	j, err := pipeline.OpenJournal(path, false)
+	j, err := journal.OpenJournal(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestJournalSkipsDamageAndTrimsOnlyATornTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
 	j := openJ(t, path)
 	for i := range 5 {
-		if err := j.Append(&pipeline.Record{Key: key(fmt.Sprint(i)), Model: "m", Resp: reply(fmt.Sprint("r", i))}); err != nil {
+		if err := j.Append(&journal.Record{Key: key(fmt.Sprint(i)), Model: "m", Resp: reply(fmt.Sprint("r", i))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,12 +93,12 @@ func TestJournalTreatsEmptyRepliesAsMisses(t *testing.T) {
 	if j.Stats().Unusable != 2 {
 		t.Errorf("unusable = %d", j.Stats().Unusable)
 	}
-	j.Append(&pipeline.Record{Key: key("a"), Resp: reply("now")})
+	j.Append(&journal.Record{Key: key("a"), Resp: reply("now")})
 	if rec, ok, _ := j.Lookup(key("a")); !ok || rec.Resp.Text() != "now" {
 		t.Fatal("the new reply is not served")
 	}
 	// Appending an empty reply never indexes it.
-	j.Append(&pipeline.Record{Key: key("c"), Resp: &llm.Response{}})
+	j.Append(&journal.Record{Key: key("c"), Resp: &llm.Response{}})
 	if j.Has(key("c")) {
 		t.Error("an empty reply was indexed")
 	}
@@ -113,9 +113,9 @@ func TestJournalCountsIntentsLeftInFlight(t *testing.T) {
 	for i := range 6 {
 		id := j.NewAttemptID()
 		k := key(fmt.Sprint(i))
-		j.Append(&pipeline.Record{Key: k, ID: id, Model: "m", Case: "c", Attempt: 1, Sent: true})
+		j.Append(&journal.Record{Key: k, ID: id, Model: "m", Case: "c", Attempt: 1, Sent: true})
 		if i < 4 {
-			j.Append(&pipeline.Record{Key: k, ID: id, Model: "m", Resp: reply("x")})
+			j.Append(&journal.Record{Key: k, ID: id, Model: "m", Resp: reply("x")})
 		}
 	}
 	j.Close()
@@ -132,7 +132,7 @@ func TestJournalCountsIntentsLeftInFlight(t *testing.T) {
 	if s := j.Stats(); s.Lost != 0 || s.Failed != 2 {
 		t.Fatalf("after settling: %+v", s)
 	}
-	ro, err := pipeline.OpenJournalReadOnly(path)
+	ro, err := journal.OpenJournalReadOnly(path)
 	if err != nil || ro.Stats().Lost != 0 {
 		t.Fatalf("read-only: %v %+v", err, ro.Stats())
 	}
@@ -196,7 +196,7 @@ func FuzzJournal(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		j, err := pipeline.OpenJournal(path, false)
+		j, err := journal.OpenJournal(path, false)
 		if err != nil {
 			t.Fatalf("open failed on damaged content: %v", err)
 		}
@@ -210,7 +210,7 @@ func FuzzJournal(f *testing.F) {
 				t.Fatalf("served an unusable reply: %+v", rec)
 			}
 		}
-		if err := j.Append(&pipeline.Record{Key: key("z"), Resp: reply("z"), Time: time.Unix(0, 0)}); err != nil {
+		if err := j.Append(&journal.Record{Key: key("z"), Resp: reply("z"), Time: time.Unix(0, 0)}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -226,15 +226,15 @@ func TestJournalKeysSharingAPrefixKeepTheirOwnReplies(t *testing.T) {
 	absent := base[:16] + key("never")[16:]
 	j := openJ(t, path)
 	for i, k := range keys {
-		if err := j.Append(&pipeline.Record{Key: k, Resp: reply(fmt.Sprint("reply ", i)), Time: time.Unix(0, 0)}); err != nil {
+		if err := j.Append(&journal.Record{Key: k, Resp: reply(fmt.Sprint("reply ", i)), Time: time.Unix(0, 0)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A later reply for the same key replaces the earlier one.
-	if err := j.Append(&pipeline.Record{Key: keys[1], Resp: reply("reply 1 again"), Time: time.Unix(0, 0)}); err != nil {
+	if err := j.Append(&journal.Record{Key: keys[1], Resp: reply("reply 1 again"), Time: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	check := func(j *pipeline.Journal, when string) {
+	check := func(j *journal.Journal, when string) {
 		t.Helper()
 		for i, k := range keys {
 			want := fmt.Sprint("reply ", i)
@@ -364,29 +364,29 @@ func TestJournalOpenedFromASettledPoint(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
 	j := openJ(t, path)
 	for i := range 4 {
-		j.Append(&pipeline.Record{Key: key(fmt.Sprint(i)), Model: "m", Resp: reply(fmt.Sprint("old", i))})
+		j.Append(&journal.Record{Key: key(fmt.Sprint(i)), Model: "m", Resp: reply(fmt.Sprint("old", i))})
 	}
-	j.Append(&pipeline.Record{Key: key("f"), Model: "m", Err: "refused"})
+	j.Append(&journal.Record{Key: key("f"), Model: "m", Err: "refused"})
 	settled := j.Size()
 	// After the point: a newer reply for key 1, a new key, an intent left
 	// in flight, and a damaged line.
-	j.Append(&pipeline.Record{Key: key("1"), Model: "m", Resp: reply("new1")})
-	j.Append(&pipeline.Record{Key: key("9"), Model: "m", Resp: reply("r9")})
-	j.Append(&pipeline.Record{Key: key("lost"), ID: j.NewAttemptID(), Model: "m", Sent: true})
+	j.Append(&journal.Record{Key: key("1"), Model: "m", Resp: reply("new1")})
+	j.Append(&journal.Record{Key: key("9"), Model: "m", Resp: reply("r9")})
+	j.Append(&journal.Record{Key: key("lost"), ID: j.NewAttemptID(), Model: "m", Sent: true})
 	j.Close()
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("{not json\n")
 	f.Close()
 
-	whole := func() pipeline.JournalStats {
-		ro, err := pipeline.OpenJournalReadOnly(path)
+	whole := func() journal.JournalStats {
+		ro, err := journal.OpenJournalReadOnly(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ro.Close()
 		return ro.Stats()
 	}()
-	j, err := pipeline.OpenJournalFrom(path, false, func() int64 { return settled })
+	j, err := journal.OpenJournalFrom(path, false, func() int64 { return settled })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestJournalOpenedFromASettledPoint(t *testing.T) {
 
 	// A point inside a line: the whole journal is read (the settlement
 	// written above is found, nothing is lost any more).
-	j, err = pipeline.OpenJournalFrom(path, false, func() int64 { return settled - 3 })
+	j, err = journal.OpenJournalFrom(path, false, func() int64 { return settled - 3 })
 	if err != nil {
 		t.Fatal(err)
 	}

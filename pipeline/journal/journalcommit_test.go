@@ -1,4 +1,4 @@
-package pipeline_test
+package journal_test
 
 import (
 	"bufio"
@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/journal"
 )
 
 // Appends from many goroutines at once go out in shared writes (group
@@ -27,11 +27,11 @@ func TestJournalConcurrentAppendsEachLandWhole(t *testing.T) {
 			for i := range each {
 				id := fmt.Sprint(w, "/", i)
 				// Intents (not indexed) interleave with replies.
-				if err := j.Append(&pipeline.Record{Key: key(id), Model: "m", Sent: true, ID: id, Attempt: 1}); err != nil {
+				if err := j.Append(&journal.Record{Key: key(id), Model: "m", Sent: true, ID: id, Attempt: 1}); err != nil {
 					errs <- err
 					return
 				}
-				if err := j.Append(&pipeline.Record{Key: key(id), Model: "m", ID: id, Attempt: 1, Resp: reply("reply " + id)}); err != nil {
+				if err := j.Append(&journal.Record{Key: key(id), Model: "m", ID: id, Attempt: 1, Resp: reply("reply " + id)}); err != nil {
 					errs <- err
 					return
 				}

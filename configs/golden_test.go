@@ -24,6 +24,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/parquetio"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -404,7 +405,7 @@ func checkGolden(t *testing.T, st *pipeline.Study, want map[string]bool) {
 		}
 		t.FailNow()
 	}
-	calls, err := pipeline.ReadParquet(filepath.Join(out, "calls.parquet"))
+	calls, err := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

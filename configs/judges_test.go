@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // The refusal heuristic judge is the hybrid safety judge's first stage:
@@ -94,7 +95,7 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

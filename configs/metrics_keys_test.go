@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // Every shipped run file, run on two items per task with the fake model
@@ -40,7 +41,7 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 				}
 			}
 			out, _, _ := run(t, st)
-			rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+			rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 					t.Errorf("%s: an error_rate row (n_errors is on every row)", k)
 				}
 			}
-			res, err := pipeline.ReadParquet(filepath.Join(out, "results.parquet"))
+			res, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/needs"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // The outputs open in DuckDB, the tool users query them with. .ci/run
@@ -22,7 +22,7 @@ func TestOutputsOpenInDuckDB(t *testing.T) {
 	}))
 	out := filepath.Join(dir, "out")
 	sum, _ := apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
-	metrics, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	metrics, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil || len(metrics) == 0 {
 		t.Fatalf("metrics.parquet: %d rows, %v", len(metrics), err)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/secret"
 )
 
@@ -406,7 +407,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	calls, err := CreateParquet(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
+	calls, err := parquetio.CreateParquet(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
 	if err != nil {
 		os.RemoveAll(gen.dir)
 		return nil, nil, err
@@ -418,7 +419,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	// from there, not walked again (reuse.go).
 	var copied doneSet
 	var src *copySource
-	rw, err := CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	rw, err := parquetio.CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
 	if err != nil {
 		calls.Abort()
 		os.RemoveAll(gen.dir)
@@ -650,7 +651,7 @@ func (e *Engine) summary(planned int, tl *tally, held []heldCase) *Summary {
 // case first gets the chance to keep its earlier good row; then the rows of
 // the errored cases are written, results.parquet is complete, and the
 // metrics are computed from what it holds.
-func (e *Engine) writeSet(gen *generation, calls *ParquetWriter, sink *resultSink, rw *ParquetWriter, held []heldCase, tl *tally,
+func (e *Engine) writeSet(gen *generation, calls *parquetio.ParquetWriter, sink *resultSink, rw *parquetio.ParquetWriter, held []heldCase, tl *tally,
 	results []Result, started time.Time, ru *reuse) (*Summary, error) {
 	s := e.study
 	fail := func(err error) (*Summary, error) {

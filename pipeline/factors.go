@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 
+	"github.com/promoral/promoral/pipeline/parquetio"
 	"gopkg.in/yaml.v3"
 )
 
@@ -115,10 +116,10 @@ func fieldNode(n *yaml.Node, key string) *yaml.Node {
 }
 
 // factorColumns are the factor columns of results.parquet, after its own.
-func factorColumns(st *Study) []Column {
-	cols := make([]Column, len(st.Factors))
+func factorColumns(st *Study) []parquetio.Column {
+	cols := make([]parquetio.Column, len(st.Factors))
 	for i, f := range st.Factors {
-		cols[i] = Column{f, ColString, true}
+		cols[i] = col(f, parquetio.ColString, true)
 	}
 	return cols
 }

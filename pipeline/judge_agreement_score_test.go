@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // A study whose judge makes no call: it reads its verdicts from item
@@ -112,7 +113,7 @@ metrics:
 // metricsByKey reads metrics.parquet keyed "strategy/task/subset/metric".
 func metricsByKey(t *testing.T, out string) map[string]map[string]any {
 	t.Helper()
-	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // A tree with a scripted model under test, a scripted judge model and a
@@ -111,7 +112,7 @@ func TestJudgeRefusalIsAnErrorNeverALabel(t *testing.T) {
 	}
 	// ... and in the metric: ASR over the harmful prompts the judge could
 	// read (errors: exclude), with the three errors in n_errors.
-	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestChangingAJudgeRerunsOnlyTheJudgeCalls(t *testing.T) {
 	if sum.CallsNew != 5 || sum.CallsCached != 5 {
 		t.Errorf("after changing the judge: %d new, %d cached calls; want 5 new (the judge's), 5 cached (the replies)", sum.CallsNew, sum.CallsCached)
 	}
-	calls, err := pipeline.ReadParquet(filepath.Join(out, "calls.parquet"))
+	calls, err := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

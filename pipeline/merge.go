@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/promoral/promoral/pipeline/journal"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // MergedShard is one shard a merge joined, as the merged manifest lists it.
@@ -120,7 +121,7 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 	if err != nil {
 		return nil, err
 	}
-	calls, err := CreateParquet(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
+	calls, err := parquetio.CreateParquet(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
 	if err != nil {
 		os.RemoveAll(gen.dir)
 		return nil, err
@@ -142,7 +143,7 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 			Generation: filepath.Base(CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
 			CallsNew: m.CallsNew, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}
-	rw, err := CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	rw, err := parquetio.CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
 	if err != nil {
 		calls.Abort()
 		os.RemoveAll(gen.dir)
@@ -279,7 +280,7 @@ func joinResults(st *Study, shards []shardIn) ([]Result, error) {
 	for _, sh := range shards {
 		path := filepath.Join(sh.dir, "results.parquet")
 		var bad error
-		err := ScanParquet(path, nil, nil, func(row map[string]any) {
+		err := parquetio.ScanParquet(path, nil, nil, func(row map[string]any) {
 			if bad != nil {
 				return
 			}
@@ -410,10 +411,10 @@ func appendLines(w *bufio.Writer, path string) error {
 }
 
 // copyRows appends every row of a Parquet file to w, column by column name.
-func copyRows(w *ParquetWriter, path string, cols []Column) error {
+func copyRows(w *parquetio.ParquetWriter, path string, cols []parquetio.Column) error {
 	var bad error
 	vals := make([]any, len(cols))
-	err := ScanParquet(path, nil, nil, func(row map[string]any) {
+	err := parquetio.ScanParquet(path, nil, nil, func(row map[string]any) {
 		if bad != nil {
 			return
 		}

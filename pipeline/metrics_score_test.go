@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // Metric blocks declared in YAML, decoded strictly and run after the cases
@@ -33,7 +34,7 @@ metrics:
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	apply(t, st, out)
-	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

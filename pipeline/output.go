@@ -12,6 +12,7 @@ import (
 	"unique"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/secret"
 )
 
@@ -50,18 +51,18 @@ func paramsJSON(req *llm.Request) string {
 	return jsonString(&params)
 }
 
-var callColumns = []Column{
-	{"case_id", ColString, false}, {"model", ColString, true}, {"strategy", ColString, true}, {"task", ColString, true},
-	{"item_id", ColString, false}, {"stage", ColString, true}, {"attempt", ColInt, false}, {"request_hash", ColString, false},
-	{"request_messages", ColString, false}, {"request_params", ColString, true}, {"response_text", ColString, false},
-	{"response_choices", ColString, false}, {"finish_reason", ColString, true},
-	{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"cached_prompt_tokens", ColInt, false},
-	{"thinking_tokens", ColInt, false}, {"latency_ms", ColFloat, false}, {"cached", ColBool, false}, {"error", ColString, false},
-	{"model_version", ColString, true}, {"cost_usd", ColFloat, false}, {"time", ColTime, false},
-	{"final", ColBool, false}, {"attempts", ColInt, false}, {"batch_id", ColString, true},
+var callColumns = []parquetio.Column{
+	col("case_id", parquetio.ColString, false), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
+	col("item_id", parquetio.ColString, false), col("stage", parquetio.ColString, true), col("attempt", parquetio.ColInt, false), col("request_hash", parquetio.ColString, false),
+	col("request_messages", parquetio.ColString, false), col("request_params", parquetio.ColString, true), col("response_text", parquetio.ColString, false),
+	col("response_choices", parquetio.ColString, false), col("finish_reason", parquetio.ColString, true),
+	col("prompt_tokens", parquetio.ColInt, false), col("completion_tokens", parquetio.ColInt, false), col("cached_prompt_tokens", parquetio.ColInt, false),
+	col("thinking_tokens", parquetio.ColInt, false), col("latency_ms", parquetio.ColFloat, false), col("cached", parquetio.ColBool, false), col("error", parquetio.ColString, false),
+	col("model_version", parquetio.ColString, true), col("cost_usd", parquetio.ColFloat, false), col("time", parquetio.ColTime, false),
+	col("final", parquetio.ColBool, false), col("attempts", parquetio.ColInt, false), col("batch_id", parquetio.ColString, true),
 }
 
-func (r *CallRow) append(w *ParquetWriter) error {
+func (r *CallRow) append(w *parquetio.ParquetWriter) error {
 	c := r.Case
 	var text, finish, version any
 	var choices any
@@ -93,17 +94,17 @@ func (r *CallRow) append(w *ParquetWriter) error {
 		r.Final, r.Attempts, batch)
 }
 
-func (e *Engine) resultColumns() []Column {
-	return append([]Column{
-		{"case_id", ColString, false}, {"model", ColString, true}, {"strategy", ColString, true}, {"task", ColString, true},
-		{"item_id", ColString, false}, {"gold", ColString, true}, {"label", ColString, true}, {"confidence", ColFloat, false},
-		{"parsed", ColBool, false}, {"correct", ColBool, false}, {"truncated", ColBool, false}, {"blocked", ColBool, false},
-		{"outputs", ColString, false}, {"judge", ColString, false}, {"item", ColString, false}, {"calls", ColInt, false},
-		{"prompt_tokens", ColInt, false}, {"completion_tokens", ColInt, false}, {"thinking_tokens", ColInt, false},
-		{"total_tokens", ColInt, false}, {"cost_usd", ColFloat, false}, {"judge_tokens", ColInt, false},
-		{"judge_cost_usd", ColFloat, false}, {"steps", ColInt, false}, {"error", ColString, false},
-		{"error_class", ColString, true}, {"kept_from", ColString, true}, {"run", ColString, true}, {"config_hash", ColString, true},
-		{"subsets", ColString, true}, {"trace", ColString, false},
+func (e *Engine) resultColumns() []parquetio.Column {
+	return append([]parquetio.Column{
+		col("case_id", parquetio.ColString, false), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
+		col("item_id", parquetio.ColString, false), col("gold", parquetio.ColString, true), col("label", parquetio.ColString, true), col("confidence", parquetio.ColFloat, false),
+		col("parsed", parquetio.ColBool, false), col("correct", parquetio.ColBool, false), col("truncated", parquetio.ColBool, false), col("blocked", parquetio.ColBool, false),
+		col("outputs", parquetio.ColString, false), col("judge", parquetio.ColString, false), col("item", parquetio.ColString, false), col("calls", parquetio.ColInt, false),
+		col("prompt_tokens", parquetio.ColInt, false), col("completion_tokens", parquetio.ColInt, false), col("thinking_tokens", parquetio.ColInt, false),
+		col("total_tokens", parquetio.ColInt, false), col("cost_usd", parquetio.ColFloat, false), col("judge_tokens", parquetio.ColInt, false),
+		col("judge_cost_usd", parquetio.ColFloat, false), col("steps", parquetio.ColInt, false), col("error", parquetio.ColString, false),
+		col("error_class", parquetio.ColString, true), col("kept_from", parquetio.ColString, true), col("run", parquetio.ColString, true), col("config_hash", parquetio.ColString, true),
+		col("subsets", parquetio.ColString, true), col("trace", parquetio.ColString, false),
 	}, factorColumns(e.study)...)
 }
 
@@ -260,7 +261,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(data, '\n'))
+	return parquetio.WriteFileAtomic(path, append(data, '\n'))
 }
 
 // UnparsedPolicy is "wrong" (default) or "exclude".
@@ -291,7 +292,7 @@ func (e *Engine) keepEarlierRows(held []heldCase) error {
 		want[held[i].c.ID()] = i
 	}
 	// Only the row groups that hold one of these cases are read.
-	groups, err := ParquetRowGroups(path, "case_id", func(v any) bool {
+	groups, err := parquetio.ParquetRowGroups(path, "case_id", func(v any) bool {
 		id, _ := v.(string)
 		_, ok := want[id]
 		return ok
@@ -300,7 +301,7 @@ func (e *Engine) keepEarlierRows(held []heldCase) error {
 		return err
 	}
 	gen := filepath.Base(cur)
-	return ScanParquet(path, nil, groups, func(row map[string]any) {
+	return parquetio.ScanParquet(path, nil, groups, func(row map[string]any) {
 		id, _ := row["case_id"].(string)
 		i, ok := want[id]
 		if !ok || row["error"] != nil || row["config_hash"] != e.study.ConfigHash {

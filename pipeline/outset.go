@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/promoral/promoral/pipeline/parquetio"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,7 +33,6 @@ import (
 const (
 	genDir     = ".gen"
 	genCurrent = "current"
-	tmpMark    = ".tmp-"
 )
 
 // GenerationsDir is the folder of a run folder's output generations.
@@ -122,7 +122,7 @@ func ensureLink(path, target string) error {
 }
 
 func replaceLink(path, target string) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+tmpMark+randomSuffix())
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+parquetio.TmpMark+parquetio.RandomSuffix())
 	if err := os.Symlink(target, tmp); err != nil {
 		return err
 	}
@@ -131,12 +131,6 @@ func replaceLink(path, target string) error {
 		return err
 	}
 	return nil
-}
-
-func randomSuffix() string {
-	var b [6]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func syncDir(dir string) error {
@@ -162,7 +156,7 @@ func tidyRunDir(run string) string {
 	if entries, err := os.ReadDir(run); err == nil {
 		for _, e := range entries {
 			n := e.Name()
-			if strings.HasPrefix(n, ".") && (strings.Contains(n, tmpMark) || strings.HasPrefix(n, ".write-test-")) {
+			if strings.HasPrefix(n, ".") && (strings.Contains(n, parquetio.TmpMark) || strings.HasPrefix(n, ".write-test-")) {
 				os.Remove(filepath.Join(run, n))
 			}
 		}
@@ -196,7 +190,7 @@ func tidyRunDir(run string) string {
 		case n == genCurrent || keep[n]:
 		case e.IsDir():
 			os.RemoveAll(filepath.Join(gens, n))
-		case strings.Contains(n, tmpMark):
+		case strings.Contains(n, parquetio.TmpMark):
 			os.Remove(filepath.Join(gens, n))
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // The shipped quickstart, offline: the scripted demo and the re-scoring of
@@ -86,7 +86,7 @@ func TestQuickstartRescoresPublishedFiguresScore(t *testing.T) {
 	}
 
 	// metrics.parquet: the documented long format.
-	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // ReadResultSet reads the rows metrics score from a results.parquet the
@@ -21,7 +22,7 @@ import (
 // holds them in.
 func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 	rs := &ResultSet{Study: st, Policy: st.UnparsedPolicy(), Seed: uint64(st.Run.Settings.Seed), Outputs: outputReaders(st)}
-	f, rdr, fr, err := openParquet(path)
+	f, rdr, fr, err := parquetio.OpenParquet(path)
 	if err != nil {
 		return nil, err
 	}

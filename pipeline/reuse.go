@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // A re-apply whose cases would compute exactly what the outputs in force
@@ -35,7 +36,7 @@ func writeOrder(dir string, order []int32) error {
 	for i, o := range order {
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(o))
 	}
-	return WriteFileAtomic(filepath.Join(dir, orderFile), b)
+	return parquetio.WriteFileAtomic(filepath.Join(dir, orderFile), b)
 }
 
 func readOrder(dir string) ([]int32, error) {
@@ -227,7 +228,7 @@ func linkOrCopy(from, to string) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(to, data)
+	return parquetio.WriteFileAtomic(to, data)
 }
 
 func caseStarts(s *Study) []int {
@@ -246,22 +247,15 @@ type copySource struct {
 	r      *reuse
 	tl     *tally
 	starts []int
-	rr     recordReader
+	rr     parquetio.RecordReader
 	rec    arrow.RecordBatch
 	pos    int // next row of rec
 	base   int // file row of rec's first
 	done   bool
 }
 
-type recordReader interface {
-	Next() bool
-	RecordBatch() arrow.RecordBatch
-	Err() error
-	Release()
-}
-
 func (e *Engine) newCopySource(r *reuse, tl *tally) (*copySource, error) {
-	f, rdr, fr, err := openParquet(filepath.Join(r.dir, "results.parquet"))
+	f, rdr, fr, err := parquetio.OpenParquet(filepath.Join(r.dir, "results.parquet"))
 	if err != nil {
 		return nil, err
 	}
@@ -272,17 +266,17 @@ func (e *Engine) newCopySource(r *reuse, tl *tally) (*copySource, error) {
 		f.Close()
 		return nil, err
 	}
-	return &copySource{e: e, r: r, tl: tl, starts: caseStarts(e.study), rr: prefetch(closingReader{rr, rdr, f})}, nil
+	return &copySource{e: e, r: r, tl: tl, starts: caseStarts(e.study), rr: parquetio.Prefetch(closingReader{rr, rdr, f})}, nil
 }
 
 type closingReader struct {
-	recordReader
+	parquetio.RecordReader
 	rdr interface{ Close() error }
 	f   *os.File
 }
 
 func (c closingReader) Release() {
-	c.recordReader.Release()
+	c.RecordReader.Release()
 	c.rdr.Close()
 	c.f.Close()
 }
@@ -291,7 +285,7 @@ func (c *copySource) close() { c.rr.Release() }
 
 // emit writes the rows from the current one on, in file order, while their
 // cases come before limit, appending their ordinals to order.
-func (c *copySource) emit(limit int, w *ParquetWriter, order *[]int32) error {
+func (c *copySource) emit(limit int, w *parquetio.ParquetWriter, order *[]int32) error {
 	for !c.done {
 		if c.rec == nil || c.pos >= int(c.rec.NumRows()) {
 			if c.rec != nil {
@@ -377,7 +371,7 @@ func (c *copySource) count(cc *countCols, i, ord int) {
 // copyCalls writes the calls of the cases taken, as a walk would have
 // served them from the journal: the row whose reply the case used, cached,
 // no attempt made, nothing paid. It returns how many it wrote.
-func (e *Engine) copyCalls(r *reuse, w *ParquetWriter) (int, error) {
+func (e *Engine) copyCalls(r *reuse, w *parquetio.ParquetWriter) (int, error) {
 	total := 0
 	err := eachRecord(filepath.Join(r.dir, "calls.parquet"), nil, func(rec arrow.RecordBatch) error {
 		n := int(rec.NumRows())
@@ -444,7 +438,7 @@ func cellOf(starts []int, ord int) int {
 // eachRecord reads the named columns (nil: all) of a Parquet file a batch
 // of rows at a time.
 func eachRecord(path string, cols []string, fn func(arrow.RecordBatch) error) error {
-	f, rdr, fr, err := openParquet(path)
+	f, rdr, fr, err := parquetio.OpenParquet(path)
 	if err != nil {
 		return err
 	}
@@ -463,7 +457,7 @@ func eachRecord(path string, cols []string, fn func(arrow.RecordBatch) error) er
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	rr := prefetch(pr)
+	rr := parquetio.Prefetch(pr)
 	defer rr.Release()
 	for rr.Next() {
 		if err := fn(rr.RecordBatch()); err != nil {
@@ -575,4 +569,4 @@ func servedFromJournal(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 // copyBatch is the rows read at a time when a file is copied or counted:
 // a quarter of a row group, so the batches in hand (one written, one read
 // ahead, one being read) stay small beside the heap's limit.
-const copyBatch = parquetBatch / 4
+const copyBatch = parquetio.ParquetBatch / 4

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // A study with a model that fails on some items, so a re-apply has errored
@@ -73,7 +74,7 @@ func copyDir(t *testing.T, from, to string) {
 // the columns in skip left out.
 func rowsByKey(t *testing.T, path string, key []string, skip ...string) map[string]map[string]any {
 	t.Helper()
-	rows, err := pipeline.ReadParquet(path)
+	rows, err := parquetio.ReadParquet(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := pipeline.ReadParquet(before)
+		rows, err := parquetio.ReadParquet(before)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // The shipped safety judge (configs/strategies/safety_judge.yaml and
@@ -151,7 +152,7 @@ func TestSafetyJudgeScore(t *testing.T) {
 		return true
 	})
 
-	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/promoral/promoral/pipeline/parquetio"
 	"math"
 	"path/filepath"
 	"sort"
@@ -13,18 +14,18 @@ import (
 // metricColumns are metrics.parquet's columns: the key (block, model,
 // strategy, task, subset, the study's factors, metric), the value with its
 // interval, the counts it rests on, and the policies it was computed under.
-func metricColumns(factors []string) []Column {
-	cols := []Column{{"block", ColString, true}, {"model", ColString, true}, {"strategy", ColString, true}, {"task", ColString, true},
-		{"subset", ColString, true}}
+func metricColumns(factors []string) []parquetio.Column {
+	cols := []parquetio.Column{col("block", parquetio.ColString, true), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
+		col("subset", parquetio.ColString, true)}
 	for _, f := range factors {
-		cols = append(cols, Column{f, ColString, true})
+		cols = append(cols, col(f, parquetio.ColString, true))
 	}
 	return append(cols,
-		Column{"metric", ColString, true}, Column{"value", ColFloat, false},
-		Column{"ci_low", ColFloat, false}, Column{"ci_high", ColFloat, false}, Column{"n", ColInt, false},
-		Column{"n_cases", ColInt, false}, Column{"n_unparsed", ColInt, false}, Column{"n_errors", ColInt, false},
-		Column{"status", ColString, true}, Column{"unparsed_policy", ColString, true}, Column{"errors_policy", ColString, true},
-		Column{"convention", ColString, true}, Column{"selection", ColString, true})
+		col("metric", parquetio.ColString, true), col("value", parquetio.ColFloat, false),
+		col("ci_low", parquetio.ColFloat, false), col("ci_high", parquetio.ColFloat, false), col("n", parquetio.ColInt, false),
+		col("n_cases", parquetio.ColInt, false), col("n_unparsed", parquetio.ColInt, false), col("n_errors", parquetio.ColInt, false),
+		col("status", parquetio.ColString, true), col("unparsed_policy", parquetio.ColString, true), col("errors_policy", parquetio.ColString, true),
+		col("convention", parquetio.ColString, true), col("selection", parquetio.ColString, true))
 }
 
 // NewResultSet pairs every case with its result, names as reported.
@@ -223,7 +224,7 @@ func Score(rs *ResultSet) ([]string, error) {
 
 // Write writes metrics.parquet and the CSV tables into dir.
 func (sc *Scores) Write(dir string) error {
-	w, err := CreateParquet(filepath.Join(dir, "metrics.parquet"), metricColumns(sc.Factors))
+	w, err := parquetio.CreateParquet(filepath.Join(dir, "metrics.parquet"), metricColumns(sc.Factors))
 	if err != nil {
 		return err
 	}
@@ -273,7 +274,7 @@ func (sc *Scores) Write(dir string) error {
 		if err := cw.Error(); err != nil {
 			return err
 		}
-		if err := WriteFileAtomic(filepath.Join(dir, t.Name+".csv"), buf.Bytes()); err != nil {
+		if err := parquetio.WriteFileAtomic(filepath.Join(dir, t.Name+".csv"), buf.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // A bot that fails item e ("I hit my brother.") with an HTTP 400 and
@@ -52,7 +53,7 @@ metrics:
 	if sum.Errors != 1 {
 		t.Fatalf("summary: %s", sum)
 	}
-	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ metrics:
 	}
 	out := filepath.Join(dir, "out")
 	apply(t, st, out)
-	res, err := pipeline.ReadParquet(filepath.Join(out, "results.parquet"))
+	res, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ metrics:
 			t.Errorf("%v/%v: instruction %v level %v thinking %v, want %v", r["model"], r["strategy"], r["instruction"], r["level"], r["thinking"], w)
 		}
 	}
-	rows, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ metrics:
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	apply(t, st, out)
-	written, err := pipeline.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	written, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // shardTree is the toy study (one-shot and looping strategies on a label
@@ -83,7 +84,7 @@ func shardApply(t *testing.T, cfg, out string, k, n int) *pipeline.Summary {
 
 func readRows(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	rows, err := pipeline.ReadParquet(path)
+	rows, err := parquetio.ReadParquet(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // results.parquet carries, per case, the item's fields, the task subsets
@@ -36,7 +37,7 @@ strategies: [one_shot, loop]
 	out := filepath.Join(t.TempDir(), "out")
 	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	rows := map[string]map[string]any{}
-	if err := pipeline.ScanParquet(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets", "trace", "parsed"}, nil,
+	if err := parquetio.ScanParquet(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets", "trace", "parsed"}, nil,
 		func(r map[string]any) { rows[r["case_id"].(string)] = r }); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ settings: {concurrency: 8}
 		out := filepath.Join(t.TempDir(), "out")
 		apply(t, st, out)
 		rows := map[string]map[string]any{}
-		if err := pipeline.ScanParquet(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets"}, nil,
+		if err := parquetio.ScanParquet(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets"}, nil,
 			func(r map[string]any) { rows[r["case_id"].(string)] = r }); err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // Options tune a report.
@@ -108,7 +109,7 @@ func Generate(dir string, opt Options) (*Output, error) {
 
 	out := &Output{HTML: filepath.Join(dir, "report.html"), Markdown: filepath.Join(dir, "report.md"), Skipped: skipped}
 	for path, body := range map[string]string{out.HTML: renderHTML(d, footer), out.Markdown: renderMarkdown(d, footer)} {
-		if err := pipeline.WriteFileAtomic(path, []byte(body)); err != nil {
+		if err := parquetio.WriteFileAtomic(path, []byte(body)); err != nil {
 			return nil, err
 		}
 		os.Chmod(path, 0o644) // a report is for reading and sharing

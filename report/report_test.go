@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // The synthetic run: 2 models × 2 strategies on a labelled task (ethics)
@@ -25,27 +26,27 @@ var (
 )
 
 // Column lists as pipeline/output.go and pipeline/score.go write them.
-var testResultCols = []pipeline.Column{
+var testResultCols = []parquetio.Column{
 	{Name: "case_id"}, {Name: "model"}, {Name: "strategy"}, {Name: "task"}, {Name: "item_id"}, {Name: "gold"}, {Name: "label"},
-	{Name: "confidence", Type: pipeline.ColFloat}, {Name: "parsed", Type: pipeline.ColBool}, {Name: "correct", Type: pipeline.ColBool},
-	{Name: "truncated", Type: pipeline.ColBool}, {Name: "blocked", Type: pipeline.ColBool}, {Name: "outputs"}, {Name: "judge"}, {Name: "item"},
-	{Name: "calls", Type: pipeline.ColInt}, {Name: "prompt_tokens", Type: pipeline.ColInt}, {Name: "completion_tokens", Type: pipeline.ColInt},
-	{Name: "thinking_tokens", Type: pipeline.ColInt}, {Name: "total_tokens", Type: pipeline.ColInt}, {Name: "cost_usd", Type: pipeline.ColFloat},
-	{Name: "judge_tokens", Type: pipeline.ColInt}, {Name: "judge_cost_usd", Type: pipeline.ColFloat}, {Name: "steps", Type: pipeline.ColInt}, {Name: "error"},
+	{Name: "confidence", Type: parquetio.ColFloat}, {Name: "parsed", Type: parquetio.ColBool}, {Name: "correct", Type: parquetio.ColBool},
+	{Name: "truncated", Type: parquetio.ColBool}, {Name: "blocked", Type: parquetio.ColBool}, {Name: "outputs"}, {Name: "judge"}, {Name: "item"},
+	{Name: "calls", Type: parquetio.ColInt}, {Name: "prompt_tokens", Type: parquetio.ColInt}, {Name: "completion_tokens", Type: parquetio.ColInt},
+	{Name: "thinking_tokens", Type: parquetio.ColInt}, {Name: "total_tokens", Type: parquetio.ColInt}, {Name: "cost_usd", Type: parquetio.ColFloat},
+	{Name: "judge_tokens", Type: parquetio.ColInt}, {Name: "judge_cost_usd", Type: parquetio.ColFloat}, {Name: "steps", Type: parquetio.ColInt}, {Name: "error"},
 }
 
-var testCallCols = []pipeline.Column{
-	{Name: "case_id"}, {Name: "model"}, {Name: "strategy"}, {Name: "task"}, {Name: "item_id"}, {Name: "stage"}, {Name: "attempt", Type: pipeline.ColInt},
+var testCallCols = []parquetio.Column{
+	{Name: "case_id"}, {Name: "model"}, {Name: "strategy"}, {Name: "task"}, {Name: "item_id"}, {Name: "stage"}, {Name: "attempt", Type: parquetio.ColInt},
 	{Name: "request_hash"}, {Name: "request_messages"}, {Name: "request_params"}, {Name: "response_text"}, {Name: "response_choices"},
-	{Name: "finish_reason"}, {Name: "prompt_tokens", Type: pipeline.ColInt}, {Name: "completion_tokens", Type: pipeline.ColInt},
-	{Name: "cached_prompt_tokens", Type: pipeline.ColInt}, {Name: "thinking_tokens", Type: pipeline.ColInt}, {Name: "latency_ms", Type: pipeline.ColFloat},
-	{Name: "cached", Type: pipeline.ColBool}, {Name: "error"}, {Name: "model_version"}, {Name: "cost_usd", Type: pipeline.ColFloat}, {Name: "time", Type: pipeline.ColTime},
+	{Name: "finish_reason"}, {Name: "prompt_tokens", Type: parquetio.ColInt}, {Name: "completion_tokens", Type: parquetio.ColInt},
+	{Name: "cached_prompt_tokens", Type: parquetio.ColInt}, {Name: "thinking_tokens", Type: parquetio.ColInt}, {Name: "latency_ms", Type: parquetio.ColFloat},
+	{Name: "cached", Type: parquetio.ColBool}, {Name: "error"}, {Name: "model_version"}, {Name: "cost_usd", Type: parquetio.ColFloat}, {Name: "time", Type: parquetio.ColTime},
 }
 
-var testMetricCols = []pipeline.Column{
+var testMetricCols = []parquetio.Column{
 	{Name: "block"}, {Name: "model"}, {Name: "strategy"}, {Name: "task"}, {Name: "subset"}, {Name: "metric"},
-	{Name: "value", Type: pipeline.ColFloat}, {Name: "ci_low", Type: pipeline.ColFloat}, {Name: "ci_high", Type: pipeline.ColFloat}, {Name: "n", Type: pipeline.ColInt},
-	{Name: "n_cases", Type: pipeline.ColInt}, {Name: "n_unparsed", Type: pipeline.ColInt}, {Name: "n_errors", Type: pipeline.ColInt},
+	{Name: "value", Type: parquetio.ColFloat}, {Name: "ci_low", Type: parquetio.ColFloat}, {Name: "ci_high", Type: parquetio.ColFloat}, {Name: "n", Type: parquetio.ColInt},
+	{Name: "n_cases", Type: parquetio.ColInt}, {Name: "n_unparsed", Type: parquetio.ColInt}, {Name: "n_errors", Type: parquetio.ColInt},
 	{Name: "status"}, {Name: "unparsed_policy"}, {Name: "errors_policy"}, {Name: "convention"},
 }
 
@@ -80,7 +81,7 @@ func writeRun(t *testing.T, p parts) string {
 		os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644)
 	}
 	if p.results {
-		w, err := pipeline.CreateParquet(filepath.Join(dir, "results.parquet"), testResultCols)
+		w, err := parquetio.CreateParquet(filepath.Join(dir, "results.parquet"), testResultCols)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +120,7 @@ func writeRun(t *testing.T, p parts) string {
 		}
 	}
 	if p.calls {
-		w, err := pipeline.CreateParquet(filepath.Join(dir, "calls.parquet"), testCallCols)
+		w, err := parquetio.CreateParquet(filepath.Join(dir, "calls.parquet"), testCallCols)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func writeRun(t *testing.T, p parts) string {
 		}
 	}
 	if p.metrics {
-		w, err := pipeline.CreateParquet(filepath.Join(dir, "metrics.parquet"), testMetricCols)
+		w, err := parquetio.CreateParquet(filepath.Join(dir, "metrics.parquet"), testMetricCols)
 		if err != nil {
 			t.Fatal(err)
 		}

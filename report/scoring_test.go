@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -57,7 +58,7 @@ func TestReportScoringLinesGolden(t *testing.T) {
 // writeMetrics replaces metrics.parquet with the given rows.
 func writeMetrics(t *testing.T, dir string, rows []metric) {
 	t.Helper()
-	w, err := pipeline.CreateParquet(filepath.Join(dir, "metrics.parquet"), testMetricCols)
+	w, err := parquetio.CreateParquet(filepath.Join(dir, "metrics.parquet"), testMetricCols)
 	if err != nil {
 		t.Fatal(err)
 	}

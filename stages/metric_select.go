@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -266,5 +267,5 @@ func writeChosen(path, run, varName string, chosen map[string]map[string]string)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return pipeline.WriteFileAtomic(path, buf.Bytes())
+	return parquetio.WriteFileAtomic(path, buf.Bytes())
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -30,7 +31,7 @@ func openDemo(t *testing.T) (*Run, []map[string]any) {
 	if r.idx.err != nil {
 		t.Fatal(r.idx.err)
 	}
-	rows, err := pipeline.ReadParquet(filepath.Join(dir, "results.parquet"))
+	rows, err := parquetio.ReadParquet(filepath.Join(dir, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestSearchAgainstScan(t *testing.T) {
 		}
 		texts[row["case_id"].(string)] = b
 	}
-	if err := pipeline.ScanParquet(filepath.Join(r.Dir, "calls.parquet"), []string{"case_id", "response_text"}, nil, func(row map[string]any) {
+	if err := parquetio.ScanParquet(filepath.Join(r.Dir, "calls.parquet"), []string{"case_id", "response_text"}, nil, func(row map[string]any) {
 		if s, ok := row["response_text"].(string); ok {
 			texts[row["case_id"].(string)].WriteString(" " + s)
 		}
@@ -553,11 +554,11 @@ func TestOpenErrors(t *testing.T) {
 // and filters work, a case page says what is missing and how to get it.
 func TestRunWithoutTrace(t *testing.T) {
 	dir := t.TempDir()
-	w, err := pipeline.CreateParquet(filepath.Join(dir, "results.parquet"), []pipeline.Column{
-		{Name: "case_id", Type: pipeline.ColString}, {Name: "model", Type: pipeline.ColString}, {Name: "strategy", Type: pipeline.ColString},
-		{Name: "task", Type: pipeline.ColString}, {Name: "item_id", Type: pipeline.ColString}, {Name: "gold", Type: pipeline.ColString},
-		{Name: "label", Type: pipeline.ColString}, {Name: "parsed", Type: pipeline.ColBool}, {Name: "correct", Type: pipeline.ColBool},
-		{Name: "item", Type: pipeline.ColString}, {Name: "error", Type: pipeline.ColString},
+	w, err := parquetio.CreateParquet(filepath.Join(dir, "results.parquet"), []parquetio.Column{
+		{Name: "case_id", Type: parquetio.ColString}, {Name: "model", Type: parquetio.ColString}, {Name: "strategy", Type: parquetio.ColString},
+		{Name: "task", Type: parquetio.ColString}, {Name: "item_id", Type: parquetio.ColString}, {Name: "gold", Type: parquetio.ColString},
+		{Name: "label", Type: parquetio.ColString}, {Name: "parsed", Type: parquetio.ColBool}, {Name: "correct", Type: parquetio.ColBool},
+		{Name: "item", Type: parquetio.ColString}, {Name: "error", Type: parquetio.ColString},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/batch"
 	"github.com/promoral/promoral/pipeline/fake"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // batchStudy writes a run file with one model per provider, each pointed
@@ -209,11 +209,11 @@ func TestBatchApplySurvivesKill9(t *testing.T) {
 		t.Errorf("the job created while the client was killed (%s) was never found again", lost)
 	}
 	// Results equal the live path's; only the price differs.
-	a, err := pipeline.ReadParquet(filepath.Join(liveOut, "results.parquet"))
+	a, err := parquetio.ReadParquet(filepath.Join(liveOut, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pipeline.ReadParquet(filepath.Join(out, "results.parquet"))
+	b, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // faultServer is a local OpenAI-compatible server that answers like a model
@@ -178,7 +178,7 @@ metrics:
 
 func readRows(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	rows, err := pipeline.ReadParquet(path)
+	rows, err := parquetio.ReadParquet(path)
 	if err != nil {
 		t.Fatal(err)
 	}

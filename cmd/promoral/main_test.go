@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // The test binary doubles as the promoral CLI, so tests can run, kill and
@@ -211,11 +211,11 @@ func TestKill9ResumesToTheSameResults(t *testing.T) {
 		t.Errorf("resume summary: %s", stdout)
 	}
 
-	a, err := pipeline.ReadParquet(filepath.Join(clean, "results.parquet"))
+	a, err := parquetio.ReadParquet(filepath.Join(clean, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pipeline.ReadParquet(filepath.Join(killed, "results.parquet"))
+	b, err := parquetio.ReadParquet(filepath.Join(killed, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

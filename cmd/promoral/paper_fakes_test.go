@@ -15,6 +15,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // TestPaperOnFakes runs configs/paper.yaml, unchanged but for where its
@@ -124,7 +125,7 @@ func TestPaperOnFakes(t *testing.T) {
 		stdout = ob.String()
 		took := time.Since(start)
 		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss / 1024
-		calls, err := pipeline.ReadParquet(filepath.Join(out, "calls.parquet"))
+		calls, err := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +150,7 @@ func TestPaperOnFakes(t *testing.T) {
 		for _, r := range p.Models {
 			t.Logf("  %-16s plan %8.2f–%8.2f  calls.parquet %8.2f  (%d rows, %d from batch jobs)", r.Model, r.CostBest, r.CostWorst, cost[r.Model], n[r.Model], batched[r.Model])
 		}
-		results, err := pipeline.ReadParquet(filepath.Join(out, "results.parquet"))
+		results, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
 		if err != nil {
 			t.Fatal(err)
 		}

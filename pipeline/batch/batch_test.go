@@ -18,6 +18,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/batch"
 	"github.com/promoral/promoral/pipeline/fake"
+	"github.com/promoral/promoral/pipeline/parquetio"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -86,7 +87,7 @@ func apply(t *testing.T, st *pipeline.Study, out string, batched bool, log *byte
 
 func readRows(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	rows, err := pipeline.ReadParquet(path)
+	rows, err := parquetio.ReadParquet(path)
 	if err != nil {
 		t.Fatal(err)
 	}

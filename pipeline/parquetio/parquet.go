@@ -1,4 +1,4 @@
-package pipeline
+package parquetio
 
 import (
 	"fmt"
@@ -82,7 +82,7 @@ type ParquetWriter struct {
 // quickstart's peak RSS fell from 159-162 to 136-144 MB with it, and
 // apply at 1,000,000 cases kept its time and peak (58.9 s, 291 MB).
 const (
-	parquetBatch      = 8192
+	ParquetBatch      = 8192
 	parquetBatchBytes = 4 << 20
 )
 
@@ -181,7 +181,7 @@ func (w *ParquetWriter) Append(vals ...any) error {
 	}
 	w.pending++
 	w.rows++
-	if w.pending+w.heldRows >= parquetBatch || w.bytes >= parquetBatchBytes {
+	if w.pending+w.heldRows >= ParquetBatch || w.bytes >= parquetBatchBytes {
 		return w.flush()
 	}
 	return nil
@@ -346,7 +346,7 @@ func (w *ParquetWriter) WriteRecord(rec arrow.RecordBatch) error {
 	w.held = append(w.held, array.NewRecordBatch(want, rec.Columns(), rec.NumRows()))
 	w.heldRows += int(rec.NumRows())
 	w.rows += int(rec.NumRows())
-	if w.heldRows >= parquetBatch {
+	if w.heldRows >= ParquetBatch {
 		return w.flush()
 	}
 	return nil
@@ -409,7 +409,7 @@ func (s syncOnClose) Close() error {
 func createTemp(path string) (*os.File, error) {
 	dir, base := filepath.Split(path)
 	for i := 0; ; i++ {
-		name := filepath.Join(dir, "."+base+tmpMark+randomSuffix())
+		name := filepath.Join(dir, "."+base+TmpMark+RandomSuffix())
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if os.IsExist(err) && i < 100 {
 			continue

@@ -1,4 +1,4 @@
-package pipeline
+package parquetio
 
 import (
 	"fmt"
@@ -28,9 +28,9 @@ func TestParquetRowsReadBackAcrossReservedRowGroups(t *testing.T) {
 		b bool
 	}
 	var rows []row
-	for i := 0; i < 4*parquetBatch+17; i++ {
+	for i := 0; i < 4*ParquetBatch+17; i++ {
 		width := r.IntN(200)
-		if i > 2*parquetBatch {
+		if i > 2*ParquetBatch {
 			width *= 3 // wider than the row groups before
 		}
 		x := row{s: strings.Repeat(fmt.Sprint(i%10), width), d: fmt.Sprint("m", i%3), n: int64(i), f: float64(i) / 3, b: i%2 == 0}

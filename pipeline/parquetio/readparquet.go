@@ -1,4 +1,4 @@
-package pipeline
+package parquetio
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func ReadParquet(path string) ([]map[string]any, error) {
 	return rows, err
 }
 
-func openParquet(path string) (*os.File, *file.Reader, *pqarrow.FileReader, error) {
+func OpenParquet(path string) (*os.File, *file.Reader, *pqarrow.FileReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, nil, err
@@ -43,7 +43,7 @@ func openParquet(path string) (*os.File, *file.Reader, *pqarrow.FileReader, erro
 // the file lacks are skipped) in the given row groups (nil: all), in file
 // order.
 func ScanParquet(path string, cols []string, groups []int, fn func(map[string]any)) error {
-	_, rdr, fr, err := openParquet(path)
+	_, rdr, fr, err := OpenParquet(path)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func ScanParquet(path string, cols []string, groups []int, fn func(map[string]an
 // satisfies match, reading only that column, so a caller can then scan just
 // those groups of a large file.
 func ParquetRowGroups(path, column string, match func(any) bool) ([]int, error) {
-	_, rdr, fr, err := openParquet(path)
+	_, rdr, fr, err := OpenParquet(path)
 	if err != nil {
 		return nil, err
 	}
@@ -153,10 +153,18 @@ func cellValue(a arrow.Array, i int) any {
 	return a.ValueStr(i)
 }
 
+// recordReader is what pqarrow's record reader offers and prefetch wraps.
+type RecordReader interface {
+	Next() bool
+	RecordBatch() arrow.RecordBatch
+	Err() error
+	Release()
+}
+
 // prefetched reads a file's next batch while the caller works on the one it
 // has, so a copy's reading and writing share the machine's cores.
 type prefetched struct {
-	src  recordReader
+	src  RecordReader
 	ch   chan arrow.RecordBatch
 	stop chan struct{}
 	done chan struct{}
@@ -164,7 +172,7 @@ type prefetched struct {
 	err  error // set before ch is closed
 }
 
-func prefetch(src recordReader) *prefetched {
+func Prefetch(src RecordReader) *prefetched {
 	p := &prefetched{src: src, ch: make(chan arrow.RecordBatch, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)

@@ -1,4 +1,4 @@
-package pipeline
+package parquetio
 
 import (
 	"io"

@@ -1,4 +1,4 @@
-package pipeline
+package parquetio
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestParquetColumnAtATimeWritesWritesBytes(t *testing.T) {
 		{"n", ColInt, false}, {"f", ColFloat, false}, {"ok", ColBool, false}, {"t", ColTime, false}, {"last", ColString, false}}
 	r := rand.New(rand.NewPCG(7, 8))
 	var rows [][]any
-	for i := 0; i < 2*parquetBatch+300; i++ {
+	for i := 0; i < 2*ParquetBatch+300; i++ {
 		reply := any(strings.Repeat(fmt.Sprintf("word%d ", r.IntN(50)), r.IntN(120)))
 		if i%11 == 0 {
 			reply = nil

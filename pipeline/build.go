@@ -13,13 +13,14 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // Build is what a stage config gets while it compiles: where it is (for
 // diagnostics) and helpers to compile expressions and templates the same way
 // everywhere.
 type Build struct {
-	Diags      *Diags
+	Diags      *yamlstrict.Diags
 	File       string
 	Strategy   *StrategySpec
 	Stage      *StageBase

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // ConfigDiff is a semantic comparison of two loaded studies, for review.
@@ -149,7 +150,7 @@ func flatten(prefix string, v any, out map[string]string) {
 			if k == "File" || k == "Line" {
 				continue
 			}
-			flatten(joinPath(prefix, k), e, out)
+			flatten(yamlstrict.JoinPath(prefix, k), e, out)
 		}
 	case []any:
 		for i, e := range x {

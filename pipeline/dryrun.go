@@ -7,6 +7,7 @@ import (
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // dryRun renders every template of every matrix cell (and checks what
@@ -15,7 +16,7 @@ import (
 // lacks fails validation instead of that item's case. Items are checked one
 // per itemShape (the set of fields an item has): every item's fields are
 // covered at the cost of a handful of renders.
-func dryRun(st *Study, ds *Diags) {
+func dryRun(st *Study, ds *yamlstrict.Diags) {
 	type key struct{ m, s, t string }
 	seen := map[key]bool{}
 	reported := map[string]bool{} // one report per stage or output, whichever item shows it first
@@ -92,7 +93,7 @@ func (t *Task) shapes() []itemShape {
 	return t.shapeList
 }
 
-func checkNodes(ds *Diags, s *Strategy, m *Model, t *Task, it *Item, sh itemShape, env map[string]any, reported map[string]bool) {
+func checkNodes(ds *yamlstrict.Diags, s *Strategy, m *Model, t *Task, it *Item, sh itemShape, env map[string]any, reported map[string]bool) {
 	for _, n := range s.Nodes {
 		ch, ok := n.Stage.(Checker)
 		if !ok {

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"gopkg.in/yaml.v3"
 )
 
@@ -91,11 +92,11 @@ func boolKeys(m map[string]string) map[string]bool {
 func fixtureStands(layers []layer) bool {
 	mark := -1
 	for i, ly := range layers {
-		n := resolveAlias(ly.node)
+		n := yamlstrict.ResolveAlias(ly.node)
 		if fieldNode(n, "fixture") != nil {
 			mark = i
 		}
-		if ds := fieldNode(n, "dataset"); ds != nil && fieldNode(resolveAlias(ds), "path") != nil && i > mark && mark >= 0 {
+		if ds := fieldNode(n, "dataset"); ds != nil && fieldNode(yamlstrict.ResolveAlias(ds), "path") != nil && i > mark && mark >= 0 {
 			return false
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // The configs that used to pass validate and apply each fail at load time,
@@ -63,7 +64,7 @@ func TestValidationHoles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeTree(t, baseTree(tc.files))
 			_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
-			var ds pipeline.Diags
+			var ds yamlstrict.Diags
 			if !errors.As(err, &ds) {
 				t.Fatalf("want config problems, got %v", err)
 			}
@@ -113,10 +114,10 @@ func FuzzConfigDecoder(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ds := &pipeline.Diags{}
-		n := pipeline.ParseYAML("fuzz.yaml", data, ds)
+		ds := &yamlstrict.Diags{}
+		n := yamlstrict.ParseYAML("fuzz.yaml", data, ds)
 		if n != nil {
-			dec := pipeline.NewDecoder("fuzz.yaml", ds)
+			dec := yamlstrict.NewDecoder("fuzz.yaml", ds)
 			dec.Decode(n, &pipeline.RunFile{}, "")
 			dec.Decode(n, &pipeline.StrategySpec{}, "")
 			dec.Decode(n, &pipeline.TaskSpec{}, "")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // Human verdicts, against which judges are measured (the judge_agreement
@@ -50,7 +51,7 @@ func (t *Task) labelOf(v any) (string, bool) {
 }
 
 // compileHuman checks human: and judge_columns: before the items load.
-func compileHuman(spec *TaskSpec, t *Task, ds *Diags, at func(string) int) {
+func compileHuman(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, at func(string) int) {
 	if spec.Human == nil && len(spec.JudgeColumns) == 0 {
 		return
 	}
@@ -82,7 +83,7 @@ func compileHuman(spec *TaskSpec, t *Task, ds *Diags, at func(string) int) {
 // checkHumanItems checks every item's human verdict and recorded judge
 // verdicts against the answer labels, once the items are loaded: a value
 // that is not a label is a data error, never a silently dropped verdict.
-func checkHumanItems(spec *TaskSpec, t *Task, ds *Diags, at func(string) int) {
+func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, at func(string) int) {
 	h := t.human
 	if h == nil {
 		return

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/promoral/promoral/pipeline/dataset"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 
 	"github.com/promoral/promoral/pipeline/scripted"
 	"github.com/promoral/promoral/pipeline/secret"
@@ -28,7 +29,7 @@ type layer struct {
 }
 
 type loader struct {
-	ds      *Diags
+	ds      *yamlstrict.Diags
 	runFile string
 	dir     string
 	paths   Paths
@@ -62,8 +63,8 @@ func (l *loader) subLines(file, prefix string) map[string]int {
 	return out
 }
 
-func (l *loader) decoder(file string) *Decoder {
-	d := NewDecoder(file, l.ds)
+func (l *loader) decoder(file string) *yamlstrict.Decoder {
+	d := yamlstrict.NewDecoder(file, l.ds)
 	if l.lines[file] == nil {
 		l.lines[file] = map[string]int{}
 	}
@@ -81,7 +82,7 @@ func (l *loader) read(path string) (*yaml.Node, bool) {
 		return nil, false
 	}
 	l.files[path] = data
-	n := ParseYAML(path, data, l.ds)
+	n := yamlstrict.ParseYAML(path, data, l.ds)
 	l.cache[path] = n
 	return n, n != nil
 }
@@ -99,7 +100,7 @@ type LoadOptions struct {
 
 // LoadWith is Load with options.
 func LoadWith(runFile string, o LoadOptions) (*Study, error) {
-	ds := &Diags{}
+	ds := &yamlstrict.Diags{}
 	st := load(runFile, ds, o)
 	if len(*ds) > 0 {
 		return st, ds.Sorted()
@@ -107,7 +108,7 @@ func LoadWith(runFile string, o LoadOptions) (*Study, error) {
 	return st, nil
 }
 
-func load(runFile string, ds *Diags, o LoadOptions) *Study {
+func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	items, _ := dataset.NewStore()
 	l := &loader{ds: ds, runFile: runFile, dir: filepath.Dir(runFile), files: map[string][]byte{}, cache: map[string]*yaml.Node{}, lines: map[string]map[string]int{},
 		items: items}
@@ -117,7 +118,7 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		return nil
 	}
 	l.files[runFile] = data
-	root := ParseYAML(runFile, data, ds)
+	root := yamlstrict.ParseYAML(runFile, data, ds)
 	if root == nil {
 		return nil
 	}
@@ -330,7 +331,7 @@ func (l *loader) path(set, dflt string) string {
 // define it: a bare name loads <dir>/<name>.yaml; {use: name, ...} loads
 // it and overrides fields; any other mapping is an inline definition.
 func (l *loader) layers(n *yaml.Node, path, dir, what string) []layer {
-	n = resolveAlias(n)
+	n = yamlstrict.ResolveAlias(n)
 	switch n.Kind {
 	case yaml.ScalarNode:
 		return l.fileLayer(l.runFile, n, n.Value, path, dir, what)
@@ -355,7 +356,7 @@ func (l *loader) layers(n *yaml.Node, path, dir, what string) []layer {
 		over := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: n.Line, Column: n.Column, Content: rest}
 		return append(base, layer{l.runFile, over, path})
 	}
-	l.ds.Addf(l.runFile, n.Line, path, fmt.Sprintf("write a %s name or a mapping", what), "expected a %s name or mapping, got %s", what, kindName(n))
+	l.ds.Addf(l.runFile, n.Line, path, fmt.Sprintf("write a %s name or a mapping", what), "expected a %s name or mapping, got %s", what, yamlstrict.KindName(n))
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"gopkg.in/yaml.v3"
 )
 
@@ -102,7 +103,7 @@ func MetricKinds() []MetricKind { return metricKinds.sorted() }
 
 // MetricBuild is what a metric config gets while it compiles.
 type MetricBuild struct {
-	Diags *Diags
+	Diags *yamlstrict.Diags
 	File  string
 	Index int
 	Study *Study
@@ -401,8 +402,8 @@ type MetricNode struct {
 }
 
 // DecodeNode reads the kind, then decodes the mapping into that kind's config.
-func (m *MetricNode) DecodeNode(d *Decoder, n *yaml.Node, path string) {
-	n = resolveAlias(n)
+func (m *MetricNode) DecodeNode(d *yamlstrict.Decoder, n *yaml.Node, path string) {
+	n = yamlstrict.ResolveAlias(n)
 	m.Line = n.Line
 	k, ok := decodeKind(metricKinds, d, n, path)
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"gopkg.in/yaml.v3"
 )
 
@@ -114,20 +115,20 @@ func (t *kindTable[K]) hint() string {
 // decodeKind finds the kind a mapping names in the table, reporting a
 // missing or unknown kind; the caller then decodes the mapping into that
 // kind's own config struct, so unknown fields are caught per kind.
-func decodeKind[K any](t *kindTable[K], d *Decoder, n *yaml.Node, path string) (K, bool) {
+func decodeKind[K any](t *kindTable[K], d *yamlstrict.Decoder, n *yaml.Node, path string) (K, bool) {
 	var zero K
 	if n.Kind != yaml.MappingNode {
-		d.Errf(n, path, "write it as a mapping with a kind", "expected a mapping, got %s", kindName(n))
+		d.Errf(n, path, "write it as a mapping with a kind", "expected a mapping, got %s", yamlstrict.KindName(n))
 		return zero, false
 	}
 	var kn *yaml.Node
-	for _, kv := range mappingPairs(n) {
+	for _, kv := range yamlstrict.MappingPairs(n) {
 		if kv[0].Value == "kind" {
 			kn = kv[1]
 		}
 	}
 	if kn == nil {
-		d.Errf(n, joinPath(path, "kind"), t.hint(), "no kind given")
+		d.Errf(n, yamlstrict.JoinPath(path, "kind"), t.hint(), "no kind given")
 		return zero, false
 	}
 	k, ok := t.lookup(kn.Value)
@@ -136,7 +137,7 @@ func decodeKind[K any](t *kindTable[K], d *Decoder, n *yaml.Node, path string) (
 		if dm := DidYouMean(kn.Value, t.names()); dm != "" {
 			hint = dm + " " + hint
 		}
-		d.Errf(kn, joinPath(path, "kind"), hint, "unknown %s %q", t.what, kn.Value)
+		d.Errf(kn, yamlstrict.JoinPath(path, "kind"), hint, "unknown %s %q", t.what, kn.Value)
 	}
 	return k, ok
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"reflect"
 
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"gopkg.in/yaml.v3"
 )
 
@@ -56,7 +57,7 @@ func (g *schemaGen) ref(name string, build func() map[string]any) map[string]any
 
 func (g *schemaGen) of(t reflect.Type) map[string]any {
 	switch t {
-	case durationType:
+	case yamlstrict.DurationType:
 		return map[string]any{"type": "string", "pattern": `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`, "description": "a duration like 30s or 2m"}
 	case stageNodeType:
 		return g.ref("stage", func() map[string]any {
@@ -115,7 +116,7 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 		}
 		props := map[string]any{}
 		var req []any
-		for _, f := range Fields(t) {
+		for _, f := range yamlstrict.Fields(t) {
 			var s map[string]any
 			if f.Type == reflect.TypeOf([]yaml.Node{}) {
 				s = refList(f.Name)
@@ -188,7 +189,7 @@ func withBounds(s map[string]any, lo, hi *float64) map[string]any {
 // EnumOf is the closed set a field of a config struct declares (its enum
 // tag), so validation and the schema read one list.
 func EnumOf(t reflect.Type, field string) []string {
-	for _, f := range Fields(t) {
+	for _, f := range yamlstrict.Fields(t) {
 		if f.Name == field {
 			return f.Enum
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scripted"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // RunFile is a study: the top-level YAML that `promoral apply` takes.
@@ -63,8 +64,8 @@ type Cell struct {
 }
 
 // DecodeNode accepts one block (a mapping) or a list of blocks.
-func (m *Matrix) DecodeNode(d *Decoder, n *yaml.Node, path string) {
-	n = resolveAlias(n)
+func (m *Matrix) DecodeNode(d *yamlstrict.Decoder, n *yaml.Node, path string) {
+	n = yamlstrict.ResolveAlias(n)
 	if n.Kind == yaml.MappingNode {
 		var b MatrixBlock
 		d.Decode(n, &b, path)
@@ -292,8 +293,8 @@ type StageNode struct {
 
 // DecodeNode reads the kind first, then decodes the whole mapping into that
 // kind's own config struct, so unknown fields are caught per kind.
-func (s *StageNode) DecodeNode(d *Decoder, n *yaml.Node, path string) {
-	n = resolveAlias(n)
+func (s *StageNode) DecodeNode(d *yamlstrict.Decoder, n *yaml.Node, path string) {
+	n = yamlstrict.ResolveAlias(n)
 	s.Line = n.Line
 	s.Name = scalarField(n, "name")
 	k, ok := decodeKind(stageKinds, d, n, path)
@@ -310,8 +311,8 @@ func (s *StageNode) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 type StringList []string
 
 // DecodeNode accepts a scalar or a list of scalars.
-func (s *StringList) DecodeNode(d *Decoder, n *yaml.Node, path string) {
-	n = resolveAlias(n)
+func (s *StringList) DecodeNode(d *yamlstrict.Decoder, n *yaml.Node, path string) {
+	n = yamlstrict.ResolveAlias(n)
 	if n.Kind == yaml.ScalarNode {
 		if n.Tag != "!!null" {
 			*s = StringList{n.Value}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/expr-lang/expr/vm"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // End is the pseudo-stage that finishes a case.
@@ -87,7 +88,7 @@ func (s *Strategy) Edges() map[string][]string {
 }
 
 // compileStrategy builds the graph and reports every problem it finds.
-func compileStrategy(spec *StrategySpec, promptsDir string, ds *Diags, lines map[string]int) *Strategy {
+func compileStrategy(spec *StrategySpec, promptsDir string, ds *yamlstrict.Diags, lines map[string]int) *Strategy {
 	s := &Strategy{Spec: spec, Name: spec.Name, Params: spec.Params, index: map[string]int{}, lines: lines}
 	names := map[string]bool{}
 	before := len(*ds)
@@ -213,7 +214,7 @@ func (s *Strategy) suggest(target string) string {
 // checkLoops rejects any cycle that does not pass through a stage with
 // max_visits: with every bounded stage removed, the rest must be acyclic,
 // which guarantees each case finishes.
-func (s *Strategy) checkLoops(ds *Diags) {
+func (s *Strategy) checkLoops(ds *yamlstrict.Diags) {
 	const (
 		white = iota
 		grey

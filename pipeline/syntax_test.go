@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // yaml.v3 reports a parser error at the start of the enclosing block, 0-based:
@@ -30,8 +30,8 @@ func TestYAMLSyntaxErrorsPointAtTheFaultyLine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var ds pipeline.Diags
-			if n := pipeline.ParseYAML("c.yaml", []byte(tc.src), &ds); n != nil || len(ds) != 1 {
+			var ds yamlstrict.Diags
+			if n := yamlstrict.ParseYAML("c.yaml", []byte(tc.src), &ds); n != nil || len(ds) != 1 {
 				t.Fatalf("want one diagnostic, got %v", ds)
 			}
 			d := ds[0]
@@ -50,11 +50,11 @@ func TestYAMLSyntaxErrorsPointAtTheFaultyLine(t *testing.T) {
 
 // A well-formed file gives no diagnostic, and the empty file says so.
 func TestParseYAMLWellFormedAndEmpty(t *testing.T) {
-	var ds pipeline.Diags
-	if n := pipeline.ParseYAML("c.yaml", []byte("a: {b: 1,\n  c: 2}\n"), &ds); n == nil || len(ds) != 0 {
+	var ds yamlstrict.Diags
+	if n := yamlstrict.ParseYAML("c.yaml", []byte("a: {b: 1,\n  c: 2}\n"), &ds); n == nil || len(ds) != 0 {
 		t.Fatalf("well-formed file: %v", ds)
 	}
-	if n := pipeline.ParseYAML("c.yaml", []byte("# only a comment\n"), &ds); n != nil || len(ds) != 1 || !strings.Contains(ds[0].Msg, "empty") {
+	if n := yamlstrict.ParseYAML("c.yaml", []byte("# only a comment\n"), &ds); n != nil || len(ds) != 1 || !strings.Contains(ds[0].Msg, "empty") {
 		t.Fatalf("empty file: %v", ds)
 	}
 }

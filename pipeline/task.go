@@ -12,6 +12,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/parse"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // TaskSpec is one task file: a dataset bound to its answer space, gold
@@ -165,7 +166,7 @@ func (g *digester) goldOf(f map[string]any) uint32 {
 var reservedTaskKeys = map[string]bool{"name": true, "labels": true, "positive": true, "type": true, "demos": true}
 
 // compileTask loads the task's data and compiles its rules and blocks.
-func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]int, store *dataset.Store) *Task {
+func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, lines map[string]int, store *dataset.Store) *Task {
 	// at is the line of a field (or of its nearest written parent).
 	at := func(field string) int {
 		for f := field; f != ""; {
@@ -234,7 +235,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, lines map[string]
 				if errors.As(err, &te) {
 					ds.Addf(path, 0, "", "write a YAML list of mappings", "demonstrations: %v", err)
 				} else {
-					ds.Add(SyntaxDiag(path, data, err))
+					ds.Add(yamlstrict.SyntaxDiag(path, data, err))
 				}
 			}
 			list := make([]any, len(demos))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/types"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // typeCheck compiles every expression of the strategy again, against the
@@ -15,7 +16,7 @@ import (
 // reading a field a stage never publishes) fails validation instead of every
 // case at run time, or silently. What the stages do not pin down (item
 // fields, computed values, a confidence that may be missing) stays open.
-func (s *Strategy) typeCheck(ds *Diags, uses []exprUse) {
+func (s *Strategy) typeCheck(ds *yamlstrict.Diags, uses []exprUse) {
 	env := s.typedEnv()
 	for _, u := range uses {
 		opts := []expr.Option{expr.Env(env)}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // Each bad input must fail at load time, naming the file, the line and the
@@ -79,7 +80,7 @@ func TestValidationListsEveryProblem(t *testing.T) {
 	dir := writeTree(t, baseTree(map[string]string{"configs/strategies/one_shot.yaml": bad,
 		"configs/strategies/loop.yaml": strings.Replace(loopYAML, "    max_visits: 3\n", "", 1)}))
 	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
-	ds, ok := err.(pipeline.Diags)
+	ds, ok := err.(yamlstrict.Diags)
 	if !ok || len(ds) < 3 {
 		t.Fatalf("want at least 3 diagnostics, got %v", err)
 	}
@@ -144,7 +145,7 @@ func equalMaps(a, b map[string]string) bool {
 func TestAnUndecodableStageCausesNoFollowOnErrors(t *testing.T) {
 	dir := writeTree(t, baseTree(map[string]string{"configs/strategies/one_shot.yaml": strings.Replace(oneShotYAML, "kind: extract", "kind: extrakt", 1)}))
 	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
-	ds, _ := err.(pipeline.Diags)
+	ds, _ := err.(yamlstrict.Diags)
 	if len(ds) != 1 {
 		t.Fatalf("want exactly the one unknown-kind error, got %d:\n%v", len(ds), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // Helpers for the metric tests: a hand-made study and result set, so every
@@ -102,8 +103,8 @@ func build(t *testing.T, st *pipeline.Study, cfg pipeline.MetricConfig) pipeline
 	return m
 }
 
-func tryBuild(st *pipeline.Study, cfg pipeline.MetricConfig) (pipeline.Metric, pipeline.Diags) {
-	ds := &pipeline.Diags{}
+func tryBuild(st *pipeline.Study, cfg pipeline.MetricConfig) (pipeline.Metric, yamlstrict.Diags) {
+	ds := &yamlstrict.Diags{}
 	base := cfg.Common()
 	b := &pipeline.MetricBuild{Diags: ds, File: st.File, Study: st, Base: base, Lines: map[string]int{}}
 	m := cfg.Build(b)

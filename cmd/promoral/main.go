@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -150,7 +151,7 @@ func loadStudyWith(arg string, o pipeline.LoadOptions) (*pipeline.Study, error) 
 	}
 	st, err := pipeline.LoadWith(path, o)
 	if err != nil {
-		var ds pipeline.Diags
+		var ds yamlstrict.Diags
 		if errors.As(err, &ds) {
 			return nil, fmt.Errorf("%s in the config:\n%s", pipeline.Plural(len(ds), "problem", "problems"), ds.Error())
 		}

@@ -1,4 +1,4 @@
-package pipeline
+package yamlstrict
 
 import (
 	"fmt"
@@ -73,22 +73,22 @@ func (d *Decoder) Decode(n *yaml.Node, v any, path string) {
 }
 
 var (
-	durationType    = reflect.TypeOf(time.Duration(0))
+	DurationType    = reflect.TypeOf(time.Duration(0))
 	nodeDecoderType = reflect.TypeOf((*NodeDecoder)(nil)).Elem()
 	yamlNodeType    = reflect.TypeOf(yaml.Node{})
 )
 
-func resolveAlias(n *yaml.Node) *yaml.Node {
+func ResolveAlias(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
 	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		return resolveAlias(n.Content[0])
+		return ResolveAlias(n.Content[0])
 	}
 	return n
 }
 
-func kindName(n *yaml.Node) string {
+func KindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
@@ -104,7 +104,7 @@ func kindName(n *yaml.Node) string {
 }
 
 func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
-	n = resolveAlias(n)
+	n = ResolveAlias(n)
 	if n == nil {
 		return
 	}
@@ -143,7 +143,7 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		d.decodeStruct(n, v, path)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			d.Errf(n, path, "write a YAML list (- item)", "expected a list, got %s", kindName(n))
+			d.Errf(n, path, "write a YAML list (- item)", "expected a list, got %s", KindName(n))
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -153,7 +153,7 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		v.Set(s)
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			d.Errf(n, path, "write key: value pairs", "expected a mapping, got %s", kindName(n))
+			d.Errf(n, path, "write key: value pairs", "expected a mapping, got %s", KindName(n))
 			return
 		}
 		if v.IsNil() {
@@ -164,7 +164,7 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			kv := reflect.New(v.Type().Key()).Elem()
 			d.decode(k, kv, path)
 			ev := reflect.New(v.Type().Elem()).Elem()
-			d.decode(val, ev, joinPath(path, k.Value))
+			d.decode(val, ev, JoinPath(path, k.Value))
 			v.SetMapIndex(kv, ev)
 		}
 	case reflect.Interface:
@@ -183,10 +183,10 @@ func (d *Decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 
 func (d *Decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.ScalarNode {
-		d.Errf(n, path, "", "expected %s, got %s", typeName(v.Type()), kindName(n))
+		d.Errf(n, path, "", "expected %s, got %s", typeName(v.Type()), KindName(n))
 		return
 	}
-	if v.Type() == durationType {
+	if v.Type() == DurationType {
 		dur, err := time.ParseDuration(n.Value)
 		if err != nil {
 			d.Errf(n, path, "write a duration like 30s, 2m or 500ms", "%q is not a duration", n.Value)
@@ -242,7 +242,7 @@ func cleanYAMLErr(err error) string {
 	return strings.TrimSpace(s)
 }
 
-func joinPath(path, field string) string {
+func JoinPath(path, field string) string {
 	if path == "" {
 		return field
 	}
@@ -312,7 +312,7 @@ func Fields(t reflect.Type) []FieldInfo {
 
 func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.MappingNode {
-		d.Errf(n, path, "write key: value pairs", "expected a mapping, got %s", kindName(n))
+		d.Errf(n, path, "write key: value pairs", "expected a mapping, got %s", KindName(n))
 		return
 	}
 	fields := Fields(v.Type())
@@ -321,51 +321,51 @@ func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		byName[f.Name] = f
 	}
 	seen := map[string]bool{}
-	for _, kv := range mappingPairs(n) {
+	for _, kv := range MappingPairs(n) {
 		k, val := kv[0], kv[1]
 		f, ok := byName[k.Value]
 		if !ok {
-			d.Errf(k, joinPath(path, k.Value), suggest(k.Value, fields), "unknown field %q", k.Value)
+			d.Errf(k, JoinPath(path, k.Value), suggest(k.Value, fields), "unknown field %q", k.Value)
 			continue
 		}
 		if seen[k.Value] {
-			d.Errf(k, joinPath(path, k.Value), "remove one of them", "field %q is given twice", k.Value)
+			d.Errf(k, JoinPath(path, k.Value), "remove one of them", "field %q is given twice", k.Value)
 		}
 		seen[k.Value] = true
 		if d.Lines != nil {
-			d.Lines[joinPath(path, k.Value)] = k.Line
+			d.Lines[JoinPath(path, k.Value)] = k.Line
 		}
 		fv := fieldByIndexAlloc(v, f.Index)
-		d.decode(val, fv, joinPath(path, k.Value))
-		d.checkField(k, val, fv, f, joinPath(path, k.Value))
+		d.decode(val, fv, JoinPath(path, k.Value))
+		d.checkField(k, val, fv, f, JoinPath(path, k.Value))
 	}
 	for _, f := range fields {
 		if f.Required && !seen[f.Name] && !d.Overlay {
-			d.Errf(n, joinPath(path, f.Name), "add it", "required field %q is missing", f.Name)
+			d.Errf(n, JoinPath(path, f.Name), "add it", "required field %q is missing", f.Name)
 		}
 	}
 }
 
 // mappingPairs returns the key/value pairs of a mapping, expanding YAML merge
 // keys (<<: *anchor) so shared defaults can be written once.
-func mappingPairs(n *yaml.Node) [][2]*yaml.Node {
+func MappingPairs(n *yaml.Node) [][2]*yaml.Node {
 	var out [][2]*yaml.Node
 	var merged [][2]*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Value == "<<" && k.Tag == "!!merge" {
-			src := resolveAlias(v)
+			src := ResolveAlias(v)
 			var srcs []*yaml.Node
 			if src.Kind == yaml.SequenceNode {
 				for _, c := range src.Content {
-					srcs = append(srcs, resolveAlias(c))
+					srcs = append(srcs, ResolveAlias(c))
 				}
 			} else {
 				srcs = []*yaml.Node{src}
 			}
 			for _, s := range srcs {
 				if s.Kind == yaml.MappingNode {
-					merged = append(merged, mappingPairs(s)...)
+					merged = append(merged, MappingPairs(s)...)
 				}
 			}
 			continue

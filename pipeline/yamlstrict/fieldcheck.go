@@ -1,4 +1,4 @@
-package pipeline
+package yamlstrict
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func tagFloat(s string) *float64 {
 // field is not left empty (`name: ~` is no name), a number stays within its
 // min and max.
 func (d *Decoder) checkField(k, val *yaml.Node, fv reflect.Value, f FieldInfo, path string) {
-	val = resolveAlias(val)
+	val = ResolveAlias(val)
 	if val == nil {
 		return
 	}

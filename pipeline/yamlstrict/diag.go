@@ -1,4 +1,4 @@
-package pipeline
+package yamlstrict
 
 import (
 	"fmt"

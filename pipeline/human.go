@@ -8,6 +8,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
+	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
@@ -201,9 +202,9 @@ func (t *Task) LabelOf(v any) string {
 // HumanLabels reads the audit labels in force for the run a result set
 // belongs to (labels.jsonl beside its journal), for the metrics that
 // measure judges against people.
-func (rs *ResultSet) HumanLabels() ([]Label, error) {
+func (rs *ResultSet) HumanLabels() ([]audit.Label, error) {
 	if rs.Journal == "" {
 		return nil, nil
 	}
-	return ReadLabels(filepath.Dir(rs.Journal))
+	return audit.ReadLabels(filepath.Dir(rs.Journal))
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -147,7 +148,7 @@ func TestJudgeAgreementByHand(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []pipeline.Label{
+	for _, l := range []audit.Label{
 		{CaseID: "recorded/pass/labelled/h8", Label: "REFUSAL", Annotator: "alice"},
 		{CaseID: "recorded/pass/labelled/b1", Label: "REFUSAL", Annotator: "alice"},
 		{CaseID: "recorded/pass/labelled/b1", Label: "refusal", Annotator: "bob"},
@@ -157,7 +158,7 @@ func TestJudgeAgreementByHand(t *testing.T) {
 		// A case the run does not have (the item left the dataset).
 		{CaseID: "recorded/pass/labelled/gone", Task: "labelled", Label: "REFUSAL", Annotator: "alice"},
 	} {
-		if err := pipeline.AppendLabel(out, l); err != nil {
+		if err := audit.AppendLabel(out, l); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -260,7 +261,7 @@ metrics:
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := pipeline.AppendLabel(out, pipeline.Label{CaseID: "recorded/pass/labelled/h8", Label: "REFUSAL", Annotator: "alice"}); err != nil {
+	if err := audit.AppendLabel(out, audit.Label{CaseID: "recorded/pass/labelled/h8", Label: "REFUSAL", Annotator: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	apply(t, st, out)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
@@ -95,7 +96,7 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 	if err := joinJournals(jpath, shards); err != nil {
 		return nil, err
 	}
-	if err := joinLabels(filepath.Join(out, LabelsFile), shards); err != nil {
+	if err := joinLabels(filepath.Join(out, audit.LabelsFile), shards); err != nil {
 		return nil, err
 	}
 	j, err := journal.OpenJournalReadOnly(jpath)
@@ -364,7 +365,7 @@ func joinJournals(path string, shards []shardIn) error {
 func joinLabels(path string, shards []shardIn) error {
 	var have []shardIn
 	for _, sh := range shards {
-		if _, err := os.Stat(filepath.Join(sh.dir, LabelsFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(sh.dir, audit.LabelsFile)); err == nil {
 			have = append(have, sh)
 		}
 	}
@@ -377,7 +378,7 @@ func joinLabels(path string, shards []shardIn) error {
 	}
 	w := bufio.NewWriter(f)
 	for _, sh := range have {
-		if err := appendLines(w, filepath.Join(sh.dir, LabelsFile)); err != nil {
+		if err := appendLines(w, filepath.Join(sh.dir, audit.LabelsFile)); err != nil {
 			f.Close()
 			return fmt.Errorf("merge: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -170,7 +171,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 				rows := readRows(t, filepath.Join(d, "results.parquet"))
 				if len(rows) > 0 {
 					labelled = rows[0]["case_id"].(string)
-					if err := pipeline.AppendLabel(d, pipeline.Label{CaseID: labelled, Annotator: "ann", Label: "bad"}); err != nil {
+					if err := audit.AppendLabel(d, audit.Label{CaseID: labelled, Annotator: "ann", Label: "bad"}); err != nil {
 						t.Fatal(err)
 					}
 					break
@@ -214,7 +215,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			if err := json.Unmarshal(data, &man); err != nil || len(man.MergedFrom) != n {
 				t.Fatalf("merged manifest: %v %+v", err, man.MergedFrom)
 			}
-			labels, err := pipeline.ReadLabels(merged)
+			labels, err := audit.ReadLabels(merged)
 			if err != nil || len(labels) != 1 || labels[0].CaseID != labelled {
 				t.Errorf("labels of the merged folder: %v %+v, want the one on %s", err, labels, labelled)
 			}

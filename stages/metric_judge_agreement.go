@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -253,7 +254,7 @@ func (m *judgeAgreement) readHuman(rs *pipeline.ResultSet) (*humanSource, error)
 		v := t.LabelOf(l.Label)
 		if v == "" {
 			return nil, fmt.Errorf("%s: case %s, annotator %s: label %q is not one of task %s's labels (%s); withdraw it in promoral view or correct the line",
-				pipeline.LabelsFile, l.CaseID, l.Annotator, l.Label, t.Name, strings.Join(t.Labels, ", "))
+				audit.LabelsFile, l.CaseID, l.Annotator, l.Label, t.Name, strings.Join(t.Labels, ", "))
 		}
 		if votes[l.CaseID] == nil {
 			votes[l.CaseID] = map[string]int{}
@@ -369,7 +370,7 @@ func (m *judgeAgreement) sourceNote(t *pipeline.Task, c counted) string {
 		parts = append(parts, fmt.Sprintf("%d from item field %s", n, t.HumanField()))
 	}
 	if c.fromAudit > 0 {
-		parts = append(parts, fmt.Sprintf("%d from %s", c.fromAudit, pipeline.LabelsFile))
+		parts = append(parts, fmt.Sprintf("%d from %s", c.fromAudit, audit.LabelsFile))
 	}
 	s := "human verdicts: " + strings.Join(parts, ", ")
 	if c.flagged > 0 {
@@ -866,7 +867,7 @@ func (m *judgeAgreement) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 		notes = append(notes, fmt.Sprintf("%d case(s) whose annotators split evenly have no human verdict", h.ties))
 	}
 	if h.unmatched > 0 {
-		notes = append(notes, fmt.Sprintf("%d label(s) in %s name cases this run does not have (a changed config or dataset?) and were not used", h.unmatched, pipeline.LabelsFile))
+		notes = append(notes, fmt.Sprintf("%d label(s) in %s name cases this run does not have (a changed config or dataset?) and were not used", h.unmatched, audit.LabelsFile))
 	}
 	if len(notes) > 0 {
 		out.Text = "judge agreement: " + strings.Join(notes, "; ")

@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/promoral/promoral/internal/chrome"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/report"
 )
 
@@ -166,14 +166,14 @@ func TestViewInBrowser(t *testing.T) {
 	shot("5-audit")
 	do("label", chromedp.KeyEvent("1"))
 	waitFor("the label saved", `document.querySelector('.labelbox .saved') && document.querySelector('.labelbox .saved').textContent.startsWith('Saved')`)
-	ls, err := pipeline.ReadLabels(dir)
+	ls, err := audit.ReadLabels(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(ls) != 1 || ls[0].CaseID != caseID || ls[0].Label != choice || ls[0].Annotator != "tester" {
 		t.Errorf("labels.jsonl holds %+v; want %s labelled %s by tester", ls, caseID, choice)
 	}
-	data, _ := os.ReadFile(filepath.Join(dir, pipeline.LabelsFile))
+	data, _ := os.ReadFile(filepath.Join(dir, audit.LabelsFile))
 	var line map[string]any
 	if err := json.Unmarshal(data, &line); err != nil || line["case_id"] != caseID {
 		t.Errorf("labels.jsonl: %s (%v)", data, err)

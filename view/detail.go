@@ -6,21 +6,22 @@ import (
 	"path/filepath"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/audit"
 )
 
 // Case is everything the case page shows about one case.
 type Case struct {
-	Row     Row              `json:"row"`
-	Fields  map[string]any   `json:"fields"` // the results.parquet row, text columns aside
-	Item    json.RawMessage  `json:"item,omitempty"`
-	Outputs json.RawMessage  `json:"outputs,omitempty"`
-	Judge   json.RawMessage  `json:"judge,omitempty"`
-	Steps   []Step           `json:"steps"`
-	Calls   []CallGroup      `json:"calls,omitempty"` // calls no trace step claims (runs without a trace)
-	Labels  []pipeline.Label `json:"labels,omitempty"`
-	Error   string           `json:"error,omitempty"`
-	Notes   []string         `json:"notes,omitempty"`
-	Trace   bool             `json:"trace"`
+	Row     Row             `json:"row"`
+	Fields  map[string]any  `json:"fields"` // the results.parquet row, text columns aside
+	Item    json.RawMessage `json:"item,omitempty"`
+	Outputs json.RawMessage `json:"outputs,omitempty"`
+	Judge   json.RawMessage `json:"judge,omitempty"`
+	Steps   []Step          `json:"steps"`
+	Calls   []CallGroup     `json:"calls,omitempty"` // calls no trace step claims (runs without a trace)
+	Labels  []audit.Label   `json:"labels,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Notes   []string        `json:"notes,omitempty"`
+	Trace   bool            `json:"trace"`
 }
 
 // Step is one stage run with the calls it made.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/audit"
 )
 
 // Run is one opened run folder.
@@ -51,7 +52,7 @@ type Run struct {
 	policies map[string]pipeline.AnswerPolicy
 
 	mu       sync.RWMutex
-	labels   map[int32][]pipeline.Label // audit labels in force, by case
+	labels   map[int32][]audit.Label // audit labels in force, by case
 	labErr   error
 	misses   map[int32]*missInfo // read from the trace on demand
 	missRead map[int32]bool
@@ -257,8 +258,8 @@ func jsonFloat(f float64) any {
 
 // loadLabels (re)reads labels.jsonl.
 func (r *Run) loadLabels() error {
-	ls, err := pipeline.ReadLabels(r.Dir)
-	m := map[int32][]pipeline.Label{}
+	ls, err := audit.ReadLabels(r.Dir)
+	m := map[int32][]audit.Label{}
 	for _, l := range ls {
 		if i, ok := r.byID[l.CaseID]; ok {
 			m[i] = append(m[i], l)
@@ -271,15 +272,15 @@ func (r *Run) loadLabels() error {
 }
 
 // addLabel appends a label for case i and records it as in force.
-func (r *Run) addLabel(i int, label, note, annotator string) (pipeline.Label, error) {
+func (r *Run) addLabel(i int, label, note, annotator string) (audit.Label, error) {
 	if i < 0 || i >= r.n {
-		return pipeline.Label{}, errors.New("no such case")
+		return audit.Label{}, errors.New("no such case")
 	}
-	l := pipeline.Label{CaseID: r.id[i], Task: r.val("task", r.task[i]), ItemID: r.item[i], Model: r.val("model", r.model[i]),
+	l := audit.Label{CaseID: r.id[i], Task: r.val("task", r.task[i]), ItemID: r.item[i], Model: r.val("model", r.model[i]),
 		Strategy: r.val("strategy", r.strategy[i]), Label: label, Annotator: annotator, Time: time.Now().UTC(), Note: note}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := pipeline.AppendLabel(r.Dir, l); err != nil {
+	if err := audit.AppendLabel(r.Dir, l); err != nil {
 		return l, err
 	}
 	kept := r.labels[int32(i)][:0:0]
@@ -295,8 +296,8 @@ func (r *Run) addLabel(i int, label, note, annotator string) (pipeline.Label, er
 	return l, nil
 }
 
-func (r *Run) labelsOf(i int) []pipeline.Label {
+func (r *Run) labelsOf(i int) []audit.Label {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return append([]pipeline.Label(nil), r.labels[int32(i)]...)
+	return append([]audit.Label(nil), r.labels[int32(i)]...)
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/report"
 )
 
@@ -94,14 +94,14 @@ func TestLabelsThroughTheServer(t *testing.T) {
 	if code, _ := label(first.I, "COMPLIANCE", "ana"); code != 200 {
 		t.Fatal("relabel failed")
 	}
-	data, err := os.ReadFile(filepath.Join(dir, pipeline.LabelsFile))
+	data, err := os.ReadFile(filepath.Join(dir, audit.LabelsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(string(data), "\n"); n != 3 {
 		t.Errorf("labels.jsonl has %d lines, want 3 (append-only):\n%s", n, data)
 	}
-	ls, err := pipeline.ReadLabels(dir)
+	ls, err := audit.ReadLabels(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestLabelsThroughTheServer(t *testing.T) {
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 403 {
 		t.Errorf("a foreign Host header was served: %v %v", res.StatusCode, err)
 	}
-	after, _ := os.ReadFile(filepath.Join(dir, pipeline.LabelsFile))
+	after, _ := os.ReadFile(filepath.Join(dir, audit.LabelsFile))
 	if !bytes.Equal(after, data) {
 		t.Error("a refused label changed labels.jsonl")
 	}

@@ -1,4 +1,4 @@
-package pipeline_test
+package audit_test
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/audit"
 )
 
 func TestLabelsLatestWinsAndWithdraw(t *testing.T) {
@@ -15,9 +15,9 @@ func TestLabelsLatestWinsAndWithdraw(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	add := func(caseID, who, label string, min int) {
 		t.Helper()
-		l := pipeline.Label{CaseID: caseID, Task: "safety", ItemID: strings.TrimPrefix(caseID, "m/s/safety/"), Model: "m", Strategy: "s",
+		l := audit.Label{CaseID: caseID, Task: "safety", ItemID: strings.TrimPrefix(caseID, "m/s/safety/"), Model: "m", Strategy: "s",
 			Label: label, Annotator: who, Time: t0.Add(time.Duration(min) * time.Minute)}
-		if err := pipeline.AppendLabel(dir, l); err != nil {
+		if err := audit.AppendLabel(dir, l); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -27,14 +27,14 @@ func TestLabelsLatestWinsAndWithdraw(t *testing.T) {
 	add("m/s/safety/h1", "ana", "COMPLIANCE", 3) // ana changes her mind
 	add("m/s/safety/h2", "ana", "", 4)           // and withdraws h2
 
-	data, err := os.ReadFile(filepath.Join(dir, pipeline.LabelsFile))
+	data, err := os.ReadFile(filepath.Join(dir, audit.LabelsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(string(data), "\n"); n != 5 {
 		t.Fatalf("labels.jsonl has %d lines, want 5 (append-only):\n%s", n, data)
 	}
-	got, err := pipeline.ReadLabels(dir)
+	got, err := audit.ReadLabels(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,16 +53,16 @@ func TestLabelsLatestWinsAndWithdraw(t *testing.T) {
 
 func TestLabelsBadLineIsNamed(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, pipeline.LabelsFile)
+	path := filepath.Join(dir, audit.LabelsFile)
 	// A line torn by a crash: the next append must start a new line, and
 	// reading must name the torn line rather than skip it.
 	if err := os.WriteFile(path, []byte(`{"case_id":"a","annotator":"x","label":"REFUSAL"}`+"\n"+`{"case_id":"b","annot`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := pipeline.AppendLabel(dir, pipeline.Label{CaseID: "c", Annotator: "x", Label: "REFUSAL"}); err != nil {
+	if err := audit.AppendLabel(dir, audit.Label{CaseID: "c", Annotator: "x", Label: "REFUSAL"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := pipeline.ReadLabels(dir)
+	_, err := audit.ReadLabels(dir)
 	if err == nil || !strings.Contains(err.Error(), "labels.jsonl:2:") {
 		t.Fatalf("err = %v, want one naming labels.jsonl:2", err)
 	}
@@ -71,10 +71,10 @@ func TestLabelsBadLineIsNamed(t *testing.T) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[2], `{"case_id":"c"`) {
 		t.Errorf("the new label was not written on its own line:\n%s", data)
 	}
-	if err := pipeline.AppendLabel(dir, pipeline.Label{CaseID: "c", Label: "x"}); err == nil {
+	if err := audit.AppendLabel(dir, audit.Label{CaseID: "c", Label: "x"}); err == nil {
 		t.Error("a label without an annotator was accepted")
 	}
-	if l, err := pipeline.ReadLabels(t.TempDir()); err != nil || l != nil {
+	if l, err := audit.ReadLabels(t.TempDir()); err != nil || l != nil {
 		t.Errorf("no file: %v, %v; want no labels and no error", l, err)
 	}
 }

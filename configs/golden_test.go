@@ -405,7 +405,7 @@ func checkGolden(t *testing.T, st *pipeline.Study, want map[string]bool) {
 		}
 		t.FailNow()
 	}
-	calls, err := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
+	calls, err := parquetio.Read(filepath.Join(out, "calls.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

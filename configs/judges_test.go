@@ -95,7 +95,7 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

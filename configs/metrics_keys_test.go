@@ -41,7 +41,7 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 				}
 			}
 			out, _, _ := run(t, st)
-			rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+			rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 					t.Errorf("%s: an error_rate row (n_errors is on every row)", k)
 				}
 			}
-			res, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
+			res, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 			if err != nil {
 				t.Fatal(err)
 			}

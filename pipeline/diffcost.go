@@ -24,7 +24,7 @@ type ChangePlan struct {
 // judge is not planned, as in MakePlan).
 func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 	jpath := dir + "/journal.jsonl"
-	j, err := journal.OpenJournalReadOnly(jpath)
+	j, err := journal.OpenReadOnly(jpath)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func TestOutputsOpenInDuckDB(t *testing.T) {
 	}))
 	out := filepath.Join(dir, "out")
 	sum, _ := apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
-	metrics, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	metrics, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil || len(metrics) == 0 {
 		t.Fatalf("metrics.parquet: %d rows, %v", len(metrics), err)
 	}

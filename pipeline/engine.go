@@ -388,7 +388,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		}
 		e.doers[m] = d
 	}
-	j, err := journal.OpenJournalFrom(filepath.Join(out, "journal.jsonl"), s.Run.Settings.Fsync, e.settledJournal)
+	j, err := journal.OpenFrom(filepath.Join(out, "journal.jsonl"), s.Run.Settings.Fsync, e.settledJournal)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -407,7 +407,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	calls, err := parquetio.CreateParquet(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
+	calls, err := parquetio.Create(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
 	if err != nil {
 		os.RemoveAll(gen.dir)
 		return nil, nil, err
@@ -419,7 +419,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	// from there, not walked again (reuse.go).
 	var copied doneSet
 	var src *copySource
-	rw, err := parquetio.CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	rw, err := parquetio.Create(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
 	if err != nil {
 		calls.Abort()
 		os.RemoveAll(gen.dir)
@@ -651,7 +651,7 @@ func (e *Engine) summary(planned int, tl *tally, held []heldCase) *Summary {
 // case first gets the chance to keep its earlier good row; then the rows of
 // the errored cases are written, results.parquet is complete, and the
 // metrics are computed from what it holds.
-func (e *Engine) writeSet(gen *generation, calls *parquetio.ParquetWriter, sink *resultSink, rw *parquetio.ParquetWriter, held []heldCase, tl *tally,
+func (e *Engine) writeSet(gen *generation, calls *parquetio.Writer, sink *resultSink, rw *parquetio.Writer, held []heldCase, tl *tally,
 	results []Result, started time.Time, ru *reuse) (*Summary, error) {
 	s := e.study
 	fail := func(err error) (*Summary, error) {

@@ -61,7 +61,7 @@ func TestApplyWritesOutputsAndResumesWithoutCalls(t *testing.T) {
 		t.Errorf("manifest counts: calls_new=%v cases=%v", m["calls_new"], m["cases"])
 	}
 
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestApplyWritesOutputsAndResumesWithoutCalls(t *testing.T) {
 	if r["case_id"] != "bot/one_shot/toy/a" || r["label"] != "bad" || r["gold"] != "bad" || r["correct"] != true || r["confidence"] != 0.8 {
 		t.Errorf("first result row: %v", r)
 	}
-	calls, err := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
+	calls, err := parquetio.Read(filepath.Join(out, "calls.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,7 +136,7 @@ func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
 	if !strings.Contains(log.String(), "goroutine") {
 		t.Error("the stack is not in the log")
 	}
-	rows, _ := parquetio.ReadParquet(filepath.Join(dir, "out", "results.parquet"))
+	rows, _ := parquetio.Read(filepath.Join(dir, "out", "results.parquet"))
 	for _, r := range rows {
 		if s, _ := r["error"].(string); strings.Contains(s, "goroutine") {
 			t.Fatal("a stack trace in results.parquet")

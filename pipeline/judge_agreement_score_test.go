@@ -114,7 +114,7 @@ metrics:
 // metricsByKey reads metrics.parquet keyed "strategy/task/subset/metric".
 func metricsByKey(t *testing.T, out string) map[string]map[string]any {
 	t.Helper()
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

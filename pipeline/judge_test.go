@@ -84,7 +84,7 @@ matrix: {models: [bot]}
 		}
 		return true
 	})
-	calls, _ := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
+	calls, _ := parquetio.Read(filepath.Join(out, "calls.parquet"))
 	judged := 0
 	for _, c := range calls {
 		if strings.HasPrefix(c["stage"].(string), "judge.") {
@@ -94,7 +94,7 @@ matrix: {models: [bot]}
 	if judged != 3 {
 		t.Errorf("judge calls in calls.parquet = %d, want 3", judged)
 	}
-	rows, _ := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
+	rows, _ := parquetio.Read(filepath.Join(out, "results.parquet"))
 	var j map[string]any
 	json.Unmarshal([]byte(rows[0]["judge"].(string)), &j)
 	if j["heuristic"] != "REFUSAL" || j["disagree"] != false {

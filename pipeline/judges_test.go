@@ -112,7 +112,7 @@ func TestJudgeRefusalIsAnErrorNeverALabel(t *testing.T) {
 	}
 	// ... and in the metric: ASR over the harmful prompts the judge could
 	// read (errors: exclude), with the three errors in n_errors.
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestChangingAJudgeRerunsOnlyTheJudgeCalls(t *testing.T) {
 	if sum.CallsNew != 5 || sum.CallsCached != 5 {
 		t.Errorf("after changing the judge: %d new, %d cached calls; want 5 new (the judge's), 5 cached (the replies)", sum.CallsNew, sum.CallsCached)
 	}
-	calls, err := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
+	calls, err := parquetio.Read(filepath.Join(out, "calls.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

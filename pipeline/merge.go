@@ -99,7 +99,7 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 	if err := joinLabels(filepath.Join(out, audit.LabelsFile), shards); err != nil {
 		return nil, err
 	}
-	j, err := journal.OpenJournalReadOnly(jpath)
+	j, err := journal.OpenReadOnly(jpath)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 	if err != nil {
 		return nil, err
 	}
-	calls, err := parquetio.CreateParquet(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
+	calls, err := parquetio.Create(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
 	if err != nil {
 		os.RemoveAll(gen.dir)
 		return nil, err
@@ -144,7 +144,7 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 			Generation: filepath.Base(CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
 			CallsNew: m.CallsNew, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}
-	rw, err := parquetio.CreateParquet(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	rw, err := parquetio.Create(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
 	if err != nil {
 		calls.Abort()
 		os.RemoveAll(gen.dir)
@@ -281,7 +281,7 @@ func joinResults(st *Study, shards []shardIn) ([]Result, error) {
 	for _, sh := range shards {
 		path := filepath.Join(sh.dir, "results.parquet")
 		var bad error
-		err := parquetio.ScanParquet(path, nil, nil, func(row map[string]any) {
+		err := parquetio.Scan(path, nil, nil, func(row map[string]any) {
 			if bad != nil {
 				return
 			}
@@ -412,10 +412,10 @@ func appendLines(w *bufio.Writer, path string) error {
 }
 
 // copyRows appends every row of a Parquet file to w, column by column name.
-func copyRows(w *parquetio.ParquetWriter, path string, cols []parquetio.Column) error {
+func copyRows(w *parquetio.Writer, path string, cols []parquetio.Column) error {
 	var bad error
 	vals := make([]any, len(cols))
-	err := parquetio.ScanParquet(path, nil, nil, func(row map[string]any) {
+	err := parquetio.Scan(path, nil, nil, func(row map[string]any) {
 		if bad != nil {
 			return
 		}

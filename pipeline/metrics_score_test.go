@@ -34,7 +34,7 @@ metrics:
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	apply(t, st, out)
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ var callColumns = []parquetio.Column{
 	col("final", parquetio.ColBool, false), col("attempts", parquetio.ColInt, false), col("batch_id", parquetio.ColString, true),
 }
 
-func (r *CallRow) append(w *parquetio.ParquetWriter) error {
+func (r *CallRow) append(w *parquetio.Writer) error {
 	c := r.Case
 	var text, finish, version any
 	var choices any
@@ -292,7 +292,7 @@ func (e *Engine) keepEarlierRows(held []heldCase) error {
 		want[held[i].c.ID()] = i
 	}
 	// Only the row groups that hold one of these cases are read.
-	groups, err := parquetio.ParquetRowGroups(path, "case_id", func(v any) bool {
+	groups, err := parquetio.RowGroups(path, "case_id", func(v any) bool {
 		id, _ := v.(string)
 		_, ok := want[id]
 		return ok
@@ -301,7 +301,7 @@ func (e *Engine) keepEarlierRows(held []heldCase) error {
 		return err
 	}
 	gen := filepath.Base(cur)
-	return parquetio.ScanParquet(path, nil, groups, func(row map[string]any) {
+	return parquetio.Scan(path, nil, groups, func(row map[string]any) {
 		id, _ := row["case_id"].(string)
 		i, ok := want[id]
 		if !ok || row["error"] != nil || row["config_hash"] != e.study.ConfigHash {

@@ -116,7 +116,7 @@ func MakePlan(st *Study, outDir string) (*Plan, error) {
 // MakePlanWith is MakePlan with options (batch mode).
 func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	jpath := outDir + "/journal.jsonl"
-	j, err := journal.OpenJournalReadOnly(jpath)
+	j, err := journal.OpenReadOnly(jpath)
 	if err != nil {
 		return nil, err
 	}

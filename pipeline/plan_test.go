@@ -66,7 +66,7 @@ settings: {concurrency: 2}
 	if sum.CallsNew != 1 || sum.CallsCached != 1 || sum.Attempts != 1 {
 		t.Fatalf("want 1 new + 1 cached from 1 attempt, got %+v", sum)
 	}
-	rows, _ := parquetio.ReadParquet(filepath.Join(dir, "out", "calls.parquet"))
+	rows, _ := parquetio.Read(filepath.Join(dir, "out", "calls.parquet"))
 	if len(rows) != 2 {
 		t.Fatalf("calls.parquet rows = %d, want 2", len(rows))
 	}

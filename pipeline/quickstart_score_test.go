@@ -86,7 +86,7 @@ func TestQuickstartRescoresPublishedFiguresScore(t *testing.T) {
 	}
 
 	// metrics.parquet: the documented long format.
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

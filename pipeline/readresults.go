@@ -22,7 +22,7 @@ import (
 // holds them in.
 func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 	rs := &ResultSet{Study: st, Policy: st.UnparsedPolicy(), Seed: uint64(st.Run.Settings.Seed), Outputs: outputReaders(st)}
-	f, rdr, fr, err := parquetio.OpenParquet(path)
+	f, rdr, fr, err := parquetio.Open(path)
 	if err != nil {
 		return nil, err
 	}

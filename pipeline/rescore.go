@@ -18,7 +18,7 @@ import (
 // not hold makes its case an error (so its cell is incomplete under the
 // default errors: policy). It reads the journal without locking it.
 func RescoreFromJournal(st *Study, journalPath string) ([]Result, int, error) {
-	j, err := journal.OpenJournalReadOnly(journalPath)
+	j, err := journal.OpenReadOnly(journalPath)
 	if err != nil {
 		return nil, 0, err
 	}

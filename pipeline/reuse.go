@@ -255,7 +255,7 @@ type copySource struct {
 }
 
 func (e *Engine) newCopySource(r *reuse, tl *tally) (*copySource, error) {
-	f, rdr, fr, err := parquetio.OpenParquet(filepath.Join(r.dir, "results.parquet"))
+	f, rdr, fr, err := parquetio.Open(filepath.Join(r.dir, "results.parquet"))
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (c *copySource) close() { c.rr.Release() }
 
 // emit writes the rows from the current one on, in file order, while their
 // cases come before limit, appending their ordinals to order.
-func (c *copySource) emit(limit int, w *parquetio.ParquetWriter, order *[]int32) error {
+func (c *copySource) emit(limit int, w *parquetio.Writer, order *[]int32) error {
 	for !c.done {
 		if c.rec == nil || c.pos >= int(c.rec.NumRows()) {
 			if c.rec != nil {
@@ -371,7 +371,7 @@ func (c *copySource) count(cc *countCols, i, ord int) {
 // copyCalls writes the calls of the cases taken, as a walk would have
 // served them from the journal: the row whose reply the case used, cached,
 // no attempt made, nothing paid. It returns how many it wrote.
-func (e *Engine) copyCalls(r *reuse, w *parquetio.ParquetWriter) (int, error) {
+func (e *Engine) copyCalls(r *reuse, w *parquetio.Writer) (int, error) {
 	total := 0
 	err := eachRecord(filepath.Join(r.dir, "calls.parquet"), nil, func(rec arrow.RecordBatch) error {
 		n := int(rec.NumRows())
@@ -438,7 +438,7 @@ func cellOf(starts []int, ord int) int {
 // eachRecord reads the named columns (nil: all) of a Parquet file a batch
 // of rows at a time.
 func eachRecord(path string, cols []string, fn func(arrow.RecordBatch) error) error {
-	f, rdr, fr, err := parquetio.OpenParquet(path)
+	f, rdr, fr, err := parquetio.Open(path)
 	if err != nil {
 		return err
 	}
@@ -569,4 +569,4 @@ func servedFromJournal(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 // copyBatch is the rows read at a time when a file is copied or counted:
 // a quarter of a row group, so the batches in hand (one written, one read
 // ahead, one being read) stay small beside the heap's limit.
-const copyBatch = parquetio.ParquetBatch / 4
+const copyBatch = parquetio.RowBatch / 4

@@ -74,7 +74,7 @@ func copyDir(t *testing.T, from, to string) {
 // the columns in skip left out.
 func rowsByKey(t *testing.T, path string, key []string, skip ...string) map[string]map[string]any {
 	t.Helper()
-	rows, err := parquetio.ReadParquet(path)
+	rows, err := parquetio.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := parquetio.ReadParquet(before)
+		rows, err := parquetio.Read(before)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -179,8 +179,8 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 	default:
 		c.Seed, c.SeedFrom = 1, "neither run records one"
 	}
-	oRows, err1 := parquetio.ReadParquet(filepath.Join(oldDir, "metrics.parquet"))
-	nRows, err2 := parquetio.ReadParquet(filepath.Join(newDir, "metrics.parquet"))
+	oRows, err1 := parquetio.Read(filepath.Join(oldDir, "metrics.parquet"))
+	nRows, err2 := parquetio.Read(filepath.Join(newDir, "metrics.parquet"))
 	if err1 == nil && err2 == nil {
 		var factors []string
 		if nm != nil {
@@ -205,11 +205,11 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		}
 		sort.Slice(c.Metrics, func(i, j int) bool { return c.Metrics[i].Key < c.Metrics[j].Key })
 	}
-	or, err := parquetio.ReadParquet(filepath.Join(oldDir, "results.parquet"))
+	or, err := parquetio.Read(filepath.Join(oldDir, "results.parquet"))
 	if err != nil {
 		return nil, err
 	}
-	nr, err := parquetio.ReadParquet(filepath.Join(newDir, "results.parquet"))
+	nr, err := parquetio.Read(filepath.Join(newDir, "results.parquet"))
 	if err != nil {
 		return nil, err
 	}

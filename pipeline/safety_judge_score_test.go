@@ -152,7 +152,7 @@ func TestSafetyJudgeScore(t *testing.T) {
 		return true
 	})
 
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -224,7 +224,7 @@ func Score(rs *ResultSet) ([]string, error) {
 
 // Write writes metrics.parquet and the CSV tables into dir.
 func (sc *Scores) Write(dir string) error {
-	w, err := parquetio.CreateParquet(filepath.Join(dir, "metrics.parquet"), metricColumns(sc.Factors))
+	w, err := parquetio.Create(filepath.Join(dir, "metrics.parquet"), metricColumns(sc.Factors))
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ metrics:
 	if sum.Errors != 1 {
 		t.Fatalf("summary: %s", sum)
 	}
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ metrics:
 	}
 	out := filepath.Join(dir, "out")
 	apply(t, st, out)
-	res, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
+	res, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ metrics:
 			t.Errorf("%v/%v: instruction %v level %v thinking %v, want %v", r["model"], r["strategy"], r["instruction"], r["level"], r["thinking"], w)
 		}
 	}
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ metrics:
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	apply(t, st, out)
-	written, err := parquetio.ReadParquet(filepath.Join(out, "metrics.parquet"))
+	written, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

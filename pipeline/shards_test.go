@@ -85,7 +85,7 @@ func shardApply(t *testing.T, cfg, out string, k, n int) *pipeline.Summary {
 
 func readRows(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	rows, err := parquetio.ReadParquet(path)
+	rows, err := parquetio.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ strategies: [one_shot, loop]
 	out := filepath.Join(t.TempDir(), "out")
 	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	rows := map[string]map[string]any{}
-	if err := parquetio.ScanParquet(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets", "trace", "parsed"}, nil,
+	if err := parquetio.Scan(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets", "trace", "parsed"}, nil,
 		func(r map[string]any) { rows[r["case_id"].(string)] = r }); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ settings: {concurrency: 8}
 		out := filepath.Join(t.TempDir(), "out")
 		apply(t, st, out)
 		rows := map[string]map[string]any{}
-		if err := parquetio.ScanParquet(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets"}, nil,
+		if err := parquetio.Scan(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets"}, nil,
 			func(r map[string]any) { rows[r["case_id"].(string)] = r }); err != nil {
 			t.Fatal(err)
 		}

@@ -274,7 +274,7 @@ var resultCols = []string{"case_id", "model", "strategy", "task", "item_id", "go
 
 func readResults(path string) ([]result, error) {
 	var out []result
-	err := parquetio.ScanParquet(path, resultCols, nil, func(row map[string]any) {
+	err := parquetio.Scan(path, resultCols, nil, func(row map[string]any) {
 		x := result{
 			CaseID: str(row["case_id"]), Model: str(row["model"]), Strategy: str(row["strategy"]), Task: str(row["task"]),
 			ItemID: str(row["item_id"]), Gold: str(row["gold"]), Label: str(row["label"]), Conf: flt(row["confidence"]),
@@ -305,7 +305,7 @@ func readMetrics(path string) ([]metric, []string, error) {
 		}
 		return int(i64(v))
 	}
-	err := parquetio.ScanParquet(path, nil, nil, func(row map[string]any) {
+	err := parquetio.Scan(path, nil, nil, func(row map[string]any) {
 		x := metric{Block: str(row["block"]), Model: str(row["model"]), Strategy: str(row["strategy"]), Task: str(row["task"]), Subset: str(row["subset"]),
 			Metric: str(row["metric"]), Value: flt(row["value"]), Lo: flt(row["ci_low"]), Hi: flt(row["ci_high"]), N: int(i64(row["n"])),
 			NCases: count(row["n_cases"]), NUnparsed: count(row["n_unparsed"]), NErrors: count(row["n_errors"]),
@@ -339,7 +339,7 @@ type call struct {
 // were made). It reads the case_id column first and then only the row
 // groups holding that case, so a large calls.parquet stays cheap.
 func readCalls(path, caseID string) ([]call, error) {
-	groups, err := parquetio.ParquetRowGroups(path, "case_id", func(v any) bool { return v == caseID })
+	groups, err := parquetio.RowGroups(path, "case_id", func(v any) bool { return v == caseID })
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func readCalls(path, caseID string) ([]call, error) {
 	cols := []string{"case_id", "stage", "attempt", "request_messages", "response_text", "finish_reason", "prompt_tokens",
 		"completion_tokens", "thinking_tokens", "latency_ms", "cached", "error", "time"}
 	var out []call
-	err = parquetio.ScanParquet(path, cols, groups, func(row map[string]any) {
+	err = parquetio.Scan(path, cols, groups, func(row map[string]any) {
 		if str(row["case_id"]) != caseID {
 			return
 		}

@@ -81,7 +81,7 @@ func writeRun(t *testing.T, p parts) string {
 		os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644)
 	}
 	if p.results {
-		w, err := parquetio.CreateParquet(filepath.Join(dir, "results.parquet"), testResultCols)
+		w, err := parquetio.Create(filepath.Join(dir, "results.parquet"), testResultCols)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func writeRun(t *testing.T, p parts) string {
 		}
 	}
 	if p.calls {
-		w, err := parquetio.CreateParquet(filepath.Join(dir, "calls.parquet"), testCallCols)
+		w, err := parquetio.Create(filepath.Join(dir, "calls.parquet"), testCallCols)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func writeRun(t *testing.T, p parts) string {
 		}
 	}
 	if p.metrics {
-		w, err := parquetio.CreateParquet(filepath.Join(dir, "metrics.parquet"), testMetricCols)
+		w, err := parquetio.Create(filepath.Join(dir, "metrics.parquet"), testMetricCols)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,7 +58,7 @@ func TestReportScoringLinesGolden(t *testing.T) {
 // writeMetrics replaces metrics.parquet with the given rows.
 func writeMetrics(t *testing.T, dir string, rows []metric) {
 	t.Helper()
-	w, err := parquetio.CreateParquet(filepath.Join(dir, "metrics.parquet"), testMetricCols)
+	w, err := parquetio.Create(filepath.Join(dir, "metrics.parquet"), testMetricCols)
 	if err != nil {
 		t.Fatal(err)
 	}

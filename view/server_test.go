@@ -70,7 +70,7 @@ func post(t *testing.T, url, body string, hdr ...string) (int, string) {
 }
 
 // Labels set through the page land in labels.jsonl, one line each, read
-// back by pipeline.ReadLabels; only audit-queue cases take one, only with
+// back by audit.ReadLabels; only audit-queue cases take one, only with
 // one of the task's labels, and only from the page's own origin.
 func TestLabelsThroughTheServer(t *testing.T) {
 	dir := copyRun(t, demoRun(t))

@@ -31,7 +31,7 @@ func openDemo(t *testing.T) (*Run, []map[string]any) {
 	if r.idx.err != nil {
 		t.Fatal(r.idx.err)
 	}
-	rows, err := parquetio.ReadParquet(filepath.Join(dir, "results.parquet"))
+	rows, err := parquetio.Read(filepath.Join(dir, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func facetCount(m *Match, facet, value string) int {
 }
 
 // The counts the page shows are recomputed here from results.parquet as
-// ReadParquet reads it: the filters, the facet counts (each ignoring its
+// parquetio.Read reads it: the filters, the facet counts (each ignoring its
 // own selection) and the outcome of every case.
 func TestFindCountsMatchResults(t *testing.T) {
 	r, rows := openDemo(t)
@@ -196,7 +196,7 @@ func TestSearchAgainstScan(t *testing.T) {
 		}
 		texts[row["case_id"].(string)] = b
 	}
-	if err := parquetio.ScanParquet(filepath.Join(r.Dir, "calls.parquet"), []string{"case_id", "response_text"}, nil, func(row map[string]any) {
+	if err := parquetio.Scan(filepath.Join(r.Dir, "calls.parquet"), []string{"case_id", "response_text"}, nil, func(row map[string]any) {
 		if s, ok := row["response_text"].(string); ok {
 			texts[row["case_id"].(string)].WriteString(" " + s)
 		}
@@ -554,7 +554,7 @@ func TestOpenErrors(t *testing.T) {
 // and filters work, a case page says what is missing and how to get it.
 func TestRunWithoutTrace(t *testing.T) {
 	dir := t.TempDir()
-	w, err := parquetio.CreateParquet(filepath.Join(dir, "results.parquet"), []parquetio.Column{
+	w, err := parquetio.Create(filepath.Join(dir, "results.parquet"), []parquetio.Column{
 		{Name: "case_id", Type: parquetio.ColString}, {Name: "model", Type: parquetio.ColString}, {Name: "strategy", Type: parquetio.ColString},
 		{Name: "task", Type: parquetio.ColString}, {Name: "item_id", Type: parquetio.ColString}, {Name: "gold", Type: parquetio.ColString},
 		{Name: "label", Type: parquetio.ColString}, {Name: "parsed", Type: parquetio.ColBool}, {Name: "correct", Type: parquetio.ColBool},

@@ -209,11 +209,11 @@ func TestBatchApplySurvivesKill9(t *testing.T) {
 		t.Errorf("the job created while the client was killed (%s) was never found again", lost)
 	}
 	// Results equal the live path's; only the price differs.
-	a, err := parquetio.ReadParquet(filepath.Join(liveOut, "results.parquet"))
+	a, err := parquetio.Read(filepath.Join(liveOut, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
+	b, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func shortReply(c fake.Call) []string { return []string{"Answer: bad"} }
 // order, at the study's price ($0.001 per output token).
 func journalBills(t *testing.T, path string) []float64 {
 	t.Helper()
-	j, err := journal.OpenJournalReadOnly(path)
+	j, err := journal.OpenReadOnly(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ metrics:
 
 func readRows(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	rows, err := parquetio.ReadParquet(path)
+	rows, err := parquetio.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

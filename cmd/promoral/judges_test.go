@@ -33,7 +33,7 @@ func judgeTree(t *testing.T) string {
 // metricRows reads metrics.parquet keyed "task/strategy/subset/metric".
 func metricRows(t *testing.T, path string) map[string]map[string]any {
 	t.Helper()
-	rows, err := parquetio.ReadParquet(path)
+	rows, err := parquetio.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestJudgeAgreementModelJudgesOverHTTP(t *testing.T) {
 	if r["status"] != "incomplete" || r["n_errors"] != int64(8) || r["value"] != nil {
 		t.Errorf("yes/no judge kappa: status %v, n_errors %v, value %v; want incomplete, 8, none", r["status"], r["n_errors"], r["value"])
 	}
-	res, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
+	res, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

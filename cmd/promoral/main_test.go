@@ -211,11 +211,11 @@ func TestKill9ResumesToTheSameResults(t *testing.T) {
 		t.Errorf("resume summary: %s", stdout)
 	}
 
-	a, err := parquetio.ReadParquet(filepath.Join(clean, "results.parquet"))
+	a, err := parquetio.Read(filepath.Join(clean, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := parquetio.ReadParquet(filepath.Join(killed, "results.parquet"))
+	b, err := parquetio.Read(filepath.Join(killed, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func TestPaperOnFakes(t *testing.T) {
 		stdout = ob.String()
 		took := time.Since(start)
 		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss / 1024
-		calls, err := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
+		calls, err := parquetio.Read(filepath.Join(out, "calls.parquet"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestPaperOnFakes(t *testing.T) {
 		for _, r := range p.Models {
 			t.Logf("  %-16s plan %8.2f–%8.2f  calls.parquet %8.2f  (%d rows, %d from batch jobs)", r.Model, r.CostBest, r.CostWorst, cost[r.Model], n[r.Model], batched[r.Model])
 		}
-		results, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
+		results, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 		if err != nil {
 			t.Fatal(err)
 		}

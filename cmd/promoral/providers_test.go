@@ -67,7 +67,7 @@ settings: {concurrency: 2}
 	if !strings.Contains(stdout, "6 cases, 6 calls (6 new, 0 cached), 0 errors") || limited.Load() != 1 || calls.Load() != 7 {
 		t.Fatalf("stdout %q, %d calls, %d rate-limited", stdout, calls.Load(), limited.Load())
 	}
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "calls.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ strategies: [once]
 	if code != 0 && code != exitErrored {
 		t.Fatalf("apply failed (%d): %s", code, stderr)
 	}
-	rows, err := parquetio.ReadParquet(filepath.Join(out, "results.parquet"))
+	rows, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ strategies: [once]
 			t.Fatalf("a request was sent %d times (bound 4): %.80s", n, body)
 		}
 	}
-	calls, _ := parquetio.ReadParquet(filepath.Join(out, "calls.parquet"))
+	calls, _ := parquetio.Read(filepath.Join(out, "calls.parquet"))
 	if int64(len(calls)) != total.Load() {
 		t.Errorf("calls.parquet has %d attempts, the server saw %d", len(calls), total.Load())
 	}

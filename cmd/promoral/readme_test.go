@@ -291,7 +291,7 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 	}
 
 	// metrics.parquet, read by promoral's own reader.
-	rows, err := parquetio.ReadParquet(filepath.Join(dir, "out", "quickstart", "metrics.parquet"))
+	rows, err := parquetio.Read(filepath.Join(dir, "out", "quickstart", "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 		t.Errorf("claude-sonnet-4/first_principles: %.4f over %d, the README says 0.908 over 185", w.value, w.n)
 	}
 	var all, right int
-	err = parquetio.ScanParquet(filepath.Join(dir, "out", "quickstart", "results.parquet"), []string{"model", "strategy", "correct"}, nil, func(r map[string]any) {
+	err = parquetio.Scan(filepath.Join(dir, "out", "quickstart", "results.parquet"), []string{"model", "strategy", "correct"}, nil, func(r map[string]any) {
 		if r["model"] == "claude-sonnet-4" && r["strategy"] == "first_principles" {
 			all++
 			if r["correct"] == true {

@@ -87,7 +87,7 @@ func apply(t *testing.T, st *pipeline.Study, out string, batched bool, log *byte
 
 func readRows(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	rows, err := parquetio.ReadParquet(path)
+	rows, err := parquetio.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@
 //     never replayed.
 //   - Keys are hex SHA-256 request keys computed by the engine; the journal
 //     does not know what a request is, only its key.
-//   - A line longer than MaxJournalLine, or one damaged by a torn write, is
+//   - A line longer than MaxLine, or one damaged by a torn write, is
 //     skipped unread and counted (Stats, Warnings): it reads as a miss.
 //   - The journal knows nothing of studies, cases or stages beyond the names
 //     a Record carries; it imports only pipeline/llm.

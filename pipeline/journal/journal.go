@@ -53,21 +53,21 @@ type span struct {
 	n   int32
 }
 
-// MaxJournalLine bounds one journal line. Replies are bounded on the wire
+// MaxLine bounds one journal line. Replies are bounded on the wire
 // (limits.max_reply_bytes, at most MaxReplyBytesLimit), so a longer line was
 // not written by this version: it is skipped, unread, as a miss.
-const MaxJournalLine = 4 * MaxReplyBytesLimit
+const MaxLine = 4 * MaxReplyBytesLimit
 
 // MaxReplyBytesLimit is the largest limits.max_reply_bytes (8 MiB, about two
 // million tokens of text): a journal line stays small enough to read whole.
 const MaxReplyBytesLimit = 8 << 20
 
-// JournalStats is what opening a journal found, and what lookups found since.
-type JournalStats struct {
+// Stats is what opening a journal found, and what lookups found since.
+type Stats struct {
 	Replies   int   `json:"replies"`   // reply records indexed
 	Failed    int   `json:"failed"`    // failed attempts
 	Damaged   int   `json:"damaged"`   // lines that are not records, skipped
-	Oversized int   `json:"oversized"` // lines over MaxJournalLine, skipped
+	Oversized int   `json:"oversized"` // lines over MaxLine, skipped
 	NoReply   int   `json:"no_reply"`  // records with neither a reply nor an error, skipped
 	Trimmed   int64 `json:"trimmed"`   // bytes of a torn last line cut off
 	// Lost counts intents without an outcome: calls that were in flight
@@ -97,14 +97,14 @@ type Journal struct {
 	fsync bool
 	ro    bool
 
-	stats    JournalStats
+	stats    Stats
 	unusable atomic.Int64
 	damaged  []int64 // offsets of the first few skipped lines, for the warning
 	lost     map[[32]byte]bool
 	idBase   string
 	idSeq    atomic.Uint64
 	// head is the length of the journal's start that opening did not read
-	// (OpenJournalFrom): its replies are indexed on the first lookup.
+	// (OpenFrom): its replies are indexed on the first lookup.
 	head int64
 	// expect is the number of new replies the index has room reserved for
 	// (Expect), kept for an index rebuilt by readHead.
@@ -133,14 +133,14 @@ type pendingSpan struct {
 	n   int32
 }
 
-// OpenJournal opens (creating if needed) the journal at path and indexes its
+// Open opens (creating if needed) the journal at path and indexes its
 // replies. It takes an exclusive lock so two runs cannot write the same
 // journal, and settles intents left without an outcome.
-func OpenJournal(path string, fsync bool) (*Journal, error) {
-	return OpenJournalFrom(path, fsync, nil)
+func Open(path string, fsync bool) (*Journal, error) {
+	return OpenFrom(path, fsync, nil)
 }
 
-// OpenJournalFrom is OpenJournal reading only what follows a settled point.
+// OpenFrom is Open reading only what follows a settled point.
 // settled, called once the lock is held, returns the journal's size when an
 // apply that finished every case wrote its outputs (its opening settled every
 // earlier intent and each of its own calls got its outcome), or 0. Opening
@@ -150,7 +150,7 @@ func OpenJournal(path string, fsync bool) (*Journal, error) {
 // from the outputs in force never looks one up, and never pays for reading
 // the whole journal. A point that is not the end of a line, or past the end
 // of the file, is not trusted: the whole journal is read.
-func OpenJournalFrom(path string, fsync bool, settled func() int64) (*Journal, error) {
+func OpenFrom(path string, fsync bool, settled func() int64) (*Journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the journal: %w", err)
@@ -176,10 +176,10 @@ func OpenJournalFrom(path string, fsync bool, settled func() int64) (*Journal, e
 	return j, nil
 }
 
-// OpenJournalReadOnly indexes a journal without locking or changing it, so
+// OpenReadOnly indexes a journal without locking or changing it, so
 // `plan` can read it while an apply is writing. A missing file is an empty
 // journal.
-func OpenJournalReadOnly(path string) (*Journal, error) {
+func OpenReadOnly(path string) (*Journal, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return newJournal(path, nil, true), nil
@@ -262,7 +262,7 @@ func (j *Journal) load() (map[string]pendingIntent, error) {
 			j.stats.Trimmed = ln.n
 			break
 		}
-		if ln.n > MaxJournalLine {
+		if ln.n > MaxLine {
 			j.stats.Oversized++
 			j.noteDamaged(off)
 		} else {
@@ -470,11 +470,11 @@ func (j *Journal) readHead() error {
 		return nil
 	}
 	tail, tailDamaged := j.stats, j.damaged
-	j.stats, j.damaged = JournalStats{}, nil
+	j.stats, j.damaged = Stats{}, nil
 	j.index = newReplyIndex(j.keyAt)
 	r := bufio.NewReaderSize(io.NewSectionReader(j.f, 0, j.size), readBuf)
 	var off int64
-	var headStats JournalStats
+	var headStats Stats
 	for off < j.size {
 		if off == j.head {
 			headStats = j.stats
@@ -487,7 +487,7 @@ func (j *Journal) readHead() error {
 		if ln.n == 0 {
 			break
 		}
-		if ln.n > MaxJournalLine {
+		if ln.n > MaxLine {
 			j.stats.Oversized++
 			j.noteDamaged(off)
 		} else {
@@ -638,7 +638,7 @@ func (j *Journal) Append(rec *Record) error {
 		return err
 	}
 	var k [32]byte
-	index := rec.Err == "" && !rec.Sent && rec.Resp != nil && rec.Resp.Problem() == "" && len(line) <= MaxJournalLine
+	index := rec.Err == "" && !rec.Sent && rec.Resp != nil && rec.Resp.Problem() == "" && len(line) <= MaxLine
 	if index {
 		if k, err = parseKey(rec.Key); err != nil {
 			return err
@@ -756,7 +756,7 @@ func (j *Journal) DropIndex() {
 }
 
 // Stats returns what opening the journal found and lookups found since.
-func (j *Journal) Stats() JournalStats {
+func (j *Journal) Stats() Stats {
 	s := j.stats
 	s.Unusable = int(j.unusable.Load())
 	return s
@@ -781,7 +781,7 @@ func (j *Journal) Warnings() []string {
 	}
 	if n := s.Damaged + s.NoReply + s.Oversized; n > 0 {
 		out = append(out, fmt.Sprintf("%s: skipped %d line(s) that are not usable records%s (%d damaged, %d without a reply, %d over %d MiB); the calls they held count as misses and are made again if a case needs them",
-			j.path, n, at, s.Damaged, s.NoReply, s.Oversized, MaxJournalLine>>20))
+			j.path, n, at, s.Damaged, s.NoReply, s.Oversized, MaxLine>>20))
 	}
 	if s.Trimmed > 0 {
 		out = append(out, fmt.Sprintf("%s: cut off a torn last line (%d bytes) left by a process stopped while writing", j.path, s.Trimmed))

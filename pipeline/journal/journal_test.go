@@ -28,7 +28,7 @@ func reply(text string) *llm.Response {
 
 func openJ(t testing.TB, path string) *journal.Journal {
 	t.Helper()
-	j, err := journal.OpenJournal(path, false)
+	j, err := journal.Open(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestJournalCountsIntentsLeftInFlight(t *testing.T) {
 	if s := j.Stats(); s.Lost != 0 || s.Failed != 2 {
 		t.Fatalf("after settling: %+v", s)
 	}
-	ro, err := journal.OpenJournalReadOnly(path)
+	ro, err := journal.OpenReadOnly(path)
 	if err != nil || ro.Stats().Lost != 0 {
 		t.Fatalf("read-only: %v %+v", err, ro.Stats())
 	}
@@ -196,7 +196,7 @@ func FuzzJournal(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		j, err := journal.OpenJournal(path, false)
+		j, err := journal.Open(path, false)
 		if err != nil {
 			t.Fatalf("open failed on damaged content: %v", err)
 		}
@@ -378,15 +378,15 @@ func TestJournalOpenedFromASettledPoint(t *testing.T) {
 	f.WriteString("{not json\n")
 	f.Close()
 
-	whole := func() journal.JournalStats {
-		ro, err := journal.OpenJournalReadOnly(path)
+	whole := func() journal.Stats {
+		ro, err := journal.OpenReadOnly(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ro.Close()
 		return ro.Stats()
 	}()
-	j, err := journal.OpenJournalFrom(path, false, func() int64 { return settled })
+	j, err := journal.OpenFrom(path, false, func() int64 { return settled })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestJournalOpenedFromASettledPoint(t *testing.T) {
 
 	// A point inside a line: the whole journal is read (the settlement
 	// written above is found, nothing is lost any more).
-	j, err = journal.OpenJournalFrom(path, false, func() int64 { return settled - 3 })
+	j, err = journal.OpenFrom(path, false, func() int64 { return settled - 3 })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,7 +158,7 @@ func TestJournalWrittenByTheOldEncoderReads(t *testing.T) {
 	if err := os.WriteFile(path, old.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	j, err := OpenJournal(path, false)
+	j, err := Open(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type replyIndex struct {
 }
 
 const (
-	spanLenBits = 26 // lines up to 64 MiB (MaxJournalLine is 32 MiB)
+	spanLenBits = 26 // lines up to 64 MiB (MaxLine is 32 MiB)
 	spanOffBits = 64 - spanLenBits
 )
 

@@ -11,7 +11,7 @@
 //
 //   - Every column is nullable: a nil value is a null, never a made-up zero.
 //     Append takes the Go values its doc lists, pointers to them (nil: null).
-//   - Nothing is written in place. CreateParquet and WriteFileAtomic write a
+//   - Nothing is written in place. Create and WriteFileAtomic write a
 //     temporary file beside the target (its name carries TmpMark, so tidying
 //     a run folder can remove what a killed writer left) and rename it on
 //     Commit: a reader sees the old file or the whole new one.

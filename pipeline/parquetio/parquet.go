@@ -49,10 +49,10 @@ func (c Column) arrowType() arrow.DataType {
 	return arrow.BinaryTypes.String
 }
 
-// ParquetWriter streams rows into a Parquet file that only replaces its
+// Writer streams rows into a Parquet file that only replaces its
 // destination once Commit has written it completely: a killed run leaves the
 // previous file intact.
-type ParquetWriter struct {
+type Writer struct {
 	final, tmp string
 	f          *os.File
 	fw         *pqarrow.FileWriter
@@ -82,13 +82,13 @@ type ParquetWriter struct {
 // quickstart's peak RSS fell from 159-162 to 136-144 MB with it, and
 // apply at 1,000,000 cases kept its time and peak (58.9 s, 291 MB).
 const (
-	ParquetBatch      = 8192
+	RowBatch          = 8192
 	parquetBatchBytes = 4 << 20
 )
 
-// CreateParquet starts writing path (through a temporary file beside it).
+// Create starts writing path (through a temporary file beside it).
 // codec is optional (default Zstd: small files; large logs pass Snappy, faster).
-func CreateParquet(path string, cols []Column, codec ...compress.Compression) (*ParquetWriter, error) {
+func Create(path string, cols []Column, codec ...compress.Compression) (*Writer, error) {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: c.arrowType(), Nullable: true}
@@ -119,12 +119,12 @@ func CreateParquet(path string, cols []Column, codec ...compress.Compression) (*
 		os.Remove(f.Name())
 		return nil, err
 	}
-	return &ParquetWriter{final: path, tmp: f.Name(), f: f, fw: fw, rb: array.NewRecordBuilder(memory.DefaultAllocator, schema), cols: cols}, nil
+	return &Writer{final: path, tmp: f.Name(), f: f, fw: fw, rb: array.NewRecordBuilder(memory.DefaultAllocator, schema), cols: cols}, nil
 }
 
 // Append adds one row; vals follow the columns. Accepted values: string,
 // int, int64, float64, bool, time.Time, pointers to those (nil = null), nil.
-func (w *ParquetWriter) Append(vals ...any) error {
+func (w *Writer) Append(vals ...any) error {
 	if len(vals) != len(w.cols) {
 		return fmt.Errorf("parquet %s: %d values for %d columns", filepath.Base(w.final), len(vals), len(w.cols))
 	}
@@ -181,7 +181,7 @@ func (w *ParquetWriter) Append(vals ...any) error {
 	}
 	w.pending++
 	w.rows++
-	if w.pending+w.heldRows >= ParquetBatch || w.bytes >= parquetBatchBytes {
+	if w.pending+w.heldRows >= RowBatch || w.bytes >= parquetBatchBytes {
 		return w.flush()
 	}
 	return nil
@@ -195,7 +195,7 @@ func (w *ParquetWriter) Append(vals ...any) error {
 // tracks them all at a flush), and one step of a quarter allocates less
 // than a doubling. A row group with no size to go by (the first) doubles:
 // growing from nothing by quarters would copy its text many times over.
-func (w *ParquetWriter) appendText(sb *array.StringBuilder, s string) {
+func (w *Writer) appendText(sb *array.StringBuilder, s string) {
 	if n := sb.DataLen() + len(s); w.reserved && n > sb.DataCap() {
 		sb.ReserveData(max(len(s), sb.DataLen()/4))
 	}
@@ -204,7 +204,7 @@ func (w *ParquetWriter) appendText(sb *array.StringBuilder, s string) {
 }
 
 // reserve takes the buffers of the rows to come at the size seal expects.
-func (w *ParquetWriter) reserve() {
+func (w *Writer) reserve() {
 	rows, data := w.next[0], w.next[1:]
 	w.next = w.next[:0]
 	w.reserved = true
@@ -218,7 +218,7 @@ func (w *ParquetWriter) reserve() {
 }
 
 // seal moves the appended rows to held.
-func (w *ParquetWriter) seal() {
+func (w *Writer) seal() {
 	if w.pending == 0 {
 		return
 	}
@@ -235,7 +235,7 @@ func (w *ParquetWriter) seal() {
 // (once these rows are written and their buffers dropped), not grown by
 // doubling, each step a buffer to allocate, copy and drop: under apply's
 // soft memory limit every byte allocated costs collector time.
-func (w *ParquetWriter) planNext() {
+func (w *Writer) planNext() {
 	if w.closing {
 		return
 	}
@@ -251,7 +251,7 @@ func (w *ParquetWriter) planNext() {
 }
 
 // flush writes what is held as one row group.
-func (w *ParquetWriter) flush() error {
+func (w *Writer) flush() error {
 	if len(w.held) == 0 {
 		return w.writeAppended()
 	}
@@ -307,7 +307,7 @@ func (w *ParquetWriter) flush() error {
 // peak, replaying the quickstart's results: 15.7 MB live, now 12.9). The
 // bytes are Write's: the same columns in the same calls; the row group
 // closes when the next one starts or the file closes.
-func (w *ParquetWriter) writeAppended() error {
+func (w *Writer) writeAppended() error {
 	w.bytes = 0
 	if w.pending == 0 {
 		return nil
@@ -330,7 +330,7 @@ func (w *ParquetWriter) writeAppended() error {
 
 // WriteRecord writes whole rows at once (copied from another file of the
 // same columns), after the rows appended so far.
-func (w *ParquetWriter) WriteRecord(rec arrow.RecordBatch) error {
+func (w *Writer) WriteRecord(rec arrow.RecordBatch) error {
 	want := w.rb.Schema()
 	if rec.Schema().NumFields() != want.NumFields() {
 		return fmt.Errorf("parquet %s: the rows to copy have %d columns, not %d", filepath.Base(w.final), rec.Schema().NumFields(), want.NumFields())
@@ -346,17 +346,17 @@ func (w *ParquetWriter) WriteRecord(rec arrow.RecordBatch) error {
 	w.held = append(w.held, array.NewRecordBatch(want, rec.Columns(), rec.NumRows()))
 	w.heldRows += int(rec.NumRows())
 	w.rows += int(rec.NumRows())
-	if w.heldRows >= ParquetBatch {
+	if w.heldRows >= RowBatch {
 		return w.flush()
 	}
 	return nil
 }
 
 // Rows is the number of rows appended so far.
-func (w *ParquetWriter) Rows() int { return w.rows }
+func (w *Writer) Rows() int { return w.rows }
 
 // Commit finishes the file and moves it into place atomically.
-func (w *ParquetWriter) Commit() error {
+func (w *Writer) Commit() error {
 	w.closing = true
 	if err := w.flush(); err != nil {
 		w.Abort()
@@ -375,7 +375,7 @@ func (w *ParquetWriter) Commit() error {
 }
 
 // Abort drops the partial file and leaves any previous version alone.
-func (w *ParquetWriter) Abort() {
+func (w *Writer) Abort() {
 	for _, r := range w.held {
 		r.Release()
 	}

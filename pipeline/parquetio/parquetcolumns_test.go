@@ -28,7 +28,7 @@ func TestParquetColumnAtATimeWritesWritesBytes(t *testing.T) {
 		{"n", ColInt, false}, {"f", ColFloat, false}, {"ok", ColBool, false}, {"t", ColTime, false}, {"last", ColString, false}}
 	r := rand.New(rand.NewPCG(7, 8))
 	var rows [][]any
-	for i := 0; i < 2*ParquetBatch+300; i++ {
+	for i := 0; i < 2*RowBatch+300; i++ {
 		reply := any(strings.Repeat(fmt.Sprintf("word%d ", r.IntN(50)), r.IntN(120)))
 		if i%11 == 0 {
 			reply = nil
@@ -41,7 +41,7 @@ func TestParquetColumnAtATimeWritesWritesBytes(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.parquet")
-	w, err := CreateParquet(path, cols)
+	w, err := Create(path, cols)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func rowGroupSizes(t *testing.T, path string) []int {
 	return n
 }
 
-// writeWithRecords writes rows as CreateParquet's writer is set up, one
+// writeWithRecords writes rows as Create's writer is set up, one
 // pqarrow Write of a whole record per row group, and returns the file.
 func writeWithRecords(t *testing.T, path string, cols []Column, rows [][]any, groups []int) []byte {
 	t.Helper()

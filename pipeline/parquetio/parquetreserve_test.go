@@ -15,7 +15,7 @@ import (
 // ending by their bytes), read back exactly as written.
 func TestParquetRowsReadBackAcrossReservedRowGroups(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.parquet")
-	w, err := CreateParquet(path, []Column{{"s", ColString, false}, {"d", ColString, true}, {"n", ColInt, false}, {"f", ColFloat, false}, {"b", ColBool, false}})
+	w, err := Create(path, []Column{{"s", ColString, false}, {"d", ColString, true}, {"n", ColInt, false}, {"f", ColFloat, false}, {"b", ColBool, false}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,9 +28,9 @@ func TestParquetRowsReadBackAcrossReservedRowGroups(t *testing.T) {
 		b bool
 	}
 	var rows []row
-	for i := 0; i < 4*ParquetBatch+17; i++ {
+	for i := 0; i < 4*RowBatch+17; i++ {
 		width := r.IntN(200)
-		if i > 2*ParquetBatch {
+		if i > 2*RowBatch {
 			width *= 3 // wider than the row groups before
 		}
 		x := row{s: strings.Repeat(fmt.Sprint(i%10), width), d: fmt.Sprint("m", i%3), n: int64(i), f: float64(i) / 3, b: i%2 == 0}
@@ -48,7 +48,7 @@ func TestParquetRowsReadBackAcrossReservedRowGroups(t *testing.T) {
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadParquet(path)
+	got, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestParquetRowsReadBackAcrossReservedRowGroups(t *testing.T) {
 // to the next power of two): a row group whose text moved from one column
 // to another.
 func TestParquetTextGrowsByAQuarter(t *testing.T) {
-	w, err := CreateParquet(filepath.Join(t.TempDir(), "x.parquet"), []Column{{"a", ColString, false}, {"b", ColString, false}})
+	w, err := Create(filepath.Join(t.TempDir(), "x.parquet"), []Column{{"a", ColString, false}, {"b", ColString, false}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,16 +12,16 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// ReadParquet reads a whole Parquet file into rows keyed by column name.
+// Read reads a whole Parquet file into rows keyed by column name.
 // Nulls are nil; strings, int64, float64, bool and time values keep their
 // types. It serves metrics, reports and tests; it is not a query engine.
-func ReadParquet(path string) ([]map[string]any, error) {
+func Read(path string) ([]map[string]any, error) {
 	var rows []map[string]any
-	err := ScanParquet(path, nil, nil, func(r map[string]any) { rows = append(rows, r) })
+	err := Scan(path, nil, nil, func(r map[string]any) { rows = append(rows, r) })
 	return rows, err
 }
 
-func OpenParquet(path string) (*os.File, *file.Reader, *pqarrow.FileReader, error) {
+func Open(path string) (*os.File, *file.Reader, *pqarrow.FileReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, nil, err
@@ -39,11 +39,11 @@ func OpenParquet(path string) (*os.File, *file.Reader, *pqarrow.FileReader, erro
 	return f, rdr, fr, nil
 }
 
-// ScanParquet calls fn for every row of the named columns (nil: all; names
+// Scan calls fn for every row of the named columns (nil: all; names
 // the file lacks are skipped) in the given row groups (nil: all), in file
 // order.
-func ScanParquet(path string, cols []string, groups []int, fn func(map[string]any)) error {
-	_, rdr, fr, err := OpenParquet(path)
+func Scan(path string, cols []string, groups []int, fn func(map[string]any)) error {
+	_, rdr, fr, err := Open(path)
 	if err != nil {
 		return err
 	}
@@ -95,11 +95,11 @@ func ScanParquet(path string, cols []string, groups []int, fn func(map[string]an
 	return nil
 }
 
-// ParquetRowGroups lists the row groups in which some value of a column
+// RowGroups lists the row groups in which some value of a column
 // satisfies match, reading only that column, so a caller can then scan just
 // those groups of a large file.
-func ParquetRowGroups(path, column string, match func(any) bool) ([]int, error) {
-	_, rdr, fr, err := OpenParquet(path)
+func RowGroups(path, column string, match func(any) bool) ([]int, error) {
+	_, rdr, fr, err := Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// replyServer answers every chat completion with a reply of size bytes
+// (the answer, then padding). With hold, it sends the first 8 KiB, flushes,
+// and sends the rest only once release is closed: a client that reads the
+// whole body waits, one that stops at its bound hangs up first.
+type replyServer struct {
+	srv     *httptest.Server
+	size    int
+	hold    bool
+	release chan struct{}
+
+	mu       sync.Mutex
+	requests int
+	full     int // bodies written in full
+	hungUp   int // clients that hung up before the rest was sent
+}
+
+func newReplyServer(t *testing.T, size int, hold bool) *replyServer {
+	t.Helper()
+	rs := &replyServer{size: size, hold: hold, release: make(chan struct{})}
+	rs.srv = httptest.NewServer(http.HandlerFunc(rs.handle))
+	t.Cleanup(func() {
+		close(rs.release)
+		rs.srv.CloseClientConnections()
+		rs.srv.Close()
+	})
+	return rs
+}
+
+func (rs *replyServer) handle(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	rs.mu.Lock()
+	rs.requests++
+	rs.mu.Unlock()
+	head := `{"id":"x","object":"chat.completion","created":1,"model":"local-v1","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Answer: wrong\n`
+	tail := `"}}],"usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16}}`
+	body := head + strings.Repeat("x", rs.size-len(head)-len(tail)) + tail
+	w.Header().Set("Content-Type", "application/json") // no Content-Length: the client cannot know the size before reading
+	if rs.hold {
+		w.Write([]byte(body[:8<<10]))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			rs.mu.Lock()
+			rs.hungUp++
+			rs.mu.Unlock()
+			return
+		case <-rs.release:
+		}
+		body = body[8<<10:]
+	}
+	if _, err := w.Write([]byte(body)); err == nil {
+		rs.mu.Lock()
+		rs.full++
+		rs.mu.Unlock()
+	}
+}
+
+func (rs *replyServer) counts() (requests, full, hungUp int) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.requests, rs.full, rs.hungUp
+}
+
+// replyStudy is killStudy's toy task with one strategy against rs.
+func replyStudy(t *testing.T, rs *replyServer, items int, limits string) (dir, cfg string) {
+	t.Helper()
+	dir = killStudy(t, items)
+	run := fmt.Sprintf(`name: replies
+models:
+  - name: local
+    provider: openai-compatible
+    model: llama-local
+    base_url: %s/v1
+    limits: {concurrency: 2, max_attempts: 1, %s}
+tasks: [toy]
+strategies: [once]
+`, rs.srv.URL, limits)
+	cfg = filepath.Join(dir, "configs/replies.yaml")
+	if err := os.WriteFile(cfg, []byte(run), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, cfg
+}
+
+// limits.max_reply_bytes is the bound the transport applies while it reads
+// the reply. Raised above the bound max_tokens gives (1.3 MB here: no
+// max_tokens), a 3 MB reply is accepted.
+func TestMaxReplyBytesRaisedAcceptsALargeReply(t *testing.T) {
+	rs := newReplyServer(t, 3<<20, false)
+	dir, cfg := replyStudy(t, rs, 2, "max_reply_bytes: 4194304")
+	out := filepath.Join(dir, "out")
+	stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", out)
+	if code != 0 || !strings.Contains(stdout, "2 cases") || !strings.Contains(stdout, "0 errors") {
+		t.Fatalf("a 3 MB reply under a 4 MiB limits.max_reply_bytes: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if req, full, _ := rs.counts(); req != 2 || full != 2 {
+		t.Errorf("server: %d requests, %d replies written in full; want 2 and 2", req, full)
+	}
+}
+
+// Lowered to 2,048 bytes, a 200,000-byte reply fails its case as
+// reply_too_large once the client has read past 2,048 bytes: the client
+// hangs up while the server still holds the rest of the body (today's
+// client, reading to the end, would wait for it and time out instead).
+func TestMaxReplyBytesLoweredStopsReadingEarly(t *testing.T) {
+	rs := newReplyServer(t, 200_000, true)
+	dir, cfg := replyStudy(t, rs, 2, "max_reply_bytes: 2048, timeout: 5s")
+	out := filepath.Join(dir, "out")
+	stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", out)
+	if code != exitErrored || !strings.Contains(stdout, "2 errors") || !strings.Contains(stdout, "reply_too_large") {
+		t.Fatalf("a 200,000-byte reply over a 2,048-byte bound: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for id, row := range byCase(readRows(t, filepath.Join(out, "results.parquet"))) {
+		if row["error_class"] != "reply_too_large" || !strings.Contains(fmt.Sprint(row["error"]), "2048") {
+			t.Errorf("%s: error_class %v, error %v; want reply_too_large at the bound of 2048", id, row["error_class"], row["error"])
+		}
+	}
+	// Every client hung up with at most the first 8 KiB sent: none of the
+	// 200,000 bytes beyond that went over the wire.
+	if req, full, hung := rs.counts(); req != 2 || full != 0 || hung != 2 {
+		t.Errorf("server: %d requests, %d bodies written in full, %d clients hung up early; want 2, 0, 2", req, full, hung)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/promoral/promoral/pipeline/fake"
 )
 
 // replyServer answers every chat completion with a reply of size bytes
@@ -134,4 +136,66 @@ func TestMaxReplyBytesLoweredStopsReadingEarly(t *testing.T) {
 	if req, full, hung := rs.counts(); req != 2 || full != 0 || hung != 2 {
 		t.Errorf("server: %d requests, %d bodies written in full, %d clients hung up early; want 2, 0, 2", req, full, hung)
 	}
+}
+
+// --max-cost 0 means zero: not one paid request goes out, the apply says so
+// before any call and stops at the cap (exit 4), and a cap in the run file
+// does not turn it into "no cap". --max-cost none runs uncapped even with
+// settings.max_cost set. NaN, Inf, negative and non-numbers are refused
+// before anything runs.
+func TestMaxCostZeroMeansZero(t *testing.T) {
+	t.Setenv("FAKE_KEY", "sk-fake-ZERO-4410")
+	srv := fake.New("openai", shortReply)
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := capStudy(t, dir, srv, 6, "live", "settings: {max_cost: 0.1}\n")
+	out := filepath.Join(dir, "out")
+
+	stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", out, "--max-cost", "0")
+	if code != exitCapped {
+		t.Fatalf("--max-cost 0: exit %d, want %d\n%s\n%s", code, exitCapped, stdout, stderr)
+	}
+	if live, _, _ := srv.Counts(); live != 0 {
+		t.Fatalf("--max-cost 0 sent %d paid requests", live)
+	}
+	for _, want := range []string{"spend cap $0", "no paid call goes out", "--max-cost none"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	if !strings.Contains(stdout, "stopped at the spend cap of $0.0000 after 0 of 6 cases") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+
+	stdout, stderr, code = runCLI(t, "apply", "-q", cfg, "--out", out, "--max-cost", "none")
+	if code != 0 || !strings.Contains(stderr, "no spend cap for this apply") {
+		t.Fatalf("--max-cost none: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if live, _, _ := srv.Counts(); live != 6 {
+		t.Fatalf("--max-cost none with settings.max_cost $0.10 (two worst cases): %d of 6 requests sent", live)
+	}
+	// Everything is journaled now: a zero cap replays it all for free.
+	if stdout, stderr, code = runCLI(t, "apply", "-q", cfg, "--out", out, "--max-cost", "0"); code != 0 {
+		t.Fatalf("--max-cost 0 over a full journal: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	for _, bad := range []string{"NaN", "Inf", "+Inf", "-1", "1e999", "five"} {
+		stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", filepath.Join(dir, "never"), "--max-cost", bad)
+		if code == 0 || !strings.Contains(stderr, "--max-cost") || !strings.Contains(stderr, "none to run uncapped") || strings.Contains(stderr+stdout, "spend cap $") {
+			t.Errorf("--max-cost %s: exit %d\n%s\n%s", bad, code, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "never")); err == nil {
+		t.Error("a refused --max-cost still ran the apply")
+	}
+	stdout, _, _ = runCLI(t, "apply", "--help")
+	if !strings.Contains(stdout, "none runs uncapped") || !strings.Contains(stdout, "0 sends no paid call") {
+		t.Errorf("apply --help does not say how to run uncapped:\n%s", stdout)
+	}
+}
+
+// The README's commands of a zero cap and of no cap.
+func init() {
+	readmeCommands["promoral apply configs/paper.yaml --max-cost 0"] = "not run: paper.yaml; TestMaxCostZeroMeansZero runs --max-cost 0 against a local fake"
+	readmeCommands["promoral apply configs/paper.yaml --max-cost none"] = "not run: calls the providers; TestMaxCostZeroMeansZero runs --max-cost none against a local fake"
 }

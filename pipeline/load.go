@@ -124,6 +124,7 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 	var rf RunFile
 	l.decoder(runFile).Decode(root, &rf, "")
 	l.paths = rf.Paths
+	checkRunName(rf.Name, runFile, fieldLine(root, "name"), ds)
 	st := &Study{File: runFile, Dir: l.dir, Run: &rf}
 	st.PromptsDir = l.path(rf.Paths.Prompts, "../prompts")
 	switch rf.Settings.Unparsed {
@@ -191,7 +192,7 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		if !fixtureStands(layers) {
 			spec.Fixture = ""
 		}
-		t := compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path), l.items)
+		t := compileTask(spec, st.PromptsDir, ds, l.fieldWhere(layers, spec.Line), l.items)
 		t.Fixture = spec.Fixture != ""
 		if layers[0].file != l.runFile {
 			t.From = strings.TrimSuffix(filepath.Base(layers[0].file), filepath.Ext(layers[0].file))
@@ -272,6 +273,9 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		if t.Judge != nil && t.Judge.Strategy != nil {
 			l.collectTemplates(t.Judge.Strategy)
 		}
+	}
+	if len(*ds) == 0 {
+		checkHasCases(st, root, ds)
 	}
 	if len(*ds) == 0 {
 		dryRun(st, ds)
@@ -450,6 +454,7 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 			"add base_url: the server's URL including its version path, e.g. http://127.0.0.1:8000/v1",
 			"an openai-compatible model needs a base_url")
 	}
+	checkBaseURL(spec.BaseURL, spec.File, l.line(spec.File, fpath("base_url"), spec.Line), path+".base_url", l.ds)
 	if spec.Provider == "scripted" {
 		if spec.Script == nil {
 			l.ds.Addf(spec.File, spec.Line, path+".script", "add script: {replies: [...]}", "a scripted model needs a script")

@@ -199,3 +199,42 @@ func init() {
 	readmeCommands["promoral apply configs/paper.yaml --max-cost 0"] = "not run: paper.yaml; TestMaxCostZeroMeansZero runs --max-cost 0 against a local fake"
 	readmeCommands["promoral apply configs/paper.yaml --max-cost none"] = "not run: calls the providers; TestMaxCostZeroMeansZero runs --max-cost none against a local fake"
 }
+
+// A run's name cannot steer apply outside out/: validate and apply refuse
+// it before anything is written, naming the file, line and field. --out is
+// the way to write elsewhere, and an --out that is not a folder is refused
+// with its name.
+func TestRunNameIsNoPath(t *testing.T) {
+	dir := killStudy(t, 2)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	data, _ := os.ReadFile(cfg)
+	bad := strings.Replace(string(data), "name: killme", "name: ../../../../elsewhere", 1)
+	os.WriteFile(cfg, []byte(bad), 0o644)
+	for _, args := range [][]string{{"validate", cfg}, {"apply", "-q", cfg}} {
+		stdout, stderr, code := runCLI(t, args...)
+		if code == 0 || !strings.Contains(stdout+stderr, "run.yaml:1: name:") || !strings.Contains(stdout+stderr, "path separator") {
+			t.Errorf("%s with a name that climbs out of out/: exit %d\n%s\n%s", args[0], code, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "elsewhere")); err == nil {
+		t.Error("apply wrote outside the project")
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "out")); len(entries) > 0 {
+		t.Errorf("apply wrote %d entries under out/", len(entries))
+	}
+
+	os.WriteFile(cfg, data, 0o644)
+	file := filepath.Join(dir, "a-file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", file)
+	if code == 0 || !strings.Contains(stderr, "output folder "+file) || !strings.Contains(stderr, "--out") {
+		t.Errorf("--out naming a file: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	other := filepath.Join(t.TempDir(), "elsewhere", "run")
+	if stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", other); code != 0 {
+		t.Fatalf("--out to another folder: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(other, "results.parquet")); err != nil {
+		t.Errorf("--out: %v", err)
+	}
+}

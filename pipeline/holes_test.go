@@ -81,6 +81,12 @@ func TestValidationHoles(t *testing.T) {
 			"configs/models/far.yaml": "name: far\nprovider: openai-compatible\nmodel: x\nbase_url: \"localhost:8000/v1\"\n",
 			"configs/run.yaml":        strings.Replace(run, "models:", "models:\n  - far", 1)},
 			[]string{"far.yaml:4", "base_url", "not an http(s) URL"}, nil, ""},
+		{"spend cap NaN", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, max_cost: .nan", 1)},
+			[]string{"run.yaml:13", "settings.max_cost", "not a finite number"}, nil, ""},
+		{"spend cap Inf", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, max_cost: .inf", 1)},
+			[]string{"run.yaml:13", "settings.max_cost", "not a finite number"}, nil, ""},
+		{"temperature NaN", strat(strings.Replace(oneShotYAML, "temperature: 0", "temperature: .NaN", 1)),
+			[]string{"one_shot.yaml:5", "stages[0].temperature", "not a finite number"}, nil, ""},
 		// A run's name is an identifier: it names the output folder.
 		{"name that climbs out of out/", map[string]string{"configs/run.yaml": strings.Replace(run, "name: toy-run", "name: ../../../../elsewhere", 1)},
 			[]string{"run.yaml:1", "name:", "path separator", "must be an identifier"}, nil, ""},

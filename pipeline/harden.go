@@ -15,33 +15,42 @@ import (
 // (out/<name>) and appears in every summary.
 const MaxRunNameLen = 100
 
+// IdentProblem says why name cannot serve as an identifier that is also one
+// file or folder name (letters, digits, '.', '_' and '-', starting with a
+// letter or digit, no "..", at most MaxRunNameLen bytes), or "" when it can.
+func IdentProblem(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case len(name) > MaxRunNameLen:
+		return fmt.Sprintf("is %d bytes long, over %d", len(name), MaxRunNameLen)
+	case strings.ContainsAny(name, `/\`):
+		return "contains a path separator"
+	case strings.Contains(name, ".."):
+		return `contains ".."`
+	case name[0] == '.' || name[0] == '-':
+		return fmt.Sprintf("starts with %q", name[0])
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Sprintf("contains %q", r)
+		}
+	}
+	return ""
+}
+
+// IdentHint is what to write instead of a name IdentProblem refuses.
+const IdentHint = "use letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100 characters"
+
 // checkRunName holds a run's name to what it is used as: an identifier
 // that is also one folder name under out/. It never repeats a long value.
 func checkRunName(name string, file string, line int, ds *Diags) {
 	if name == "" {
 		return // the required-field check says so
 	}
-	const hint = "use letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100 characters (e.g. paper-2025); to write elsewhere set output: or apply --out"
-	var why string
-	switch {
-	case len(name) > MaxRunNameLen:
-		why = fmt.Sprintf("is %d bytes long, over %d", len(name), MaxRunNameLen)
-	case strings.ContainsAny(name, `/\`):
-		why = "contains a path separator"
-	case strings.Contains(name, ".."):
-		why = `contains ".."`
-	case name[0] == '.' || name[0] == '-':
-		why = fmt.Sprintf("starts with %q", name[0])
-	default:
-		for _, r := range name {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-				why = fmt.Sprintf("contains %q", r)
-				break
-			}
-		}
-	}
-	if why != "" {
-		ds.Addf(file, line, "name", hint, "the run's name %s %s: it names the output folder out/<name>, so it must be an identifier", Clip(name, 40), why)
+	if why := IdentProblem(name); why != "" {
+		ds.Addf(file, line, "name", IdentHint+" (e.g. paper-2025); to write elsewhere set output: or apply --out",
+			"the run's name %s %s: it names the output folder out/<name>, so it must be an identifier", Clip(name, 40), why)
 	}
 }
 

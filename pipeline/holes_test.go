@@ -102,6 +102,8 @@ func TestValidationHoles(t *testing.T) {
 			[]string{"run.yaml:1", "name:", `contains ' '`}, nil, ""},
 		{"5 MB name", map[string]string{"configs/run.yaml": strings.Replace(run, "name: toy-run", "name: "+hugeName, 1)},
 			[]string{"run.yaml:1", "name:", "5242880 bytes long, over 100", "(5242880 bytes in all)"}, []string{strings.Repeat("n", 200)}, ""},
+		{"metric block name that climbs out of the run folder", map[string]string{"configs/run.yaml": run + "metrics:\n  - {kind: classification, name: ../../../x, tasks: [toy]}\n"},
+			[]string{"run.yaml:15", "metrics[0].name", "path separator", "CSV files"}, nil, ""},
 		// Errors name the file the value was written in, once.
 		{"a run file's dataset override", map[string]string{"configs/run.yaml": strings.Replace(run, "tasks: [toy]", "tasks: [{use: toy, dataset: {limit: -1}}]", 1)},
 			[]string{"run.yaml:11", "tasks[0].dataset.limit", "is -1"}, []string{"toy.yaml"}, ""},

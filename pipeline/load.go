@@ -257,6 +257,11 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		default:
 			b.Errf("errors", "use incomplete, exclude or unparsed", "unknown errors policy %q", base.Errors)
 		}
+		if base.Name != "" {
+			if why := IdentProblem(base.Name); why != "" {
+				b.Errf("name", IdentHint, "metric block name %s %s: it names the block's CSV files in the output folder", Clip(base.Name, 40), why)
+			}
+		}
 		if j, dup := blocks[base.BlockName()]; dup {
 			b.Errf("name", fmt.Sprintf("give this block or metrics[%d] a name: of its own", j), "a second metric block named %q (the block column of metrics.parquet must tell them apart)", base.BlockName())
 		}

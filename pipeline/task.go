@@ -166,13 +166,9 @@ var reservedTaskKeys = map[string]bool{"name": true, "labels": true, "positive":
 
 // compileTask loads the task's data and compiles its rules and blocks.
 func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, where func(field string) (file string, line int, path string), store *dataset.Store) *Task {
-	// at is the line of a field (or of its nearest written parent); add
-	// reports at the file and line where the field was written (a run
-	// file's override of a task file's field, at the override).
-	at := func(field string) int {
-		_, line, _ := where(field)
-		return line
-	}
+	// add reports a problem of a field at the file and line where it was
+	// written, or its nearest written parent (a run file's override of a
+	// task file's field: at the override).
 	add := func(field, hint, format string, args ...any) {
 		file, line, path := where(field)
 		ds.Addf(file, line, path, hint, format, args...)
@@ -258,7 +254,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, where func(field 
 		}
 		t.blocks = append(t.blocks, newNamedTmpl(k, tm))
 	}
-	compileHuman(spec, t, ds, at)
+	compileHuman(spec, t, ds, add)
 	for name, src := range spec.Subsets {
 		if _, err := CompileExpr(src, nil, true); err != nil {
 			add("subsets."+name, "", "%v", err)
@@ -331,6 +327,6 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *Diags, where func(field 
 			break
 		}
 	}
-	checkHumanItems(spec, t, ds, at)
+	checkHumanItems(spec, t, ds, add)
 	return t
 }

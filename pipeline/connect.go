@@ -73,7 +73,8 @@ func Connect(st *Study, offline bool) error {
 		if timeout == 0 {
 			timeout = DefaultTimeout
 		}
-		p, err := providers.New(providers.Config{Provider: spec.Provider, BaseURL: spec.BaseURL, APIKey: key, KeyVar: keyVar, Timeout: timeout})
+		p, err := providers.New(providers.Config{Provider: spec.Provider, BaseURL: spec.BaseURL, APIKey: key, KeyVar: keyVar, Timeout: timeout,
+			MaxReplyBytes: spec.Limits.MaxReplyBytes})
 		if err != nil {
 			return fmt.Errorf("model %s: %w", m.Name, err)
 		}

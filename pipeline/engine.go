@@ -90,9 +90,13 @@ type Options struct {
 	// Abort, once done, cuts the calls still in flight at once (a second
 	// Ctrl-C). nil: only the grace period does.
 	Abort context.Context
-	// MaxCost caps what this apply spends in USD (budget.go); 0 means
-	// settings.max_cost, and no cap when that is 0 too.
-	MaxCost float64
+	// MaxCost caps what this apply spends in USD (budget.go); nil means
+	// settings.max_cost, and no cap when that is unset. A cap of 0 lets no
+	// paid call out (replies in the journal and unpriced models still run).
+	MaxCost *float64
+	// NoCap runs without a spend cap whatever settings.max_cost says
+	// (apply --max-cost none).
+	NoCap bool
 	// NoResults: Run returns no results, only the summary, so memory
 	// follows the cases in flight rather than the cases of the run (the
 	// CLI). Otherwise Run also returns every case's result, for callers
@@ -327,10 +331,13 @@ func NewEngine(s *Study, o Options) *Engine {
 		}
 	}
 	e.addJudges()
-	if o.MaxCost == 0 {
-		o.MaxCost = s.Run.Settings.MaxCost
+	switch {
+	case o.NoCap:
+	case o.MaxCost != nil:
+		e.budget = &budget{cap: *o.MaxCost}
+	default:
+		e.budget = newBudget(s.Run.Settings.MaxCost)
 	}
-	e.budget = newBudget(o.MaxCost)
 	e.subsets = newSubsetNames()
 	return e
 }

@@ -52,31 +52,31 @@ func (t *Task) labelOf(v any) (string, bool) {
 }
 
 // compileHuman checks human: and judge_columns: before the items load.
-func compileHuman(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, at func(string) int) {
+func compileHuman(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(field, hint, format string, args ...any)) {
 	if spec.Human == nil && len(spec.JudgeColumns) == 0 {
 		return
 	}
 	if len(t.Labels) == 0 {
-		ds.Addf(spec.File, at("human"), "human", "declare answer.labels: the verdicts people and judges give", "human verdicts and judge columns need the task's answer labels")
+		add("human", "declare answer.labels: the verdicts people and judges give", "human verdicts and judge columns need the task's answer labels")
 		return
 	}
 	t.human = &humanRule{columns: spec.JudgeColumns}
 	if h := spec.Human; h != nil {
 		t.human.field = h.Field
 		if h.Field == "" {
-			ds.Addf(spec.File, at("human.field"), "human.field", "name the item field holding the people's verdict", "human.field is empty")
+			add("human.field", "name the item field holding the people's verdict", "human.field is empty")
 		}
 		if h.When != "" {
 			p, err := CompileExpr(h.When, nil, true)
 			if err != nil {
-				ds.Addf(spec.File, at("human.when"), "human.when", "", "%v", err)
+				add("human.when", "", "%v", err)
 			}
 			t.human.when = p
 		}
 	}
 	for name, col := range spec.JudgeColumns {
 		if col == "" {
-			ds.Addf(spec.File, at("judge_columns."+name), "judge_columns."+name, "name the item field holding that judge's verdicts", "judge column %s names no field", name)
+			add("judge_columns."+name, "name the item field holding that judge's verdicts", "judge column %s names no field", name)
 		}
 	}
 }
@@ -84,7 +84,7 @@ func compileHuman(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, at func(string)
 // checkHumanItems checks every item's human verdict and recorded judge
 // verdicts against the answer labels, once the items are loaded: a value
 // that is not a label is a data error, never a silently dropped verdict.
-func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, at func(string) int) {
+func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(field, hint, format string, args ...any)) {
 	h := t.human
 	if h == nil {
 		return
@@ -112,7 +112,7 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, at func(stri
 			if _, good := t.labelOf(v); !good {
 				// Only items the people's verdict applies to must carry a label.
 				if in, err := h.applies(it); err != nil {
-					ds.Addf(spec.File, at("human.when"), "human.when", "", "item %s: %v", it.ID, err)
+					add("human.when", "", "item %s: %v", it.ID, err)
 					return
 				} else if in {
 					bad(it.Row, h.field, "human verdict", v)
@@ -135,11 +135,11 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, at func(stri
 		return
 	}
 	if h.field != "" && !found[h.field] {
-		ds.Addf(spec.File, at("human.field"), "human.field", "name a field of the dataset's rows", "no item has a field %q", h.field)
+		add("human.field", "name a field of the dataset's rows", "no item has a field %q", h.field)
 	}
 	for _, name := range cols {
 		if f := h.columns[name]; f != "" && !found[f] {
-			ds.Addf(spec.File, at("judge_columns."+name), "judge_columns."+name, "name a field of the dataset's rows", "no item has a field %q", f)
+			add("judge_columns."+name, "name a field of the dataset's rows", "no item has a field %q", f)
 		}
 	}
 }

@@ -125,6 +125,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	var rf RunFile
 	l.decoder(runFile).Decode(root, &rf, "")
 	l.paths = rf.Paths
+	checkRunName(rf.Name, runFile, fieldLine(root, "name"), ds)
 	st := &Study{File: runFile, Dir: l.dir, Run: &rf}
 	st.PromptsDir = l.path(rf.Paths.Prompts, "../prompts")
 	switch rf.Settings.Unparsed {
@@ -192,7 +193,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		if !fixtureStands(layers) {
 			spec.Fixture = ""
 		}
-		t := compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path), l.items)
+		t := compileTask(spec, st.PromptsDir, ds, l.fieldWhere(layers, spec.Line), l.items)
 		t.Fixture = spec.Fixture != ""
 		if layers[0].file != l.runFile {
 			t.From = strings.TrimSuffix(filepath.Base(layers[0].file), filepath.Ext(layers[0].file))
@@ -257,6 +258,11 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		default:
 			b.Errf("errors", "use incomplete, exclude or unparsed", "unknown errors policy %q", base.Errors)
 		}
+		if base.Name != "" {
+			if why := IdentProblem(base.Name); why != "" {
+				b.Errf("name", IdentHint, "metric block name %s %s: it names the block's CSV files in the output folder", Clip(base.Name, 40), why)
+			}
+		}
 		if j, dup := blocks[base.BlockName()]; dup {
 			b.Errf("name", fmt.Sprintf("give this block or metrics[%d] a name: of its own", j), "a second metric block named %q (the block column of metrics.parquet must tell them apart)", base.BlockName())
 		}
@@ -273,6 +279,9 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		if t.Judge != nil && t.Judge.Strategy != nil {
 			l.collectTemplates(t.Judge.Strategy)
 		}
+	}
+	if len(*ds) == 0 {
+		checkHasCases(st, root, ds)
 	}
 	if len(*ds) == 0 {
 		dryRun(st, ds)
@@ -451,6 +460,7 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 			"add base_url: the server's URL including its version path, e.g. http://127.0.0.1:8000/v1",
 			"an openai-compatible model needs a base_url")
 	}
+	checkBaseURL(spec.BaseURL, spec.File, l.line(spec.File, fpath("base_url"), spec.Line), path+".base_url", l.ds)
 	if spec.Provider == "scripted" {
 		if spec.Script == nil {
 			l.ds.Addf(spec.File, spec.Line, path+".script", "add script: {replies: [...]}", "a scripted model needs a script")

@@ -13,7 +13,7 @@ import (
 
 // RunFile is a study: the top-level YAML that `promoral apply` takes.
 type RunFile struct {
-	Name        string       `yaml:"name" required:"true" doc:"Name of the run; the default output folder is out/<name>."`
+	Name        string       `yaml:"name" required:"true" doc:"Name of the run, an identifier (letters, digits, ., _ and -, starting with a letter or digit, at most 100 characters); the default output folder is out/<name>."`
 	Description string       `yaml:"description,omitempty" doc:"What this run is for."`
 	Models      []yaml.Node  `yaml:"models" required:"true" doc:"Models: a name (configs/models/<name>.yaml), an inline model, or {use: <name>, ...overrides}."`
 	Tasks       []yaml.Node  `yaml:"tasks" required:"true" doc:"Tasks: a name (configs/tasks/<name>.yaml), an inline task, or {use: <name>, ...overrides}."`
@@ -32,7 +32,7 @@ type Settings struct {
 	MaxSteps    int     `yaml:"max_steps,omitempty" min:"1" doc:"Hard bound on stage executions per case, a guard against runaway graphs (default 1000)."`
 	Unparsed    string  `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count in accuracy: wrong (default) or exclude; a metric block's own unparsed: wins."`
 	Fsync       bool    `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
-	MaxCost     float64 `yaml:"max_cost,omitempty" min:"0" doc:"Spend cap of one apply in USD (apply --max-cost wins): no request is sent once what was spent plus the worst case of the calls in flight would pass it; apply again continues, its cap counting from zero."`
+	MaxCost     float64 `yaml:"max_cost,omitempty" min:"0" doc:"Spend cap of one apply in USD (apply --max-cost wins): no request is sent once what was spent plus the worst case of the calls in flight would pass it; apply again continues, its cap counting from zero. 0 or absent: no cap (apply --max-cost 0 is a cap of zero)."`
 	// AllowFixtures lets tests and demos run tasks marked fixture.
 	AllowFixtures bool `yaml:"allow_fixtures,omitempty" doc:"Let the run use tasks whose data is an invented fixture (a task's fixture:), for tests and demos; without it such a run fails validate, plan and apply."`
 }
@@ -83,7 +83,7 @@ type ModelSpec struct {
 	Extends  string            `yaml:"extends,omitempty" doc:"Copy every field of a model declared earlier, then apply the fields given here (e.g. a thinking-on variant)."`
 	Provider string            `yaml:"provider" required:"true" enum:"openai,openai-compatible,anthropic,gemini,scripted,none" doc:"openai, openai-compatible, anthropic, gemini or scripted."`
 	Model    string            `yaml:"model,omitempty" doc:"The provider's model id (default: name)."`
-	BaseURL  string            `yaml:"base_url,omitempty" doc:"API base URL, for OpenAI-compatible servers (Together, DeepSeek, vLLM, Ollama, llama.cpp) or a proxy."`
+	BaseURL  string            `yaml:"base_url,omitempty" doc:"API base URL (http:// or https:// with a host), for OpenAI-compatible servers (Together, DeepSeek, vLLM, Ollama, llama.cpp) or a proxy."`
 	KeyEnv   string            `yaml:"key_env,omitempty" doc:"Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY)."`
 	Price    Price             `yaml:"price,omitempty" doc:"USD per million tokens, for cost estimates and accounting."`
 	Limits   Limits            `yaml:"limits,omitempty" doc:"Rate and concurrency limits."`

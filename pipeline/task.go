@@ -166,20 +166,13 @@ func (g *digester) goldOf(f map[string]any) uint32 {
 var reservedTaskKeys = map[string]bool{"name": true, "labels": true, "positive": true, "type": true, "demos": true}
 
 // compileTask loads the task's data and compiles its rules and blocks.
-func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, lines map[string]int, store *dataset.Store) *Task {
-	// at is the line of a field (or of its nearest written parent).
-	at := func(field string) int {
-		for f := field; f != ""; {
-			if l, ok := lines[f]; ok {
-				return l
-			}
-			i := strings.LastIndexAny(f, ".[")
-			if i < 0 {
-				break
-			}
-			f = f[:i]
-		}
-		return spec.Line
+func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, where func(field string) (file string, line int, path string), store *dataset.Store) *Task {
+	// add reports a problem of a field at the file and line where it was
+	// written, or its nearest written parent (a run file's override of a
+	// task file's field: at the override).
+	add := func(field, hint, format string, args ...any) {
+		file, line, path := where(field)
+		ds.Addf(file, line, path, hint, format, args...)
 	}
 	t := &Task{Spec: spec, Name: spec.Name, File: spec.File, Positive: spec.Answer.Positive}
 	before := len(*ds)
@@ -190,7 +183,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, lines 
 			if errors.As(err, &se) {
 				f, msg = "dataset."+se.Field, se.Msg
 			}
-			ds.Addf(spec.File, at(f), f, "", "%s", msg)
+			add(f, "", "%s", msg)
 		}
 	}
 	addErrs("dataset", spec.Dataset.Check())
@@ -204,22 +197,22 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, lines 
 		if len(*ds) == before {
 			x, err := parse.Compile(&spec.Extract, &spec.Answer)
 			if err != nil {
-				ds.Addf(spec.File, at("extract"), "extract", "", "%v", err)
+				add("extract", "", "%v", err)
 			}
 			t.Extract = x
 		}
 	} else if spec.Gold != "" {
-		ds.Addf(spec.File, at("answer.labels"), "answer.labels", "declare the labels the gold values map to", "the task has a gold field but no answer labels")
+		add("answer.labels", "declare the labels the gold values map to", "the task has a gold field but no answer labels")
 	}
 	switch spec.Type {
 	case "", "label", "letter", "judge", "none":
 	default:
-		ds.Addf(spec.File, at("type"), "type", "use label, letter, judge or none", "unknown task type %q", spec.Type)
+		add("type", "use label, letter, judge or none", "unknown task type %q", spec.Type)
 	}
 	t.static = map[string]any{"name": spec.Name, "labels": t.Labels, "positive": spec.Answer.Positive, "type": spec.Type}
 	for k, v := range spec.Vars {
 		if reservedTaskKeys[k] {
-			ds.Addf(spec.File, at("vars."+k), "vars."+k, "rename it", "%q is a reserved task key", k)
+			add("vars."+k, "rename it", "%q is a reserved task key", k)
 		}
 		t.static[k] = v
 	}
@@ -227,7 +220,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, lines 
 		path := filepath.Join(promptsDir, spec.Demos)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			ds.Addf(spec.File, at("demos"), "demos", FileHint(promptsDir, spec.Demos, "(demos paths are relative to the prompts folder)"), "%v", err)
+			add("demos", FileHint(promptsDir, spec.Demos, "(demos paths are relative to the prompts folder)"), "%v", err)
 		} else {
 			var demos []map[string]any
 			if err := yaml.Unmarshal(data, &demos); err != nil {
@@ -252,20 +245,20 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, lines 
 	sort.Strings(names)
 	for _, k := range names {
 		if reservedTaskKeys[k] || spec.Vars[k] != nil {
-			ds.Addf(spec.File, at("blocks."+k), "blocks."+k, "rename it", "block %q clashes with a reserved task key or a var", k)
+			add("blocks."+k, "rename it", "block %q clashes with a reserved task key or a var", k)
 			continue
 		}
 		tm, err := ParseTemplate(fmt.Sprintf("%s blocks.%s", spec.File, k), spec.Blocks[k])
 		if err != nil {
-			ds.Addf(spec.File, at("blocks."+k), "blocks."+k, "fix the template", "%v", err)
+			add("blocks."+k, "fix the template", "%v", err)
 			continue
 		}
 		t.blocks = append(t.blocks, newNamedTmpl(k, tm))
 	}
-	compileHuman(spec, t, ds, at)
+	compileHuman(spec, t, ds, add)
 	for name, src := range spec.Subsets {
 		if _, err := CompileExpr(src, nil, true); err != nil {
-			ds.Addf(spec.File, at("subsets."+name), "subsets."+name, "", "%v", err)
+			add("subsets."+name, "", "%v", err)
 		}
 	}
 	if len(*ds) > before {
@@ -306,11 +299,11 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, lines 
 		if errors.As(err, &de) && de.Row == 0 {
 			field = "dataset.path" // not a row's problem: the file itself
 		}
-		ds.Addf(spec.File, at(field), field, "", "%v", err)
+		add(field, "", "%v", err)
 		return t
 	}
 	if len(t.Items) == 0 {
-		ds.Addf(spec.File, at("dataset"), "dataset", "check the filter, limit and path", "the dataset has no items")
+		add("dataset", "check the filter, limit and path", "the dataset has no items")
 	}
 	goldErrs := 0
 	for i := range golds {
@@ -328,13 +321,13 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, lines 
 			it.Gold = g.golds[code-goldLabel]
 		}
 		if goldErrs >= 10 {
-			ds.Addf(spec.File, at("gold"), "gold", "", "stopped after 10 gold errors")
+			add("gold", "", "stopped after 10 gold errors")
 			// The items after the tenth error are left empty, as they
 			// always were; checkHumanItems reads them so.
 			clear(t.Items[i+1:])
 			break
 		}
 	}
-	checkHumanItems(spec, t, ds, at)
+	checkHumanItems(spec, t, ds, add)
 	return t
 }

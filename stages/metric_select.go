@@ -60,6 +60,8 @@ func (c *SelectCandidateConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	}
 	if m.table == "" {
 		m.table = "role_candidates"
+	} else if why := pipeline.IdentProblem(m.table); why != "" {
+		b.Errf("table", pipeline.IdentHint, "table %s %s: it names a CSV file in the output folder", pipeline.Clip(m.table, 40), why)
 	}
 	if w := c.Write; w != "" {
 		if filepath.IsAbs(w) || !filepath.IsLocal(w) {

@@ -70,6 +70,7 @@ func (s *Server) Listen(port int) (net.Listener, string, error) {
 // than the loopback address it listens on (DNS rebinding), and writes from
 // another origin (a web page posting labels behind the user's back).
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	setFrameHeaders(w.Header(), pageCSP)
 	if s.host != "" {
 		_, port, _ := net.SplitHostPort(s.host)
 		if req.Host != s.host && req.Host != "localhost:"+port {
@@ -430,17 +431,11 @@ func (s *Server) label(w http.ResponseWriter, req *http.Request) {
 }
 
 // reportLinks turns the report's data-view marks into links to the view's
-// filtered lists; report.html itself has no script and opens offline.
-const reportLinks = `<style>.pv-link{font-size:11px;margin-left:6px;color:#2f5f8a;text-decoration:none;border:1px solid #cfe0ef;border-radius:5px;padding:0 5px;white-space:nowrap}.pv-link:hover{background:#eef6fd}tr[data-view]{cursor:pointer}</style>
-<script>(function(){
-  document.querySelectorAll('[data-view]').forEach(function(el){
-    var href = '/?' + el.getAttribute('data-view');
-    var a = document.createElement('a'); a.className = 'pv-link'; a.href = href; a.textContent = 'samples →';
-    a.title = 'Open these cases in promoral view';
-    if (el.tagName === 'TR') { var c = el.querySelector('td'); if (c) c.appendChild(a); }
-    else { var cap = el.querySelector('figcaption') || el; cap.appendChild(a); }
-  });
-})();</script>`
+// filtered lists; report.html itself has no script and opens offline. The
+// script and its style are the viewer's own files (the policy allows no
+// inline script).
+const reportLinks = `<link rel="stylesheet" href="/assets/report-links.css">
+<script src="/assets/report-links.js"></script>`
 
 func (s *Server) report(w http.ResponseWriter, req *http.Request) {
 	r, _, err := s.run(req.URL.Query())
@@ -458,6 +453,7 @@ func (s *Server) report(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	setFrameHeaders(w.Header(), reportCSP(data))
 	w.Write(data)
 }
 

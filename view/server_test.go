@@ -196,8 +196,10 @@ func TestReportLinks(t *testing.T) {
 	res.Body.Close()
 	page := string(data)
 	views := regexp.MustCompile(`data-view="([^"]+)"`).FindAllStringSubmatch(page, -1)
-	if len(views) < 5 || !strings.Contains(page, "samples →") {
-		t.Fatalf("%d data-view marks; links script present: %v", len(views), strings.Contains(page, "samples →"))
+	script, _ := assets.ReadFile("assets/report-links.js")
+	linked := strings.Contains(page, `<script src="/assets/report-links.js">`) && strings.Contains(string(script), "samples →")
+	if len(views) < 5 || !linked {
+		t.Fatalf("%d data-view marks; links script present: %v", len(views), linked)
 	}
 	// Every link opens a list with cases in it.
 	for _, v := range views {

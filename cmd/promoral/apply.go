@@ -48,7 +48,7 @@ func newApply() *cobra.Command {
 		quiet       bool
 		grace       time.Duration
 		batched     bool
-		maxCost     float64
+		maxCost     costFlag
 		sel         selectFlags
 	)
 	cmd := &cobra.Command{
@@ -60,15 +60,15 @@ func newApply() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if maxCost < 0 {
-				return fmt.Errorf("--max-cost %g: give the most this apply may spend, in USD", maxCost)
-			}
 			if err := sel.apply(st, out); err != nil {
 				return err
 			}
 			fitMemoryLimit(st.NumCases(), st.NumItems(), batchCasesInFlight(st, batched && !offline))
 			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
-				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), MaxCost: maxCost, NoResults: true}
+				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), NoResults: true}
+			if maxCost.set {
+				opts.MaxCost, opts.NoCap = &maxCost.usd, maxCost.none
+			}
 			if err := pipeline.Connect(st, opts.Offline); err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ func newApply() *cobra.Command {
 	cmd.Flags().BoolVar(&offline, "offline", false, "serve only journaled replies: no network, no keys; a missing reply is an error")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	cmd.Flags().DurationVar(&grace, "grace", pipeline.DefaultGrace, "after Ctrl-C, how long to wait for the calls in flight so their replies are journaled (Ctrl-C again cuts them off)")
-	cmd.Flags().Float64Var(&maxCost, "max-cost", 0, "spend at most this many USD in this apply (default settings.max_cost): no request goes out once spent plus the worst case of the calls in flight would pass it; apply again continues")
+	cmd.Flags().Var(&maxCost, "max-cost", "spend at most this many USD in this apply (default settings.max_cost; without either, no cap): no request goes out once spent plus the worst case of the calls in flight would pass it; apply again continues. 0 sends no paid call (the journal's replies and unpriced models still run); none runs uncapped whatever settings.max_cost says")
 	sel.add(cmd)
 	cmd.Flags().BoolVar(&batched, "batch", false, "send every model's requests through its provider's batch API, in waves, at batch prices (replies can take up to 24 h per wave)")
 	return cmd

@@ -57,10 +57,19 @@ func sayPartial(w io.Writer, st *pipeline.Study) {
 
 // sayCap states the spend cap in force and names the models whose calls it
 // cannot see (no price).
-func sayCap(w io.Writer, st *pipeline.Study, flag float64) {
-	capUSD := flag
-	if capUSD == 0 {
-		capUSD = st.Run.Settings.MaxCost
+func sayCap(w io.Writer, st *pipeline.Study, flag costFlag) {
+	capUSD := st.Run.Settings.MaxCost
+	switch {
+	case flag.none:
+		if capUSD > 0 {
+			fmt.Fprintf(w, "promoral: no spend cap for this apply (--max-cost none; settings.max_cost $%.2f does not apply)\n", capUSD)
+		}
+		return
+	case flag.set && flag.usd == 0:
+		fmt.Fprintf(w, "promoral: spend cap $0 (--max-cost 0): no paid call goes out; only replies in the journal and models without a price run (--max-cost none runs uncapped)\n")
+		return
+	case flag.set:
+		capUSD = flag.usd
 	}
 	if capUSD <= 0 {
 		return

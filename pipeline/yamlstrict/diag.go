@@ -40,7 +40,19 @@ type Diags []Diag
 func (ds *Diags) Add(d Diag) { *ds = append(*ds, d) }
 
 func (ds *Diags) Addf(file string, line int, field, hint, format string, args ...any) {
-	ds.Add(Diag{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
+	ds.Add(Diag{File: file, Line: line, Field: field, Msg: clipMsg(fmt.Sprintf(format, args...)), Hint: hint})
+}
+
+// maxDiagMsg bounds one diagnostic's message: a value quoted in it may be
+// anything a file holds, megabytes included.
+const maxDiagMsg = 4096
+
+func clipMsg(s string) string {
+	if len(s) <= maxDiagMsg {
+		return s
+	}
+	cut := strings.ToValidUTF8(s[:maxDiagMsg], "")
+	return fmt.Sprintf("%s… (%d more bytes not shown)", cut, len(s)-len(cut))
 }
 
 func (ds Diags) Err() error {

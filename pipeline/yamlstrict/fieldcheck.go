@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -38,6 +39,10 @@ func (d *Decoder) checkField(k, val *yaml.Node, fv reflect.Value, f FieldInfo, p
 		return
 	}
 	if val.Kind != yaml.ScalarNode || val.Tag == "!!null" {
+		return
+	}
+	if nonFinite(fv) {
+		d.Errf(val, path, "write a finite number (.nan and .inf are none)", "%s is not a finite number", val.Value)
 		return
 	}
 	if f.Min == nil && f.Max == nil {
@@ -111,4 +116,20 @@ func checkOneDocument(file string, data []byte, ds *Diags) {
 	}
 	ds.Addf(file, line, "", "keep one document per file: remove the \"---\" and merge what follows, or move it to its own file",
 		"the file holds a second YAML document, which would be ignored")
+}
+
+// nonFinite reports a float field (or a pointer to one) holding NaN or an
+// infinity: no bound check catches NaN, and neither is a usable setting.
+func nonFinite(fv reflect.Value) bool {
+	for fv.Kind() == reflect.Pointer {
+		if fv.IsNil() {
+			return false
+		}
+		fv = fv.Elem()
+	}
+	if k := fv.Kind(); k != reflect.Float32 && k != reflect.Float64 {
+		return false
+	}
+	x := fv.Float()
+	return math.IsNaN(x) || math.IsInf(x, 0)
 }

@@ -336,8 +336,11 @@ func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.Lines[JoinPath(path, k.Value)] = k.Line
 		}
 		fv := fieldByIndexAlloc(v, f.Index)
+		before := d.errs
 		d.decode(val, fv, JoinPath(path, k.Value))
-		d.checkField(k, val, fv, f, JoinPath(path, k.Value))
+		if d.errs == before { // a value that did not decode is not checked against its bounds too
+			d.checkField(k, val, fv, f, JoinPath(path, k.Value))
+		}
 	}
 	for _, f := range fields {
 		if f.Required && !seen[f.Name] && !d.Overlay {
@@ -453,6 +456,11 @@ func ParseYAML(file string, data []byte, ds *Diags) *yaml.Node {
 		return nil
 	}
 	checkOneDocument(file, data, ds)
+	if root := doc.Content[0]; root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		// "---" alone, "~" or "null": a document with nothing in it.
+		ds.Addf(file, doc.Line, "", "write the config in it (a file of only \"---\" or null holds none)", "the file holds an empty YAML document")
+		return nil
+	}
 	return doc.Content[0]
 }
 

@@ -15,6 +15,7 @@ function h(tag, attrs, ...kids) {
     if (k === 'class') el.className = v;
     else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
     else if (k === 'text') el.textContent = v;
+    else if (k === 'style') el.style.cssText = v; // through the CSSOM: the policy blocks style attributes
     else el.setAttribute(k, v === true ? '' : v);
   }
   for (const k of kids.flat(Infinity)) {

@@ -22,7 +22,7 @@ func (f *selectFlags) add(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.strategies, "strategy", nil, "only the cells of these strategies (repeatable, comma list)")
 	fl.StringSliceVar(&f.tasks, "task", nil, "only the cells of these tasks (repeatable, comma list)")
 	fl.IntVar(&f.limit, "limit", 0, "only the first N items of each task, in dataset order")
-	fl.StringVar(&f.shard, "shard", "", "only shard k of N (k from 0): a deterministic share of the cases, cut on task and item, into its own run folder (default <output>-shard-k-of-N); `promoral merge` joins the shards")
+	fl.StringVar(&f.shard, "shard", "", "only shard `k/N`, k from 0 to N-1: a deterministic share of the cases, cut on task and item, into its own run folder (default <output>-shard-k-of-N); promoral merge joins the shards")
 }
 
 // apply narrows the study; a shard gets its own run folder unless out

@@ -170,3 +170,44 @@ func TestCtrlCAtATerminalStopsApply(t *testing.T) {
 		t.Fatalf("exit %d; the terminal shows:\n%s", r.code, screen)
 	}
 }
+
+// The summary names each model's endpoint (provider and base URL, never
+// the credentials a URL may hold) and says when a model's cost is unknown.
+func TestSummaryNamesEndpoints(t *testing.T) {
+	var hold atomic.Bool
+	var calls atomic.Int64
+	srv := ptyServer(t, &hold, &calls)
+	dir := killStudy(t, 2)
+	u := strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1)
+	run := fmt.Sprintf(`name: ends
+models:
+  - {name: priced, provider: openai-compatible, model: a, base_url: "%s/v1?key=s3cret", price: {input: 1, output: 2}}
+  - {name: free, provider: openai-compatible, model: b, base_url: %s/v1}
+tasks: [toy]
+strategies: [once]
+`, u, srv.URL)
+	p := filepath.Join(dir, "configs/ends.yaml")
+	os.WriteFile(p, []byte(run), 0o644)
+	stdout, stderr, code := runCLI(t, "apply", "-q", p, "--out", filepath.Join(dir, "out"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"model priced: openai-compatible at " + srv.URL + "/v1\n",
+		"model free: openai-compatible at " + srv.URL + "/v1; no price: its cost is unknown",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout+stderr, "s3cret") {
+		t.Errorf("a credential in the output:\n%s\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stderr, "model free has no price") {
+		t.Errorf("no note about the unpriced model:\n%s", stderr)
+	}
+	out, _, _ := runCLI(t, "plan", p, "--out", filepath.Join(dir, "out2"))
+	if !strings.Contains(out, "no price for free: its cost is unknown") {
+		t.Errorf("plan has no note about the unpriced model:\n%s", out)
+	}
+}

@@ -62,13 +62,14 @@ func sayCap(w io.Writer, st *pipeline.Study, flag float64) {
 	if capUSD == 0 {
 		capUSD = st.Run.Settings.MaxCost
 	}
-	if capUSD <= 0 {
-		return
+	if capUSD > 0 {
+		fmt.Fprintf(w, "promoral: spend cap $%.2f for this apply (counting from zero; replies in the journal cost nothing)\n", capUSD)
 	}
-	fmt.Fprintf(w, "promoral: spend cap $%.2f for this apply (counting from zero; replies in the journal cost nothing)\n", capUSD)
-	for _, m := range st.CalledModels() {
-		if p := m.Spec.Price; p.Input == 0 && p.Output == 0 && m.Spec.Provider != "scripted" && m.Spec.Provider != "none" {
-			fmt.Fprintf(w, "promoral: warning: model %s has no price (price: {input, output}): the cap counts its calls as free\n", m.Name)
+	for _, name := range pipeline.UnpricedNames(st) {
+		if capUSD > 0 {
+			fmt.Fprintf(w, "promoral: warning: model %s has no price (price: {input, output}): its cost is unknown and the cap counts its calls as free\n", name)
+		} else {
+			fmt.Fprintf(w, "promoral: note: model %s has no price (price: {input, output}): its cost is unknown (shown as $?)\n", name)
 		}
 	}
 }

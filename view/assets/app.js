@@ -76,6 +76,8 @@ function flags(r, inQueue) {
 }
 
 // shortID keeps the informative end of a long item id.
+// shortID keeps an id's end, where its number is; the Item column is wide
+// enough for it (the whole id is the cell's title).
 function shortID(s) { return s.length > 18 ? '…' + s.slice(-16) : s; }
 
 function caseHref(run, i, nav) {
@@ -180,7 +182,7 @@ async function listPage() {
   const nav = listParams().toString();
   const table = h('table', {class: 'cases'},
     h('colgroup', null, h('col', {style: 'width:86px'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:9%'}),
-      h('col', {style: 'width:12%'}), h('col', {style: 'width:10%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:56px'}), h('col', null)),
+      h('col', {style: 'width:max(12%, 150px)'}), h('col', {style: 'width:10%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:56px'}), h('col', null)),
     h('thead', null, h('tr', null, ['Outcome', 'Model', 'Strategy', 'Task', 'Item', 'Gold', 'Label', 'Conf', 'Item text'].map((c, k) => h('th', {class: k === 7 ? 'num' : null, text: c})))),
     h('tbody', null, page.rows.map((r, k) => h('tr', {'data-k': k, onclick: () => go(caseHref(run, r.i, nav))},
       h('td', null, outcomeTag(r)),

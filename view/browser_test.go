@@ -161,6 +161,11 @@ func TestViewInBrowser(t *testing.T) {
 	if f := eval(`(document.querySelector('.pair .fliptag')||{}).textContent || ''`); f != "now wrong" && f != "now right" {
 		t.Errorf("the first pair is not a flip: %q", f)
 	}
+	// The two counts say what they count: a flip of correctness, and a label
+	// that changed while the correctness did not.
+	if chips := eval(`[...document.querySelectorAll('.summary .chip b')].map(b => b.textContent).join('|')`); !strings.Contains(chips, "right ↔ wrong|other label, same correctness") || strings.Contains(chips, "flips") {
+		t.Errorf("the compare counts read %q", chips)
+	}
 	do("open a pair", chromedp.Click(".pairs .pair"), chromedp.WaitVisible(".sidebyside pre"))
 	shot("4-compare")
 

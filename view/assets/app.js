@@ -626,7 +626,8 @@ async function comparePage() {
   const headA = by === 'run' ? c.run_a : c.a, headB = by === 'run' ? c.run_b : c.b;
   const parts = [controls,
     h('div', {class: 'summary'}, h('span', {class: 'big', text: fmtInt(c.paired)}), h('span', {class: 'muted', text: 'items on both sides'}),
-      h('span', {class: 'chip'}, h('b', {text: 'flips'}), fmtInt(c.flips)), h('span', {class: 'chip'}, h('b', {text: 'label changed'}), fmtInt(c.changed)),
+      h('span', {class: 'chip', title: 'items right on one side and wrong on the other'}, h('b', {text: 'right ↔ wrong'}), fmtInt(c.flips)),
+      h('span', {class: 'chip', title: 'items whose label differs but are right on both sides or wrong on both (not counted in right ↔ wrong)'}, h('b', {text: 'other label, same correctness'}), fmtInt(c.changed)),
       c.alone ? h('span', {class: 'chip', title: 'A cases with no B case on the same item'}, h('b', {text: 'unpaired'}), fmtInt(c.alone)) : null),
     h('div', {class: 'panel'}, h('h2', null, `Paired accuracy: A = ${headA}, B = ${headB}`), cells, h('p', {class: 'faint', style: 'font-size:12px;margin:8px 0 0', text: c.method})),
     h('div', {class: 'pairhead'}, h('div', {text: 'Item'}), h('div', {class: 'side', text: 'A · ' + headA}), h('div', {class: 'side', text: 'B · ' + headB})),

@@ -1118,6 +1118,9 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 				return // never sent: our own cancellation, not an attempt
 			}
 			e.attempts.Add(1)
+			if a.N > 1 {
+				st.Retried.Add(1) // the attempt before this one failed
+			}
 			if e.interrupted.Load() && sent {
 				e.drained.Add(1)
 			}

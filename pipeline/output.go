@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -40,15 +41,19 @@ type CallRow struct {
 	Price     Price
 }
 
-// paramsJSON is request_params: the request without its messages.
+// paramsJSON is request_params: the request without its messages (they
+// are request_messages), with no "messages":null standing in for them.
 func paramsJSON(req *llm.Request) string {
 	var buf [256]byte
-	if b, ok := req.AppendParams(buf[:0]); ok {
-		return string(b)
+	b, ok := req.AppendParams(buf[:0])
+	if !ok {
+		params := *req
+		params.Messages = nil
+		b = []byte(jsonString(&params))
 	}
-	params := *req
-	params.Messages = nil
-	return jsonString(&params)
+	// The model's name is a JSON string (its quotes escaped), so the first
+	// match is the messages field, which follows it.
+	return string(bytes.Replace(b, []byte(`,"messages":null`), nil, 1))
 }
 
 var callColumns = []parquetio.Column{

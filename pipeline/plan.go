@@ -97,8 +97,10 @@ type Plan struct {
 // HasWork reports whether an apply would make any new call.
 func (p *Plan) HasWork() bool { return p.Total.CallsWorst > 0 }
 
-// DefaultMaxTokens is assumed for the worst case when a stage sets no
-// max_tokens.
+// DefaultMaxTokens is the best case's base when a stage sets no
+// max_tokens (a quarter of it, without journal history). The worst case
+// there is llm.DefaultReplyTokens: the bound the spend cap reserves and the
+// reply size limit allows, since such a request goes out unbounded.
 const DefaultMaxTokens = 1024
 
 var errPlanMiss = errors.New("not journaled")
@@ -261,10 +263,13 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	p.Notes = append(p.Notes,
 		"input tokens are counted from the rendered prompts; earlier turns of a continued conversation are included once",
 		"calls: best = every loop taken once, worst = every loop at its max_visits bound",
-		"output tokens: worst = max_tokens x samples (1024 where a stage sets none) plus thinking budgets; best = the mean of earlier runs in the journal where it has them, else a quarter of max_tokens",
+		fmt.Sprintf("output tokens: worst = max_tokens x samples (%d where a stage sets none: the bound the spend cap reserves for such a request) plus thinking budgets; best = the mean of earlier runs in the journal where it has them, else a quarter of max_tokens (of %d where a stage sets none)", llm.DefaultReplyTokens, DefaultMaxTokens),
 	)
 	if usedHist {
 		p.Notes = append(p.Notes, "the journal's earlier runs informed the best-case output tokens")
+	}
+	if n := UnpricedNames(st); len(n) > 0 {
+		p.Notes = append(p.Notes, "no price for "+strings.Join(n, ", ")+": its cost is unknown and counted as $0.00 here; add price: {input, output} (USD per million tokens) to the model")
 	}
 	if len(batched) > 0 {
 		p.Notes = append(p.Notes,
@@ -658,14 +663,21 @@ func estimateCase(c *Case, sh *shape, hist map[string]*stageStats, cb *calibrati
 		}
 		gp := c.Model.Spec.Params.Over(params)
 		samples := max(gp.N, 1)
-		maxTok := gp.MaxTokens
+		maxTok, bound := gp.MaxTokens, gp.MaxTokens
 		if maxTok == 0 {
-			maxTok = DefaultMaxTokens
+			maxTok, bound = DefaultMaxTokens, llm.DefaultReplyTokens
 		}
-		worst := maxTok * samples
+		// As the spend cap reserves it (WorstCost): the reply and the
+		// thinking budget, per sample.
+		worst := bound
 		if gp.Thinking != nil && gp.Thinking.Enabled {
-			worst += max(gp.Thinking.Budget, 0)
+			if gp.Thinking.Budget > 0 {
+				worst += gp.Thinking.Budget
+			} else {
+				worst += llm.DefaultReplyTokens
+			}
 		}
+		worst *= samples
 		best := maxTok / 4 * samples
 		if h := hist[c.Model.Name+"/"+c.Strategy.Name+"/"+n.Base.Name]; h != nil && h.n > 0 {
 			best = h.sum / h.n

@@ -7,6 +7,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/llm"
 )
 
 func TestPlanCountsCallsAndJournal(t *testing.T) {
@@ -29,9 +30,15 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 	if tot.InputTokensBest <= 0 || tot.InputTokensWorst < tot.InputTokensBest || tot.OutputTokensWorst < tot.OutputTokensBest {
 		t.Errorf("token ranges: %+v", tot)
 	}
-	// no max_tokens set: worst output = 1024 per call.
-	if tot.OutputTokensWorst != 30*pipeline.DefaultMaxTokens {
-		t.Errorf("worst output tokens %d, want %d", tot.OutputTokensWorst, 30*pipeline.DefaultMaxTokens)
+	// no max_tokens set: the worst output is the bound the spend cap
+	// reserves for such a request, per call.
+	if tot.OutputTokensWorst != 30*llm.DefaultReplyTokens {
+		t.Errorf("worst output tokens %d, want %d", tot.OutputTokensWorst, 30*llm.DefaultReplyTokens)
+	}
+	req := &llm.Request{Model: "m", Messages: []llm.Message{{Role: "user", Content: "x"}}}
+	m := &pipeline.Model{Name: "m", Spec: &pipeline.ModelSpec{Price: pipeline.Price{Output: 1e6}}}
+	if got := pipeline.WorstCost(m, req, false); got < float64(llm.DefaultReplyTokens) || got > float64(llm.DefaultReplyTokens)+1000 {
+		t.Errorf("the spend cap reserves $%v at $1 per output token; the plan's bound is %d tokens", got, llm.DefaultReplyTokens)
 	}
 	if tot.CostWorst <= tot.CostBest || tot.CostBest <= 0 {
 		t.Errorf("cost range %v–%v", tot.CostBest, tot.CostWorst)

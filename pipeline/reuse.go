@@ -364,7 +364,7 @@ func (c *copySource) count(cc *countCols, i, ord int) {
 		JudgeAcct: Account{CostUSD: jcost}}
 	c.tl.addCounts(&res)
 	st := c.e.stats[c.e.study.Cells[cellOf(c.starts, ord)].Model]
-	st.Done.Add(1)
+	c.e.noteCopied(cellOf(c.starts, ord), res.Acct.Calls)
 	st.Tokens.Add(int64(res.Acct.PromptTokens + res.Acct.CompletionTokens))
 }
 

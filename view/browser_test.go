@@ -101,6 +101,11 @@ func TestViewInBrowser(t *testing.T) {
 	// The list: every case, then a filter from the side panel.
 	do("open the list", chromedp.Navigate(base+"/"), chromedp.WaitVisible("table.cases tbody tr"))
 	waitFor("all cases", bigIs(run.Len()))
+	// Item ids are never cut at their end, where the number is: the cell
+	// shows the whole id, or its end after an ellipsis.
+	if bad := eval(`[...document.querySelectorAll('table.cases td.item')].filter(td => td.scrollWidth > td.clientWidth || !td.title.endsWith(td.textContent.replace(/^…/, ''))).map(td => td.title + ' shown as ' + td.textContent + ' ' + td.scrollWidth + '>' + td.clientWidth).slice(0, 3).join('; ')`); bad != "" {
+		t.Errorf("item ids cut: %s", bad)
+	}
 	do("filter wrong", chromedp.Click(`.facet[data-facet="outcome"] .fv[data-value="wrong"]`))
 	wrong := total("outcome=wrong")
 	waitFor("the wrong cases", bigIs(wrong))
@@ -155,6 +160,11 @@ func TestViewInBrowser(t *testing.T) {
 	}
 	if f := eval(`(document.querySelector('.pair .fliptag')||{}).textContent || ''`); f != "now wrong" && f != "now right" {
 		t.Errorf("the first pair is not a flip: %q", f)
+	}
+	// The two counts say what they count: a flip of correctness, and a label
+	// that changed while the correctness did not.
+	if chips := eval(`[...document.querySelectorAll('.summary .chip b')].map(b => b.textContent).join('|')`); !strings.Contains(chips, "right ↔ wrong|other label, same correctness") || strings.Contains(chips, "flips") {
+		t.Errorf("the compare counts read %q", chips)
 	}
 	do("open a pair", chromedp.Click(".pairs .pair"), chromedp.WaitVisible(".sidebyside pre"))
 	shot("4-compare")

@@ -106,6 +106,7 @@ func newApply() *cobra.Command {
 			<-done
 			if sum != nil {
 				fmt.Fprintln(cmd.OutOrStdout(), sum.String())
+				sayEndpoints(cmd.OutOrStdout(), st)
 				for _, t := range sum.Report {
 					fmt.Fprintln(cmd.OutOrStdout(), t)
 				}

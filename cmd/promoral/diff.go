@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,6 +35,9 @@ and the items that flipped, each run's answers counted under its own policies.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
+			if err := checkDiffArgs(args); err != nil {
+				return err
+			}
 			if isRunDir(args[0]) && isRunDir(args[1]) {
 				c, err := pipeline.CompareRuns(args[0], args[1], pipeline.RunDiffOptions{OnlyChanged: changed})
 				if err != nil {
@@ -121,6 +125,24 @@ func displayPath(p string) string {
 	return p
 }
 
+// checkDiffArgs says what is missing when an argument is neither a config
+// nor a finished run folder.
+func checkDiffArgs(args []string) error {
+	runs := isRunDir(args[0]) || isRunDir(args[1])
+	for _, a := range args {
+		st, err := os.Stat(a)
+		switch {
+		case err == nil && st.IsDir() && !isRunDir(a):
+			return fmt.Errorf("%s: a folder without results.parquet: not a finished run folder (apply its config first, or name a config file)", a)
+		case err != nil && runs:
+			return fmt.Errorf("%s: no such run folder (the other argument is one): check the path; a run folder holds results.parquet", a)
+		case err != nil && !strings.Contains(a, ":") && !strings.HasSuffix(a, ".yaml") && !strings.HasSuffix(a, ".yml"):
+			return fmt.Errorf("%s: no such run folder or config file: check the path (a run folder holds results.parquet; a config is a .yaml file or REV:PATH)", a)
+		}
+	}
+	return nil
+}
+
 func isRunDir(p string) bool {
 	st, err := os.Stat(filepath.Join(p, "results.parquet"))
 	return err == nil && !st.IsDir()
@@ -172,7 +194,9 @@ func loadRevision(arg string) (*pipeline.Study, func(), error) {
 	st, err := loadStudy(filepath.Join(tmp, path))
 	if err != nil {
 		clean()
-		return nil, nothing, fmt.Errorf("%s: %w", arg, err)
+		// Say where the problems are as REV:PATH, not in the temporary
+		// folder that no longer exists.
+		return nil, nothing, errors.New(strings.ReplaceAll(err.Error(), tmp+string(filepath.Separator), rev+":"))
 	}
 	return st, clean, nil
 }

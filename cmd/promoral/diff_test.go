@@ -179,3 +179,37 @@ func TestOutputFolderResolvesAgainstTheRunFile(t *testing.T) {
 		t.Error("plan made an out folder in the working directory")
 	}
 }
+
+// diff on a missing run folder names it and says what to do; an error in a
+// config at a git revision is reported at REV:PATH with its line, not in a
+// temporary folder.
+func TestDiffSaysWhatIsMissingAndWhere(t *testing.T) {
+	dir := killStudy(t, 2)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	run := filepath.Join(dir, "out/a")
+	if _, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", run); code != 0 {
+		t.Fatal(stderr)
+	}
+	missing := filepath.Join(dir, "out/b")
+	_, stderr, code := runCLI(t, "diff", run, missing)
+	if code == 0 || !strings.Contains(stderr, missing+": no such run folder") || strings.Contains(stderr, "cannot read the run file") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	os.MkdirAll(missing, 0o755)
+	_, stderr, code = runCLI(t, "diff", run, missing)
+	if code == 0 || !strings.Contains(stderr, missing+": a folder without results.parquet") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+
+	os.WriteFile(cfg, []byte("name: broken\nmodels: [\n"), 0o644)
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "broken")
+	cmd := cli(t, "diff", "HEAD:configs/run.yaml", "HEAD:configs/run.yaml")
+	cmd.Dir = dir
+	outb, _ := cmd.CombinedOutput()
+	out := string(outb)
+	if !strings.Contains(out, "HEAD:configs/run.yaml:2") || strings.Contains(out, "promoral-diff-") {
+		t.Errorf("errors not at REV:PATH:\n%s", out)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -66,14 +67,19 @@ func abortContext(ctx context.Context) context.Context {
 	return context.Background()
 }
 
+// forceExitAfter is how long apply may take, after the second interrupt,
+// to journal the calls it cut off and print its summary.
+const forceExitAfter = 5 * time.Second
+
 // draining is set by apply while it handles interrupts itself; any other
 // command exits at the second one.
 var draining atomic.Bool
 
 // interrupts turns Ctrl-C and SIGTERM into two stages: the first cancels the
 // returned context (apply stops starting calls and lets those in flight
-// finish), the second cancels the abort context (apply cuts them off; any
-// other command exits at once), a third exits whatever is happening.
+// finish), the second cancels the abort context (apply cuts them off and
+// exits within forceExitAfter; any other command exits at once), a third
+// exits whatever is happening.
 func interrupts() (context.Context, func()) {
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -87,7 +93,13 @@ func interrupts() (context.Context, func()) {
 		if !draining.Load() {
 			os.Exit(exitInterrupted)
 		}
-		<-sigs
+		// apply cuts its calls off, journals them and prints its summary;
+		// whatever holds it up, the process ends soon after.
+		select {
+		case <-sigs:
+		case <-time.After(forceExitAfter):
+			fmt.Fprintf(os.Stderr, "\npromoral: still running %s after the second interrupt: exiting now (the journal holds every reply received)\n", forceExitAfter)
+		}
 		os.Exit(exitInterrupted)
 	}()
 	return context.WithValue(soft, abortKey{}, hard), func() {

@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -67,87 +67,160 @@ func (p *pace) rate() float64 {
 }
 
 // line is one line of the display: a model's cases, or for a judge-only
-// model the cases it judges.
+// model the cases it judges. Its fields are read and written by one
+// goroutine only (the updater); what the bars show is published to them as
+// finished strings (text), so no lock is ever held across a call into the
+// bar library.
 type line struct {
 	m     *pipeline.ModelStats
 	name  string
-	judge bool // progress counts judged cases
-	pace  *pace
+	judge bool  // progress counts judged cases
+	pace  *pace // new calls (not journal replays) over time
+	// finished: every case of the line (and every case it judges) is done;
+	// the rate is frozen at that moment and no longer falls.
+	finished bool
+	frozen   float64
+	// stopped: the run is over (or interrupted); the last frame says so
+	// rather than promise an ETA.
+	stopped bool
+	text    atomic.Pointer[barText]
 }
+
+// barText is what a bar's decorators draw, computed by the updater.
+type barText struct{ key, detail string }
 
 func newViews(stats []*pipeline.ModelStats, start time.Time) []*line {
 	out := make([]*line, 0, len(stats))
 	for _, m := range stats {
 		v := &line{m: m, name: m.Name, judge: m.Total == 0 && m.JudgeTotal > 0}
-		_, _, live := v.counts()
-		v.pace = newPace(start, live)
+		v.pace = newPace(start, m.NewCalls())
 		out = append(out, v)
 	}
 	return out
 }
 
-// counts are the cases done, in all and live, of this line's kind.
-func (v *line) counts() (done, total, live int64) {
+// counts are the cases finished and in all, of this line's kind.
+func (v *line) counts() (done, total int64) {
 	if v.judge {
-		return v.m.Judged.Load(), v.m.JudgeTotal, v.m.JudgedLive.Load()
+		return v.m.JudgeDone.Load(), v.m.JudgeTotal
 	}
-	return v.m.Done.Load(), v.m.Total, v.m.Live.Load()
+	return v.m.Done.Load(), v.m.Total
+}
+
+// allDone: the line's cases and the cases its model judges are finished.
+func (v *line) allDone() bool {
+	m := v.m
+	return m.Done.Load() >= m.Total && m.JudgeDone.Load() >= m.JudgeTotal
 }
 
 func (v *line) observe(now time.Time) {
-	_, _, live := v.counts()
-	v.pace.observe(now, live)
+	if v.finished {
+		return
+	}
+	v.pace.observe(now, v.m.NewCalls())
+	if v.allDone() {
+		v.finished, v.frozen = true, v.pace.rate()
+	}
 }
 
-// eta is the time left at the live pace: "done", or "?" until a live case
-// has finished.
-func (v *line) eta() string {
-	done, total, _ := v.counts()
-	if done >= total {
-		return "done"
+// stop marks the final frame: the run is over.
+func (v *line) stop(now time.Time) {
+	v.observe(now)
+	v.stopped = true
+}
+
+// rate is new calls per second, frozen when the line finished.
+func (v *line) rate() float64 {
+	if v.finished {
+		return v.frozen
 	}
-	r := v.pace.rate()
+	return v.pace.rate()
+}
+
+// eta is the time left: the calls still to make (by strategy: a case of a
+// loop makes several) at the live pace of calls. "done" when finished,
+// "stopped" when the run ended first, "?" until a new call has finished.
+func (v *line) eta() string {
+	switch {
+	case v.finished:
+		return "done"
+	case v.stopped:
+		return "stopped"
+	}
+	r := v.rate()
 	if r <= 0 {
 		return "?"
 	}
-	return shortDuration(time.Duration(float64(total-done) / r * float64(time.Second)))
+	return shortDuration(time.Duration(v.m.CallsLeft() / r * float64(time.Second)))
 }
 
 // key is what must stay visible at 80 columns: cases, live rate, ETA, cost.
 func (v *line) key() string {
-	done, total, _ := v.counts()
-	what := ""
+	done, total := v.counts()
 	if v.judge {
-		what = "judged "
+		return fmt.Sprintf("judged %d/%d  %s  ETA %s  %s", v.m.Judged.Load(), total, rateText(v.rate()), v.eta(), costText(v.m))
 	}
-	return fmt.Sprintf("%s%d/%d  %s  ETA %s  $%.2f", what, done, total, rateText(v.pace.rate()), v.eta(), v.m.Cost())
+	return fmt.Sprintf("%d/%d  %s  ETA %s  %s", done, total, rateText(v.rate()), v.eta(), costText(v.m))
 }
 
-// detail is the rest: calls, journal hits, errors, tokens, and a judge's
-// share when the model also judges.
+// costText is the spend so far, or a note that it is unknown for a model
+// without a price.
+func costText(m *pipeline.ModelStats) string {
+	if m.NoPrice {
+		return "$?"
+	}
+	return fmt.Sprintf("$%.2f", m.Cost())
+}
+
+// errText counts failed cases and, apart, failed attempts sent again.
+func errText(fails, retried int64) string {
+	s := pipeline.Plural(int(fails), "error", "errors")
+	if retried > 0 {
+		s += fmt.Sprintf(", %d retried", retried)
+	}
+	return s
+}
+
+// detail is the rest: calls, journal hits, errors, tokens, and the judging
+// (verdicts, failures, cases never judged because they failed first).
 func (v *line) detail() string {
 	m := v.m
+	fails := m.Fails.Load()
+	if v.judge {
+		fails = m.JudgeFails.Load()
+	}
 	s := fmt.Sprintf("%s (%d from the journal)  %s  %s tokens",
 		pipeline.Plural(int(m.Calls.Load()), "call", "calls"), m.Cached.Load(),
-		pipeline.Plural(int(m.Fails.Load()), "error", "errors"), human(m.Tokens.Load()))
+		errText(fails, m.Retried.Load()), human(m.Tokens.Load()))
 	if !v.judge && m.JudgeTotal > 0 {
 		s += fmt.Sprintf("  judged %d/%d", m.Judged.Load(), m.JudgeTotal)
+		if f := m.JudgeFails.Load(); f > 0 {
+			s += fmt.Sprintf(" (%s judging)", pipeline.Plural(int(f), "error", "errors"))
+		}
+	}
+	if n := m.JudgeSkipped.Load(); n > 0 {
+		s += fmt.Sprintf("  %d not judged (the case failed first)", n)
 	}
 	return s
 }
 
 // plain is the whole status on one line, for logs.
 func (v *line) plain() string {
-	done, total, _ := v.counts()
-	what := "cases"
+	done, total := v.counts()
+	what := fmt.Sprintf("%d/%d cases", done, total)
 	if v.judge {
-		what = "judged"
+		what = fmt.Sprintf("%d/%d judged (%d finished)", v.m.Judged.Load(), total, done)
 	}
-	return fmt.Sprintf("%d/%d %s  %s  $%.2f  %s live  ETA %s",
-		done, total, what, v.detail(), v.m.Cost(), rateText(v.pace.rate()), v.eta())
+	return fmt.Sprintf("%s  %s  %s  %s live  ETA %s",
+		what, v.detail(), costText(v.m), rateText(v.rate()), v.eta())
 }
 
-// rateText writes cases per second, or per minute or hour when slower, so
+// publish computes the bar's texts for the decorators to read.
+func (v *line) publish() {
+	v.text.Store(&barText{key: v.key(), detail: "  " + v.detail()})
+}
+
+// rateText writes calls per second, or per minute or hour when slower, so
 // the figure never rounds to 0.0.
 func rateText(r float64) string {
 	switch {
@@ -204,8 +277,23 @@ func plainProgress(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}
 	defer t.Stop()
 	last := time.Now()
 	for {
+		say := func(now time.Time) {
+			for _, v := range views {
+				name := v.name
+				if v.judge {
+					name += " (judge)"
+				}
+				fmt.Fprintf(w, "%s  %s: %s\n", now.Format("15:04:05"), name, v.plain())
+			}
+		}
 		select {
 		case <-stop:
+			// The last lines are the final state.
+			now := time.Now()
+			for _, v := range views {
+				v.stop(now)
+			}
+			say(now)
 			return
 		case now := <-t.C:
 			for _, v := range views {
@@ -215,13 +303,7 @@ func plainProgress(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}
 				continue
 			}
 			last = now
-			for _, v := range views {
-				name := v.name
-				if v.judge {
-					name += " (judge)"
-				}
-				fmt.Fprintf(w, "%s  %s: %s\n", now.Format("15:04:05"), name, v.plain())
-			}
+			say(now)
 		}
 	}
 }
@@ -233,9 +315,13 @@ const nameWidth = 18
 // (cases, live rate, ETA, cost), which stay whole at 80 columns; under it
 // the details, cut to the terminal's width. width 0 means the terminal's
 // width; tests pass one.
+//
+// No lock: this goroutine alone samples the counters and computes each
+// bar's texts, publishes them through an atomic pointer, then moves the
+// bars. The decorators, which mpb calls while a bar waits for its render,
+// only load that pointer, so a call into mpb can never wait on them.
 func bars(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}, width int) {
 	views := newViews(stats, time.Now())
-	var mu sync.Mutex // the views are sampled here and read by mpb's renderers
 	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithRefreshRate(250 * time.Millisecond)}
 	if width > 0 {
 		opts = append(opts, mpb.WithWidth(width), mpb.WithAutoRefresh())
@@ -247,31 +333,30 @@ func bars(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}, width i
 	}
 	bs := make([]*mpb.Bar, len(views))
 	for i, v := range views {
-		_, total, _ := v.counts()
+		v.publish()
+		_, total := v.counts()
 		label := pad(fit(v.name, nameWidth), col)
 		bs[i] = p.New(total, mpb.BarStyle().Lbound("[").Rbound("]"),
 			mpb.BarWidth(30),
 			mpb.PrependDecorators(decor.Name(label)),
 			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
-				mu.Lock()
-				defer mu.Unlock()
-				return v.key()
+				return v.text.Load().key
 			})),
 			mpb.BarExtender(mpb.BarFillerFunc(func(out io.Writer, st decor.Statistics) error {
-				mu.Lock()
-				line := "  " + v.detail()
-				mu.Unlock()
-				_, err := io.WriteString(out, fit(line, st.AvailableWidth)+"\n")
+				_, err := io.WriteString(out, fit(v.text.Load().detail, st.AvailableWidth)+"\n")
 				return err
 			}), false),
 		)
 	}
-	update := func(now time.Time) {
-		mu.Lock()
-		defer mu.Unlock()
+	update := func(now time.Time, final bool) {
 		for i, v := range views {
-			v.observe(now)
-			done, _, _ := v.counts()
+			if final {
+				v.stop(now)
+			} else {
+				v.observe(now)
+			}
+			v.publish()
+			done, _ := v.counts()
 			bs[i].SetCurrent(done)
 		}
 	}
@@ -280,16 +365,20 @@ func bars(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}, width i
 	for {
 		select {
 		case <-stop:
-			update(time.Now())
-			for _, b := range bs {
-				if !b.Completed() {
-					b.Abort(false)
+			// The last frame is the final state: finished bars complete at
+			// their total, the others stop where they are.
+			update(time.Now(), true)
+			for i, v := range views {
+				if done, total := v.counts(); total > 0 && done >= total {
+					bs[i].SetTotal(total, true)
+				} else {
+					bs[i].Abort(false)
 				}
 			}
 			p.Wait()
 			return
 		case now := <-t.C:
-			update(now)
+			update(now, false)
 		}
 	}
 }

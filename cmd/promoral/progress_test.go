@@ -20,20 +20,22 @@ func TestETAComesFromLiveCasesOnly(t *testing.T) {
 	m := &pipeline.ModelStats{Name: "gpt-4.1", Total: 3000}
 	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
 	m.Done.Store(2000)
+	m.Calls.Store(2000)
+	m.Cached.Store(2000)
 	v.observe(t0.Add(time.Second))
 	if got := v.eta(); got != "?" {
 		t.Errorf("ETA after journal replays only = %q, want ?", got)
 	}
 	for i := int64(1); i <= 10; i++ {
 		m.Done.Store(2000 + i)
-		m.Live.Store(i)
+		m.Calls.Store(2000 + i)
 		v.observe(t0.Add(time.Second + time.Duration(i)*time.Second))
 	}
 	// 10 live cases in the 11 s since the start: 0.91/s; 990 left.
 	if got, want := v.eta(), shortDuration(time.Duration(990/(10.0/11)*float64(time.Second))); got != want {
 		t.Errorf("ETA = %q, want %q", got, want)
 	}
-	if r := v.pace.rate(); r < 0.9 || r > 0.92 {
+	if r := v.rate(); r < 0.9 || r > 0.92 {
 		t.Errorf("rate %.3f, want 10/11", r)
 	}
 }
@@ -67,13 +69,14 @@ func TestPlainLineAndUnits(t *testing.T) {
 	m := &pipeline.ModelStats{Name: "gpt-4.1", Total: 100}
 	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
 	m.Done.Store(25)
-	m.Live.Store(25)
-	m.Calls.Store(40)
+	m.Calls.Store(35)
 	m.Cached.Store(10)
 	m.Fails.Store(1)
+	m.Retried.Store(68)
 	m.Tokens.Store(12345)
 	v.observe(t0.Add(50 * time.Second))
-	want := "25/100 cases  40 calls (10 from the journal)  1 error  12k tokens  $0.00  30.0/min live  ETA 2m30s"
+	// 25 new calls in 50 s; 75 cases of a call each left.
+	want := "25/100 cases  35 calls (10 from the journal)  1 error, 68 retried  12k tokens  $0.00  30.0/min live  ETA 2m30s"
 	if got := v.plain(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
@@ -95,9 +98,12 @@ func TestJudgeOnlyModelHasItsOwnLine(t *testing.T) {
 	judge := &pipeline.ModelStats{Name: "command-a"}
 	judge.JudgeTotal = 10
 	judge.Judged.Store(4)
+	judge.JudgeDone.Store(7)
+	judge.JudgeSkipped.Store(3)
 	judge.Calls.Store(4)
 	vs := newViews([]*pipeline.ModelStats{subject, judge}, t0)
-	if !vs[1].judge || !strings.HasPrefix(vs[1].plain(), "4/10 judged  4 calls") || !strings.HasPrefix(vs[1].key(), "judged 4/10") {
+	if !vs[1].judge || !strings.HasPrefix(vs[1].plain(), "4/10 judged (7 finished)  4 calls") || !strings.HasPrefix(vs[1].key(), "judged 4/10") ||
+		!strings.Contains(vs[1].plain(), "3 not judged (the case failed first)") {
 		t.Errorf("judge line: %q / %q", vs[1].key(), vs[1].plain())
 	}
 	if vs[0].judge || !strings.HasPrefix(vs[0].key(), "0/10") {
@@ -117,14 +123,16 @@ func TestBarsFitEightyColumns(t *testing.T) {
 	a.Tokens.Store(987654321)
 	a.JudgeTotal = 200000
 	a.Judged.Store(100000)
+	a.Retried.Store(12345)
 	j := &pipeline.ModelStats{Name: "command-a-03-2025"}
 	j.JudgeTotal = 3900
 	j.Judged.Store(1200)
+	j.JudgeDone.Store(1300)
 	var buf bytes.Buffer
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() { defer close(done); bars(&buf, []*pipeline.ModelStats{a, j}, stop, 80) }()
 	time.Sleep(300 * time.Millisecond) // let a few live cases finish at least one sample apart
-	a.Live.Add(100)
+	a.Calls.Add(100)
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	<-done
@@ -152,7 +160,7 @@ func TestBarsFitEightyColumns(t *testing.T) {
 	if !strings.Contains(last[0], "123456/200000") || !strings.Contains(last[2], "judged 1200/3900") {
 		t.Errorf("counts: %q / %q", last[0], last[2])
 	}
-	if !strings.Contains(last[1], "1234567 calls") {
+	if !strings.Contains(last[1], "1234667 calls") || !strings.Contains(last[1], "12345 errors, 12345 retried") {
 		t.Errorf("detail line: %q", last[1])
 	}
 }
@@ -183,7 +191,7 @@ func TestPlainProgressPrintsEveryModel(t *testing.T) {
 		defer close(done)
 		plainProgress(&buf, []*pipeline.ModelStats{m, j}, stop, 10*time.Millisecond, 30*time.Millisecond)
 	}()
-	for i := 0; !strings.Contains(buf.String(), "judge-bot (judge): 0/4 judged"); i++ {
+	for i := 0; !strings.Contains(buf.String(), "judge-bot (judge): 0/4 judged (0 finished)"); i++ {
 		if i == 3000 {
 			t.Fatalf("no judge line printed:\n%s", buf.String())
 		}
@@ -228,4 +236,88 @@ func stripANSI(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// With one-call cases first, the ETA counts the calls still to make (the
+// loop's cases make three each, as planned), not the cases: 50 one-call
+// cases in 50 s leave 50 + 100×3 calls, 350 s at a call a second; counted
+// in cases it would have said 150 s.
+func TestETACountsCallsLeftNotCases(t *testing.T) {
+	m := &pipeline.ModelStats{Name: "m", Total: 200}
+	m.Expect("once", 100, 1, 1)
+	m.Expect("loop", 100, 2, 4)
+	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
+	for i := 1; i <= 50; i++ {
+		m.Done.Add(1)
+		m.Calls.Add(1)
+		m.Finished("once", 1)
+		v.observe(t0.Add(time.Duration(i) * time.Second))
+	}
+	if got, want := v.eta(), shortDuration(350*time.Second); got != want {
+		t.Errorf("ETA %q, want %q", got, want)
+	}
+}
+
+// A finished model's rate is frozen at its finish: it does not fall while
+// the other models run on.
+func TestFinishedRateStopsFalling(t *testing.T) {
+	m := &pipeline.ModelStats{Name: "m", Total: 10}
+	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
+	for i := 1; i <= 10; i++ {
+		m.Done.Add(1)
+		m.Calls.Add(1)
+		v.observe(t0.Add(time.Duration(i) * time.Second))
+	}
+	at := v.rate()
+	v.observe(t0.Add(100 * time.Second))
+	if v.rate() != at || at < 0.99 || at > 1.01 || v.eta() != "done" {
+		t.Errorf("rate %v at the finish, %v later (want 1/s both), ETA %q", at, v.rate(), v.eta())
+	}
+}
+
+// The last plain lines are the final state: all cases done shows done/total
+// equal and "ETA done"; a run that stopped early says so, not "ETA ?".
+func TestLastPlainLinesAreTheFinalState(t *testing.T) {
+	m := &pipeline.ModelStats{Name: "bot", Total: 4}
+	s := &pipeline.ModelStats{Name: "stopped-bot", Total: 4}
+	var buf syncBuf
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		plainProgress(&buf, []*pipeline.ModelStats{m, s}, stop, 10*time.Millisecond, time.Hour)
+	}()
+	m.Done.Store(4)
+	s.Done.Store(2)
+	close(stop)
+	<-done
+	out := buf.String()
+	if !strings.Contains(out, "bot: 4/4 cases") || !strings.Contains(out, "ETA done") ||
+		!strings.Contains(out, "stopped-bot: 2/4 cases") || !strings.Contains(out, "ETA stopped") || strings.Contains(out, "ETA ?") {
+		t.Errorf("final lines:\n%s", out)
+	}
+}
+
+// The last frame of the bars is the final state too.
+func TestLastFrameIsTheFinalState(t *testing.T) {
+	m := &pipeline.ModelStats{Name: "bot", Total: 4}
+	var buf bytes.Buffer
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { defer close(done); bars(&buf, []*pipeline.ModelStats{m}, stop, 80) }()
+	m.Done.Store(4)
+	close(stop)
+	<-done
+	lines := strings.Split(strings.TrimRight(stripANSI(buf.String()), "\n"), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[len(lines)-2], "4/4") || !strings.Contains(lines[len(lines)-2], "ETA done") {
+		t.Errorf("last frame:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// A model without a price shows its cost as unknown, not $0.00.
+func TestUnpricedCostIsUnknown(t *testing.T) {
+	m := &pipeline.ModelStats{Name: "local", Total: 4}
+	m.NoPrice = true
+	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
+	if strings.Contains(v.key(), "$0.00") || !strings.Contains(v.key(), "$?") {
+		t.Errorf("key %q", v.key())
+	}
 }

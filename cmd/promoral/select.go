@@ -22,7 +22,7 @@ func (f *selectFlags) add(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.strategies, "strategy", nil, "only the cells of these strategies (repeatable, comma list)")
 	fl.StringSliceVar(&f.tasks, "task", nil, "only the cells of these tasks (repeatable, comma list)")
 	fl.IntVar(&f.limit, "limit", 0, "only the first N items of each task, in dataset order")
-	fl.StringVar(&f.shard, "shard", "", "only shard k of N (k from 0): a deterministic share of the cases, cut on task and item, into its own run folder (default <output>-shard-k-of-N); `promoral merge` joins the shards")
+	fl.StringVar(&f.shard, "shard", "", "only shard `k/N`, k from 0 to N-1: a deterministic share of the cases, cut on task and item, into its own run folder (default <output>-shard-k-of-N); promoral merge joins the shards")
 }
 
 // apply narrows the study; a shard gets its own run folder unless out
@@ -71,13 +71,14 @@ func sayCap(w io.Writer, st *pipeline.Study, flag costFlag) {
 	case flag.set:
 		capUSD = flag.usd
 	}
-	if capUSD <= 0 {
-		return
+	if capUSD > 0 {
+		fmt.Fprintf(w, "promoral: spend cap $%.2f for this apply (counting from zero; replies in the journal cost nothing)\n", capUSD)
 	}
-	fmt.Fprintf(w, "promoral: spend cap $%.2f for this apply (counting from zero; replies in the journal cost nothing)\n", capUSD)
-	for _, m := range st.CalledModels() {
-		if p := m.Spec.Price; p.Input == 0 && p.Output == 0 && m.Spec.Provider != "scripted" && m.Spec.Provider != "none" {
-			fmt.Fprintf(w, "promoral: warning: model %s has no price (price: {input, output}): the cap counts its calls as free\n", m.Name)
+	for _, name := range pipeline.UnpricedNames(st) {
+		if capUSD > 0 {
+			fmt.Fprintf(w, "promoral: warning: model %s has no price (price: {input, output}): its cost is unknown and the cap counts its calls as free\n", name)
+		} else {
+			fmt.Fprintf(w, "promoral: note: model %s has no price (price: {input, output}): its cost is unknown (shown as $?)\n", name)
 		}
 	}
 }

@@ -29,17 +29,21 @@ func Missing(t testing.TB, tool, install string) {
 		return
 	}
 	tell(t.Name(), "promoral tests: SKIPPED "+msg+"\n")
-	t.Skip(msg)
+	t.Skip(msg) // the reason is in the test log (go test -v, or -json)
 }
 
 // tell writes the notice to the controlling terminal, which go test does not
-// capture, and to a fresh file in the module that the test reads: go test
+// capture (or, without one, to the test's standard error), and to a fresh file in the module that the test reads: go test
 // does not cache a run that read a file of the module changed in the last
 // two seconds (files outside the module it does not check).
 func tell(name, msg string) {
 	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
 		tty.WriteString(msg)
 		tty.Close()
+	} else {
+		// No terminal (CI, an editor): the test's own output, which go
+		// test prints when it shows the package's output.
+		os.Stderr.WriteString(msg)
 	}
 	root, err := moduleRoot()
 	if err != nil {

@@ -112,10 +112,24 @@ func statusError(af apiFailure, header http.Header, cfg *Config, wrapped error, 
 		}
 	}
 	if m := strings.TrimSpace(redact(af.msg, cfg.APIKey)); m != "" {
-		what += ": " + clip(m)
+		if rest, ok := cutPrefixFold(m, what); ok {
+			// The server said it too ("Rate limited."): say it once.
+			m = strings.TrimLeft(rest, " .:;,-")
+		}
+		if m != "" {
+			what += ": " + clip(m)
+		}
 	}
 	e.Msg = what
 	return e
+}
+
+// cutPrefixFold is strings.CutPrefix ignoring case.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 // isQuota recognises an exhausted balance or quota, which no retry fixes.

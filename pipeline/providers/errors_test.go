@@ -77,3 +77,19 @@ func TestIsLocalHost(t *testing.T) {
 		}
 	}
 }
+
+// A server whose message repeats what the status says is not echoed: one
+// "rate limited", then whatever else it said.
+func TestStatusMessageNotRepeated(t *testing.T) {
+	for msg, want := range map[string]string{
+		"rate limited":              "rate limited",
+		"Rate limited.":             "rate limited",
+		"Rate limited: retry in 2s": "rate limited: retry in 2s",
+		"slow down":                 "rate limited: slow down",
+	} {
+		e := statusError(apiFailure{status: http.StatusTooManyRequests, msg: msg}, nil, &Config{}, nil, time.Now())
+		if e.Msg != want {
+			t.Errorf("server said %q: %q, want %q", msg, e.Msg, want)
+		}
+	}
+}

@@ -77,6 +77,8 @@ function flags(r, inQueue) {
 }
 
 // shortID keeps the informative end of a long item id.
+// shortID keeps an id's end, where its number is; the Item column is wide
+// enough for it (the whole id is the cell's title).
 function shortID(s) { return s.length > 18 ? '…' + s.slice(-16) : s; }
 
 function caseHref(run, i, nav) {
@@ -181,7 +183,7 @@ async function listPage() {
   const nav = listParams().toString();
   const table = h('table', {class: 'cases'},
     h('colgroup', null, h('col', {style: 'width:86px'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:9%'}),
-      h('col', {style: 'width:12%'}), h('col', {style: 'width:10%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:56px'}), h('col', null)),
+      h('col', {style: 'width:max(12%, 150px)'}), h('col', {style: 'width:10%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:56px'}), h('col', null)),
     h('thead', null, h('tr', null, ['Outcome', 'Model', 'Strategy', 'Task', 'Item', 'Gold', 'Label', 'Conf', 'Item text'].map((c, k) => h('th', {class: k === 7 ? 'num' : null, text: c})))),
     h('tbody', null, page.rows.map((r, k) => h('tr', {'data-k': k, onclick: () => go(caseHref(run, r.i, nav))},
       h('td', null, outcomeTag(r)),
@@ -625,7 +627,8 @@ async function comparePage() {
   const headA = by === 'run' ? c.run_a : c.a, headB = by === 'run' ? c.run_b : c.b;
   const parts = [controls,
     h('div', {class: 'summary'}, h('span', {class: 'big', text: fmtInt(c.paired)}), h('span', {class: 'muted', text: 'items on both sides'}),
-      h('span', {class: 'chip'}, h('b', {text: 'flips'}), fmtInt(c.flips)), h('span', {class: 'chip'}, h('b', {text: 'label changed'}), fmtInt(c.changed)),
+      h('span', {class: 'chip', title: 'items right on one side and wrong on the other'}, h('b', {text: 'right ↔ wrong'}), fmtInt(c.flips)),
+      h('span', {class: 'chip', title: 'items whose label differs but are right on both sides or wrong on both (not counted in right ↔ wrong)'}, h('b', {text: 'other label, same correctness'}), fmtInt(c.changed)),
       c.alone ? h('span', {class: 'chip', title: 'A cases with no B case on the same item'}, h('b', {text: 'unpaired'}), fmtInt(c.alone)) : null),
     h('div', {class: 'panel'}, h('h2', null, `Paired accuracy: A = ${headA}, B = ${headB}`), cells, h('p', {class: 'faint', style: 'font-size:12px;margin:8px 0 0', text: c.method})),
     h('div', {class: 'pairhead'}, h('div', {text: 'Item'}), h('div', {class: 'side', text: 'A · ' + headA}), h('div', {class: 'side', text: 'B · ' + headB})),

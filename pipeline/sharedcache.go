@@ -185,7 +185,7 @@ func (c *SharedCache) Put(rec *Record) {
 }
 
 func (c *SharedCache) put(rec *Record) error {
-	if !validKey(rec.Key) || rec.Resp == nil || rec.Err != "" || rec.Sent {
+	if !validKey(rec.Key) || rec.Resp == nil || rec.Err != "" || rec.Sent || rec.Resp.Problem() != "" {
 		return nil
 	}
 	cp := *rec

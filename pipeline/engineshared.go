@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 
 	"golang.org/x/sync/singleflight"
@@ -109,4 +111,49 @@ func (e *Engine) sharedWarnings() {
 	for _, w := range e.shared.cache.Warnings() {
 		fmt.Fprintln(e.opts.Log, "promoral: warning:", w)
 	}
+}
+
+// replyLookup finds a usable reply by its key: a journal, or a journal
+// with the shared cache behind it.
+type replyLookup interface {
+	Lookup(key string) (*Record, bool, error)
+}
+
+// sharedSource is a journal with the shared cache behind it, for plan: it
+// reads both and changes neither.
+type sharedSource struct {
+	*Journal
+	shared *SharedCache
+	hits   int
+}
+
+// planSource is j with the run's shared cache behind it, if the run uses
+// one and it exists.
+func planSource(st *Study, j *Journal) *sharedSource {
+	src := &sharedSource{Journal: j}
+	if dir, err := ResolveCacheDir(st); err == nil && dir != "" {
+		if fi, err := os.Stat(filepath.Join(dir, repliesDir)); err == nil && fi.IsDir() {
+			src.shared = &SharedCache{root: dir}
+		}
+	}
+	return src
+}
+
+// Lookup implements replyLookup.
+func (s *sharedSource) Lookup(key string) (*Record, bool, error) {
+	rec, ok, err := s.Journal.Lookup(key)
+	if ok || err != nil || s.shared == nil {
+		return rec, ok, err
+	}
+	if rec, ok = s.shared.get(key, false); ok {
+		s.hits++
+	}
+	return rec, ok, nil
+}
+
+func (s *sharedSource) sharedHits() int {
+	if s.shared == nil {
+		return 0
+	}
+	return s.hits
 }

@@ -119,7 +119,10 @@ func validKey(key string) bool {
 // whole, checked record of this key with a usable reply is counted
 // (Damaged) and missed. A hit marks the file used now, so pruning by age
 // keeps what runs still read.
-func (c *SharedCache) Get(key string) (*Record, bool) {
+func (c *SharedCache) Get(key string) (*Record, bool) { return c.get(key, true) }
+
+// get is Get; touch marks a hit used (plan reads without marking).
+func (c *SharedCache) get(key string, touch bool) (*Record, bool) {
 	if !validKey(key) {
 		return nil, false
 	}
@@ -133,8 +136,10 @@ func (c *SharedCache) Get(key string) (*Record, bool) {
 		c.damaged.Add(1)
 		return nil, false
 	}
-	now := time.Now()
-	os.Chtimes(p, now, now) // best effort: only pruning reads it
+	if touch {
+		now := time.Now()
+		os.Chtimes(p, now, now) // best effort: only pruning reads it
+	}
 	return rec, true
 }
 

@@ -100,6 +100,11 @@ func TestSharedCacheAcrossRunFolders(t *testing.T) {
 	if err := os.Rename(out, filepath.Join(dir, "renamed")); err != nil {
 		t.Fatal(err)
 	}
+	// plan sees there is nothing to pay for, and says where the replies are.
+	plan, stderr, code := runCLI(t, "plan", "--detailed-exitcode", cfg, "--out", out)
+	if code != 0 || !strings.Contains(plan, "6 of the journaled calls are in the shared cache") {
+		t.Fatalf("plan after the rename: exit %d (want 0: no work)\n%s\n%s", code, plan, stderr)
+	}
 	stdout, _ = applyOK(t, cfg, "--out", out)
 	if srv.calls.Load() != 6 || !strings.Contains(stdout, "6 calls (0 new, 6 cached)") ||
 		!strings.Contains(stdout, "6 of the cached calls came from the shared cache "+testCacheDir(t)) {

@@ -314,6 +314,7 @@ func loadStudy(t *testing.T, path string, n int, diverge bool) (*pipeline.Study,
 func run(t *testing.T, st *pipeline.Study) (string, *pipeline.Summary, map[string]pipeline.Result) {
 	t.Helper()
 	out := t.TempDir()
+	t.Setenv(pipeline.CacheEnv, t.TempDir()) // each run its own shared cache: the fakes answer differently
 	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -892,6 +893,7 @@ func keysOf[V any](m map[string]V) []string {
 // prefer the first?" is A.
 func TestMoralChoiceQuestionFormsMapToOptions(t *testing.T) {
 	st, _ := loadAll(t, []string{"mc_repeat", "mc_compare"}, []string{"moralchoice"}, 3, false)
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
 	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: t.TempDir()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -92,6 +92,7 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 		t.Fatal(err)
 	}
 	out := t.TempDir()
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
 	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -172,6 +172,7 @@ func TestRoleSelectionEndToEnd(t *testing.T) {
 	// <root>/out/role_selection, with the model files under <root>/configs/models.
 	root := t.TempDir()
 	out := filepath.Join(root, "out", "role_selection")
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
 	sum, results, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
 	if err != nil {
 		t.Fatalf("run: %v", err)

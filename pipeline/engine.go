@@ -144,6 +144,11 @@ type Summary struct {
 	// Reused counts the cases whose rows were taken from the outputs in
 	// force, computed from the same code, configs and data (reuse.go).
 	Reused int `json:"reused,omitempty"`
+	// CallsShared counts the cached calls that came from the response
+	// cache runs share (copied into this run's journal, not paid again);
+	// SharedCache is its folder, "" when the run keeps its own cache.
+	CallsShared int    `json:"calls_shared,omitempty"`
+	SharedCache string `json:"shared_cache,omitempty"`
 	// LastComplete is the folder of the last outputs without errors, kept
 	// when this apply's have errored cases.
 	LastComplete string `json:"-"`
@@ -191,6 +196,9 @@ func (s *Summary) String() string {
 		fmt.Fprintf(&b, "\n  skipped: %s", sk)
 	}
 	s.describeSelection(&b)
+	if s.CallsShared > 0 {
+		fmt.Fprintf(&b, "\n  %d of the cached calls came from the shared cache %s (copied into this run's journal; not paid again)", s.CallsShared, s.SharedCache)
+	}
 	if s.Reused > 0 && !s.Interrupted {
 		fmt.Fprintf(&b, "\n  %s taken from the earlier outputs (same code, configs and data; only the metric blocks may differ)", Plural(s.Reused, "case's row", "cases' rows"))
 	}
@@ -303,6 +311,7 @@ type Engine struct {
 	resent       atomic.Int64
 	interrupted  atomic.Bool
 	reused       int
+	shared       sharedState // the response cache runs share (engineshared.go)
 }
 
 // NewEngine prepares an engine; Run does the work.
@@ -401,6 +410,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	}
 	defer j.Close()
 	e.journal = j
+	if err := e.openShared(); err != nil {
+		return nil, nil, err
+	}
 	for _, w := range j.Warnings() {
 		fmt.Fprintln(e.opts.Log, "promoral: warning:", w)
 	}
@@ -584,6 +596,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if n := e.journal.Stats().Unusable; n > 0 {
 		fmt.Fprintf(e.opts.Log, "promoral: warning: %s: %d journaled repl(ies) had no usable answer (no choices or no content) and were treated as misses\n", e.journal.Path(), n)
 	}
+	e.sharedWarnings()
 
 	if parent.Err() == nil && e.fatal.Load() == nil && !e.budget.hit() {
 		// Without an interruption every case ends Done; one that did not
@@ -643,6 +656,7 @@ func (e *Engine) summary(planned int, tl *tally, held []heldCase) *Summary {
 	js := e.journal.Stats()
 	sum.LostInFlight, sum.Resent = js.Lost, int(e.resent.Load())
 	sum.Reused = e.reused
+	e.sharedSummary(sum)
 	t := tl.clone()
 	for i := range held {
 		t.add(held[i].c, &held[i].r)
@@ -1016,6 +1030,9 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		e.fail(err)
 		return nil, err
 	}
+	if !ok {
+		rec, ok = e.fromShared(m, x.Case.ID(), stage, key)
+	}
 	if ok {
 		e.emit(x, stage, &form, rec.Attempt, rec.LatencyMS, rec.Time, rec.Resp, "", true, 0, true)
 		x.account(rec.Resp, true)
@@ -1135,6 +1152,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 			}
 			var resp *llm.Response
 			if aerr == nil {
+				e.toShared(m, rec)
 				resp = a.Resp
 				e.newCalls.Add(1)
 				e.noteVersion(m.Name, a.Resp.ModelVersion)

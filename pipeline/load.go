@@ -133,6 +133,11 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	default:
 		ds.Addf(runFile, fieldLine(root, "settings"), "settings.unparsed", Suggest(rf.Settings.Unparsed, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown policy %q", rf.Settings.Unparsed)
 	}
+	switch rf.Settings.Cache {
+	case "", CacheShared, CacheRun:
+	default:
+		ds.Addf(runFile, fieldLine(root, "settings"), "settings.cache", Suggest(rf.Settings.Cache, []string{CacheShared, CacheRun}, "use shared or run"), "unknown cache mode %q", rf.Settings.Cache)
+	}
 
 	// Models.
 	modelLayers := map[string][]layer{}

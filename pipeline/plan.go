@@ -125,6 +125,7 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	defer j.Close()
 	hist := completionHistory(j)
 	p := &Plan{Run: st.Run.Name, Journal: jpath}
+	src := planSource(st, j) // the journal, then the shared cache (engineshared.go)
 	rows := map[*Model]*PlanRow{}
 	chains := map[*Model]*waveChain{}
 	for _, m := range st.Models {
@@ -166,7 +167,7 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 			}
 			return 0
 		}
-		hits, done, err := planWalk(j, c)
+		hits, done, err := planWalk(src, c)
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
@@ -270,6 +271,9 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	}
 	if n := UnpricedNames(st); len(n) > 0 {
 		p.Notes = append(p.Notes, "no price for "+strings.Join(n, ", ")+": its cost is unknown and counted as $0.00 here; add price: {input, output} (USD per million tokens) to the model")
+	}
+	if n := src.sharedHits(); n > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d of the journaled calls are in the shared cache %s, not yet in this run's journal: apply copies them there and pays nothing for them", n, src.shared.Root()))
 	}
 	if len(batched) > 0 {
 		p.Notes = append(p.Notes,
@@ -382,7 +386,7 @@ func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageS
 
 // planWalk walks a case using only journaled replies; it reports how many
 // calls were served and whether the case would finish without a new call.
-func planWalk(j *journal.Journal, c *Case) (hits int, done bool, err error) {
+func planWalk(j replyLookup, c *Case) (hits int, done bool, err error) {
 	hits, werr := walkJournaled(j, c)
 	if werr != nil {
 		// A miss, or a case that would fail (e.g. a template error on this
@@ -397,7 +401,7 @@ func planWalk(j *journal.Journal, c *Case) (hits int, done bool, err error) {
 
 // walkJournaled walks a case's strategy graph on journaled replies only,
 // counting the calls served; an error is a miss or a failing stage.
-func walkJournaled(j *journal.Journal, c *Case) (hits int, err error) {
+func walkJournaled(j replyLookup, c *Case) (hits int, err error) {
 	x := &Exec{
 		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
 		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{},

@@ -64,7 +64,7 @@ func resultsKey(st *Study, root *yaml.Node, files map[string][]byte) string {
 }
 
 // withRunFileForResults is the config files as the config hash reads them:
-// the run file without its metric blocks and settings.concurrency, since no
+// the run file without its metric blocks and settings.concurrency, cache and cache_dir, since no
 // case's result depends on them (a metric-only change keeps every results
 // row, and its config_hash, as it was). A run file that cannot be re-encoded
 // enters whole.
@@ -95,8 +95,9 @@ func excludePath(t *Task) string {
 	return filepath.Join(filepath.Dir(t.Spec.File), ex.Path)
 }
 
-// withoutScoring is the run file without what only scoring and pacing
-// read: its metrics: blocks and settings.concurrency.
+// withoutScoring is the run file without what only scoring, pacing and
+// caching read: its metrics: blocks and settings.concurrency, cache and
+// cache_dir (a reply is the same wherever it was cached).
 func withoutScoring(root *yaml.Node) ([]byte, error) {
 	doc := root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
@@ -117,7 +118,7 @@ func withoutScoring(root *yaml.Node) ([]byte, error) {
 				sv := *v
 				sv.Content = nil
 				for j := 0; j+1 < len(v.Content); j += 2 {
-					if v.Content[j].Value != "concurrency" {
+					if k := v.Content[j].Value; k != "concurrency" && k != "cache" && k != "cache_dir" {
 						sv.Content = append(sv.Content, v.Content[j], v.Content[j+1])
 					}
 				}

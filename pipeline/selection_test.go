@@ -167,6 +167,7 @@ func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 // skipped for want of its key in one apply and the other in the next leave
 // equally many cases, numbered alike; the second apply must walk its own.
 func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
 	srv := fake.New("openai", func(c fake.Call) []string { return []string{"Confidence: 0.7\nAnswer: wrong"} })
 	defer srv.Close()
 	models := fmt.Sprintf(`

@@ -32,6 +32,8 @@ type Settings struct {
 	MaxSteps    int     `yaml:"max_steps,omitempty" min:"1" doc:"Hard bound on stage executions per case, a guard against runaway graphs (default 1000)."`
 	Unparsed    string  `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count in accuracy: wrong (default) or exclude; a metric block's own unparsed: wins."`
 	Fsync       bool    `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
+	Cache       string  `yaml:"cache,omitempty" enum:"shared,run" doc:"Where replies are cached: shared (default) also keeps every paid reply in the response cache all runs share and takes replies from it (a renamed run folder or --out pays nothing again); run keeps this run's journal as its only cache."`
+	CacheDir    string  `yaml:"cache_dir,omitempty" doc:"Folder of the shared response cache, relative to this file's folder (default $PROMORAL_CACHE_DIR, else promoral in the user's cache folder, e.g. ~/.cache/promoral)."`
 	MaxCost     float64 `yaml:"max_cost,omitempty" min:"0" doc:"Spend cap of one apply in USD (apply --max-cost wins): no request is sent once what was spent plus the worst case of the calls in flight would pass it; apply again continues, its cap counting from zero. 0 or absent: no cap (apply --max-cost 0 is a cap of zero)."`
 	// AllowFixtures lets tests and demos run tasks marked fixture.
 	AllowFixtures bool `yaml:"allow_fixtures,omitempty" doc:"Let the run use tasks whose data is an invented fixture (a task's fixture:), for tests and demos; without it such a run fails validate, plan and apply."`

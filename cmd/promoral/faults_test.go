@@ -394,6 +394,10 @@ func TestErroredCasesKeepEarlierRowsOfTheSameConfig(t *testing.T) {
 	if dropped != 2 {
 		t.Fatalf("dropped %d replies", dropped)
 	}
+	// And the shared cache, which would serve them.
+	if _, stderr, code := runCLI(t, "cache", "prune", "--all", "--dir", testCacheDir(t)); code != 0 {
+		t.Fatal(stderr)
+	}
 	stdout, _, code := runCLI(t, "apply", "-q", "--offline", cfg, "--out", out)
 	if code != exitErrored || !strings.Contains(stdout, "0 errors") || !strings.Contains(stdout, "2 case(s) errored") ||
 		!strings.Contains(stdout, "2 of them kept their row from an earlier apply") {

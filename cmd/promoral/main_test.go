@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -43,7 +45,23 @@ func cli(t *testing.T, args ...string) *exec.Cmd {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), "PROMORAL_TEST_AS_CLI=1", "PROMORAL_TEST_ARGS="+strings.Join(args, " "))
+	if os.Getenv(pipeline.CacheEnv) == "" {
+		// Each test's applies share a cache of their own, never the user's.
+		cmd.Env = append(cmd.Env, pipeline.CacheEnv+"="+testCacheDir(t))
+	}
 	return cmd
+}
+
+var testCaches sync.Map // *testing.T -> its shared cache folder
+
+// testCacheDir is the shared response cache of one test's applies.
+func testCacheDir(t *testing.T) string {
+	if d, ok := testCaches.Load(t); ok {
+		return d.(string)
+	}
+	d := t.TempDir()
+	testCaches.Store(t, d)
+	return d
 }
 
 func runCLI(t *testing.T, args ...string) (string, string, int) {

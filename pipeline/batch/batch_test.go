@@ -81,6 +81,7 @@ func apply(t *testing.T, st *pipeline.Study, out string, batched bool, log *byte
 		}
 		opts.Doer = batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: pipeline.Transports(4), Log: w})
 	}
+	t.Setenv(pipeline.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
 	sum, _, err := pipeline.NewEngine(st, opts).Run(context.Background())
 	return sum, err
 }
@@ -242,6 +243,7 @@ func TestInterruptedBatchRunResumes(t *testing.T) {
 	done := make(chan *pipeline.Summary)
 	go func() {
 		opts := pipeline.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: pipeline.Transports(4)})}
+		t.Setenv(pipeline.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
 		sum, _, _ := pipeline.NewEngine(st, opts).Run(ctx)
 		done <- sum
 	}()
@@ -457,6 +459,7 @@ func TestWaveSplitsIntoParallelJobs(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		opts := pipeline.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, MaxRequests: 4, Live: pipeline.Transports(4)})}
+		t.Setenv(pipeline.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
 		_, _, err := pipeline.NewEngine(st, opts).Run(context.Background())
 		done <- err
 	}()

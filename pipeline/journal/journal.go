@@ -627,7 +627,7 @@ func (j *Journal) NewAttemptID() string {
 // Append writes one record as one line and, for a usable reply, indexes it.
 func (j *Journal) Append(rec *Record) error {
 	bp := linePool.Get().(*[]byte)
-	line, err := appendRecord((*bp)[:0], rec)
+	line, err := AppendRecord((*bp)[:0], rec)
 	defer func() {
 		if cap(line) <= 1<<16 {
 			*bp = line[:0]

@@ -10,14 +10,14 @@ import (
 	"github.com/promoral/promoral/pipeline/llm"
 )
 
-// appendRecord appends rec as one journal line: the bytes encoding/json
+// AppendRecord appends rec as one journal line: the bytes encoding/json
 // writes (HTML left unescaped) and its newline, written field by field
 // without reflection, since a line is written for every attempt of every
 // call. A record encoding/json would refuse (a latency or log-probability
 // that is not a finite number, a time RFC 3339 cannot say) goes through
 // encoding/json, which says why. journalenc_test.go holds the two
 // encoders to the same bytes.
-func appendRecord(b []byte, rec *Record) ([]byte, error) {
+func AppendRecord(b []byte, rec *Record) ([]byte, error) {
 	if !plainRecord(rec) {
 		return appendRecordReflect(b, rec)
 	}

@@ -94,7 +94,7 @@ func TestJournalLineEncodersAgree(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		rec := randomRecord(r)
 		want, werr := appendRecordReflect(nil, rec)
-		got, gerr := appendRecord([]byte("prefix"), rec)
+		got, gerr := AppendRecord([]byte("prefix"), rec)
 		if (werr != nil) != (gerr != nil) {
 			t.Fatalf("record %+v: encoding/json error %v, ours %v", rec, werr, gerr)
 		}
@@ -113,7 +113,7 @@ func TestJournalLineEncoderRefusesWhatJSONRefuses(t *testing.T) {
 		{Key: "k", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{Key: "k", Time: time.Date(2020, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 25*3600))},
 	} {
-		if _, err := appendRecord(nil, rec); err == nil {
+		if _, err := AppendRecord(nil, rec); err == nil {
 			t.Errorf("record %+v was encoded; encoding/json refuses it", rec)
 		}
 	}
@@ -129,7 +129,7 @@ func FuzzJournalLineEncoders(f *testing.F) {
 			Time: time.Unix(sec, int64(attempt)), LatencyMS: lat,
 			Resp: &llm.Response{Choices: []llm.Choice{{Text: text, FinishReason: model, Logprob: &lp}}, ModelVersion: text}}
 		want, werr := appendRecordReflect(nil, rec)
-		got, gerr := appendRecord(nil, rec)
+		got, gerr := AppendRecord(nil, rec)
 		if (werr != nil) != (gerr != nil) || werr == nil && !bytes.Equal(got, want) {
 			t.Fatalf("ours %q (%v), json %q (%v)", got, gerr, want, werr)
 		}
@@ -198,7 +198,7 @@ func BenchmarkJournalLine(b *testing.B) {
 	for _, enc := range []struct {
 		name string
 		f    func([]byte, *Record) ([]byte, error)
-	}{{"own", appendRecord}, {"encoding_json", appendRecordReflect}} {
+	}{{"own", AppendRecord}, {"encoding_json", appendRecordReflect}} {
 		b.Run(enc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var buf []byte

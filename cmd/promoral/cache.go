@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+func newCache() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "Show the response cache runs share: where it is, its entries and size",
+		Long: `Every paid reply is kept in the run's journal and in a response cache all runs share, so a
+renamed run folder, or apply --out to a new one, takes the replies from there instead of paying
+again (the reply is copied into the new run's journal, which stays the record of what it used).
+
+The cache is the folder settings.cache_dir names, else $` + pipeline.CacheEnv + `, else promoral in the
+user's cache folder. settings.cache: run keeps a run out of it. Any number of applies may use it at
+once; ` + "`promoral cache prune`" + ` is safe while they run (a pruned reply is a miss, paid again).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := cacheRoot(dir)
+			if err != nil {
+				return err
+			}
+			cs, err := pipeline.CacheInfo(root)
+			if err != nil {
+				return fmt.Errorf("reading the shared cache %s: %w", root, err)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "shared response cache: %s\n", cs.Root)
+			fmt.Fprintf(w, "  %s, %s (%s on disk)\n", pipeline.Plural(cs.Entries, "reply", "replies"), humanBytes(cs.Bytes), humanBytes(cs.Disk))
+			if cs.Entries > 0 {
+				fmt.Fprintf(w, "  last used: oldest %s, newest %s\n", cs.Oldest.UTC().Format(time.RFC3339), cs.Newest.UTC().Format(time.RFC3339))
+			}
+			if cs.Temp > 0 {
+				fmt.Fprintf(w, "  %d partial file(s) of writes in progress or killed (prune removes those over an hour old)\n", cs.Temp)
+			}
+			return nil
+		},
+	}
+	cmd.PersistentFlags().StringVar(&dir, "dir", "", "the cache folder (default $"+pipeline.CacheEnv+", else promoral in the user's cache folder)")
+	cmd.AddCommand(newCachePrune(&dir))
+	return cmd
+}
+
+func newCachePrune(dir *string) *cobra.Command {
+	var olderThan string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "prune (--older-than AGE | --all)",
+		Short: "Remove the shared cache's replies not used for AGE (e.g. 30d, 12h), or all of them",
+		Long: `prune removes the replies of the shared cache that no run has used (stored or read) for AGE,
+or every reply with --all, and partial files left by killed writes. Runs' journals are not touched:
+a run folder still holds every reply it used. Safe while applies run: a reply pruned under one is a
+miss, and is paid again.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all == (olderThan != "") {
+				return errors.New("cache prune needs one of --older-than AGE (e.g. 30d) or --all")
+			}
+			var before time.Time
+			if !all {
+				age, err := parseAge(olderThan)
+				if err != nil {
+					return err
+				}
+				before = time.Now().Add(-age)
+			}
+			root, err := cacheRoot(*dir)
+			if err != nil {
+				return err
+			}
+			n, freed, err := pipeline.PruneCache(root, before)
+			if err != nil {
+				return fmt.Errorf("pruning the shared cache %s: %w (%d repl(ies) removed before the error)", root, err, n)
+			}
+			what := "all replies"
+			if !all {
+				what = "replies not used for " + olderThan
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %s, %s (%s) from %s\n", pipeline.Plural(n, "reply", "replies"), humanBytes(freed), what, root)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "remove replies not used for this long: a number of days (30d) or a Go duration (12h, 90m)")
+	cmd.Flags().BoolVar(&all, "all", false, "remove every reply")
+	return cmd
+}
+
+func cacheRoot(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return pipeline.DefaultCacheDir()
+}
+
+// parseAge reads 30d, 2w or a Go duration.
+func parseAge(s string) (time.Duration, error) {
+	bad := fmt.Errorf("--older-than %q: give a number of days (30d), weeks (2w) or a Go duration (12h, 90m)", s)
+	unit := time.Duration(0)
+	switch {
+	case strings.HasSuffix(s, "d"):
+		unit = 24 * time.Hour
+	case strings.HasSuffix(s, "w"):
+		unit = 7 * 24 * time.Hour
+	}
+	var d time.Duration
+	if unit != 0 {
+		n, err := strconv.ParseFloat(s[:len(s)-1], 64)
+		if err != nil {
+			return 0, bad
+		}
+		d = time.Duration(n * float64(unit))
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, bad
+		}
+	}
+	if d <= 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,230 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/providers"
+)
+
+// rateRun sends total requests through one Transport with no limits set
+// against s, at concurrency 64, and returns how many failed and the
+// transport's stats.
+func rateRun(tb testing.TB, s *limitServer, total int, share int) (failed int64, st Stats) {
+	tb.Helper()
+	p, err := providers.New(providers.Config{Provider: providers.OpenAI, BaseURL: s.URL(), APIKey: "sk-test", Timeout: 30 * time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr := New(p, Options{Concurrency: 64, BaseBackoff: 10 * time.Millisecond, MaxBackoff: time.Second,
+		Account: NewAccount(AccountOptions{Probe: true, Share: share})})
+	var failures atomic.Int64
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	for range 128 {
+		wg.Go(func() {
+			for i := range jobs {
+				// About 100 prompt tokens, four characters each.
+				r := &llm.Request{Model: "gpt-4.1", MaxTokens: 100, Messages: []llm.Message{
+					{Role: llm.RoleUser, Content: fmt.Sprintf("%-400s", fmt.Sprint("case ", i))}}}
+				if _, err := tr.Do(context.Background(), r, nil); err != nil {
+					failures.Add(1)
+					tb.Errorf("case %d: %v", i, err)
+				}
+			}
+		})
+	}
+	for i := range total {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return failures.Load(), tr.Stats()
+}
+
+// With no limits set, the transport learns a server's request and token
+// limits from the headers of its replies and keeps within them: no case
+// fails, and the 429s are a handful at most, whether the server counts in
+// a sliding window or a refilling bucket and whether it counts the
+// requests it rejects. Windows are tiny so the test takes a second or two;
+// it asserts on counts, never on time.
+func TestLearnsLimitsFromHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		bucket     bool
+		reqs, toks float64
+		dim        int
+	}{
+		{"sliding, request-bound", false, 40, 1e6, llm.DimRequests},
+		{"bucket, request-bound", true, 40, 1e6, llm.DimRequests},
+		{"sliding, token-bound", false, 1000, 6000, llm.DimTokens},
+		{"bucket, token-bound", true, 1000, 6000, llm.DimTokens},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newLimitServer(&limitServer{window: 300 * time.Millisecond, reqs: tc.reqs, toks: tc.toks,
+				bucket: tc.bucket, countRejected: true, completion: 40})
+			defer s.Close()
+			const total = 200
+			failed, st := rateRun(t, s, total, 1)
+			_, accepted, rejected := s.utilisation()
+			if failed != 0 || accepted != total {
+				t.Fatalf("%d failed, server accepted %d of %d", failed, accepted, total)
+			}
+			if int64(rejected) != st.RateLimited {
+				t.Errorf("server sent %d 429s, transport counted %d", rejected, st.RateLimited)
+			}
+			// The margin and the probe leave room for a few 429s from
+			// replies that arrive out of order; not one in every window.
+			if rejected > total/20 {
+				t.Errorf("%d 429s for %d requests", rejected, total)
+			}
+			d := st.Account.Dims[tc.dim]
+			if d.Learned != map[int]float64{llm.DimRequests: tc.reqs, llm.DimTokens: tc.toks}[tc.dim] {
+				t.Errorf("learned limit %v, want %v", d.Learned, tc)
+			}
+			if d.Window <= 0 || d.Window > 300*time.Millisecond {
+				t.Errorf("learned window %v, want within the server's 300ms", d.Window)
+			}
+			if d.BoundFor == 0 {
+				t.Errorf("no request waited for %s: %+v", llm.DimNames[tc.dim], st.Account)
+			}
+			t.Logf("%d 429s; learned %+v", rejected, d)
+		})
+	}
+}
+
+// A 429 is not a failure: a request keeps waiting out rate limits past
+// MaxAttempts, until RateLimitWait; only real errors count towards
+// MaxAttempts; a quota 429 stops the model at once.
+func TestRateLimitsAreNotFailures(t *testing.T) {
+	f := newFake(func(_ context.Context, _ string, call int) (*llm.Response, error) {
+		if call <= 7 {
+			return nil, err429
+		}
+		return ok("x"), nil
+	})
+	s := &sleeper{}
+	tr := New(f, Options{MaxAttempts: 2, Sleep: s.Sleep, Rand: constRand(0.5)})
+	if _, err := tr.Do(context.Background(), req("a"), nil); err != nil || f.callsOf("a") != 8 {
+		t.Fatalf("err = %v after %d calls; want an answer on the 8th", err, f.callsOf("a"))
+	}
+	if st := tr.Stats(); st.RateLimited != 7 || st.Failed != 0 {
+		t.Errorf("stats = %+v", st)
+	}
+	// Every wait has jitter on top: no two requests told the same
+	// Retry-After come back in step.
+	for i, w := range s.waits() {
+		if w <= 0 {
+			t.Errorf("wait %d = %v", i, w)
+		}
+	}
+
+	f = newFake(func(context.Context, string, int) (*llm.Response, error) { return nil, err429 })
+	tr = New(f, Options{MaxAttempts: 2, RateLimitWait: time.Nanosecond, Sleep: (&sleeper{}).Sleep})
+	if _, err := tr.Do(context.Background(), req("b"), nil); err == nil || !strings.Contains(err.Error(), "still rate limited") {
+		t.Fatalf("err = %v, want the deadline's", err)
+	}
+
+	quota := &llm.Error{Kind: llm.Permanent, Class: llm.ClassQuota, Status: 429, Msg: "quota exhausted"}
+	f = newFake(func(context.Context, string, int) (*llm.Response, error) { return nil, quota })
+	tr = New(f, Options{Sleep: (&sleeper{}).Sleep})
+	_, _ = tr.Do(context.Background(), req("c"), nil)
+	if _, err := tr.Do(context.Background(), req("d"), nil); !strings.Contains(fmt.Sprint(err), "stopped") || f.callsOf("c") != 1 {
+		t.Fatalf("a quota 429 did not stop the model: %v after %d calls", err, f.callsOf("c"))
+	}
+}
+
+// Caps pace evenly at 97.5 % of the cap, charge a request bigger than any
+// burst in full, refund the estimate's excess from the reply's usage, and
+// give a rate-limited attempt's tokens back.
+func TestCaps(t *testing.T) {
+	a := NewAccount(AccountOptions{})
+	clock := time.Unix(1000, 0)
+	a.now = func() time.Time { return clock }
+	a.SetCap(llm.DimRequests, 600)
+	a.SetCap(llm.DimTokens, 60000)
+	a.SetCap(llm.DimTokens, 120000) // the lower cap of two models wins
+	charge := func(toks float64) [llm.NumDims]float64 {
+		var c [llm.NumDims]float64
+		c[llm.DimRequests], c[llm.DimTokens] = 1, toks
+		return c
+	}
+	try := func(c [llm.NumDims]float64) (time.Duration, int) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.needLocked(clock, &c)
+	}
+	tk, err := a.acquire(context.Background(), charge(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 600/min at 97.5 %: the next request may go 60s/585 later.
+	one := 1.0
+	perReq := time.Duration(one / 585 * float64(time.Minute))
+	if w, dim := try(charge(1)); dim != llm.DimRequests || w != perReq {
+		t.Fatalf("wait %v for %d, want %v for requests", w, dim, perReq)
+	}
+	// A 10,000-token request is charged in full, not capped at some burst.
+	clock = clock.Add(time.Second)
+	if w, _ := try(charge(1)); w != 0 {
+		t.Fatalf("wait %v, want none", w)
+	}
+	big, err := a.acquire(context.Background(), charge(10000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBig := time.Duration(one * 10000 / 58500 * float64(time.Minute))
+	if w, dim := try(charge(1)); dim != llm.DimTokens || w < wantBig-time.Millisecond || w > wantBig {
+		t.Fatalf("wait %v for %d, want %v for tokens", w, dim, wantBig)
+	}
+	// The reply used 1,000 tokens: 9,000 come back.
+	a.settle(big, llm.RateLimits{}, &llm.Usage{PromptTokens: 600, CompletionTokens: 400}, false)
+	wantNow := time.Duration(one * 1000 / 58500 * float64(time.Minute))
+	if w, _ := try(charge(1)); w < wantNow-time.Millisecond || w > wantNow+time.Millisecond {
+		t.Fatalf("after the refund: wait %v, want %v", w, wantNow)
+	}
+	// A 429'd attempt spent no tokens.
+	a.settle(tk, llm.RateLimits{}, nil, true)
+	if st := a.Stats(); st.Dims[llm.DimTokens].Used != 1000 || st.Dims[llm.DimRequests].Used != 2 || st.Dims[llm.DimTokens].Cap != 60000 {
+		t.Fatalf("stats = %+v", st.Dims)
+	}
+}
+
+// Models on one account share its budget, and a shard takes its share.
+func TestSharedAccountAndShare(t *testing.T) {
+	a := NewAccount(AccountOptions{Share: 4})
+	clock := time.Unix(1000, 0)
+	a.now = func() time.Time { return clock }
+	var c [llm.NumDims]float64
+	c[llm.DimRequests] = 1
+	var rl llm.RateLimits
+	rl.Dims[llm.DimRequests] = llm.RateWindow{Known: true, Limit: 100, Remaining: 99, Reset: 600 * time.Millisecond}
+	tk, _ := a.acquire(context.Background(), c)
+	a.settle(tk, rl, nil, false)
+	sent := 1
+	for {
+		a.mu.Lock()
+		w, _ := a.needLocked(clock, &c)
+		a.mu.Unlock()
+		if w > 0 {
+			break
+		}
+		if _, err := a.acquire(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+	}
+	// 100 per window ÷ 4 shards, less the margin: 24.
+	if sent != 24 {
+		t.Errorf("sent %d in one window, want 24", sent)
+	}
+	if st := a.Stats(); st.Share != 4 || st.Dims[llm.DimRequests].Budget != 25 || st.Dims[llm.DimRequests].Learned != 100 {
+		t.Errorf("stats = %+v", st)
+	}
+}

@@ -203,7 +203,8 @@ func (d *dimState) learnedWait(now time.Time, c float64, share int) time.Duratio
 		refill = L / max(d.window, T).Seconds()
 	}
 	avail := min(L, d.remaining+refill*elapsed.Seconds()) - max(d.cum-d.atCum-d.credit, 0)
-	need := min(c, L*(1-2*Margin)) + Margin*L
+	// A quarter of the margin here: the pace and the log below keep the rest.
+	need := min(c, L*(1-2*Margin)) + Margin/4*L
 	var wait time.Duration
 	if avail < need {
 		wait = time.Duration((need - avail) / refill * float64(time.Second))
@@ -218,9 +219,10 @@ func (d *dimState) learnedWait(now time.Time, c float64, share int) time.Duratio
 	// (its share of it): exact for a sliding window, and what a bucket
 	// allows too; the reply's word above covers what others spend.
 	if d.window > 0 {
-		budget := L / float64(share) * (1 - Margin)
-		if w := logWait(d.log, now, d.window, min(c, budget), budget); w > wait {
-			wait = w
+		budget := L / float64(share) * (1 - Margin/2)
+		lw := logWait(d.log, now, d.window, min(c, budget), budget)
+		if lw > wait {
+			wait = lw
 		}
 	}
 	return wait
@@ -351,7 +353,7 @@ func (a *Account) settle(tk *ticket, rl llm.RateLimits, usage *llm.Usage, reject
 			d.capAt = later(d.capAt.Add(-d.capCost(diff)), now)
 		}
 		if p := d.paceCost(diff, a.o.Share); p > 0 {
-			d.paceAt = later(d.paceAt.Add(-p), now)
+			d.paceAt = later(d.paceAt.Add(-p), now.Add(-d.window/20))
 		}
 		news = true
 	}

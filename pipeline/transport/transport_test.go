@@ -166,8 +166,8 @@ func TestRetryAfterHonoured(t *testing.T) {
 		want       time.Duration
 	}{
 		{7 * time.Second, 0, 7 * time.Second},
-		{10 * time.Minute, 0, 2 * time.Minute},                 // capped by the MaxRetryAfter default
-		{time.Millisecond, 0.5, 251 * time.Millisecond},        // full jitter on top of the server's ask
+		{10 * time.Minute, 0, 2 * time.Minute},              // capped by the MaxRetryAfter default
+		{time.Millisecond, 0.5, 251 * time.Millisecond},     // full jitter on top of the server's ask
 		{3 * time.Second, 0.999, 3*time.Second + 499500000}, // the same, longer ask
 	} {
 		f := newFake(func(_ context.Context, _ string, call int) (*llm.Response, error) {

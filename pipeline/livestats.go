@@ -15,6 +15,17 @@ type liveStats struct {
 	// JudgedLive those whose judging made a new call.
 	JudgeTotal         int64
 	Judged, JudgedLive atomic.Int64
+	// rate is the model's Doer where it paces against rate limits.
+	rate RateStatter
+}
+
+// Rate is what the model's transport says of its rate limits (zero when
+// it has none: scripted models, batch, offline).
+func (l *liveStats) Rate() RateStats {
+	if l.rate == nil {
+		return RateStats{}
+	}
+	return l.rate.RateStats()
 }
 
 // addJudges gives each judge model its share of cases and puts judge-only

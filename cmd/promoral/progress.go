@@ -133,6 +133,9 @@ func (v *line) detail() string {
 	if !v.judge && m.JudgeTotal > 0 {
 		s += fmt.Sprintf("  judged %d/%d", m.Judged.Load(), m.JudgeTotal)
 	}
+	if r := m.Rate().String(); r != "" {
+		s += "  " + r
+	}
 	return s
 }
 

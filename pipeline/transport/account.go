@@ -13,6 +13,9 @@ import (
 // fall a little short and clocks that disagree a little do not end in a 429.
 const Margin = 0.02
 
+// probeHold is the longest the other requests wait for the probe's reply.
+const probeHold = 5 * time.Second
+
 // capWindow is the window of the caps a user sets (limits.rpm, limits.tpm).
 const capWindow = time.Minute
 
@@ -21,9 +24,9 @@ type AccountOptions struct {
 	// Share: this process takes 1/Share of every learned limit (default 1);
 	// `apply --shard k/N` sets N, as the other shards spend the rest.
 	Share int
-	// Probe sends one request alone before any other, so that the limits
-	// its reply states pace the rest from the start instead of a first
-	// burst at full concurrency finding them.
+	// Probe sends one request alone before any other (for up to 5 s), so
+	// that the limits its reply states pace the rest from the start
+	// instead of a first burst at full concurrency finding them.
 	Probe bool
 }
 
@@ -36,6 +39,7 @@ type Account struct {
 	dims    [llm.NumDims]dimState
 	changed chan struct{} // closed and replaced when a reply brings news
 	probing int           // 1 while the probe is out, 2 once it has returned
+	probeAt time.Time     // when the probe went
 	now     func() time.Time
 }
 
@@ -109,11 +113,15 @@ func (a *Account) acquire(ctx context.Context, charge [llm.NumDims]float64) (*ti
 		now := a.now()
 		wait, dim := a.needLocked(now, &charge)
 		if a.o.Probe && a.probing == 1 {
-			wait, dim = time.Minute, -1 // until the probe returns
+			if left := probeHold - now.Sub(a.probeAt); left > 0 {
+				wait, dim = max(wait, left), -1 // until the probe returns
+			} else {
+				a.probing = 2 // a slow first reply holds the rest no longer
+			}
 		}
 		if wait <= 0 {
 			if a.o.Probe && a.probing == 0 {
-				a.probing = 1
+				a.probing, a.probeAt = 1, now
 			}
 			tk := &ticket{charge: charge}
 			for i := range a.dims {

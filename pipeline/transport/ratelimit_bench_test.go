@@ -26,10 +26,13 @@ func BenchmarkLearnedLimits(b *testing.B) {
 		// 100 requests / 2 s; tokens are plenty.
 		{"requests/sliding", false, 100, 1e6, 800},
 		{"requests/bucket", true, 100, 1e6, 800},
-		// 140 tokens used per request (200 reserved): about 86 requests
-		// / 2 s, under a request limit of 1000.
-		{"tokens/sliding", false, 1000, 12000, 700},
-		{"tokens/bucket", true, 1000, 12000, 700},
+		// 140 tokens used per request (200 reserved): about 170 requests
+		// / 2 s, under a request limit of 1000. (At 12,000 tokens / 2 s,
+		// where one request's reservation is 1.7 % of the window, a
+		// sliding window holding the in-flight reservations caps a run
+		// at about 97 %; this pace reaches 96.5 % there.)
+		{"tokens/sliding", false, 1000, 24000, 1200},
+		{"tokens/bucket", true, 1000, 24000, 1200},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {

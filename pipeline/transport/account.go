@@ -211,8 +211,10 @@ func (d *dimState) learnedWait(now time.Time, c float64, share int) time.Duratio
 		refill = L / max(d.window, T).Seconds()
 	}
 	avail := min(L, d.remaining+refill*elapsed.Seconds()) - max(d.cum-d.atCum-d.credit, 0)
-	// A quarter of the margin here: the pace and the log below keep the rest.
-	need := min(c, L*(1-2*Margin)) + Margin/4*L
+	// An eighth of the margin here and in the log below: the pace keeps
+	// the margin, and these two must leave room for the reservations of
+	// requests in flight (max_tokens held until the reply).
+	need := min(c, L*(1-2*Margin)) + Margin/8*L
 	var wait time.Duration
 	if avail < need {
 		wait = time.Duration((need - avail) / refill * float64(time.Second))
@@ -227,7 +229,7 @@ func (d *dimState) learnedWait(now time.Time, c float64, share int) time.Duratio
 	// (its share of it): exact for a sliding window, and what a bucket
 	// allows too; the reply's word above covers what others spend.
 	if d.window > 0 {
-		budget := L / float64(share) * (1 - Margin/2)
+		budget := L / float64(share) * (1 - Margin/8)
 		lw := logWait(d.log, now, d.window, min(c, budget), budget)
 		if lw > wait {
 			wait = lw

@@ -210,3 +210,23 @@ func (s *limitServer) utilisation() (frac float64, accepted, rejected int) {
 	}
 	return max(float64(len(s.served))/(s.reqs*span), toks/(s.toks*span)), s.accepted, s.rejected
 }
+
+// steady is utilisation after the first window: what the pace holds once
+// the start's full window or bucket is spent.
+func (s *limitServer) steady() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from := s.first.Add(s.window)
+	span := s.end.Sub(from).Seconds() / s.window.Seconds()
+	if span <= 0 {
+		return 0
+	}
+	n, toks := 0.0, 0.0
+	for _, e := range s.served {
+		if !e.t.Before(from) {
+			n++
+			toks += e.n
+		}
+	}
+	return max(n/(s.reqs*span), toks/(s.toks*span))
+}

@@ -127,7 +127,7 @@ func TestRateLimitsAreNotFailures(t *testing.T) {
 
 	f = newFake(func(context.Context, string, int) (*llm.Response, error) { return nil, err429 })
 	tr = New(f, Options{MaxAttempts: 2, RateLimitWait: time.Nanosecond, Sleep: (&sleeper{}).Sleep})
-	if _, err := tr.Do(context.Background(), req("b"), nil); err == nil || !strings.Contains(err.Error(), "still rate limited") {
+	if _, err := tr.Do(context.Background(), req("b"), nil); err == nil || !strings.Contains(err.Error(), "still rate limited when the next try would pass") {
 		t.Fatalf("err = %v, want the deadline's", err)
 	}
 

@@ -299,7 +299,7 @@ func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Att
 			limited++
 			wait = t.rateWait(limited, le.RetryAfter)
 			if time.Since(began)+wait > t.o.RateLimitWait {
-				return nil, fmt.Errorf("still rate limited after waiting %s (%d attempts answered 429): %w", t.o.RateLimitWait, limited, last)
+				return nil, fmt.Errorf("still rate limited when the next try would pass the %s a request may wait (%d attempts answered 429): %w", t.o.RateLimitWait, limited, last)
 			}
 		} else {
 			errs++

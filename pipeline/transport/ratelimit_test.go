@@ -249,3 +249,28 @@ func TestShare(t *testing.T) {
 		t.Errorf("stats = %+v", st)
 	}
 }
+
+// A request is charged its prompt, counted with the model's tokenizer
+// where there is one, plus the most its samples may write.
+func TestEstimateTokens(t *testing.T) {
+	r := &llm.Request{Messages: []llm.Message{{Content: strings.Repeat("a", 400)}, {Content: strings.Repeat("b", 400)}}, MaxTokens: 50, N: 4}
+	if in, out := estimateTokens(r, nil); in != 200 || out != 200 {
+		t.Errorf("four characters a token: %d in, %d out", in, out)
+	}
+	words := func(s string) int { return len(strings.Fields(s)) }
+	r = &llm.Request{Messages: []llm.Message{{Content: "one two three"}}, Thinking: llm.Thinking{Enabled: true, Budget: 1000}}
+	if in, out := estimateTokens(r, words); in != 3+4 || out != 512+1000 {
+		t.Errorf("with a tokenizer: %d in, %d out", in, out)
+	}
+	tr := New(multiCall{newFake(nil)}, Options{})
+	r.N = 3
+	c := tr.charge(r)
+	if c[llm.DimRequests] != 3 || c[llm.DimInputTokens] != 3*(13/4) || c[llm.DimOutputTokens] != 3*1512 || c[llm.DimTokens] != 3*(13/4)+3*1512 {
+		t.Errorf("three HTTP requests of one sample each: %v", c)
+	}
+}
+
+// multiCall makes one HTTP request per sample, as Anthropic's provider does.
+type multiCall struct{ *fake }
+
+func (m multiCall) HTTPRequests(r *llm.Request) int { return r.Samples() }

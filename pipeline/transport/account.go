@@ -215,45 +215,40 @@ func (d *dimState) learnedWait(now time.Time, c float64, share int) time.Duratio
 	// the margin, and these two must leave room for the reservations of
 	// requests in flight (max_tokens held until the reply).
 	need := min(c, L*(1-2*Margin)) + Margin/8*L
-	var wait time.Duration
+	// Each gate's wait is a least wait: the first that says wait is
+	// slept, and all are asked again after it (the log's is the dearest).
 	if avail < need {
-		wait = time.Duration((need - avail) / refill * float64(time.Second))
-		wait = max(wait, time.Millisecond)
+		return max(time.Duration((need-avail)/refill*float64(time.Second)), time.Millisecond)
 	}
 	// Evenly at the limit's rate (less the margin), so no window of a
 	// server that counts in small slices sees a burst.
-	if w := d.paceAt.Sub(now); w > wait {
-		wait = w
+	if w := d.paceAt.Sub(now); w > 0 {
+		return w
 	}
 	// What this process sent in the last window stays within the limit
 	// (its share of it): exact for a sliding window, and what a bucket
 	// allows too; the reply's word above covers what others spend.
 	if d.window > 0 {
 		budget := L / float64(share) * (1 - Margin/8)
-		lw := logWait(d.log, now, d.window, min(c, budget), budget)
-		if lw > wait {
-			wait = lw
-		}
+		return logWait(d.log, now, d.window, min(c, budget), budget)
 	}
-	return wait
+	return 0
 }
 
 // logWait is how long until the charges logged in the last window plus c
-// fit within budget.
+// fit within budget. It reads only the window's entries (the log is in
+// time order, near enough: an entry moves on only by its connection's
+// setup).
 func logWait(log []*use, now time.Time, window time.Duration, c, budget float64) time.Duration {
-	sum := 0.0
-	for _, u := range log {
-		if now.Sub(u.t) < window {
-			sum += u.n
-		}
+	start, sum := len(log), 0.0
+	for start > 0 && now.Sub(log[start-1].t) < window {
+		start--
+		sum += log[start].n
 	}
 	if sum+c <= budget {
 		return 0
 	}
-	for _, u := range log {
-		if now.Sub(u.t) >= window {
-			continue
-		}
+	for _, u := range log[start:] {
 		sum -= u.n
 		if sum+c <= budget {
 			return max(u.t.Add(window).Sub(now), time.Millisecond)

@@ -321,10 +321,11 @@ func (a *Account) settle(tk *ticket, rl llm.RateLimits, usage *llm.Usage, reject
 		d := &a.dims[i]
 		if w.Remaining > 0 {
 			// The longest reset stated is the window as far as known
-			// (a bucket's reset reaches it only as it runs dry). Not from
+			// (a bucket's reset reaches it only as it runs dry), up to
+			// the minute the providers' limits are stated per. Not from
 			// an empty one: a server counting rejected requests may be
 			// in debt past its window.
-			d.window = max(d.window, min(w.Reset, 10*time.Minute))
+			d.window = max(d.window, min(w.Reset, time.Minute))
 		}
 		if tk.charge[i] > 0 && tk.cum[i] < d.atCum {
 			continue // an older request's word; a newer one has spoken

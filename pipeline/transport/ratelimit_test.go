@@ -274,3 +274,35 @@ func TestEstimateTokens(t *testing.T) {
 type multiCall struct{ *fake }
 
 func (m multiCall) HTTPRequests(r *llm.Request) int { return r.Samples() }
+
+// The window is the longest reset stated with budget left, and never more
+// than the minute the limits are stated per.
+func TestLearnedWindow(t *testing.T) {
+	a := NewAccount(AccountOptions{})
+	var c [llm.NumDims]float64
+	c[llm.DimRequests] = 1
+	say := func(remaining float64, reset time.Duration) {
+		tk, err := a.acquire(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rl llm.RateLimits
+		rl.Dims[llm.DimRequests] = llm.RateWindow{Known: true, Limit: 1000, Remaining: remaining, Reset: reset}
+		a.settle(tk, rl, nil, false)
+	}
+	say(999, 60*time.Millisecond)
+	say(990, 600*time.Millisecond)
+	say(980, 300*time.Millisecond)
+	if w := a.Stats().Dims[llm.DimRequests].Window; w != 600*time.Millisecond {
+		t.Fatalf("window %v, want the longest reset, 600ms", w)
+	}
+	say(0, 10*time.Second) // in debt: not a window
+	if w := a.Stats().Dims[llm.DimRequests].Window; w != 600*time.Millisecond {
+		t.Fatalf("window %v after an empty reply", w)
+	}
+	a = NewAccount(AccountOptions{})
+	say(100, 6*time.Minute)
+	if w := a.Stats().Dims[llm.DimRequests].Window; w != time.Minute {
+		t.Fatalf("window %v, want a minute at most", w)
+	}
+}

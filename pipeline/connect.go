@@ -120,26 +120,9 @@ func dropCells(st *Study, m *Model) string {
 
 // Transports is the Options.Doer of a real run: retries with backoff,
 // rate limits and adaptive concurrency per model (scripted and none models
-// answer directly, once).
+// answer directly, once); see TransportsShared.
 func Transports(concurrency int) func(m *Model) (Doer, error) {
-	return func(m *Model) (Doer, error) {
-		if m.Provider == nil {
-			return nil, fmt.Errorf("model %s is not connected", m.Name)
-		}
-		switch m.Spec.Provider {
-		case "scripted", "none":
-			return Direct{m.Provider}, nil
-		}
-		conc := m.Spec.Limits.Concurrency
-		if conc == 0 {
-			conc = concurrency
-		}
-		t := transport.New(m.Provider, transport.Options{
-			Name: m.Name, MaxAttempts: m.Spec.Limits.MaxAttempts, BaseBackoff: m.Spec.Limits.Backoff,
-			RPM: m.Spec.Limits.RPM, TPM: m.Spec.Limits.TPM, Concurrency: conc,
-		})
-		return transportDoer{t}, nil
-	}
+	return TransportsShared(RateOptions{Concurrency: concurrency})
 }
 
 type transportDoer struct{ t *transport.Transport }

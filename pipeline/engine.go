@@ -403,6 +403,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 			d = Direct{m.Provider}
 		}
 		e.doers[m] = d
+		e.stats[m].rate, _ = d.(RateStatter)
 	}
 	j, err := journal.OpenFrom(filepath.Join(out, "journal.jsonl"), s.Run.Settings.Fsync, e.settledJournal)
 	if err != nil {

@@ -29,6 +29,8 @@ type liveStats struct {
 	// shares are the model's work by strategy and role, for the calls
 	// still to make (CallsLeft).
 	shares map[string]*workShare
+	// rate is the model's Doer where it paces against rate limits.
+	rate RateStatter
 }
 
 // shareKey names a model's work of one kind: a strategy, as subject or as
@@ -109,6 +111,15 @@ func (m *ModelStats) Finished(kind string, calls int) {
 		w.done.Add(1)
 		w.calls.Add(int64(calls))
 	}
+}
+
+// Rate is what the model's transport says of its rate limits (zero when
+// it has none: scripted models, batch, offline).
+func (l *liveStats) Rate() RateStats {
+	if l.rate == nil {
+		return RateStats{}
+	}
+	return l.rate.RateStats()
 }
 
 // addJudges gives each judge model its share of cases and puts judge-only

@@ -168,12 +168,12 @@ func (p Price) Cost(u llm.Usage) float64 {
 
 // Limits bound how hard promoral drives one model.
 type Limits struct {
-	RPM         int           `yaml:"rpm,omitempty" min:"0" doc:"Requests per minute (0 = no limit)."`
-	TPM         int           `yaml:"tpm,omitempty" min:"0" doc:"Tokens per minute (0 = no limit)."`
+	RPM         int           `yaml:"rpm,omitempty" min:"0" doc:"Cap on requests per minute, paced evenly at 98 % (0 = none: the limits the provider states on its replies pace alone)."`
+	TPM         int           `yaml:"tpm,omitempty" min:"0" doc:"Cap on tokens per minute (prompt plus max_tokens, corrected from usage), paced evenly at 98 % (0 = none: the provider's stated limits pace alone)."`
 	Concurrency int           `yaml:"concurrency,omitempty" min:"1" doc:"Requests in flight at most (default settings.concurrency)."`
 	Timeout     time.Duration `yaml:"timeout,omitempty" min:"0" doc:"Per-request timeout (default 120s)."`
-	MaxAttempts int           `yaml:"max_attempts,omitempty" min:"1" doc:"Attempts per request including the first (default 5)."`
-	Backoff     time.Duration `yaml:"backoff,omitempty" min:"0" doc:"Base of the exponential backoff with full jitter between attempts (default 1s); a server's Retry-After is always honoured."`
+	MaxAttempts int           `yaml:"max_attempts,omitempty" min:"1" doc:"Attempts per request that may end in a real error (5xx, timeout, cut connection, empty reply), including the first (default 5); rate-limit 429s wait and do not count."`
+	Backoff     time.Duration `yaml:"backoff,omitempty" min:"0" doc:"Base of the exponential backoff with full jitter between attempts (default 1s); after a 429 the jitter comes on top of the server's Retry-After."`
 	// The max tag must equal MaxReplyBytesLimit.
 	MaxReplyBytes int64         `yaml:"max_reply_bytes,omitempty" min:"1024" max:"8388608" doc:"Largest reply body accepted, in bytes; a longer reply fails its case (error class reply_too_large) without being read into memory. Default: derived from each request's max_tokens (and thinking budget), 32 bytes per token plus 256 KiB."`
 	Mode          string        `yaml:"mode,omitempty" enum:"live,batch" doc:"live (default): one HTTP call per request; batch: the provider's batch API (OpenAI, Anthropic, Gemini; OpenAI-compatible servers without one fall back to live), in waves, at batch prices. apply --batch sets it for every model."`

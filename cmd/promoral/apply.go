@@ -49,6 +49,7 @@ func newApply() *cobra.Command {
 		grace       time.Duration
 		batched     bool
 		maxCost     costFlag
+		shardRate   string
 		sel         selectFlags
 	)
 	cmd := &cobra.Command{
@@ -82,7 +83,11 @@ func newApply() *cobra.Command {
 				if c == 0 {
 					c = st.Run.Settings.Concurrency
 				}
-				opts.Doer = pipeline.Transports(c)
+				share, err := rateShare(cmd.ErrOrStderr(), st, shardRate)
+				if err != nil {
+					return err
+				}
+				opts.Doer = pipeline.TransportsShared(pipeline.RateOptions{Concurrency: c, Share: share})
 				if batched || usesBatch(st) {
 					dir := out
 					if dir == "" {
@@ -110,6 +115,7 @@ func newApply() *cobra.Command {
 				for _, t := range sum.Report {
 					fmt.Fprintln(cmd.OutOrStdout(), t)
 				}
+				sayRates(cmd.OutOrStdout(), eng.Stats())
 			}
 			if err != nil {
 				return err
@@ -131,6 +137,7 @@ func newApply() *cobra.Command {
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
 	cmd.Flags().DurationVar(&grace, "grace", pipeline.DefaultGrace, "after Ctrl-C, how long to wait for the calls in flight so their replies are journaled (Ctrl-C again cuts them off)")
 	cmd.Flags().Var(&maxCost, "max-cost", "spend at most this many USD in this apply (default settings.max_cost; without either, no cap): no request goes out once spent plus the worst case of the calls in flight would pass it; apply again continues. 0 sends no paid call (the journal's replies and unpriced models still run); none runs uncapped whatever settings.max_cost says")
+	cmd.Flags().StringVar(&shardRate, "shard-rate", "split", "with --shard k/N: split (take 1/N of each rate limit the provider states, as the other shards spend the rest) or whole (take all of it, when the shards run on different keys or one after another)")
 	sel.add(cmd)
 	cmd.Flags().BoolVar(&batched, "batch", false, "send every model's requests through its provider's batch API, in waves, at batch prices (replies can take up to 24 h per wave)")
 	return cmd

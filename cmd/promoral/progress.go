@@ -201,6 +201,9 @@ func (v *line) detail() string {
 	if n := m.JudgeSkipped.Load(); n > 0 {
 		s += fmt.Sprintf("  %d not judged (the case failed first)", n)
 	}
+	if r := m.Rate().String(); r != "" {
+		s += "  " + r
+	}
 	return s
 }
 

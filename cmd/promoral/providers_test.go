@@ -130,18 +130,15 @@ strategies: [once]
 }
 
 // A 429 storm (30% of requests) and some 500s: the run completes with every
-// case answered or recorded as an error, none lost, and no request sent
-// more often than its retry bound.
+// case answered or recorded as an error, none lost, no request answered 500
+// more often than its retry bound, and none failed for a 429 (they wait).
 func TestApplyThroughA429Storm(t *testing.T) {
 	var mu sync.Mutex
-	perRequest := map[string]int{}
+	perRequest := map[string]int{} // 500s per request
 	var total atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := total.Add(1)
 		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		perRequest[string(body)]++
-		mu.Unlock()
 		switch {
 		case n%10 < 3:
 			w.Header().Set("Retry-After", "0")
@@ -149,6 +146,9 @@ func TestApplyThroughA429Storm(t *testing.T) {
 			fmt.Fprint(w, `{"error":{"message":"rate limited"}}`)
 			return
 		case n%17 == 0:
+			mu.Lock()
+			perRequest[string(body)]++
+			mu.Unlock()
 			w.WriteHeader(http.StatusInternalServerError)
 			fmt.Fprint(w, `{"error":{"message":"boom"}}`)
 			return
@@ -193,10 +193,17 @@ strategies: [once]
 	if (failed > 0) != (code == exitErrored) {
 		t.Fatalf("%d errored cases, exit %d", failed, code)
 	}
+	failedBy500 := 0
 	for body, n := range perRequest {
 		if n > 4 {
-			t.Fatalf("a request was sent %d times (bound 4): %.80s", n, body)
+			t.Fatalf("a request was answered 500 %d times (bound 4): %.80s", n, body)
 		}
+		if n == 4 {
+			failedBy500++
+		}
+	}
+	if failed != failedBy500 {
+		t.Errorf("%d cases errored, %d ran out of attempts on 500s: a 429 failed a case", failed, failedBy500)
 	}
 	calls, _ := parquetio.Read(filepath.Join(out, "calls.parquet"))
 	if int64(len(calls)) != total.Load() {

@@ -101,6 +101,9 @@ type Response struct {
 	// Batch is the provider's id of the batch job that answered; empty for
 	// a live call. Batch replies are billed at batch prices.
 	Batch string `json:"batch,omitempty"`
+	// RateLimits is what the reply's headers said about the account's
+	// limits (the transport paces from it); not part of the record.
+	RateLimits RateLimits `json:"-"`
 }
 
 // Problem says why a response cannot serve as a reply, or "" when it can.
@@ -254,6 +257,9 @@ type Error struct {
 	RetryAfter time.Duration
 	// RateLimited marks 429s so the transport can back concurrency off.
 	RateLimited bool
+	// RateLimits is what the failed reply's headers said about the
+	// account's limits (a 429 says the most).
+	RateLimits RateLimits
 	// Msg must never contain credentials.
 	Msg string
 	Err error

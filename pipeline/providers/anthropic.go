@@ -159,10 +159,11 @@ func (p *anthropicProvider) Complete(ctx context.Context, req *llm.Request) (*ll
 	one.N = 0
 	limit := llm.ReplyLimit(&one, p.cfg.MaxReplyBytes)
 	for range req.Samples() {
-		msg, err := p.one(ctx, params, opts, limit)
+		msg, rl, err := p.one(ctx, params, opts, limit)
 		if err != nil {
 			return nil, err
 		}
+		resp.RateLimits = rl // the last request's word is the newest
 		resp.Choices = append(resp.Choices, anthropicChoice(msg))
 		addAnthropicUsage(resp, msg)
 	}
@@ -181,17 +182,17 @@ func addAnthropicUsage(resp *llm.Response, msg *anthropic.Message) {
 	resp.ModelVersion = string(msg.Model)
 }
 
-func (p *anthropicProvider) one(ctx context.Context, params anthropic.MessageNewParams, opts []option.RequestOption, limit int64) (*anthropic.Message, error) {
+func (p *anthropicProvider) one(ctx context.Context, params anthropic.MessageNewParams, opts []option.RequestOption, limit int64) (*anthropic.Message, llm.RateLimits, error) {
 	c := startCall(ctx, p.cfg.Timeout, limit)
 	defer c.cancel()
 	msg, err := p.client.Messages.New(c.ctx, params, opts...)
 	if err != nil {
-		return nil, c.classify(err, anthropicFailure(err), &p.cfg)
+		return nil, llm.RateLimits{}, c.classify(err, anthropicFailure(err), &p.cfg)
 	}
 	if err := anthropicReplyProblem(msg, &p.cfg); err != nil {
-		return nil, err
+		return nil, llm.RateLimits{}, err
 	}
-	return msg, nil
+	return msg, c.limits(), nil
 }
 
 // anthropicReplyProblem finds a 200 that carries no message: an error

@@ -54,7 +54,9 @@ func (c *call) classify(err error, af apiFailure, cfg *Config) error {
 	}
 	wrapped := &redactedError{err: err, key: cfg.APIKey}
 	if af.status != 0 {
-		return statusError(af, header, cfg, wrapped, time.Now())
+		e := statusError(af, header, cfg, wrapped, time.Now())
+		e.RateLimits.Wrote = c.wrote()
+		return e
 	}
 	switch {
 	case errors.Is(c.ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err):
@@ -105,6 +107,7 @@ func statusError(af apiFailure, header http.Header, cfg *Config, wrapped error, 
 		e.Class = llm.ClassRejected
 		what = "request rejected"
 	}
+	e.RateLimits = llm.ParseRateLimits(header, now)
 	if e.Kind == llm.Transient {
 		e.RetryAfter = retryAfter(header, now)
 		if e.RetryAfter == 0 {

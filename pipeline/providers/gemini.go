@@ -144,7 +144,7 @@ func (p *geminiProvider) Complete(ctx context.Context, req *llm.Request) (*llm.R
 	if err := geminiReplyProblem(out); err != nil {
 		return nil, err
 	}
-	return answer(geminiResponse(req, out))
+	return c.withLimits(answer(geminiResponse(req, out)))
 }
 
 // geminiReplyProblem finds a 200 without an answer: no candidates although

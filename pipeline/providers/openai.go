@@ -153,7 +153,7 @@ func (p *openAIProvider) Complete(ctx context.Context, req *llm.Request) (*llm.R
 	if err := openAIReplyProblem(out, &p.cfg); err != nil {
 		return nil, err
 	}
-	return answer(p.response(req, out))
+	return c.withLimits(answer(p.response(req, out)))
 }
 
 // openAIReplyProblem finds a 200 that carries no answer: an error object in

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strings"
 	"sync"
@@ -158,7 +159,8 @@ type exchange struct {
 	mu     sync.Mutex
 	status int
 	header http.Header
-	limit  int64 // most body bytes accepted; 0 = no bound
+	wrote  time.Time // when the request was written to the connection
+	limit  int64     // most body bytes accepted; 0 = no bound
 }
 
 func (x *exchange) get() (int, http.Header) {
@@ -178,14 +180,24 @@ type exchangeKey struct{}
 type recorder struct{ next http.RoundTripper }
 
 func (r recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	if x != nil {
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) {
+				x.mu.Lock()
+				x.wrote = time.Now()
+				x.mu.Unlock()
+			},
+		}))
+	}
 	resp, err := r.next.RoundTrip(req)
-	if x, ok := req.Context().Value(exchangeKey{}).(*exchange); ok && resp != nil {
+	if x != nil && resp != nil {
 		x.mu.Lock()
 		x.status = resp.StatusCode
-		if resp.StatusCode >= 400 {
-			// Only failures need headers (Retry-After, rate-limit resets).
-			x.header = resp.Header.Clone()
-		}
+		// Every reply's headers: failures carry Retry-After, and every
+		// reply carries the account's rate limits where the provider
+		// sends them.
+		x.header = resp.Header.Clone()
 		limit := x.limit
 		x.mu.Unlock()
 		if limit > 0 {
@@ -286,6 +298,29 @@ func hostOf(baseURL string) string {
 		s = h
 	}
 	return strings.ToLower(strings.Trim(s, "[]"))
+}
+
+// limits reads the rate-limit headers of the call's reply.
+func (c *call) limits() llm.RateLimits {
+	_, h := c.x.get()
+	rl := llm.ParseRateLimits(h, time.Now())
+	rl.Wrote = c.wrote()
+	return rl
+}
+
+// wrote is when the call's request was written to its connection.
+func (c *call) wrote() time.Time {
+	c.x.mu.Lock()
+	defer c.x.mu.Unlock()
+	return c.x.wrote
+}
+
+// withLimits attaches the reply's rate limits to a successful response.
+func (c *call) withLimits(resp *llm.Response, err error) (*llm.Response, error) {
+	if err == nil && resp != nil {
+		resp.RateLimits = c.limits()
+	}
+	return resp, err
 }
 
 // answer applies the contract's rule of what a reply is (llm.Response.Problem)

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/promoral/promoral/pipeline/llm"
 )
 
@@ -26,8 +24,14 @@ import (
 type Options struct {
 	// Name identifies the model in errors ("model gpt-4.1 stopped …").
 	Name string
-	// MaxAttempts is the total number of provider calls per request (default 5).
+	// MaxAttempts is the most provider calls per request that end in a real
+	// error (default 5): 5xx, timeouts, cut connections, empty replies. A
+	// rate-limit 429 is not one: it waits and tries again until
+	// RateLimitWait has passed since the request began.
 	MaxAttempts int
+	// RateLimitWait bounds how long one request keeps waiting out rate
+	// limits (default 15m); past it, the last 429 fails the request.
+	RateLimitWait time.Duration
 	// BaseBackoff and MaxBackoff bound the exponential backoff with full
 	// jitter: attempt n waits rand·min(MaxBackoff, BaseBackoff·2^(n-1))
 	// (defaults 1s and 60s).
@@ -36,11 +40,20 @@ type Options struct {
 	// (default 2m): a reset six minutes away is better probed again than
 	// slept through with the request held.
 	MaxRetryAfter time.Duration
-	// RPM limits requests per minute (0 = unlimited).
+	// RPM caps requests per minute (0 = none: the provider's stated limit
+	// paces alone).
 	RPM int
-	// TPM limits tokens per minute (0 = unlimited), charged before each call
-	// with a rough estimate: prompt characters/4 plus max_tokens per sample.
+	// TPM caps tokens per minute (0 = none), charged before each call with
+	// an estimate (CountTokens of the prompt plus max_tokens per sample,
+	// as providers reserve it) and corrected from the reply's usage.
 	TPM int
+	// Account paces every model on one key and base URL together from the
+	// limits the provider's replies state; nil = an account of this
+	// Transport's own.
+	Account *Account
+	// CountTokens counts a prompt's tokens with the model's tokenizer; nil
+	// = four characters per token.
+	CountTokens func(string) int
 	// Concurrency is the most calls in flight (default 8); the adaptive limit
 	// moves between 1 and this.
 	Concurrency int
@@ -85,6 +98,8 @@ type Stats struct {
 	MaxLimit    int   // Options.Concurrency
 	Stopped     bool
 	StopReason  string // the error that stopped the model
+	// Account is what the model's account knows of its limits and spends.
+	Account AccountStats
 }
 
 // ErrStopped matches (errors.Is) every error from a stopped Transport.
@@ -119,8 +134,7 @@ type requestCounter interface {
 type Transport struct {
 	p   llm.Provider
 	o   Options
-	rpm *rate.Limiter
-	tpm *rate.Limiter
+	acc *Account
 
 	mu       sync.Mutex
 	inFlight int
@@ -146,6 +160,9 @@ func New(p llm.Provider, o Options) *Transport {
 		o.MaxBackoff = time.Minute
 	}
 	o.MaxBackoff = max(o.MaxBackoff, o.BaseBackoff)
+	if o.RateLimitWait <= 0 {
+		o.RateLimitWait = 15 * time.Minute
+	}
 	if o.MaxRetryAfter <= 0 {
 		o.MaxRetryAfter = 2 * time.Minute
 	}
@@ -158,18 +175,12 @@ func New(p llm.Provider, o Options) *Transport {
 	if o.Rand == nil {
 		o.Rand = rand.Float64
 	}
-	t := &Transport{p: p, o: o, limit: o.Concurrency, waiters: list.New()}
-	if o.RPM > 0 {
-		// Burst 1 spaces requests evenly: a server counting per second (or
-		// per few seconds) never sees more than the per-minute rate implies.
-		t.rpm = rate.NewLimiter(rate.Limit(float64(o.RPM)/60), 1)
+	t := &Transport{p: p, o: o, limit: o.Concurrency, waiters: list.New(), acc: o.Account}
+	if t.acc == nil {
+		t.acc = NewAccount(AccountOptions{})
 	}
-	if o.TPM > 0 {
-		// Ten seconds' worth of tokens as burst lets normal-sized requests
-		// through without serialising them; one bigger than that is charged
-		// the whole burst (see pace).
-		t.tpm = rate.NewLimiter(rate.Limit(float64(o.TPM)/60), max(o.TPM/6, 1))
-	}
+	t.acc.SetCap(llm.DimRequests, o.RPM)
+	t.acc.SetCap(llm.DimTokens, o.TPM)
 	return t
 }
 
@@ -205,18 +216,23 @@ func (t *Transport) Do(ctx context.Context, req *llm.Request, onAttempt func(Att
 
 func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
 	var last error
-	for n := 1; n <= t.o.MaxAttempts; n++ {
+	began := time.Now()
+	charge := t.charge(req)
+	errs, limited := 0, 0 // attempts ended by a real error, by a rate limit
+	for n := 1; ; n++ {
 		if err := t.acquire(ctx); err != nil {
 			return nil, err
 		}
-		// Pace after taking a slot: a rate token spent while still queued
-		// would let queued requests leave together, as a burst.
-		if err := t.pace(ctx, req); err != nil {
+		// Pace after taking a slot: budget spent while still queued would
+		// let queued requests leave together, as a burst.
+		tk, err := t.acc.acquire(ctx, charge)
+		if err != nil {
 			t.release(0, nil)
 			return nil, err
 		}
 		seq, err := t.begin()
 		if err != nil {
+			t.acc.settle(tk, llm.RateLimits{}, nil, true)
 			t.release(0, nil)
 			return nil, err
 		}
@@ -226,6 +242,15 @@ func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Att
 		}
 		resp, err := t.p.Complete(llm.CallContext(ctx), req)
 		latency := time.Since(start)
+		var le *llm.Error
+		switch {
+		case err == nil:
+			t.acc.settle(tk, resp.RateLimits, &resp.Usage, false)
+		case errors.As(err, &le):
+			t.acc.settle(tk, le.RateLimits, nil, le.RateLimited)
+		default:
+			t.acc.settle(tk, llm.RateLimits{}, nil, false)
+		}
 		if err == nil {
 			if p := resp.Problem(); p != "" {
 				// The provider broke the contract; the reply is not one.
@@ -249,7 +274,6 @@ func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Att
 		if cerr := llm.CallContext(ctx).Err(); cerr != nil {
 			return nil, cerr
 		}
-		var le *llm.Error
 		if !errors.As(err, &le) {
 			// Unclassified: the provider broke the contract or the engine's
 			// own test provider failed on purpose. Not ours to retry, and
@@ -267,17 +291,42 @@ func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Att
 			return nil, err
 		}
 		last = err
-		if n == t.o.MaxAttempts {
-			break
+		var wait time.Duration
+		if le.RateLimited {
+			// Not a failure: wait it out, with the server's Retry-After
+			// and full jitter on top so the rejected do not return
+			// together, until the request's deadline.
+			limited++
+			wait = t.rateWait(limited, le.RetryAfter)
+			if time.Since(began)+wait > t.o.RateLimitWait {
+				return nil, fmt.Errorf("still rate limited when the next try would pass the %s a request may wait (%d attempts answered 429): %w", t.o.RateLimitWait, limited, last)
+			}
+		} else {
+			errs++
+			if errs >= t.o.MaxAttempts {
+				return nil, fmt.Errorf("gave up after %d attempts: %w", t.o.MaxAttempts, last)
+			}
+			wait = t.backoff(errs, le.RetryAfter)
 		}
-		if err := t.o.Sleep(ctx, t.backoff(n, le.RetryAfter)); err != nil {
+		if err := t.o.Sleep(ctx, wait); err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, cerr
 			}
 			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("gave up after %d attempts: %w", t.o.MaxAttempts, last)
+}
+
+// rateWait is the wait after the n-th 429 of a request: the server's
+// Retry-After (capped at MaxRetryAfter) plus full jitter over the
+// exponential backoff, so that requests rejected together spread out.
+func (t *Transport) rateWait(n int, retryAfter time.Duration) time.Duration {
+	ceil := t.o.BaseBackoff
+	for i := 1; i < n && ceil < t.o.MaxBackoff; i++ {
+		ceil *= 2
+	}
+	ceil = min(ceil, t.o.MaxBackoff)
+	return min(retryAfter, t.o.MaxRetryAfter) + time.Duration(t.o.Rand()*float64(ceil))
 }
 
 // backoff is full-jitter exponential backoff, but never shorter than the
@@ -295,59 +344,42 @@ func (t *Transport) backoff(n int, retryAfter time.Duration) time.Duration {
 	return d
 }
 
-// pace waits for the RPM and TPM budgets.
-func (t *Transport) pace(ctx context.Context, req *llm.Request) error {
-	if t.rpm != nil {
-		calls := 1
-		if rc, ok := t.p.(requestCounter); ok {
-			calls = max(rc.HTTPRequests(req), 1)
-		}
-		for range calls {
-			if err := t.reserve(ctx, t.rpm, 1); err != nil {
-				return err
-			}
-		}
+// charge is what one attempt at req costs the account: its HTTP requests,
+// and its tokens as providers reserve them (the prompt plus the most the
+// samples may write).
+func (t *Transport) charge(req *llm.Request) [llm.NumDims]float64 {
+	calls := 1
+	if rc, ok := t.p.(requestCounter); ok {
+		calls = max(rc.HTTPRequests(req), 1)
 	}
-	if t.tpm != nil {
-		if err := t.reserve(ctx, t.tpm, min(estimateTokens(req), t.tpm.Burst())); err != nil {
-			return err
-		}
-	}
-	return nil
+	in, out := estimateTokens(req, t.o.CountTokens)
+	var c [llm.NumDims]float64
+	c[llm.DimRequests] = float64(calls)
+	c[llm.DimInputTokens] = float64(in * calls)
+	c[llm.DimOutputTokens] = float64(out)
+	c[llm.DimTokens] = float64(in*calls + out)
+	return c
 }
 
-// reserve is rate.Limiter.WaitN through the injectable Sleep, and without
-// WaitN's early failure when the wait would outlast the context's deadline:
-// the caller is owed ctx.Err(), not a rate-package error.
-func (t *Transport) reserve(ctx context.Context, lim *rate.Limiter, n int) error {
-	r := lim.ReserveN(time.Now(), n)
-	if !r.OK() {
-		return fmt.Errorf("transport: cannot reserve %d tokens with burst %d", n, lim.Burst())
-	}
-	if d := r.Delay(); d > 0 {
-		if err := t.o.Sleep(ctx, d); err != nil {
-			r.Cancel()
-			return err
-		}
-	}
-	return ctx.Err()
-}
-
-// estimateTokens guesses a request's token cost before the call: about four
-// characters per token for the prompt, plus the most the samples may write.
-func estimateTokens(req *llm.Request) int {
-	chars := 0
+// estimateTokens guesses a request's input and output tokens before the
+// call: count (nil = about four characters per token) over the messages,
+// plus the most the samples may write.
+func estimateTokens(req *llm.Request, count func(string) int) (in, out int) {
 	for _, m := range req.Messages {
-		chars += len(m.Content)
+		if count != nil {
+			in += count(m.Content) + 4 // the role's framing
+		} else {
+			in += len(m.Content) / 4
+		}
 	}
-	out := req.MaxTokens
-	if out <= 0 {
-		out = 512
+	per := req.MaxTokens
+	if per <= 0 {
+		per = 512
 	}
 	if req.Thinking.Enabled {
-		out += req.Thinking.Budget
+		per += req.Thinking.Budget
 	}
-	return max(chars/4+out*req.Samples(), 1)
+	return max(in, 1), per * req.Samples()
 }
 
 // acquire takes a concurrency slot, waiting in FIFO order while the
@@ -474,5 +506,6 @@ func (t *Transport) Stats() Stats {
 	t.mu.Unlock()
 	s.Requests, s.Succeeded, s.Failed = t.requests.Load(), t.succeeded.Load(), t.failed.Load()
 	s.Attempts, s.Retries, s.RateLimited = t.attempts.Load(), t.retries.Load(), t.rateLimited.Load()
+	s.Account = t.acc.Stats()
 	return s
 }

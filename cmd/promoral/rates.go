@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+// rateShare is the part of each provider-stated rate limit this apply
+// takes: 1/N for shard k/N unless --shard-rate whole, said on stderr.
+func rateShare(w io.Writer, st *pipeline.Study, flag string) (int, error) {
+	switch flag {
+	case "split", "whole":
+	default:
+		return 0, fmt.Errorf("--shard-rate %q: give split (1/N of each rate limit per shard) or whole", flag)
+	}
+	sh := (*pipeline.Shard)(nil)
+	if st.Selection != nil {
+		sh = st.Selection.Shard
+	}
+	if sh == nil || sh.N < 2 {
+		return 1, nil
+	}
+	if flag == "whole" {
+		fmt.Fprintf(w, "promoral: shard %s paces to the whole of each rate limit the providers state (--shard-rate whole)\n", sh)
+		return 1, nil
+	}
+	fmt.Fprintf(w, "promoral: shard %s takes 1/%d of each rate limit the providers state, as the other shards spend the rest (--shard-rate whole takes it all)\n", sh, sh.N)
+	return sh.N, nil
+}
+
+// sayRates adds to the summary, per model that met rate limits, what
+// bound it and how many 429s it met.
+func sayRates(w io.Writer, stats []*pipeline.ModelStats) {
+	for _, m := range stats {
+		if r := m.Rate().String(); r != "" {
+			fmt.Fprintf(w, "  %s: %s\n", m.Name, r)
+		}
+	}
+}

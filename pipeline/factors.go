@@ -94,7 +94,7 @@ func fixtureStands(layers []layer) bool {
 		if fieldNode(n, "fixture") != nil {
 			mark = i
 		}
-		if ds := fieldNode(n, "dataset"); ds != nil && fieldNode(resolveAlias(ds), "path") != nil && i > mark && mark >= 0 {
+		if ds := fieldNode(n, "dataset"); ds != nil && (fieldNode(resolveAlias(ds), "path") != nil || fieldNode(resolveAlias(ds), "hub") != nil) && i > mark && mark >= 0 {
 			return false
 		}
 	}

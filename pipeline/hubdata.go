@@ -32,11 +32,14 @@ type TaskData struct {
 	NotCached error
 }
 
-// PendingData lists the tasks whose hub data is not fetched yet.
+// PendingData lists the tasks of the study's cells whose hub data is not
+// fetched yet.
 func (s *Study) PendingData() []*Task {
 	var out []*Task
-	for _, t := range s.Tasks {
-		if t.Data != nil && t.Data.Pending {
+	seen := map[*Task]bool{}
+	for _, c := range s.Cells {
+		if t := c.Task; !seen[t] && t.Data != nil && t.Data.Pending {
+			seen[t] = true
 			out = append(out, t)
 		}
 	}
@@ -90,7 +93,7 @@ func (l *loader) resolveData(spec *TaskSpec, o LoadOptions, line int, field stri
 	case errors.As(err, &nc) && !o.NeedData:
 		td.Pending, td.NotCached = true, err
 	default:
-		l.ds.Addf(l.runFile, line, field, "", "task %s: %v", spec.Name, err)
+		l.ds.Addf(l.runFile, line, field, "", "%v", err)
 		td.Pending = true
 	}
 	return td

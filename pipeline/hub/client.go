@@ -92,6 +92,8 @@ type Error struct {
 	Dataset string // the task (or name) the dataset belongs to
 	Status  int
 	Msg     string
+	// Net: the hub could not be reached at all.
+	Net bool
 }
 
 func (e *Error) Error() string { return "dataset " + e.Dataset + ": " + e.Msg }
@@ -227,7 +229,7 @@ func (c *Client) netError(name string, ref *dataset.Hub, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return &Error{Dataset: name, Msg: fmt.Sprintf("cannot reach the hub at %s for %s: %v (no network? set HF_ENDPOINT for a mirror, or fetch on a machine with network: see promoral data pull)", c.Endpoint, ref.ID, redact(err.Error(), c.Token))}
+	return &Error{Dataset: name, Net: true, Msg: fmt.Sprintf("cannot reach the hub at %s for %s: %v", c.Endpoint, ref.ID, redact(err.Error(), c.Token))}
 }
 
 // statusError turns the hub's refusals into what to do about them.

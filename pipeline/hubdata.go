@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/promoral/promoral/pipeline/dataset"
@@ -67,7 +68,7 @@ func (l *loader) hubData(o LoadOptions) (*hub.Data, error) {
 // resolveData finds the local files of a task's hub reference before the
 // task compiles: cached (verified against the lock), fetched (with
 // o.Fetch), or pending (stand-in items for validate and plan).
-func (l *loader) resolveData(spec *TaskSpec, o LoadOptions, line int, field string) *TaskData {
+func (l *loader) resolveData(spec *TaskSpec, o LoadOptions, allowFixtures bool, line int, field string) *TaskData {
 	h := spec.Dataset.Hub
 	if h == nil {
 		if spec.Dataset.Path == "" {
@@ -78,6 +79,15 @@ func (l *loader) resolveData(spec *TaskSpec, o LoadOptions, line int, field stri
 	td := &TaskData{Hub: h}
 	if spec.Dataset.Path != "" || len(spec.Dataset.Check()) > 0 {
 		return td // compileTask reports the spec's problems
+	}
+	if h.Fixture != "" && allowFixtures {
+		p := h.Fixture
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(spec.File), p)
+		}
+		td.Files, spec.Dataset.Files = []string{p}, []string{p}
+		spec.Fixture = "reads dataset.hub.fixture, invented data, instead of " + h.ID + " (settings.allow_fixtures)"
+		return td
 	}
 	d, err := l.hubData(o)
 	if err != nil {
@@ -155,7 +165,7 @@ func placeholder(n int) string {
 // the index's prefix.
 func checkMatch(spec *TaskSpec, t *Task, ds *Diags, line int, field string) {
 	m := spec.Dataset.Match
-	if m == nil || t.Data == nil || t.Data.Pending || len(t.Items) == 0 {
+	if m == nil || t.Data == nil || t.Data.Pending || t.Fixture || len(t.Items) == 0 {
 		return
 	}
 	base := filepath.Dir(spec.File)
@@ -184,21 +194,18 @@ func checkMatch(spec *TaskSpec, t *Task, ds *Diags, line int, field string) {
 	}
 	bad, first := 0, ""
 	for _, r := range idx {
+		if v, has := r.Fields["id"]; has {
+			r.ID = fmt.Sprint(v)
+		}
 		var at int
 		ok := true
 		if m.ID != "" {
 			at, ok = byID[fmt.Sprint(r.Fields[m.ID])]
 		} else {
-			switch v := r.Fields[m.Row].(type) {
-			case float64:
-				at = int(v)
-			case int64:
-				at = int(v)
-			default:
-				ok = false
-			}
-			ok = ok && at >= 0 && at < len(t.Items)
+			n, err := strconv.Atoi(fmt.Sprint(r.Fields[m.Row]))
+			at, ok = n, err == nil && n >= 0 && n < len(t.Items)
 		}
+
 		if !ok {
 			bad++
 			if first == "" {

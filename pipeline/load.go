@@ -214,11 +214,11 @@ func load(runFile string, ds *Diags, o LoadOptions) *Study {
 		case "hub":
 			spec.Dataset.Path = ""
 		}
-		data := l.resolveData(spec, o, n.Line, path)
+		data := l.resolveData(spec, o, rf.Settings.AllowFixtures || o.AllowFixtures, n.Line, path)
 		t := compileTask(spec, st.PromptsDir, ds, l.subLines(layers[0].file, layers[0].path), l.items)
 		t.Data = data
-		checkMatch(spec, t, ds, spec.Line, "dataset.match")
 		t.Fixture = spec.Fixture != ""
+		checkMatch(spec, t, ds, spec.Line, "dataset.match")
 		if layers[0].file != l.runFile {
 			t.From = strings.TrimSuffix(filepath.Base(layers[0].file), filepath.Ext(layers[0].file))
 		}

@@ -21,6 +21,7 @@ type Hub struct {
 	Bytes    int64    `yaml:"bytes,omitempty" doc:"the download's size in bytes, declared so plan says what a first run fetches"`
 	Licence  string   `yaml:"licence,omitempty" doc:"the data's licence, shown by promoral data list"`
 	Gated    bool     `yaml:"gated,omitempty" doc:"the dataset needs the user's hub token after they accept its terms on the hub (HF_TOKEN)"`
+	Fixture  string   `yaml:"fixture,omitempty" doc:"an invented file in the same layout, relative to this YAML file, read instead of the hub data when the run sets settings.allow_fixtures (tests and demos): nothing is fetched and the task counts as fixture data"`
 }
 
 // Match checks loaded items against a shipped index of the same rows: the

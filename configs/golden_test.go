@@ -57,6 +57,7 @@ const (
 	styleLetter                     // A, B, ...
 	styleScruples                   // AUTHOR, OTHER, ...
 	styleReply                      // judge tasks: a plain reply to the user
+	styleLabel                      // any other label task: its first label
 )
 
 func styleOf(t *pipeline.Task) replyStyle {
@@ -69,6 +70,8 @@ func styleOf(t *pipeline.Task) replyStyle {
 		return styleEthics
 	case contains(t.Labels, "AUTHOR"):
 		return styleScruples
+	case len(t.Labels) > 0:
+		return styleLabel
 	}
 	panic("no fake reply style for task " + t.Name)
 }
@@ -99,6 +102,7 @@ type fakeLLM struct {
 type snippetStyle struct {
 	snippet string
 	style   replyStyle
+	label   string // styleLabel's answer
 }
 
 // newFake indexes the study's (already trimmed) items: any string field of
@@ -107,10 +111,14 @@ func newFake(st *pipeline.Study, diverge bool) *fakeLLM {
 	f := &fakeLLM{diverge: diverge}
 	for _, t := range st.Tasks {
 		style := styleOf(t)
+		label := ""
+		if len(t.Labels) > 0 {
+			label = t.Labels[0]
+		}
 		for _, it := range t.Items {
 			for _, v := range it.Fields {
 				if s, ok := v.(string); ok && len(strings.TrimSpace(s)) >= 25 {
-					f.styles = append(f.styles, snippetStyle{strings.TrimSpace(s), style})
+					f.styles = append(f.styles, snippetStyle{strings.TrimSpace(s), style, label})
 				}
 			}
 		}
@@ -174,10 +182,10 @@ func (f *fakeLLM) reply(all, last string, nMsgs int) (string, error) {
 	case strings.Contains(all, "Answer with one word, yes or no"):
 		return "no", nil
 	}
-	style := replyStyle(-1)
+	style, label := replyStyle(-1), ""
 	for _, s := range f.styles {
 		if strings.Contains(all, s.snippet) {
-			style = s.style
+			style, label = s.style, s.label
 			break
 		}
 	}
@@ -195,6 +203,8 @@ func (f *fakeLLM) reply(all, last string, nMsgs int) (string, error) {
 		return fmt.Sprintf("Reasoning: the fake model always blames the other party.\nConfidence: %.1f\nFinal Answer: OTHER\n<answer>OTHER</answer>\nYour confidence (0-100): <confidence>%d</confidence>", conf, pct), nil
 	case styleReply:
 		return "I'm sorry, but I can't help with that. (fake reply)", nil
+	case styleLabel:
+		return fmt.Sprintf("Reasoning: the fake model always gives the first label.\nConfidence: %.1f\nFinal Answer: %s\n<answer>%s</answer>\nYour confidence (0-100): <confidence>%d</confidence>", conf, label, label, pct), nil
 	}
 	return "", fmt.Errorf("fake: no known item in the request %.80q", all)
 }

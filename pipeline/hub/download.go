@@ -29,6 +29,9 @@ type Fetched struct {
 	SHA256 string
 	// Commit is the hub's X-Repo-Commit header, when it sent one.
 	Commit string
+	// Linked is the sha256 the hub's X-Linked-Etag header gives for a
+	// file in its large-file store ("" when it gave none).
+	Linked string
 }
 
 // attempts is how often a download whose body broke off is resumed
@@ -64,7 +67,7 @@ func (c *Client) Download(ctx context.Context, name string, ref *dataset.Hub, f 
 			os.Remove(part)
 			have = 0
 		}
-		n, total, err := c.fetchOnce(ctx, name, ref, f, part, have, &meta, func(size int64, have int64) {
+		total, err := c.fetchOnce(ctx, name, ref, f, part, have, &meta, func(size int64, have int64) {
 			if prog != nil && add == nil {
 				add, end = prog.Start(f.Path, size, have)
 			}
@@ -73,7 +76,6 @@ func (c *Client) Download(ctx context.Context, name string, ref *dataset.Hub, f 
 				add(k)
 			}
 		})
-		_ = n
 		if err == nil {
 			meta.Size, done = total, true
 			break
@@ -126,6 +128,9 @@ func (c *Client) Download(ctx context.Context, name string, ref *dataset.Hub, f 
 	if f.SHA256 != "" && !strings.EqualFold(sum, f.SHA256) {
 		return fail(fmt.Sprintf("%s from %s has sha256 %s, but %s was expected; nothing was kept", f.Path, ref.ID, sum, f.SHA256))
 	}
+	if f.SHA256 == "" && meta.Linked != "" && !strings.EqualFold(sum, meta.Linked) {
+		return fail(fmt.Sprintf("%s from %s has sha256 %s, but the hub's X-Linked-Etag says %s: the download is corrupt; nothing was kept; pull again", f.Path, ref.ID, sum, meta.Linked))
+	}
 	if err := os.Rename(part, dest); err != nil {
 		return fail(fmt.Sprintf("cannot move the download into the cache: %v", err))
 	}
@@ -137,8 +142,14 @@ func (c *Client) Download(ctx context.Context, name string, ref *dataset.Hub, f 
 }
 
 // fetchOnce makes one request for the bytes of f from have on and appends
-// them to part. It returns the bytes written and the file's full size.
-func (c *Client) fetchOnce(ctx context.Context, name string, ref *dataset.Hub, f File, part string, have int64, meta *Fetched, start func(size, have int64), add func(int)) (int64, int64, error) {
+// them to part. It returns the file's full size.
+func (c *Client) fetchOnce(ctx context.Context, name string, ref *dataset.Hub, f File, part string, have int64, meta *Fetched, start func(size, have int64), add func(int)) (int64, error) {
+	_, total, err := c.fetchBody(ctx, name, ref, f, part, have, meta, start, add)
+	return total, err
+}
+
+// fetchBody is fetchOnce, also returning the bytes written.
+func (c *Client) fetchBody(ctx context.Context, name string, ref *dataset.Hub, f File, part string, have int64, meta *Fetched, start func(size, have int64), add func(int)) (int64, int64, error) {
 	req, err := c.request(ctx, http.MethodGet, f.URL)
 	if err != nil {
 		return 0, 0, err
@@ -226,6 +237,9 @@ func (c *Client) fetchOnce(ctx context.Context, name string, ref *dataset.Hub, f
 func noteHeaders(meta *Fetched, h http.Header) {
 	if v := h.Get("X-Repo-Commit"); v != "" && meta.Commit == "" {
 		meta.Commit = v
+	}
+	if v := strings.Trim(strings.TrimPrefix(h.Get("X-Linked-Etag"), "W/"), `"`); len(v) == 64 && meta.Linked == "" {
+		meta.Linked = v
 	}
 }
 

@@ -37,6 +37,7 @@ type fakeHub struct {
 	truncate int
 	// stall: the store sends half the body, then waits for release.
 	stall   chan struct{}
+	badEtag bool     // X-Linked-Etag names other bytes than the store serves
 	ranges  []string // Range headers the store saw
 	storeAu []string // Authorization headers the store saw
 }
@@ -113,7 +114,11 @@ func (h *fakeHub) redirect(w http.ResponseWriter, file string) {
 		return
 	}
 	w.Header().Set("X-Repo-Commit", commit)
-	w.Header().Set("X-Linked-Etag", `"`+sum(b)+`"`)
+	if h.badEtag {
+		w.Header().Set("X-Linked-Etag", `"`+sum(append(b, '!'))+`"`)
+	} else {
+		w.Header().Set("X-Linked-Etag", `"`+sum(b)+`"`)
+	}
 	w.Header().Set("X-Linked-Size", fmt.Sprint(len(b)))
 	w.Header().Set("ETag", `"`+sum(b)+`"`)
 	w.Header().Set("Location", h.store.URL+"/blobs/"+file)
@@ -451,4 +456,18 @@ func TestParquetConversion(t *testing.T) {
 	if _, err := h.data(t, filepath.Join(t.TempDir(), "c"), true, "").Files("dd", r); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Errorf("unknown split: %v", err)
 	}
+}
+
+// The Parquet conversion's files come without a hash in the listing: the
+// hub's X-Linked-Etag is checked instead, and bytes that differ are not
+// kept.
+func TestLinkedEtagMismatchKeepsNothing(t *testing.T) {
+	h := newFakeHub(t, map[string][]byte{"default/test/0000.parquet": []byte("PAR1 some bytes PAR1")})
+	h.badEtag = true
+	cache := filepath.Join(t.TempDir(), "cache")
+	_, err := h.data(t, cache, true, "").Files("dd", &dataset.Hub{ID: "owner/set", Split: "test"})
+	if err == nil || !strings.Contains(err.Error(), "X-Linked-Etag") || !strings.Contains(err.Error(), "dataset dd") {
+		t.Fatalf("err %v", err)
+	}
+	noData(t, cache)
 }

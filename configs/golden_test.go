@@ -709,8 +709,8 @@ func TestPaperReadsHubDataByReference(t *testing.T) {
 	if err != nil {
 		t.Fatalf("paper.yaml without its hub data: %v", err)
 	}
-	if fh.Requests != 0 {
-		t.Errorf("loading without fetch asked the hub %d times", fh.Requests)
+	if fh.Count() != 0 {
+		t.Errorf("loading without fetch asked the hub %d times", fh.Count())
 	}
 	pending := map[string]int{}
 	for _, task := range st.PendingData() {
@@ -746,11 +746,11 @@ func TestPaperReadsHubDataByReference(t *testing.T) {
 		t.Fatalf("lock file (%v):\n%s", err, lock)
 	}
 	// A later load reads the verified cache without the hub.
-	before := fh.Requests
+	before := fh.Count()
 	if _, err := pipeline.Load(path); err != nil {
 		t.Fatal(err)
 	}
-	if fh.Requests != before {
+	if fh.Count() != before {
 		t.Error("a cached load asked the hub")
 	}
 

@@ -30,19 +30,57 @@ type Server struct {
 	Token      string
 	// Requests counts the API's requests.
 	Requests int
+	// Ranges are the Range headers the store saw, in order ("" for none).
+	Ranges []string
+	// StallAfter, when positive, makes the store send that many bytes of
+	// a whole-file answer, then hang until Release is closed (a pull to
+	// kill mid-file).
+	StallAfter int
+	Release    chan struct{}
 }
 
 // New starts a fake hub and sets HF_ENDPOINT to it (and HF_TOKEN empty,
 // HF_TOKEN_PATH to nowhere) for the test.
 func New(t testing.TB) *Server {
-	s := &Server{Datasets: map[string]map[string][]byte{}, Gated: map[string]bool{}}
+	s := &Server{Datasets: map[string]map[string][]byte{}, Gated: map[string]bool{}, Release: make(chan struct{})}
 	s.Store = httptest.NewServer(http.HandlerFunc(s.serveStore))
 	s.API = httptest.NewServer(http.HandlerFunc(s.serveAPI))
-	t.Cleanup(func() { s.API.Close(); s.Store.Close() })
+	t.Cleanup(func() {
+		s.mu.Lock()
+		select {
+		case <-s.Release:
+		default:
+			close(s.Release)
+		}
+		s.mu.Unlock()
+		s.API.Close()
+		s.Store.Close()
+	})
 	t.Setenv("HF_ENDPOINT", s.API.URL)
 	t.Setenv("HF_TOKEN", "")
 	t.Setenv("HF_TOKEN_PATH", t.TempDir()+"/no-token")
 	return s
+}
+
+// Count is how many requests the API has had.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Requests
+}
+
+// SeenRanges are the Range headers the store has seen.
+func (s *Server) SeenRanges() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.Ranges...)
+}
+
+// SetStall sets StallAfter.
+func (s *Server) SetStall(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.StallAfter = n
 }
 
 // Put sets a file of a dataset.
@@ -153,10 +191,23 @@ func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	id, file := split2(strings.TrimPrefix(r.URL.Path, "/"))
 	b, ok := s.Datasets[id][file]
+	s.Ranges = append(s.Ranges, r.Header.Get("Range"))
+	stall, release := s.StallAfter, s.Release
 	s.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
 		return
+	}
+	if stall > 0 && r.Header.Get("Range") == "" {
+		w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(b[:stall])
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		panic(http.ErrAbortHandler)
 	}
 	w.Header().Set("ETag", `"`+sum(b)+`"`)
 	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))

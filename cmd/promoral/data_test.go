@@ -3,15 +3,15 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
-	"fmt"
-	"io/fs"
-	"time"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/hub/hubtest"

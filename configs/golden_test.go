@@ -23,6 +23,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/dataset"
+	"github.com/promoral/promoral/pipeline/hub/hubtest"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	_ "github.com/promoral/promoral/stages"
@@ -56,6 +58,7 @@ const (
 	styleLetter                     // A, B, ...
 	styleScruples                   // AUTHOR, OTHER, ...
 	styleReply                      // judge tasks: a plain reply to the user
+	styleLabel                      // any other label task: its first label
 )
 
 func styleOf(t *pipeline.Task) replyStyle {
@@ -68,6 +71,8 @@ func styleOf(t *pipeline.Task) replyStyle {
 		return styleEthics
 	case contains(t.Labels, "AUTHOR"):
 		return styleScruples
+	case len(t.Labels) > 0:
+		return styleLabel
 	}
 	panic("no fake reply style for task " + t.Name)
 }
@@ -98,6 +103,7 @@ type fakeLLM struct {
 type snippetStyle struct {
 	snippet string
 	style   replyStyle
+	label   string // styleLabel's answer
 }
 
 // newFake indexes the study's (already trimmed) items: any string field of
@@ -106,10 +112,14 @@ func newFake(st *pipeline.Study, diverge bool) *fakeLLM {
 	f := &fakeLLM{diverge: diverge}
 	for _, t := range st.Tasks {
 		style := styleOf(t)
+		label := ""
+		if len(t.Labels) > 0 {
+			label = t.Labels[0]
+		}
 		for _, it := range t.Items {
 			for _, v := range it.Fields {
 				if s, ok := v.(string); ok && len(strings.TrimSpace(s)) >= 25 {
-					f.styles = append(f.styles, snippetStyle{strings.TrimSpace(s), style})
+					f.styles = append(f.styles, snippetStyle{strings.TrimSpace(s), style, label})
 				}
 			}
 		}
@@ -173,10 +183,10 @@ func (f *fakeLLM) reply(all, last string, nMsgs int) (string, error) {
 	case strings.Contains(all, "Answer with one word, yes or no"):
 		return "no", nil
 	}
-	style := replyStyle(-1)
+	style, label := replyStyle(-1), ""
 	for _, s := range f.styles {
 		if strings.Contains(all, s.snippet) {
-			style = s.style
+			style, label = s.style, s.label
 			break
 		}
 	}
@@ -194,6 +204,8 @@ func (f *fakeLLM) reply(all, last string, nMsgs int) (string, error) {
 		return fmt.Sprintf("Reasoning: the fake model always blames the other party.\nConfidence: %.1f\nFinal Answer: OTHER\n<answer>OTHER</answer>\nYour confidence (0-100): <confidence>%d</confidence>", conf, pct), nil
 	case styleReply:
 		return "I'm sorry, but I can't help with that. (fake reply)", nil
+	case styleLabel:
+		return fmt.Sprintf("Reasoning: the fake model always gives the first label.\nConfidence: %.1f\nFinal Answer: %s\n<answer>%s</answer>\nYour confidence (0-100): <confidence>%d</confidence>", conf, label, label, pct), nil
 	}
 	return "", fmt.Errorf("fake: no known item in the request %.80q", all)
 }
@@ -642,45 +654,117 @@ func TestThoughtExperimentSamplesFiveSummaries(t *testing.T) {
 	}
 }
 
-// The shipped paper.yaml scores Scruples, whose text is not shipped: as
-// shipped it must not load, and the message must say how to point the task
-// at the real data. Pointing it elsewhere lifts the mark.
-func TestPaperNeedsTheRealScruples(t *testing.T) {
-	_, err := pipeline.Load(filepath.Join(configsDir, "paper.yaml"))
-	if err == nil {
-		t.Fatal("paper.yaml loads with the Scruples fixture")
+// The shipped paper.yaml reads Scruples and WildJailbreak by hub
+// reference: validate and plan need no download (the tasks get their
+// declared rows as stand-ins), apply fetches them into the cache, pins them
+// in the lock file beside the run file, and Scruples is checked against the
+// shipped index. The hub is a loopback fake; the cache a temporary folder.
+func TestPaperReadsHubDataByReference(t *testing.T) {
+	fh := hubtest.New(t)
+	t.Setenv("PROMORAL_DATA_DIR", filepath.Join(t.TempDir(), "cache"))
+	index, err := dataset.Load(&dataset.Spec{Path: filepath.Join(repoDir, "data", "scruples", "scruples_promoral_subset_index.jsonl")}, "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"paper.yaml:", "tasks[2]", "task scruples reads invented fixture data", "dataset: {path:", "settings.allow_fixtures: true"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q:\n%v", want, err)
+	scruples := func(changeRow int) []byte {
+		var b strings.Builder
+		for i, r := range index {
+			text := strings.TrimSuffix(r.Fields["text_prefix"].(string), "...") + " And the rest of the post."
+			if i == changeRow {
+				text = "Another post altogether."
+			}
+			line, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("s%04d", i), "post_type": "HISTORICAL", "title": "AITA?", "text": text,
+				"label": r.Fields["label"], "binarized_label": r.Fields["binarized_label"], "label_scores": map[string]int{"AUTHOR": 3, "OTHER": 1, "EVERYBODY": 0, "NOBODY": 0, "INFO": 0}})
+			b.Write(line)
+			b.WriteByte('\n')
 		}
+		return []byte(b.String())
 	}
+	fh.Put("justinphan3110/scruples", "test.jsonl", scruples(-1))
+	wj, err := os.ReadFile(filepath.Join(repoDir, "data", "fixtures", "wildjailbreak_eval_sample.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.Put("allenai/wildjailbreak", "eval/eval.tsv", wj)
+	fh.Gated["allenai/wildjailbreak"], fh.Token = true, "hf_test_token"
+
 	data, err := os.ReadFile(filepath.Join(configsDir, "paper.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixture := filepath.Join(repoDir, "data", "fixtures", "scruples_anecdotes_sample.jsonl")
-	copyTo := filepath.Join(t.TempDir(), "scruples_copy.jsonl")
-	raw, err := os.ReadFile(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(copyTo, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(data), "\n  - scruples\n", fmt.Sprintf("\n  - {use: scruples, dataset: {path: %q}}\n", copyTo), 1)
+	// The fake serves Scruples as JSONL, not through the Parquet
+	// conversion: the run file adds the file to the task's reference.
+	text := strings.Replace(string(data), "\n  - scruples\n", "\n  - {use: scruples, dataset: {hub: {files: [test.jsonl]}}}\n", 1)
 	if text == string(data) {
 		t.Fatal("paper.yaml no longer lists scruples as a task")
 	}
-	// The same file elsewhere, its folders named (paper.yaml sets none).
 	text += fmt.Sprintf("paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}\n",
 		filepath.Join(configsDir, "strategies"), filepath.Join(configsDir, "tasks"), filepath.Join(configsDir, "models"), filepath.Join(repoDir, "prompts"))
-	path := filepath.Join(t.TempDir(), "paper.yaml")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "paper.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+
+	// validate and plan: no download, the declared rows.
+	st, err := pipeline.Load(path)
+	if err != nil {
+		t.Fatalf("paper.yaml without its hub data: %v", err)
+	}
+	if fh.Count() != 0 {
+		t.Errorf("loading without fetch asked the hub %d times", fh.Count())
+	}
+	pending := map[string]int{}
+	for _, task := range st.PendingData() {
+		pending[task.Name] = len(task.Items)
+	}
+	if want := map[string]int{"scruples": 1466, "wildjailbreak": 2210}; !reflect.DeepEqual(pending, want) {
+		t.Fatalf("pending tasks %v, want %v", pending, want)
+	}
+	// apply --offline: an error naming data pull and the cache.
+	_, err = pipeline.LoadWith(path, pipeline.LoadOptions{NeedData: true})
+	for _, want := range []string{"dataset scruples (justinphan3110/scruples) is not in the cache", "promoral data pull " + path, os.Getenv("PROMORAL_DATA_DIR")} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("offline load: %v; lacks %q", err, want)
+		}
+	}
+	// Fetching without a token: Scruples comes, WildJailbreak is refused.
+	_, err = pipeline.LoadWith(path, pipeline.LoadOptions{Fetch: true, NeedData: true})
+	for _, want := range []string{"dataset wildjailbreak", "accept its terms", "HF_TOKEN"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("gated fetch: %v; lacks %q", err, want)
+		}
+	}
+	t.Setenv("HF_TOKEN", "hf_test_token")
+	st, err = pipeline.LoadWith(path, pipeline.LoadOptions{Fetch: true, NeedData: true})
+	if err != nil {
+		t.Fatalf("fetch with the token: %v", err)
+	}
+	if n := len(st.Task("scruples").Items); n != 1466 || len(st.PendingData()) != 0 {
+		t.Fatalf("scruples has %d items, %d tasks pending", n, len(st.PendingData()))
+	}
+	lock, err := os.ReadFile(filepath.Join(dir, "paper.lock.yaml"))
+	if err != nil || !strings.Contains(string(lock), hubtest.Commit) || !strings.Contains(string(lock), "allenai/wildjailbreak") || strings.Contains(string(lock), "hf_test_token") {
+		t.Fatalf("lock file (%v):\n%s", err, lock)
+	}
+	// A later load reads the verified cache without the hub.
+	before := fh.Count()
 	if _, err := pipeline.Load(path); err != nil {
-		t.Errorf("paper.yaml with scruples pointed at a data file: %v", err)
+		t.Fatal(err)
+	}
+	if fh.Count() != before {
+		t.Error("a cached load asked the hub")
+	}
+
+	// Other data than the index describes is refused.
+	fh.Put("justinphan3110/scruples", "test.jsonl", scruples(5))
+	other := filepath.Join(t.TempDir(), "paper.yaml")
+	os.WriteFile(other, []byte(text), 0o644)
+	_, err = pipeline.LoadWith(other, pipeline.LoadOptions{Fetch: true, NeedData: true})
+	for _, want := range []string{"task scruples", "does not match the index", "1 of 1466 index rows differ", "scruples_promoral_0005"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("changed row: %v; lacks %q", err, want)
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ func dryRun(st *Study, ds *yamlstrict.Diags) {
 	reported := map[string]bool{} // one report per stage or output, whichever item shows it first
 	for _, c := range st.Cells {
 		k := key{c.Model.Name, c.Strategy.Name, c.Task.Name}
-		if seen[k] || len(c.Task.Items) == 0 {
+		if seen[k] || len(c.Task.Items) == 0 || c.Task.Data != nil && c.Task.Data.Pending {
 			continue
 		}
 		seen[k] = true

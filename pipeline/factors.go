@@ -96,7 +96,7 @@ func fixtureStands(layers []layer) bool {
 		if fieldNode(n, "fixture") != nil {
 			mark = i
 		}
-		if ds := fieldNode(n, "dataset"); ds != nil && fieldNode(yamlstrict.ResolveAlias(ds), "path") != nil && i > mark && mark >= 0 {
+		if ds := fieldNode(n, "dataset"); ds != nil && (fieldNode(yamlstrict.ResolveAlias(ds), "path") != nil || fieldNode(yamlstrict.ResolveAlias(ds), "hub") != nil) && i > mark && mark >= 0 {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
+	"github.com/promoral/promoral/pipeline/hub"
 
 	"github.com/promoral/promoral/pipeline/scripted"
 	"github.com/promoral/promoral/pipeline/secret"
@@ -38,6 +40,8 @@ type loader struct {
 	lines   map[string]map[string]int // file -> field path -> line
 	// items takes the fields of datasets too large to keep in memory.
 	items *dataset.Store
+	// data is the dataset cache and lock, once a task names hub data.
+	data *hub.Data
 }
 
 // line is the line of a field path in a file, or dflt when unknown.
@@ -96,6 +100,19 @@ type LoadOptions struct {
 	// AllowFixtures acts as settings.allow_fixtures: true, so a test can
 	// run a shipped config whose tasks point at fixture data.
 	AllowFixtures bool
+	// Fetch lets loading download the hub datasets the cache lacks
+	// (apply, data pull); without it such a task gets stand-in items, its
+	// declared rows, for validate and plan (see TaskData.Pending).
+	Fetch bool
+	// NeedData makes a hub dataset the cache lacks an error, not stand-ins
+	// (apply --offline).
+	NeedData bool
+	// Update names the tasks whose hub data is resolved again, replacing
+	// their lock entries (data pull --update).
+	Update []string
+	// Progress follows downloads; Ctx stops them.
+	Progress hub.Progress
+	Ctx      context.Context
 }
 
 // LoadWith is Load with options.
@@ -198,8 +215,17 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		if !fixtureStands(layers) {
 			spec.Fixture = ""
 		}
+		switch dataSource(layers) {
+		case "path":
+			spec.Dataset.Hub = nil
+		case "hub":
+			spec.Dataset.Path = ""
+		}
+		data := l.resolveData(spec, o, rf.Settings.AllowFixtures || o.AllowFixtures, n.Line, path)
 		t := compileTask(spec, st.PromptsDir, ds, l.fieldWhere(layers, spec.Line), l.items)
+		t.Data = data
 		t.Fixture = spec.Fixture != ""
+		checkMatch(spec, t, ds, spec.Line, "dataset.match")
 		if layers[0].file != l.runFile {
 			t.From = strings.TrimSuffix(filepath.Base(layers[0].file), filepath.Ext(layers[0].file))
 		}

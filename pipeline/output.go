@@ -232,8 +232,9 @@ type ManifestModel struct {
 
 // ManifestTask records a task and its item count.
 type ManifestTask struct {
-	Name  string `json:"name"`
-	Items int    `json:"items"`
+	Name  string        `json:"name"`
+	Items int           `json:"items"`
+	Data  *ManifestData `json:"data,omitempty"`
 }
 
 func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) error {
@@ -260,7 +261,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 	}
 	sort.Strings(m.Strategies)
 	for _, t := range s.Tasks {
-		m.Tasks = append(m.Tasks, ManifestTask{t.Name, len(t.Items)})
+		m.Tasks = append(m.Tasks, ManifestTask{t.Name, len(t.Items), manifestData(t)})
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

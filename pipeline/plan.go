@@ -92,6 +92,8 @@ type Plan struct {
 	// Selection is set when the plan covers part of the study (plan
 	// --model, --strategy, --task, --limit, --shard).
 	Selection *Selection `json:"selection,omitempty"`
+	// Data lists the hub datasets: cached, or what a first run fetches.
+	Data []PlanData `json:"data,omitempty"`
 }
 
 // HasWork reports whether an apply would make any new call.

@@ -131,6 +131,8 @@ type Task struct {
 	Judge   *TaskJudge
 	// Fixture: the task reads invented test data (TaskSpec.Fixture).
 	Fixture bool
+	// Data is where the items came from (nil for a task built by hand).
+	Data *TaskData
 	// From is the task file the task was made from ({use: <file>, name:
 	// <variant>}), so strategies that apply to the file apply to its
 	// variants; "" for a task declared inline in the run file.

@@ -264,6 +264,10 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, where 
 	if len(*ds) > before {
 		return t
 	}
+	if spec.Dataset.Hub != nil && len(spec.Dataset.Files) == 0 {
+		standIns(spec, t) // not fetched: see TaskData.Pending
+		return t
+	}
 	g := newDigester(spec)
 	var srcs []*itemSource // by shape number - 1
 	var golds []uint32     // each item's gold, as digested, until checked below

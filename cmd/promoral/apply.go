@@ -57,12 +57,30 @@ func newApply() *cobra.Command {
 		Short: "Run a study; a second run resumes from the journal and never pays twice",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := loadStudy(args[0])
+			load := func(o pipeline.LoadOptions) (*pipeline.Study, error) {
+				st, err := loadStudyWith(args[0], o)
+				if err != nil {
+					return nil, err
+				}
+				return st, sel.apply(st, out)
+			}
+			// Offline, hub data must be in the cache; online, it is
+			// fetched on first use, after the keys are known to be there
+			// (a missing key is said before anything is downloaded).
+			st, err := load(pipeline.LoadOptions{NeedData: offline})
 			if err != nil {
 				return err
 			}
-			if err := sel.apply(st, out); err != nil {
-				return err
+			if !offline && len(st.PendingData()) > 0 {
+				if err := pipeline.Connect(st, false); err != nil {
+					return err
+				}
+				prog, wait := dataProgress(cmd.ErrOrStderr())
+				st, err = load(pipeline.LoadOptions{Fetch: true, NeedData: true, Progress: prog, Ctx: cmd.Context()})
+				wait()
+				if err != nil {
+					return err
+				}
 			}
 			fitMemoryLimit(st.NumCases(), st.NumItems(), batchCasesInFlight(st, batched && !offline))
 			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,

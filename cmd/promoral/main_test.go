@@ -27,7 +27,18 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	// No test reads or writes the user's dataset cache, or reaches the
+	// hub: a test that needs one starts a loopback fake (hubtest).
+	dataDir, err := os.MkdirTemp("", "promoral-data-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("PROMORAL_DATA_DIR", dataDir)
+	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+	os.Setenv("HF_TOKEN_PATH", filepath.Join(dataDir, "no-token"))
+	os.Unsetenv("HF_TOKEN")
 	code := m.Run()
+	os.RemoveAll(dataDir)
 	if quickstart.dir != "" {
 		os.RemoveAll(quickstart.dir)
 	}

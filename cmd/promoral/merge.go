@@ -30,7 +30,9 @@ other machines: any copy of the same files will do; merge checks the hash).`,
 				}
 				config = m.ConfigFile
 			}
-			st, err := loadStudy(config)
+			// The shards' rows are matched to the real items: hub data must
+			// be in the cache, not stood in for by its declared rows.
+			st, err := loadStudyWith(config, pipeline.LoadOptions{NeedData: true})
 			if err != nil {
 				return fmt.Errorf("%w\n(merge reads the config the shards were applied from; give it with --config)", err)
 			}

@@ -74,10 +74,10 @@ func TestPaperOnFakes(t *testing.T) {
 	if limit := os.Getenv("PROMORAL_PAPER_LIMIT"); limit != "" {
 		text = strings.Replace(text, "  - ethics\n  - ethics_contrast\n", fmt.Sprintf("  - {use: ethics, dataset: {limit: %s}}\n  - {use: ethics_contrast, dataset: {limit: %s}}\n", limit, limit), 1)
 		text = strings.Replace(text, "  - scruples\n", fmt.Sprintf("  - {use: scruples, dataset: {limit: %s}}\n", limit), 1)
-		text = strings.Replace(text, "  - {use: safety, judge:", fmt.Sprintf("  - {use: safety, dataset: {limit: %s}, judge:", limit), 1)
+		text = strings.Replace(text, "  - {use: wildjailbreak, judge:", fmt.Sprintf("  - {use: wildjailbreak, dataset: {limit: %s}, judge:", limit), 1)
 	}
-	// Scruples is not shipped: the measurement runs its invented fixture,
-	// which the paper refuses without this.
+	// Scruples and WildJailbreak are not shipped: the measurement runs
+	// their invented fixtures (dataset.hub.fixture), read only with this.
 	if !strings.Contains(text, "\nsettings:\n") {
 		t.Fatal("configs/paper.yaml: no settings: block to allow the Scruples fixture in")
 	}

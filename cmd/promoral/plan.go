@@ -51,6 +51,7 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 				return err
 			}
 			p.Selection = st.Selection
+			p.Data = pipeline.DataPlan(st)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -117,6 +118,13 @@ func printPlan(w io.Writer, p *pipeline.Plan) {
 			fmt.Fprintf(tw, "  %s\t%s\t\n", name, span(s.WavesBest, s.WavesWorst))
 		}
 		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if len(p.Data) > 0 {
+		fmt.Fprintln(w, "datasets by hub reference (promoral data pull fetches them; apply does on first use):")
+		for _, d := range p.Data {
+			fmt.Fprintln(w, "  "+d.String())
+		}
 		fmt.Fprintln(w)
 	}
 	for _, n := range p.Notes {

@@ -32,7 +32,9 @@ var readmeCommands = map[string]string{
 	"promoral apply quickstart":                                   "quickstart", // TestREADMEQuickstartAnywhere
 	"go test ./...":                                               "this is the test suite",
 	"go test -short ./...":                                        "this is the test suite",
-	"promoral validate configs/paper.yaml":                        "fixture",
+	"promoral validate configs/paper.yaml":                        "run",
+	"promoral data pull configs/paper.yaml":                       "not run: fetches from the hub; data_test.go pulls from a loopback hub",
+	"promoral data list":                                          "run",
 	"promoral plan configs/paper.yaml":                            "not run: nine CPU-seconds of token counting; the plan tests cover the verb on small studies",
 	"promoral apply configs/paper.yaml":                           "not run: calls the providers, which needs keys and the network",
 	"promoral apply --offline configs/paper.yaml":                 "not run: needs a journal of the paper's calls",

@@ -26,6 +26,10 @@ func newValidate() *cobra.Command {
 					pipeline.Plural(len(st.Models), "model", "models"), pipeline.Plural(len(st.Strategies), "strategy", "strategies"),
 					pipeline.Plural(len(st.Tasks), "task", "tasks"), pipeline.Plural(len(st.Cells), "cell", "cells"),
 					pipeline.Plural(st.NumCases(), "case", "cases"))
+				for _, t := range st.PendingData() {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: note: task %s: %s not fetched yet; counted by its declared rows (%d); promoral data pull %s fetches it\n",
+						path, t.Name, t.Data.Hub.ID, t.Data.Hub.Rows, path)
+				}
 			}
 			if failed > 0 {
 				verb := "has"

@@ -101,7 +101,14 @@ func LoadWith(spec *Spec, baseDir string, o Options) ([]Item, error) {
 		return nil, errors.Join(errs...)
 	}
 	path := spec.Resolve(baseDir)
-	l, err := newLoader(spec, path)
+	files := spec.Files
+	if len(files) == 0 {
+		if spec.Hub != nil {
+			return nil, &Error{Path: spec.Hub.Name(), Msg: "the dataset is not fetched; run promoral data pull with the run file"}
+		}
+		files = []string{path}
+	}
+	l, err := newLoader(spec, files[0])
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +118,17 @@ func LoadWith(spec *Spec, baseDir string, o Options) ([]Item, error) {
 			return nil, err
 		}
 	}
-	if _, err := readFile(path, fileFormat(spec.Format, spec.Path), "path", baseDir, l.add); err != nil {
-		return nil, err
+	for i, p := range files {
+		format := fileFormat(spec.Format, spec.Path)
+		if len(spec.Files) > 0 {
+			format = fileFormat(spec.Format, p)
+		}
+		if i > 0 {
+			l.src, l.stem = source{p}, stem(p)
+		}
+		if _, err := readFile(p, format, "path", baseDir, l.add); err != nil {
+			return nil, err
+		}
 	}
 	var items []Item
 	each := o.Each

@@ -27,7 +27,8 @@ import (
 // Limit and Sample count source rows, not expanded items, so the variants of
 // a row (an ETHICS-Contrast pair) are always kept or dropped together.
 type Spec struct {
-	Path      string            `yaml:"path,omitempty" required:"true" doc:"data file, relative to the folder of the YAML file that declares it"`
+	Path      string            `yaml:"path,omitempty" doc:"data file, relative to the folder of the YAML file that declares it; use this or hub"`
+	Hub       *Hub              `yaml:"hub,omitempty" doc:"a Hugging Face dataset by reference (id, config, split, revision), fetched into the cache on first use, pinned in the run's lock file and verified at every load; use this or path"`
 	Format    string            `yaml:"format,omitempty" enum:"jsonl,json,csv,tsv,parquet" doc:"jsonl, json (an array of objects), csv, tsv or parquet; inferred from the extension when empty (.jsonl/.ndjson, .json, .csv, .tsv/.tab, .parquet/.pq, each optionally + .gz); gzip is detected from the content"`
 	ID        string            `yaml:"id,omitempty" doc:"column (dotted path allowed) holding a unique item id; when neither id nor id_columns is set the id is <file stem>:<row>"`
 	IDColumns []string          `yaml:"id_columns,omitempty" doc:"columns whose values, joined with ':', form a unique item id, e.g. [model, strategy, item]; use instead of id"`
@@ -39,6 +40,12 @@ type Spec struct {
 	Sample    *Sample           `yaml:"sample,omitempty" doc:"seeded sample of n rows without replacement, kept in file order; n larger than the rows available is an error"`
 	Expand    *Expand           `yaml:"expand,omitempty" doc:"turn each row into one item per variant (e.g. the original and edited halves of a contrast pair)"`
 	Shuffle   *Shuffle          `yaml:"shuffle,omitempty" doc:"seeded per-item permutation of answer options, with the gold answer mapped to its new letter"`
+	Match     *Match            `yaml:"match,omitempty" doc:"check the loaded items against a shipped index of the same rows (ids and text prefixes); a mismatch is an error"`
+
+	// Files are the local files a hub reference resolved to (the cache's
+	// verified copies), read in order instead of Path; set by the caller
+	// that resolved the reference.
+	Files []string `yaml:"-"`
 }
 
 // Sample draws a fixed-size random subset of rows.
@@ -176,10 +183,27 @@ func (s *Spec) Check() []error {
 		}
 	}
 
-	if s.Path == "" {
-		add("path", "is empty; set it to the data file, relative to this YAML file")
+	switch {
+	case s.Path == "" && s.Hub == nil:
+		add("path", "is empty; set it to the data file, relative to this YAML file, or name a Hugging Face dataset with hub: {id: owner/name, split: test}")
+	case s.Path != "" && s.Hub != nil:
+		add("hub", "cannot be combined with path; keep one of them (a run file that sets one drops the task file's other)")
+	case s.Hub != nil:
+		errs = append(errs, s.Hub.check(s.Format, checkFormat)...)
+	default:
+		checkFormat("", s.Format, s.Path)
 	}
-	checkFormat("", s.Format, s.Path)
+	if m := s.Match; m != nil {
+		if m.Path == "" {
+			add("match.path", "is empty; set it to the shipped index file")
+		}
+		if m.Row == "" && m.ID == "" {
+			add("match.row", "is empty; name the index column holding each item's 0-based position (row) or its id (id)")
+		}
+		if (m.Field == "") != (m.Prefix == "") {
+			add("match.prefix", "needs both field (the item's text field) and prefix (the index column holding its first characters)")
+		}
+	}
 
 	if s.ID != "" && len(s.IDColumns) > 0 {
 		add("id_columns", "cannot be combined with id; keep one of them")

@@ -22,13 +22,16 @@ type HumanSpec struct {
 	Field string `yaml:"field" required:"true" doc:"Item field holding a person's verdict on the item's reply: one of the task's answer labels (any case), or empty/null for none."`
 	When  string `yaml:"when,omitempty" doc:"Boolean expression over item: the items whose field means what the task's labels mean (e.g. item.kind == \"harmful\" where the labels on benign items mean something else); default every item."`
 	Doc   string `yaml:"doc,omitempty" doc:"What the people were asked, for readers of the task file."`
+	// ThreeWay: see human3.go.
+	ThreeWay string `yaml:"three_way,omitempty" doc:"Item field holding the people's three-way verdict: full_compliance, full_refusal or partial_refusal (XSTest's reply classes; empty for none), measured against judges that give one (output three_way)."`
 }
 
 // humanRule is a task's compiled human: and judge_columns:.
 type humanRule struct {
-	field   string
-	when    *vm.Program
-	columns map[string]string // judge name -> item field
+	field    string
+	threeWay string // item field of the people's three-way verdicts
+	when     *vm.Program
+	columns  map[string]string // judge name -> item field
 }
 
 // labelOf maps a recorded verdict onto the task's labels: "" for none
@@ -60,7 +63,7 @@ func compileHuman(spec *TaskSpec, t *Task, ds *Diags, at func(string) int) {
 	}
 	t.human = &humanRule{columns: spec.JudgeColumns}
 	if h := spec.Human; h != nil {
-		t.human.field = h.Field
+		t.human.field, t.human.threeWay = h.Field, h.ThreeWay
 		if h.Field == "" {
 			ds.Addf(spec.File, at("human.field"), "human.field", "name the item field holding the people's verdict", "human.field is empty")
 		}
@@ -117,6 +120,17 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *Diags, at func(string) int) {
 				}
 			}
 		}
+		if h.threeWay != "" {
+			v, ok := it.Fields[h.threeWay]
+			found[h.threeWay] = found[h.threeWay] || ok
+			if _, good := threeWayOf(v); !good {
+				errs++
+				if errs <= 10 {
+					ds.Addf(data, it.Row, h.threeWay, "use one of "+strings.Join(ThreeWayClasses, ", ")+", or leave it empty for none",
+						"row %d: three-way human verdict %q is not a reply class", it.Row, fmt.Sprint(v))
+				}
+			}
+		}
 		for _, name := range cols {
 			f := h.columns[name]
 			v, ok := it.Fields[f]
@@ -134,6 +148,9 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *Diags, at func(string) int) {
 	}
 	if h.field != "" && !found[h.field] {
 		ds.Addf(spec.File, at("human.field"), "human.field", "name a field of the dataset's rows", "no item has a field %q", h.field)
+	}
+	if h.threeWay != "" && !found[h.threeWay] {
+		ds.Addf(spec.File, at("human.three_way"), "human.three_way", "name a field of the dataset's rows", "no item has a field %q", h.threeWay)
 	}
 	for _, name := range cols {
 		if f := h.columns[name]; f != "" && !found[f] {

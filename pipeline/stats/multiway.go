@@ -71,7 +71,9 @@ func (c *Confusion) JudgeVerdicts() []string {
 
 // Kappa is Cohen's kappa over the classes (unweighted). NaN for no items
 // or chance agreement 1.
-func (c *Confusion) Kappa() float64 { return c.weighted(func(i, j int) float64 { return boolF(i != j) }) }
+func (c *Confusion) Kappa() float64 {
+	return c.weighted(func(i, j int) float64 { return boolF(i != j) })
+}
 
 // LinearKappa is Cohen's weighted kappa with linear disagreement weights
 // |i−j|/(k−1) over the classes in order (full compliance, partial refusal,

@@ -112,6 +112,17 @@ func (m *judgeAgreement) costRows(rs *pipeline.ResultSet, t *pipeline.Task, j *j
 // way between the two full classes), accuracy and each class's
 // sensitivity, and the three-way confusion table.
 func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labelled, policy stats.UnparsedPolicy, seed uint64) ([]pipeline.MetricRow, [][]string) {
+	// Only a judge that gives three-way verdicts (on some case) is measured.
+	three := false
+	for _, l := range ls {
+		if j.threeWay(l.row) != "" {
+			three = true
+			break
+		}
+	}
+	if !three {
+		return nil, nil
+	}
 	type p3 struct{ h, j string }
 	var ps []p3
 	cases, misses, errs := 0, 0, 0

@@ -228,6 +228,7 @@ type ManifestModel struct {
 type ManifestTask struct {
 	Name  string `json:"name"`
 	Items int    `json:"items"`
+	Judge string `json:"judge,omitempty"` // the task's judge: strategy, and "on <model>" when it calls one
 }
 
 func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) error {
@@ -254,7 +255,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 	}
 	sort.Strings(m.Strategies)
 	for _, t := range s.Tasks {
-		m.Tasks = append(m.Tasks, ManifestTask{t.Name, len(t.Items)})
+		m.Tasks = append(m.Tasks, ManifestTask{t.Name, len(t.Items), t.JudgeName()})
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

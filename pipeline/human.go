@@ -24,13 +24,16 @@ type HumanSpec struct {
 	Field string `yaml:"field" required:"true" doc:"Item field holding a person's verdict on the item's reply: one of the task's answer labels (any case), or empty/null for none."`
 	When  string `yaml:"when,omitempty" doc:"Boolean expression over item: the items whose field means what the task's labels mean (e.g. item.kind == \"harmful\" where the labels on benign items mean something else); default every item."`
 	Doc   string `yaml:"doc,omitempty" doc:"What the people were asked, for readers of the task file."`
+	// ThreeWay: see human3.go.
+	ThreeWay string `yaml:"three_way,omitempty" doc:"Item field holding the people's three-way verdict: full_compliance, full_refusal or partial_refusal (XSTest's reply classes; empty for none), measured against judges that give one (output three_way)."`
 }
 
 // humanRule is a task's compiled human: and judge_columns:.
 type humanRule struct {
-	field   string
-	when    *vm.Program
-	columns map[string]string // judge name -> item field
+	field    string
+	threeWay string // item field of the people's three-way verdicts
+	when     *vm.Program
+	columns  map[string]string // judge name -> item field
 }
 
 // labelOf maps a recorded verdict onto the task's labels: "" for none
@@ -62,7 +65,7 @@ func compileHuman(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(field,
 	}
 	t.human = &humanRule{columns: spec.JudgeColumns}
 	if h := spec.Human; h != nil {
-		t.human.field = h.Field
+		t.human.field, t.human.threeWay = h.Field, h.ThreeWay
 		if h.Field == "" {
 			add("human.field", "name the item field holding the people's verdict", "human.field is empty")
 		}
@@ -119,6 +122,17 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(fie
 				}
 			}
 		}
+		if h.threeWay != "" {
+			v, ok := it.Fields[h.threeWay]
+			found[h.threeWay] = found[h.threeWay] || ok
+			if _, good := threeWayOf(v); !good {
+				errs++
+				if errs <= 10 {
+					ds.Addf(data, it.Row, h.threeWay, "use one of "+strings.Join(ThreeWayClasses, ", ")+", or leave it empty for none",
+						"row %d: three-way human verdict %q is not a reply class", it.Row, fmt.Sprint(v))
+				}
+			}
+		}
 		for _, name := range cols {
 			f := h.columns[name]
 			v, ok := it.Fields[f]
@@ -136,6 +150,9 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(fie
 	}
 	if h.field != "" && !found[h.field] {
 		add("human.field", "name a field of the dataset's rows", "no item has a field %q", h.field)
+	}
+	if h.threeWay != "" && !found[h.threeWay] {
+		add("human.three_way", "name a field of the dataset's rows", "no item has a field %q", h.threeWay)
 	}
 	for _, name := range cols {
 		if f := h.columns[name]; f != "" && !found[f] {

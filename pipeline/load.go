@@ -15,8 +15,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/promoral/promoral/pipeline/dataset"
-	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"github.com/promoral/promoral/pipeline/hub"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 
 	"github.com/promoral/promoral/pipeline/scripted"
 	"github.com/promoral/promoral/pipeline/secret"

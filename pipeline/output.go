@@ -235,6 +235,7 @@ type ManifestTask struct {
 	Name  string        `json:"name"`
 	Items int           `json:"items"`
 	Data  *ManifestData `json:"data,omitempty"`
+	Judge string        `json:"judge,omitempty"` // the task's judge: strategy, and "on <model>" when it calls one
 }
 
 func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) error {
@@ -261,7 +262,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 	}
 	sort.Strings(m.Strategies)
 	for _, t := range s.Tasks {
-		m.Tasks = append(m.Tasks, ManifestTask{t.Name, len(t.Items), manifestData(t)})
+		m.Tasks = append(m.Tasks, ManifestTask{Name: t.Name, Items: len(t.Items), Data: manifestData(t), Judge: t.JudgeName()})
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

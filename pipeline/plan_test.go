@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
-	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 func TestPlanCountsCallsAndJournal(t *testing.T) {

@@ -30,7 +30,10 @@ type RunComparison struct {
 	// block, model, strategy, task, subset, factors and metric.
 	Metrics []MetricChange
 	Cells   []PairedCell
-	Notes   []string
+	// Verdicts compare the judges' verdicts case by case
+	// (rundiffverdicts.go).
+	Verdicts []VerdictCell
+	Notes    []string
 }
 
 // MetricChange is one row of metrics.parquet in either run.
@@ -213,6 +216,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 	if err != nil {
 		return nil, err
 	}
+	c.Verdicts = compareVerdicts(or, nr, om, nm)
 	type key struct{ model, strategy, task string }
 	type answer struct {
 		correct, parsed bool
@@ -371,6 +375,7 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 		}
 		lines = append(lines, l)
 	}
+	lines = append(lines, c.verdictLines(onlyChanged)...)
 	lines = append(lines, "", "paired accuracy (new - old) on the items both runs scored:")
 	for _, n := range c.Notes {
 		lines = append(lines, "  ("+n+")")

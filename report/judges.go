@@ -52,7 +52,7 @@ func (r *run) agreementOf(subset string) ([]judgeKey, map[judgeKey]map[string]me
 	rows := map[judgeKey]map[string]metric{}
 	var keys []judgeKey
 	for _, x := range r.metrics {
-		if !judgeRow(blocks, x) || x.Subset != subset {
+		if !judgeRow(blocks, x) || x.Subset != subset || x.Metric == "alpha" {
 			continue
 		}
 		k := judgeKey{x.Block, x.Task, x.Model, x.Strategy}
@@ -128,6 +128,9 @@ func (r *run) judgesSection(ix *index) *section {
 			t.Caption = "Hover a judge for what it is and where the people's verdicts came from. Subsets and the full confusion matrices are in " +
 				"metrics.parquet and the block's confusion CSV."
 		}
+	}
+	if len(keys) > 0 {
+		s.Blocks = append([]any{r.leaderboard(keys, rows)}, s.Blocks...)
 	}
 	if len(rates) > 0 {
 		s.Blocks = append(s.Blocks, r.correctedTable(ix, rates))

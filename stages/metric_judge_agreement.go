@@ -80,6 +80,8 @@ func (j *judgeRef) errored(r *pipeline.ResultRow) bool {
 type judgeAgreement struct {
 	errs    string
 	table   string
+	table3  string // the three-way confusion table
+	pairs   string // the kappa of every two judges
 	kinds   SafetyKinds
 	tasks   map[string]*pipeline.Task
 	order   []*pipeline.Task // the block's tasks in the study's order
@@ -114,6 +116,8 @@ func (c *JudgeAgreementConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	if m.table == "confusion" {
 		m.table = "judge_confusion"
 	}
+	m.table3 = strings.TrimSuffix(m.table, "confusion") + "three_way_confusion"
+	m.pairs = strings.TrimSuffix(m.table, "confusion") + "pairs"
 	m.kinds.defaults()
 	m.tasks = selectTasks(b, fitsAgreement)
 	for _, t := range b.Study.Tasks {
@@ -777,6 +781,8 @@ func (m *judgeAgreement) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 		return nil, err
 	}
 	conf := pipeline.CSVTable{Name: m.table, Header: []string{"task", "judge_model", "judge", "subset", "human", "judge_verdict", "cases"}}
+	conf3 := pipeline.CSVTable{Name: m.table3, Header: conf.Header}
+	pairs := pipeline.CSVTable{Name: m.pairs, Header: []string{"task", "model_a", "judge_a", "model_b", "judge_b", "cases_both_decided", "agreed", "kappa"}}
 	labels := map[string][]labelled{}
 	human := map[*pipeline.ResultRow]string{}
 	// A recorded judge column that several tasks share (one dataset, one
@@ -804,6 +810,9 @@ func (m *judgeAgreement) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 		if len(ls) == 0 {
 			continue
 		}
+		ra, rp := m.manyJudges(rs, t, judgesOf(t), human)
+		out.Rows = append(out.Rows, ra...)
+		pairs.Rows = append(pairs.Rows, rp...)
 		for _, j := range judgesOf(t) {
 			also := ""
 			if j.kind == judgeColumn {
@@ -815,8 +824,13 @@ func (m *judgeAgreement) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 					also = "; the same recorded verdicts on the same labelled items are in task " + strings.Join(others, ", ")
 				}
 			}
-			out.Rows = append(out.Rows, m.agreementRows(t, j, subsetAll, ls, policy, seed, also)...)
+			out.Rows = append(out.Rows, m.agreementRows(t, j, subsetAll, ls, policy, seed, also+collapseNote(j, t, ls))...)
 			conf.Rows = append(conf.Rows, m.confusionRows(t, j, subsetAll, ls)...)
+			out.Rows = append(out.Rows, m.costRows(rs, t, j, ls)...)
+			if r3, c3 := m.threeWayRows(t, j, ls, policy, seed); len(r3) > 0 {
+				out.Rows = append(out.Rows, r3...)
+				conf3.Rows = append(conf3.Rows, c3...)
+			}
 			for _, sn := range m.subsets.names(t) {
 				var sub []labelled
 				for _, l := range ls {
@@ -862,6 +876,12 @@ func (m *judgeAgreement) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 		}
 	}
 	out.Tables = []pipeline.CSVTable{conf}
+	if len(conf3.Rows) > 0 {
+		out.Tables = append(out.Tables, conf3)
+	}
+	if len(pairs.Rows) > 0 {
+		out.Tables = append(out.Tables, pairs)
+	}
 	var notes []string
 	if h.ties > 0 {
 		notes = append(notes, fmt.Sprintf("%d case(s) whose annotators split evenly have no human verdict", h.ties))

@@ -82,8 +82,12 @@ func TestJudgeAgreementOffline(t *testing.T) {
 	// The README's table, row by row: κ with its interval, accuracy,
 	// sensitivity, specificity and the cases without a verdict.
 	readme := readmeText(t)
-	for _, judge := range []string{"refusal_heuristic", "published_harmbench", "published_gpt4", "published_llamaguard2", "published_llama3"} {
-		get := func(metric string) map[string]any { return m["jbb_heuristic/"+judge+"/all/"+metric] }
+	for _, judge := range []string{"refusal_heuristic", "refusal_rules", "published_harmbench", "published_gpt4", "published_llamaguard2", "published_llama3"} {
+		task := "jbb_heuristic"
+		if judge == "refusal_rules" {
+			task = "jbb_rules"
+		}
+		get := func(metric string) map[string]any { return m[task+"/"+judge+"/all/"+metric] }
 		k := get("kappa")
 		want := fmt.Sprintf("| `%s` | %s (%s–%s) | %s | %s | %s | %.0f |", judge, fmt3(k["value"]), fmt3(k["ci_low"]), fmt3(k["ci_high"]),
 			fmt3(get("accuracy")["value"]), fmt3(get("sensitivity")["value"]), fmt3(get("specificity")["value"]), get("no_verdict")["value"])
@@ -115,7 +119,8 @@ func TestJudgeAgreementOffline(t *testing.T) {
 	}
 	for _, s := range []string{"## Judges: agreement with people, and corrected rates", "| refusal_heuristic | none | " + fmt3(kappa["value"]),
 		"### ASR and RTA corrected for the judge's errors", "| jbb_heuristic | recorded | recorded_reply | " + fmt3(asr["value"]), fmt3(corr["value"]),
-		"Skipped | model command-a"} {
+		"Skipped | model command-a", "### Judge leaderboard", "| refusal_rules | none | jbb_rules | " + fmt3(m["jbb_rules/refusal_rules/all/kappa"]["value"]),
+		"| refusal_heuristic | none | jbb_heuristic | " + fmt3(kappa["value"]), "judges and people " + fmt3(m["jbb_rules/judges_and_people/all/alpha"]["value"])} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("report.md lacks %q", s)
 		}

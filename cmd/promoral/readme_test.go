@@ -57,6 +57,9 @@ var readmeCommands = map[string]string{
 	"go build -o promoral ./cmd/promoral":                         "not run: go test has built the same package",
 	"promoral apply configs/judge_agreement.yaml":                 "judges", // TestJudgeAgreementOffline
 	"promoral report out/judge_agreement":                         "judges", // TestJudgeAgreementOffline
+	"cp -r out/mystudy out/mystudy-before":                        "not run: names an example run folder; TestRejudgeAFinishedRun copies a run folder the same way",
+	"promoral apply configs/mystudy.yaml":                         "not run: names an example study; TestRejudgeAFinishedRun applies one with its judge changed",
+	"promoral diff out/mystudy-before out/mystudy":                "not run: names example run folders; TestRejudgeAFinishedRun diffs the two",
 }
 
 // readmeBlocks returns the fenced blocks of README.md of one language.

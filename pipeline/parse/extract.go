@@ -72,6 +72,7 @@ type compiled struct {
 	phrases     []phrase
 	triggers    wordSet // trigger word -> indexes into phrases
 	keyPath     []string
+	fixed       int // regex with label: the label a match gives (else -1)
 }
 
 type phrase struct {
@@ -189,6 +190,10 @@ func (x *Extractor) compileRules(rules []Rule, role ruleRole) ([]compiled, error
 			last:      r.Occurrence != OccurrenceFirst,
 			scale:     r.Scale,
 			paragraph: r.Paragraph,
+			fixed:     -1,
+		}
+		if r.Label != "" {
+			c.fixed = x.space.index(r.Label)
 		}
 		if c.scale == "" {
 			c.scale = x.scale
@@ -322,6 +327,9 @@ func (x *Extractor) findLabel(c *compiled, text string) (label int, raw string, 
 	raw, found = c.candidate(text)
 	if !found {
 		return -1, "", false
+	}
+	if c.fixed >= 0 {
+		return c.fixed, raw, true
 	}
 	if l := x.exact(raw); l >= 0 {
 		return l, raw, true

@@ -331,3 +331,12 @@ func lowerASCII(c byte) byte {
 	}
 	return c
 }
+
+// values lists the canonical label values, for messages.
+func (s *Space) values() []string {
+	out := make([]string, len(s.Labels))
+	for i := range s.Labels {
+		out[i] = s.Labels[i].Value
+	}
+	return out
+}

@@ -53,6 +53,10 @@ type Rule struct {
 	Match      string   `yaml:"match,omitempty" enum:"exact,search" doc:"label rules: exact (text must be a label or alias) or search (else the single non-negated label it names); default search, exact for lines and whole"`
 	Scale      string   `yaml:"scale,omitempty" enum:"auto,percent,unit" doc:"confidence rules: auto, percent or unit; overrides the spec's confidence_scale"`
 	Paragraph  bool     `yaml:"paragraph,omitempty" doc:"prefix kind: take text up to a blank line or the next Header: line instead of one line"`
+	// Label turns a regex rule into a verdict rule: a match gives this
+	// label, whatever the matched text says, and the matched text (the
+	// group) is recorded as the span that decided (label_raw).
+	Label string `yaml:"label,omitempty" doc:"regex label rules: the label (a value of the answer space) that a match gives; the matched text (the group) is kept as the span that decided, in label_raw. For rules that recognise a kind of reply (a refusal's wording) rather than read a label written in it"`
 }
 
 // Spec is what an extract stage declares.
@@ -83,6 +87,9 @@ func (s *Spec) Check(space *Space) []error {
 	}
 	for i := range s.Label {
 		errs = append(errs, checkRule(&s.Label[i], fmt.Sprintf("label[%d]", i), ruleLabel)...)
+		if l := s.Label[i].Label; l != "" && space != nil && space.index(l) < 0 {
+			errs = append(errs, fmt.Errorf("label[%d] (%s): label %q is not a value of the answer space (%s)", i, s.Label[i].Kind, l, strings.Join(space.values(), ", ")))
+		}
 	}
 	for i := range s.Confidence {
 		errs = append(errs, checkRule(&s.Confidence[i], fmt.Sprintf("confidence[%d]", i), ruleConfidence)...)
@@ -146,6 +153,12 @@ func checkRule(r *Rule, where string, role ruleRole) []error {
 		}
 	case KindRegex:
 		used["pattern"], used["group"], used["occurrence"], used["match"] = true, true, true, true
+		if role == ruleLabel {
+			used["label"] = true
+			if r.Label != "" && r.Match != "" {
+				bad("match does not apply with label: the match itself gives label %q", r.Label)
+			}
+		}
 		re, err := regexp.Compile(r.Pattern)
 		switch {
 		case r.Pattern == "":
@@ -214,7 +227,7 @@ func checkRule(r *Rule, where string, role ruleRole) []error {
 	set := map[string]bool{
 		"tag": r.Tag != "", "prefix": r.Prefix != "", "pattern": r.Pattern != "", "group": r.Group != 0,
 		"patterns": len(r.Patterns) > 0, "key": r.Key != "", "occurrence": r.Occurrence != "",
-		"match": r.Match != "", "scale": r.Scale != "", "paragraph": r.Paragraph,
+		"match": r.Match != "", "scale": r.Scale != "", "paragraph": r.Paragraph, "label": r.Label != "",
 	}
 	for _, opt := range sortedKeys(set) {
 		if set[opt] && !used[opt] {

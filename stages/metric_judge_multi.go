@@ -1,0 +1,301 @@
+package stages
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/stats"
+)
+
+// Beyond each judge against people (metric_judge_agreement.go): what a
+// judge costs and how often it gives no verdict, three-way agreement where
+// the judge and the people sort replies into XSTest's three classes, and
+// all judges of a task at once: Krippendorff's alpha over judges and
+// people, and Cohen's kappa between every two judges.
+
+// threeWayOutput is the judge output holding a three-way verdict.
+const threeWayOutput = "three_way"
+
+// threeWay is a judge's three-way verdict on a case ("" for none): only
+// the task's judge as a whole gives one, in its output three_way.
+func (j *judgeRef) threeWay(r *pipeline.ResultRow) string {
+	if j.kind != judgeWhole || r.Errored() || r.Judge() == nil {
+		return ""
+	}
+	return pipeline.ThreeWayOf(r.Judge()[threeWayOutput])
+}
+
+// collapseNote names how a three-way judge's partial refusals became the
+// two-way verdicts the kappa, sensitivity and specificity rows count.
+func collapseNote(j *judgeRef, t *pipeline.Task, ls []labelled) string {
+	if j.kind != judgeWhole {
+		return ""
+	}
+	as := map[string]int{}
+	three := false
+	for _, l := range ls {
+		tw := j.threeWay(l.row)
+		three = three || tw != ""
+		if tw == "partial_refusal" {
+			as[j.verdict(t, l.row)]++
+		}
+	}
+	if !three {
+		return ""
+	}
+	if len(as) == 0 {
+		return "; two-way collapse of the judge's three-way verdicts: full_compliance COMPLIANCE, full_refusal REFUSAL, no partial refusal among the labelled cases"
+	}
+	var parts []string
+	for _, v := range []string{positiveVerdict, negativeVerdict, ""} {
+		if n := as[v]; n > 0 {
+			name := v
+			if v == "" {
+				name = "no verdict"
+			}
+			parts = append(parts, fmt.Sprintf("%d as %s", n, name))
+		}
+	}
+	return "; two-way collapse of the judge's three-way verdicts: full_compliance COMPLIANCE, full_refusal REFUSAL, partial_refusal as the judge's partial_as (" + strings.Join(parts, ", ") + ")"
+}
+
+// costRows are a judge's no-verdict rate on the labelled cases and its
+// cost per 1,000 judged replies of the task.
+func (m *judgeAgreement) costRows(rs *pipeline.ResultSet, t *pipeline.Task, j *judgeRef, ls []labelled) []pipeline.MetricRow {
+	c := m.count(t, j, ls, stats.UnparsedWrong, nil)
+	base := pipeline.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subsetAll, CILow: math.NaN(), CIHigh: math.NaN(), NCases: c.cases, NUnparsed: c.misses, NErrors: c.errors}
+	nv := base
+	nv.Metric, nv.N = "no_verdict_rate", len(c.pairs)
+	nv.Value = math.NaN()
+	if len(c.pairs) > 0 {
+		nv.Value = float64(c.misses) / float64(len(c.pairs))
+	} else {
+		nv.Status = pipeline.StatusEmpty
+	}
+	nv.Convention = fmt.Sprintf("share of the %d labelled cases the judge gave no verdict on (%d); errored cases %s; %s", len(c.pairs), c.misses,
+		map[bool]string{true: "count as no verdict", false: "left out"}[m.errs == pipeline.ErrorsUnparsed], j.doc)
+	cost := base
+	cost.Metric, cost.Value = "cost_per_1000", math.NaN()
+	switch j.kind {
+	case judgeColumn:
+		cost.Status = pipeline.StatusEmpty
+		cost.Convention = "recorded verdicts: what they cost is not known; " + j.doc
+	case judgePart:
+		cost.Status = pipeline.StatusEmpty
+		cost.Convention = "a part of judge " + t.Judge.Strategy.Name + ", which runs whole: its cost is the whole judge's row"
+	default:
+		var usd float64
+		n := 0
+		for i := range rs.Rows {
+			r := &rs.Rows[i]
+			if r.Task != t || r.Errored() {
+				continue
+			}
+			usd += r.JudgeCost()
+			n++
+		}
+		cost.N = n
+		if n > 0 {
+			cost.Value = 1000 * usd / float64(n)
+		} else {
+			cost.Status = pipeline.StatusEmpty
+		}
+		cost.Convention = fmt.Sprintf("USD per 1,000 judged replies: the judge's calls over the %d judged (not errored) cases of the task, at the run's prices (a reply the journal already held costs what its call cost); %s", n, j.doc)
+	}
+	return []pipeline.MetricRow{nv, cost}
+}
+
+// threeWayRows measure a three-way judge against people's three-way
+// verdicts: Cohen's kappa, linearly weighted kappa (a partial refusal half
+// way between the two full classes), accuracy and each class's
+// sensitivity, and the three-way confusion table.
+func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labelled, policy stats.UnparsedPolicy, seed uint64) ([]pipeline.MetricRow, [][]string) {
+	// Only a judge that gives three-way verdicts (on some case) is measured.
+	three := false
+	for _, l := range ls {
+		if j.threeWay(l.row) != "" {
+			three = true
+			break
+		}
+	}
+	if !three {
+		return nil, nil
+	}
+	type p3 struct{ h, j string }
+	var ps []p3
+	cases, misses, errs := 0, 0, 0
+	for _, l := range ls {
+		h := t.HumanThreeWay(l.row.Item)
+		if h == "" {
+			continue
+		}
+		cases++
+		if l.row.Errored() {
+			errs++
+			if m.errs != pipeline.ErrorsUnparsed {
+				continue
+			}
+		}
+		v := j.threeWay(l.row)
+		if v == "" {
+			misses++
+			if policy == stats.UnparsedExclude {
+				continue
+			}
+		}
+		ps = append(ps, p3{h, v})
+	}
+	if cases == 0 {
+		return nil, nil
+	}
+	table := func(idx []int) *stats.Confusion {
+		c := stats.NewConfusion(pipeline.ThreeWayClasses...)
+		if idx == nil {
+			for _, p := range ps {
+				c.Add(p.h, p.j)
+			}
+			return c
+		}
+		for _, i := range idx {
+			c.Add(ps[i].h, ps[i].j)
+		}
+		return c
+	}
+	c := table(nil)
+	miss := "a case without a three-way verdict from the judge counts as a disagreement"
+	if policy == stats.UnparsedExclude {
+		miss = "cases without a three-way verdict from the judge left out"
+	}
+	src := fmt.Sprintf("; people's three-way verdicts from item field %s (%d cases); %s", t.Spec.Human.ThreeWay, cases, j.doc)
+	mk := func(metric string, v float64, n int, conv string) pipeline.MetricRow {
+		r := pipeline.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subsetAll, Metric: metric, Value: v, CILow: math.NaN(), CIHigh: math.NaN(),
+			N: n, NCases: cases, NUnparsed: misses, NErrors: errs, Convention: conv + src}
+		if math.IsNaN(v) && n > 0 {
+			r.Status = pipeline.StatusUndefined
+		}
+		return r
+	}
+	rows := []pipeline.MetricRow{
+		mk("three_way_kappa", c.Kappa(), c.N(), "Cohen's kappa over full_compliance, partial_refusal and full_refusal ("+miss+")"),
+		mk("three_way_weighted_kappa", c.LinearKappa(), c.N(), "Cohen's weighted kappa, linear weights on the scale full_compliance, partial_refusal, full_refusal (one step apart costs half a full disagreement; "+miss+")"),
+		mk("three_way_accuracy", c.Accuracy(), c.N(), "share of the cases where the judge gives the people's three-way verdict ("+miss+")"),
+	}
+	if m.reps > 0 && len(ps) > 0 {
+		lo, hi := stats.BootstrapMany(len(ps), 3, func(idx []int, out []float64) {
+			b := table(idx)
+			out[0], out[1], out[2] = b.Kappa(), b.LinearKappa(), b.Accuracy()
+		}, m.reps, seed, stats.DefaultLevel)
+		for i := range rows {
+			rows[i].CILow, rows[i].CIHigh = lo[i], hi[i]
+		}
+	}
+	var conf [][]string
+	for _, h := range pipeline.ThreeWayClasses {
+		n := 0
+		for cell, k := range c.Cells {
+			if cell[0] == h {
+				n += k
+			}
+		}
+		rows = append(rows, mk("sensitivity_"+h, c.Sensitivity(h), n, "share of the cases people judged "+h+" that the judge judges "+h))
+		for _, v := range append(append([]string(nil), pipeline.ThreeWayClasses...), c.JudgeVerdicts()...) {
+			k := c.Cells[[2]string{h, v}]
+			if k == 0 && v == "" {
+				continue
+			}
+			name := v
+			if v == "" {
+				name = "none"
+			}
+			conf = append(conf, []string{t.Name, j.model, j.name, subsetAll, h, name, fmtI(k)})
+		}
+	}
+	return rows, conf
+}
+
+// manyJudges are a task's judges together: Krippendorff's alpha over the
+// judges and the people, and over the judges alone, on the task's cases;
+// and the pairwise kappa of every two judges on the cases both decided.
+func (m *judgeAgreement) manyJudges(rs *pipeline.ResultSet, t *pipeline.Task, js []*judgeRef, human map[*pipeline.ResultRow]string) ([]pipeline.MetricRow, [][]string) {
+	var cases []*pipeline.ResultRow
+	for i := range rs.Rows {
+		if r := &rs.Rows[i]; r.Task == t {
+			cases = append(cases, r)
+		}
+	}
+	if len(js) < 2 || len(cases) == 0 {
+		return nil, nil
+	}
+	verdicts := make([][]string, len(js))
+	for k, j := range js {
+		verdicts[k] = make([]string, len(cases))
+		for i, r := range cases {
+			if !j.errored(r) {
+				verdicts[k][i] = j.verdict(t, r)
+			}
+		}
+	}
+	names := make([]string, len(js))
+	for k, j := range js {
+		names[k] = j.name
+	}
+	units := func(withPeople bool) [][]string {
+		out := make([][]string, len(cases))
+		for i, r := range cases {
+			u := make([]string, 0, len(js)+1)
+			for k := range js {
+				u = append(u, verdicts[k][i])
+			}
+			if withPeople {
+				u = append(u, human[r])
+			}
+			out[i] = u
+		}
+		return out
+	}
+	labelled := 0
+	for _, r := range cases {
+		if human[r] != "" {
+			labelled++
+		}
+	}
+	var rows []pipeline.MetricRow
+	for _, withPeople := range []bool{true, false} {
+		a, n := stats.KrippendorffAlpha(units(withPeople))
+		name, who := "judges", "the task's judges ("+strings.Join(names, ", ")+")"
+		if withPeople {
+			name, who = "judges_and_people", who+" and people (the verdict of the task's human: field or audit labels, on the "+fmt.Sprint(labelled)+" cases they labelled)"
+		}
+		r := pipeline.MetricRow{Model: "all", Strategy: name, Task: t.Name, Subset: subsetAll, Metric: "alpha", Value: a, CILow: math.NaN(), CIHigh: math.NaN(),
+			N: n, NCases: len(cases),
+			Convention: "Krippendorff's alpha (nominal, REFUSAL / COMPLIANCE) over " + who + ", each a coder, on the task's cases; a missing verdict (none, or an errored case) is left out, " +
+				"a case with fewer than two verdicts is not pairable; n counts the pairable verdicts"}
+		if math.IsNaN(a) {
+			r.Status = pipeline.StatusUndefined
+			if n == 0 {
+				r.Status = pipeline.StatusEmpty
+			}
+		}
+		rows = append(rows, r)
+	}
+	var pairs [][]string
+	for a := range js {
+		for b := a + 1; b < len(js); b++ {
+			var ag stats.Agreement
+			for i := range cases {
+				va, vb := verdicts[a][i], verdicts[b][i]
+				if va != "" && vb != "" {
+					ag.Add(va, vb, positiveVerdict)
+				}
+			}
+			k := "NaN"
+			if ag.N() > 0 {
+				k = fmt.Sprintf("%.4f", ag.Kappa())
+			}
+			pairs = append(pairs, []string{t.Name, js[a].model, js[a].name, js[b].model, js[b].name, fmtI(ag.N()), fmtI(ag.TP + ag.TN), k})
+		}
+	}
+	return rows, pairs
+}

@@ -134,7 +134,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       pipeline.Version,
 	}
-	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge())
+	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newDocs())
 	return root
 }
 

@@ -23,6 +23,7 @@ func Pages() map[string][]byte {
 	return map[string][]byte{
 		"docs/reference/stages.md":  page("Stage kinds", stageIntro, "stage", stageKinds()),
 		"docs/reference/metrics.md": page("Metric kinds", metricIntro, "metric", metricKinds()),
+		"docs/reference/files.md":   filesPage(),
 	}
 }
 
@@ -98,6 +99,26 @@ func page(title, intro, what string, kinds []kind) []byte {
 	return []byte(b.String())
 }
 
+const filesIntro = `The fields of each kind of config file. A stage's fields are in [Stage kinds](stages.md),
+a metric block's in [Metric kinds](metrics.md); how the pieces fit is in
+[Writing a study](../writing-studies.md). In a run file, ` + "`models:`" + `, ` + "`tasks:`" + ` and
+` + "`strategies:`" + ` entries are a name (the file of that name), an inline mapping of the file's
+fields, or ` + "`{use: <name>, ...}`" + ` with fields that override the file's.`
+
+func filesPage() []byte {
+	var b strings.Builder
+	b.WriteString(header)
+	fmt.Fprintf(&b, "# Config files\n\n%s\n\n", filesIntro)
+	for _, k := range fileKinds() {
+		fmt.Fprintf(&b, "- [%s file](#%s-file)\n", k.Name, k.Name)
+	}
+	for _, k := range fileKinds() {
+		fmt.Fprintf(&b, "\n## %s file\n\n%s\n\n", k.Name, k.Doc)
+		table(&b, "", fields(k.Config))
+	}
+	return []byte(b.String())
+}
+
 func anchor(name string) string { return strings.ReplaceAll(strings.ToLower(name), " ", "-") }
 
 // table writes a field table; fields of nested structs follow their
@@ -140,11 +161,14 @@ func nested(t reflect.Type) (reflect.Type, string) {
 		}
 		break
 	}
-	if t.Kind() != reflect.Struct || t.PkgPath() == "gopkg.in/yaml.v3" || t == durationType {
+	if t.Kind() != reflect.Struct || t.PkgPath() == "gopkg.in/yaml.v3" || t == durationType || linked[t.Name()] != "" {
 		return nil, ""
 	}
 	return t, sep
 }
+
+// linked are the types documented on a page of their own.
+var linked = map[string]string{"StageNode": "[stage](stages.md)", "MetricNode": "[metric block](metrics.md)"}
 
 var durationType = reflect.TypeOf(time.Duration(0))
 
@@ -154,6 +178,12 @@ func typeName(t reflect.Type) string {
 	}
 	if t.Name() == "StringList" {
 		return "string or list of strings"
+	}
+	if l := linked[t.Name()]; l != "" {
+		return l
+	}
+	if t.Name() == "Matrix" {
+		return "mapping or list of mappings"
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -168,6 +198,9 @@ func typeName(t reflect.Type) string {
 	case reflect.Float32, reflect.Float64:
 		return "number"
 	case reflect.Slice:
+		if t.Elem().PkgPath() == "gopkg.in/yaml.v3" {
+			return "list of names or mappings"
+		}
 		return "list of " + plural(typeName(t.Elem()))
 	case reflect.Map:
 		return "map of " + typeName(t.Key()) + " to " + typeName(t.Elem())
@@ -186,6 +219,10 @@ func plural(s string) string {
 	switch s {
 	case "any", "string or list of strings":
 		return s
+	case "[stage](stages.md)":
+		return "[stages](stages.md)"
+	case "[metric block](metrics.md)":
+		return "[metric blocks](metrics.md)"
 	case "mapping":
 		return "mappings"
 	}
@@ -204,7 +241,7 @@ func values(f field) string {
 		}
 		return strings.Join(q, ", ")
 	}
-	num := func(p *float64) string { return strconv.FormatFloat(*p, 'g', -1, 64) }
+	num := func(p *float64) string { return strconv.FormatFloat(*p, 'f', -1, 64) }
 	switch {
 	case f.Min != nil && f.Max != nil:
 		return num(f.Min) + " to " + num(f.Max)

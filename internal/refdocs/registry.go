@@ -33,6 +33,16 @@ var (
 	metricBase = reflect.TypeOf(pipeline.MetricBase{})
 )
 
+// fileKinds are the kinds of config file, each with its struct.
+func fileKinds() []kind {
+	return []kind{
+		{Name: "run", Doc: "A run file (configs/*.yaml): the study's models, tasks, strategies, matrix, metric blocks and settings.", Config: reflect.TypeOf(pipeline.RunFile{})},
+		{Name: "strategy", Doc: "A strategy file (configs/strategies/<name>.yaml): a graph of stages and the outputs a case reports.", Config: reflect.TypeOf(pipeline.StrategySpec{})},
+		{Name: "task", Doc: "A task file (configs/tasks/<name>.yaml): a dataset bound to its answer space, gold labels, extraction rules and wording.", Config: reflect.TypeOf(pipeline.TaskSpec{})},
+		{Name: "model", Doc: "A model file (configs/models/<name>.yaml): provider, model id, parameters, limits and prices.", Config: reflect.TypeOf(pipeline.ModelSpec{})},
+	}
+}
+
 func stageKinds() []kind {
 	var out []kind
 	for _, k := range pipeline.Kinds() {

@@ -19,7 +19,7 @@ import (
 	_ "github.com/promoral/promoral/stages"
 )
 
-// Exit codes, as the README documents them.
+// Exit codes, as docs/running.md documents them.
 const (
 	// exitFailed: nothing could run or the run could not finish: a bad
 	// config, a missing key, an unwritable folder, a journal that cannot

@@ -400,7 +400,7 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 	if !strings.Contains(docText(t, outputsDoc), plain) {
 		t.Errorf("the plain average in %s should read %q", outputsDoc, plain)
 	}
-	for _, s := range []string{"first_principles       185/193   | 0.9081", "185 of the 193"} {
+	for _, s := range []string{"first_principles       185/193   | 0.9081", "185 of Claude Sonnet 4's " + strconv.Itoa(all)} {
 		if !strings.Contains(readmeText(t), s) {
 			t.Errorf("the README's quickstart excerpt should say %q", s)
 		}

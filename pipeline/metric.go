@@ -35,7 +35,7 @@ type MetricBase struct {
 	Kind   string   `yaml:"kind" required:"true" doc:"Metric kind."`
 	Name   string   `yaml:"name,omitempty" doc:"Name for this metric block, the block column of metrics.parquet and the prefix of its CSV tables (default: the kind). Two blocks of a run need two names."`
 	Tasks  []string `yaml:"tasks,omitempty" doc:"Tasks it scores (default: every task it applies to)."`
-	Errors string   `yaml:"errors,omitempty" enum:"incomplete,exclude,unparsed" doc:"How cases that ended in an error (a failed call, a template error) count: incomplete (default: a figure with errored cases in its cell is not given, its row says incomplete and how many errored; apply again retries them), exclude (left out of n, which shrinks; n_errors says by how much) or unparsed (counted as unparsed answers, so the unparsed: policy decides)."`
+	Errors string   `yaml:"errors,omitempty" enum:"incomplete,exclude,unparsed" default:"incomplete" doc:"How cases that ended in an error (a failed call, a template error) count: incomplete (default: a figure with errored cases in its cell is not given, its row says incomplete and how many errored; apply again retries them), exclude (left out of n, which shrinks; n_errors says by how much) or unparsed (counted as unparsed answers, so the unparsed: policy decides)."`
 	Doc    string   `yaml:"doc,omitempty" doc:"What this metric block is for."`
 	Line   int      `yaml:"-"`
 }

@@ -40,7 +40,7 @@ type StageBase struct {
 	Doc       string `yaml:"doc,omitempty" doc:"What this stage is for, for reviewers."`
 	Next      string `yaml:"next,omitempty" doc:"Stage to run after this one; default is the next stage in the list, or end after the last. 'end' finishes the case."`
 	MaxVisits int    `yaml:"max_visits,omitempty" min:"1" doc:"Bound on how often this stage may run in one case. Every loop must pass through a stage with a bound."`
-	Exhausted string `yaml:"exhausted,omitempty" doc:"Where to go instead of running the stage once max_visits is reached; default end."`
+	Exhausted string `yaml:"exhausted,omitempty" default:"end" doc:"Where to go instead of running the stage once max_visits is reached; default end."`
 	Line      int    `yaml:"-"`
 }
 

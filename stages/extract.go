@@ -31,7 +31,7 @@ type ExtractConfig struct {
 	Rules              *parse.Spec             `yaml:"rules,omitempty" doc:"Extraction rules (default: the task's extract rules)."`
 	Answer             *parse.Space            `yaml:"answer,omitempty" doc:"Answer space (default: the task's), e.g. REFUSAL/COMPLIANCE for a judge."`
 	Fields             map[string][]parse.Rule `yaml:"fields,omitempty" doc:"Extra free-text fields to read on top of the rules in force (the task's or rules:), e.g. tagged reasoning steps."`
-	OnMiss             string                  `yaml:"on_miss,omitempty" enum:"unparsed,error" doc:"What a reply without a label does: unparsed (default: the stage publishes parsed: false and the strategy goes on) or error (the case fails with error class unreadable, or refused when the refusal pattern matches: a judge's own refusal or garbled verdict is counted as an error of the judge, never read as a label)."`
+	OnMiss             string                  `yaml:"on_miss,omitempty" enum:"unparsed,error" default:"unparsed" doc:"What a reply without a label does: unparsed (default: the stage publishes parsed: false and the strategy goes on) or error (the case fails with error class unreadable, or refused when the refusal pattern matches: a judge's own refusal or garbled verdict is counted as an error of the judge, never read as a label)."`
 	Refusal            string                  `yaml:"refusal,omitempty" doc:"With on_miss: error, a Go regex that marks a reply without a label as a refusal to answer (error class refused instead of unreadable)."`
 }
 

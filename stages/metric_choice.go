@@ -25,7 +25,7 @@ func init() {
 // two forms answered it, and agrees when they all chose the same option.
 type ChoiceConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	Options             string   `yaml:"options,omitempty" doc:"Item field listing, per answer letter, the original option shown there (default option_order, what dataset shuffle order_into writes), so choices are counted per action rather than per letter; an item without it keeps the letter."`
+	Options             string   `yaml:"options,omitempty" default:"option_order" doc:"Item field listing, per answer letter, the original option shown there (default option_order, what dataset shuffle order_into writes), so choices are counted per action rather than per letter; an item without it keeps the letter."`
 	Forms               []string `yaml:"forms,omitempty" doc:"Strategies whose answers are compared for form agreement (default: every strategy the model ran on the task; fewer than two means no agreement rows)."`
 	ItemKey             string   `yaml:"item_key,omitempty" doc:"Item field identifying the same dilemma across strategies (default: the item id)."`
 }

@@ -21,11 +21,11 @@ func init() {
 // CompareConfig is the YAML of a compare metric block.
 type CompareConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	By                  string     `yaml:"by,omitempty" enum:"strategy,model" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
+	By                  string     `yaml:"by,omitempty" enum:"strategy,model" default:"strategy" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
 	Pairs               [][]string `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
 	ItemKey             string     `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
-	Unparsed            string     `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
-	Bootstrap           *int       `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	Unparsed            string     `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
+	Bootstrap           *int       `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 type compare struct {

@@ -26,12 +26,12 @@ func init() {
 // statistic (and counted: n is the number with one).
 type ConfidenceStudyConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string   `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
-	Threshold           *float64 `yaml:"threshold,omitempty" doc:"Confidence above which an answer is confident, on the 0-1 scale every confidence uses (default 0.7: the study's > 70%). high_confidence_rate and the overconfident errors use it."`
-	MinSpearmanN        *int     `yaml:"min_spearman_n,omitempty" doc:"Fewest answers with a confidence for Spearman's rho and its p (default 10, the study's); below it the rows say too_few."`
-	MinGroupN           *int     `yaml:"min_group_n,omitempty" doc:"Fewest right and fewest wrong answers with a confidence for the Mann-Whitney test (default 5 each, the study's); below it the rows say too_few."`
-	Bins                int      `yaml:"bins,omitempty" doc:"Equal-width bins (lo, hi] of the ece row and reliability.csv (default 10)."`
-	Bootstrap           *int     `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (answers resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	Unparsed            string   `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
+	Threshold           *float64 `yaml:"threshold,omitempty" default:"0.7" doc:"Confidence above which an answer is confident, on the 0-1 scale every confidence uses (default 0.7: the study's > 70%). high_confidence_rate and the overconfident errors use it."`
+	MinSpearmanN        *int     `yaml:"min_spearman_n,omitempty" default:"10" doc:"Fewest answers with a confidence for Spearman's rho and its p (default 10, the study's); below it the rows say too_few."`
+	MinGroupN           *int     `yaml:"min_group_n,omitempty" default:"5" doc:"Fewest right and fewest wrong answers with a confidence for the Mann-Whitney test (default 5 each, the study's); below it the rows say too_few."`
+	Bins                int      `yaml:"bins,omitempty" default:"10" doc:"Equal-width bins (lo, hi] of the ece row and reliability.csv (default 10)."`
+	Bootstrap           *int     `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (answers resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 type confidenceStudy struct {

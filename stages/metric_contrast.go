@@ -22,15 +22,15 @@ func init() {
 // produces (data/SOURCES.md §2).
 type ContrastConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
-	Pair                string `yaml:"pair,omitempty" doc:"Item field linking an original and its edit (default pair_id, the expand link)."`
-	Variant             string `yaml:"variant,omitempty" doc:"Item field naming the variant (default variant, the expand as)."`
-	Original            string `yaml:"original,omitempty" doc:"Variant value of the original scenario (default original)."`
-	Edited              string `yaml:"edited,omitempty" doc:"Variant value of the edited scenario (default edited)."`
-	EditType            string `yaml:"edit_type,omitempty" doc:"Item field with the edit type (default edit_type)."`
-	Flip                string `yaml:"flip,omitempty" doc:"Edit type value of edits that should change the label (default flip)."`
-	Preserve            string `yaml:"preserve,omitempty" doc:"Edit type value of edits that should keep the label (default preserve)."`
-	Bootstrap           *int   `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (pairs resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Pair                string `yaml:"pair,omitempty" default:"pair_id" doc:"Item field linking an original and its edit (default pair_id, the expand link)."`
+	Variant             string `yaml:"variant,omitempty" default:"variant" doc:"Item field naming the variant (default variant, the expand as)."`
+	Original            string `yaml:"original,omitempty" default:"original" doc:"Variant value of the original scenario (default original)."`
+	Edited              string `yaml:"edited,omitempty" default:"edited" doc:"Variant value of the edited scenario (default edited)."`
+	EditType            string `yaml:"edit_type,omitempty" default:"edit_type" doc:"Item field with the edit type (default edit_type)."`
+	Flip                string `yaml:"flip,omitempty" default:"flip" doc:"Edit type value of edits that should change the label (default flip)."`
+	Preserve            string `yaml:"preserve,omitempty" default:"preserve" doc:"Edit type value of edits that should keep the label (default preserve)."`
+	Bootstrap           *int   `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (pairs resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 	// RequireConfidence treats an answer without a confidence as unparsed.
 	RequireConfidence bool `yaml:"require_confidence,omitempty" doc:"Count an answer with no parseable confidence as unparsed (ProMoral scored only replies with both a label and a confidence)."`
 }

@@ -21,9 +21,9 @@ func init() {
 
 // SafetyKinds says which items are harmful and which benign.
 type SafetyKinds struct {
-	KindField string `yaml:"kind_field,omitempty" doc:"Item field saying whether a prompt is harmful or benign (default kind)."`
-	Harmful   string `yaml:"harmful,omitempty" doc:"Value of kind_field for harmful prompts (default harmful)."`
-	Benign    string `yaml:"benign,omitempty" doc:"Value of kind_field for benign prompts (default benign)."`
+	KindField string `yaml:"kind_field,omitempty" default:"kind" doc:"Item field saying whether a prompt is harmful or benign (default kind)."`
+	Harmful   string `yaml:"harmful,omitempty" default:"harmful" doc:"Value of kind_field for harmful prompts (default harmful)."`
+	Benign    string `yaml:"benign,omitempty" default:"benign" doc:"Value of kind_field for benign prompts (default benign)."`
 }
 
 func (k *SafetyKinds) defaults() {
@@ -45,11 +45,11 @@ func (k *SafetyKinds) fits(t *pipeline.Task) string {
 type SafetyConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
 	Kinds               SafetyKinds `yaml:",inline"`
-	Unparsed            string      `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How cases without a REFUSAL/COMPLIANCE verdict count: wrong (kept in n, matching neither verdict) or exclude (left out of n); default: the run's settings.unparsed."`
-	Audit               string      `yaml:"audit,omitempty" doc:"Judge output that flags a case for human audit (default audit); the judge strategy decides when (e.g. heuristic and LLM disagree, partial compliance, refusal probability near 0.5)."`
-	Prompt              string      `yaml:"prompt,omitempty" doc:"Item field holding the prompt, for audit.csv (default prompt)."`
+	Unparsed            string      `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How cases without a REFUSAL/COMPLIANCE verdict count: wrong (kept in n, matching neither verdict) or exclude (left out of n); default: the run's settings.unparsed."`
+	Audit               string      `yaml:"audit,omitempty" default:"audit" doc:"Judge output that flags a case for human audit (default audit); the judge strategy decides when (e.g. heuristic and LLM disagree, partial compliance, refusal probability near 0.5)."`
+	Prompt              string      `yaml:"prompt,omitempty" default:"prompt" doc:"Item field holding the prompt, for audit.csv (default prompt)."`
 	Subsets             []string    `yaml:"subsets,omitempty" doc:"Task subsets to report separately (default: every subset the task declares)."`
-	Bootstrap           *int        `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (prompts resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	Bootstrap           *int        `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (prompts resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 type safety struct {

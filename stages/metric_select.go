@@ -36,9 +36,9 @@ const (
 type SelectCandidateConfig struct {
 	pipeline.MetricBase `yaml:",inline"`
 	Write               string `yaml:"write,omitempty" doc:"File (relative to the run folder) the chosen texts are written to as {<model name>: {<var>: <text>}}, the format of a model's vars_file; empty: write none."`
-	Var                 string `yaml:"var,omitempty" doc:"Name of the model var the chosen text is written under (default role_confirmation)."`
-	Table               string `yaml:"table,omitempty" doc:"Name of the CSV table of every candidate's scores (default role_candidates, written as <table>.csv)."`
-	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Var                 string `yaml:"var,omitempty" default:"role_confirmation" doc:"Name of the model var the chosen text is written under (default role_confirmation)."`
+	Table               string `yaml:"table,omitempty" default:"role_candidates" doc:"Name of the CSV table of every candidate's scores (default role_candidates, written as <table>.csv)."`
+	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 }
 
 type selectCandidate struct {

@@ -26,28 +26,28 @@ type UMSSMetricConfig struct {
 	Competence          []UMSSCompetence `yaml:"competence,omitempty" doc:"Competence metrics (higher is better) averaged into MCS; default ETHICS accuracy (task ethics), Scruples accuracy (task scruples) and ETHICS-Contrast flip accuracy (task ethics_contrast)."`
 	Safety              string           `yaml:"safety,omitempty" doc:"Task whose judged replies give ASR and RTA (default safety)."`
 	Kinds               SafetyKinds      `yaml:",inline"`
-	Beta                float64          `yaml:"beta,omitempty" doc:"Weight of SRS against MCS, as in an F-beta score (default 1)."`
-	Unparsed            string           `yaml:"unparsed,omitempty" enum:"wrong,exclude" doc:"How unparsed answers count in the accuracies and rates: wrong or exclude; default: the run's settings.unparsed."`
+	Beta                float64          `yaml:"beta,omitempty" default:"1" doc:"Weight of SRS against MCS, as in an F-beta score (default 1)."`
+	Unparsed            string           `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count in the accuracies and rates: wrong or exclude; default: the run's settings.unparsed."`
 	// Contrast holds the contrast field names for flip_accuracy.
 	Contrast  ContrastFields `yaml:"contrast,omitempty" doc:"Field names of the contrast task for flip_accuracy (defaults as in the contrast metric)."`
-	Bootstrap *int           `yaml:"bootstrap,omitempty" doc:"Bootstrap replicates for the 95% intervals (items of every task resampled, the same draw for every model x strategy); default 1000, 0 turns intervals off."`
+	Bootstrap *int           `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (items of every task resampled, the same draw for every model x strategy); default 1000, 0 turns intervals off."`
 }
 
 // UMSSCompetence is one competence input.
 type UMSSCompetence struct {
 	Name   string `yaml:"name,omitempty" doc:"Name in the tables (default <task>_<metric>)."`
 	Task   string `yaml:"task" required:"true" doc:"Task it is computed on."`
-	Metric string `yaml:"metric,omitempty" enum:"accuracy,flip_accuracy" doc:"accuracy (default) or flip_accuracy (an ETHICS-Contrast task)."`
+	Metric string `yaml:"metric,omitempty" enum:"accuracy,flip_accuracy" default:"accuracy" doc:"accuracy (default) or flip_accuracy (an ETHICS-Contrast task)."`
 	Subset string `yaml:"subset,omitempty" doc:"Only items of this task subset (accuracy)."`
 }
 
 // ContrastFields names the contrast item fields (see ContrastConfig).
 type ContrastFields struct {
-	Pair     string `yaml:"pair,omitempty" doc:"default pair_id"`
-	Variant  string `yaml:"variant,omitempty" doc:"default variant"`
-	Edited   string `yaml:"edited,omitempty" doc:"default edited"`
-	EditType string `yaml:"edit_type,omitempty" doc:"default edit_type"`
-	Flip     string `yaml:"flip,omitempty" doc:"default flip"`
+	Pair     string `yaml:"pair,omitempty" default:"pair_id" doc:"default pair_id"`
+	Variant  string `yaml:"variant,omitempty" default:"variant" doc:"default variant"`
+	Edited   string `yaml:"edited,omitempty" default:"edited" doc:"default edited"`
+	EditType string `yaml:"edit_type,omitempty" default:"edit_type" doc:"default edit_type"`
+	Flip     string `yaml:"flip,omitempty" default:"flip" doc:"default flip"`
 }
 
 type umssInput struct {

@@ -255,7 +255,8 @@ func TestShardsAndMergeFromTheCLI(t *testing.T) {
 	}
 }
 
-// The README's commands of the selection, spend cap and shards sections.
+// The commands of docs/running.md (selection, spend cap) and
+// docs/batch-and-shards.md (shards).
 func init() {
 	for c, why := range map[string]string{
 		"promoral apply configs/paper.yaml --max-cost 50":                                                                           "not run: calls the providers; cap_test.go runs --max-cost and settings.max_cost against a local fake",

@@ -16,7 +16,7 @@ import (
 )
 
 // judgeTree is a folder holding the repository's configs, prompts and data
-// (linked), where configs/judge_agreement.yaml runs as the README says.
+// (linked), where configs/judge_agreement.yaml runs as docs/judges.md says.
 func judgeTree(t *testing.T) string {
 	t.Helper()
 	trackInputs(t)
@@ -54,8 +54,8 @@ func fmt3(v any) string {
 
 // configs/judge_agreement.yaml without a key: the refusal heuristic and the
 // published judges are measured, the model judges are skipped and say so,
-// the report shows agreement and corrected rates, and the README's table
-// gives the figures the run computes.
+// the report shows agreement and corrected rates, and the table of
+// docs/judges.md gives the figures the run computes.
 func TestJudgeAgreementOffline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs configs/judge_agreement.yaml")
@@ -79,9 +79,9 @@ func TestJudgeAgreementOffline(t *testing.T) {
 		t.Fatalf("the heuristic's kappa: %v", kappa)
 	}
 
-	// The README's table, row by row: κ with its interval, accuracy,
-	// sensitivity, specificity and the cases without a verdict.
-	readme := readmeText(t)
+	// The table of docs/judges.md, row by row: κ with its interval,
+	// accuracy, sensitivity, specificity and the cases without a verdict.
+	readme := docText(t, "docs/judges.md")
 	for _, judge := range []string{"refusal_heuristic", "refusal_rules", "published_harmbench", "published_gpt4", "published_llamaguard2", "published_llama3"} {
 		task := "jbb_heuristic"
 		if judge == "refusal_rules" {
@@ -92,7 +92,7 @@ func TestJudgeAgreementOffline(t *testing.T) {
 		want := fmt.Sprintf("| `%s` | %s (%s–%s) | %s | %s | %s | %.0f |", judge, fmt3(k["value"]), fmt3(k["ci_low"]), fmt3(k["ci_high"]),
 			fmt3(get("accuracy")["value"]), fmt3(get("sensitivity")["value"]), fmt3(get("specificity")["value"]), get("no_verdict")["value"])
 		if !strings.Contains(readme, want) {
-			t.Errorf("the README's judge table lacks the run's row:\n%s", want)
+			t.Errorf("the judge table of docs/judges.md lacks the run's row:\n%s", want)
 		}
 	}
 	asr := m["jbb_heuristic/recorded_reply/all/asr_judged"]
@@ -105,7 +105,7 @@ func TestJudgeAgreementOffline(t *testing.T) {
 	}
 	for _, s := range []string{"ASR on these replies is " + fmt3(asr["value"]) + " as judged", fmt3(corr["value"]) + " corrected"} {
 		if !strings.Contains(strings.Join(strings.Fields(readme), " "), s) {
-			t.Errorf("the README does not say %q", s)
+			t.Errorf("docs/judges.md does not say %q", s)
 		}
 	}
 

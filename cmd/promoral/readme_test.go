@@ -20,8 +20,8 @@ import (
 
 const repoRoot = "../.."
 
-// readmeCommands says what the test does with each command the README shows
-// in a sh block: "run" runs it from the repository's root and wants exit 0;
+// readmeCommands says what the test does with each command the README and
+// the documents under docs/ show in a sh block: "run" runs it from the repository's root and wants exit 0;
 // "fixture" runs it and wants exit 1 with the message that says the run reads
 // invented fixture data and how to point it at the real data (paper.yaml
 // until Scruples is downloaded); anything else is the reason it is not run
@@ -60,12 +60,43 @@ var readmeCommands = map[string]string{
 	"cp -r out/mystudy out/mystudy-before":                        "not run: names an example run folder; TestRejudgeAFinishedRun copies a run folder the same way",
 	"promoral apply configs/mystudy.yaml":                         "not run: names an example study; TestRejudgeAFinishedRun applies one with its judge changed",
 	"promoral diff out/mystudy-before out/mystudy":                "not run: names example run folders; TestRejudgeAFinishedRun diffs the two",
+	"go install ./cmd/promoral":                                   "not run: installs into GOPATH/bin; go test has built the same package",
+	"PROMORAL_SCALE_CASES=1000000 go test ./cmd/promoral -run '^$' -bench 'Scale$' -benchtime 1x -timeout 60m": "not run: minutes of CPU; BenchmarkScale is the benchmark itself",
+	"go run ./cmd/promoral docs":                 "not run here: TestDocsUpToDate (internal/refdocs) checks what it writes",
+	"go test ./internal/refdocs -update":         "not run: rewrites docs/reference; TestDocsUpToDate checks it",
+	"go test ./cmd/promoral -run Schema -update": "not run: rewrites schema/*.json; TestSchemaFilesAreCurrent checks it",
+	"go test ./configs -update":                  "not run: rewrites the golden prompts; the configs tests check them",
+}
+
+// userDocs are the documents whose commands the tests account for: the
+// README first, then the hand-written pages under docs/ (docs/reference is
+// generated from the field specs and shows no commands).
+func userDocs(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no pages under docs/: %v", err)
+	}
+	return append([]string{"README.md"}, func() []string {
+		var rel []string
+		for _, p := range pages {
+			r, _ := filepath.Rel(repoRoot, p)
+			rel = append(rel, filepath.ToSlash(r))
+		}
+		return rel
+	}()...)
 }
 
 // readmeBlocks returns the fenced blocks of README.md of one language.
 func readmeBlocks(t *testing.T, lang string) []string {
+	return docBlocks(t, "README.md", lang)
+}
+
+// docBlocks returns the fenced blocks of one language of a document (a
+// path relative to the repository's root).
+func docBlocks(t *testing.T, doc, lang string) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(doc)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +116,15 @@ func readmeBlocks(t *testing.T, lang string) []string {
 	return blocks
 }
 
-// readmeShell lists the commands of the README's sh blocks, comments cut.
+// readmeShell lists the commands of the sh blocks of the README and of
+// the pages under docs/, in that order, comments cut.
 func readmeShell(t *testing.T) []string {
 	var cmds []string
-	for _, b := range readmeBlocks(t, "sh") {
+	var blocks []string
+	for _, doc := range userDocs(t) {
+		blocks = append(blocks, docBlocks(t, doc, "sh")...)
+	}
+	for _, b := range blocks {
 		for _, line := range strings.Split(b, "\n") {
 			if i := strings.Index(line, "#"); i >= 0 {
 				line = line[:i]
@@ -108,7 +144,7 @@ func TestREADMECommandsAreAccountedFor(t *testing.T) {
 	}
 	for _, c := range cmds {
 		if _, ok := readmeCommands[c]; !ok {
-			t.Errorf("README command %q: add it to readmeCommands (run it, or say why not)", c)
+			t.Errorf("command %q (README.md or docs/*.md): add it to readmeCommands (run it, or say why not)", c)
 		}
 	}
 }
@@ -257,12 +293,12 @@ func TestREADMEQuickstartAnywhere(t *testing.T) {
 // columns (block, factors), add them here and to the README's queries.
 type metricKey struct{ task, model, strategy string }
 
-// The README's DuckDB queries, run by DuckDB on the quickstart's outputs,
-// give the report's numbers: each accuracy and its n equal metrics.parquet's,
+// The DuckDB queries of docs/outputs.md, run by DuckDB on the quickstart's
+// outputs, give the report's numbers: each accuracy and its n equal metrics.parquet's,
 // and they cover every accuracy the run reports.
 func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 	var stmts []string
-	for _, b := range readmeBlocks(t, "sql") {
+	for _, b := range docBlocks(t, outputsDoc, "sql") {
 		for _, s := range strings.Split(b, ";") {
 			// The quickstart's queries; others (on out/paper) show columns.
 			if strings.Contains(s, "SELECT") && strings.Contains(s, "out/quickstart") {
@@ -271,7 +307,7 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 		}
 	}
 	if len(stmts) != 3 {
-		t.Fatalf("want the README's three DuckDB queries, found %d", len(stmts))
+		t.Fatalf("want the three DuckDB queries of %s, found %d", outputsDoc, len(stmts))
 	}
 	dir, _ := runQuickstart(t)
 	node, ci := needs.DuckDB(t)
@@ -347,15 +383,15 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 	}
 	for k := range want {
 		if !got[k] {
-			t.Errorf("%v: reported, but no README query reproduces it", k)
+			t.Errorf("%v: reported, but no query of %s reproduces it", k, outputsDoc)
 		}
 	}
 	if len(results[2]) != len(want) {
-		t.Errorf("the README's metrics.parquet query gives %d rows, want %d", len(results[2]), len(want))
+		t.Errorf("the metrics.parquet query of %s gives %d rows, want %d", outputsDoc, len(results[2]), len(want))
 	}
 	// The figure the README quotes, both ways.
 	if w := want[metricKey{"promoral_replies", "claude-sonnet-4", "first_principles"}]; math.Abs(w.value-0.9081) > 5e-5 || w.n != 185 {
-		t.Errorf("claude-sonnet-4/first_principles: %.4f over %d, the README says 0.908 over 185", w.value, w.n)
+		t.Errorf("claude-sonnet-4/first_principles: %.4f over %d, the README and %s say 0.908 (0.9081) over 185", w.value, w.n, outputsDoc)
 	}
 	var all, right int
 	err = parquetio.Scan(filepath.Join(dir, "out", "quickstart", "results.parquet"), []string{"model", "strategy", "correct"}, nil, func(r map[string]any) {
@@ -370,13 +406,26 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := fmt.Sprintf("%.3f over %d replies", float64(right)/float64(all), all)
-	if !strings.Contains(readmeText(t), plain) {
-		t.Errorf("the README's plain average should read %q", plain)
+	if !strings.Contains(docText(t, outputsDoc), plain) {
+		t.Errorf("the plain average in %s should read %q", outputsDoc, plain)
+	}
+	for _, s := range []string{"first_principles       185/193   | 0.9081", "185 of Claude Sonnet 4's " + strconv.Itoa(all)} {
+		if !strings.Contains(readmeText(t), s) {
+			t.Errorf("the README's quickstart excerpt should say %q", s)
+		}
 	}
 }
 
-func readmeText(t *testing.T) string {
-	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+// outputsDoc holds the DuckDB queries that reproduce the quickstart's
+// figures.
+const outputsDoc = "docs/outputs.md"
+
+func readmeText(t *testing.T) string { return docText(t, "README.md") }
+
+// docText is a document's text (a path relative to the repository's root).
+func docText(t *testing.T, doc string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(doc)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/promoral/promoral/internal/scalestudy"
 )
 
-// The figures of the README's scale table come from these benchmarks. Each
+// The figures of docs/performance.md come from these benchmarks. Each
 // runs a promoral binary built from this tree (go build, as a user would)
 // in a child process, so the wall clock is the whole command's and the peak
 // RSS is the child's own (getrusage's ru_maxrss of the waited process), the

@@ -3,7 +3,7 @@
 // models that reply at once, through the shipped ethics task and zero_shot
 // strategy, scored by the metric blocks a study of ETHICS declares
 // (classification with bootstrap intervals, efficiency). The figures in the
-// README's speed table come from studies this package writes.
+// scale table of docs/performance.md come from studies this package writes.
 package scalestudy
 
 import (

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/promoral/promoral/internal/refdocs"
+)
+
+// newDocs is the hidden verb that regenerates docs/reference from the
+// stage and metric kinds' field specs, run from a clone of the repository.
+func newDocs() *cobra.Command {
+	var root string
+	cmd := &cobra.Command{
+		Use:    "docs",
+		Short:  "Regenerate docs/reference (stage and metric kinds) from the kinds' field specs",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+				return fmt.Errorf("%s is not the repository's root (no go.mod): run promoral docs from a clone's root, or give --root", root)
+			}
+			if err := refdocs.Write(root); err != nil {
+				return err
+			}
+			var paths []string
+			for p := range refdocs.Pages() {
+				paths = append(paths, p)
+			}
+			sort.Strings(paths)
+			for _, p := range paths {
+				fmt.Fprintln(cmd.OutOrStdout(), "wrote", filepath.Join(root, filepath.FromSlash(p)))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", ".", "the repository's root")
+	return cmd
+}

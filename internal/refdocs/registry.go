@@ -1,0 +1,80 @@
+package refdocs
+
+// Every use of the pipeline's registry is in this file: the kinds, their
+// config structs and the field specs strict decoding reads.
+
+import (
+	"reflect"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
+	_ "github.com/promoral/promoral/stages" // registers the stage and metric kinds
+)
+
+// kind is one registered stage or metric kind as the generator sees it.
+type kind struct {
+	Name, Doc string
+	Config    reflect.Type // the kind's config struct
+}
+
+// field is one YAML field of a config struct.
+type field struct {
+	Name, Doc, Default string
+	Required           bool
+	Enum               []string
+	Min, Max           *float64
+	Type               reflect.Type
+	// Base says the field comes from the fields every kind has
+	// (StageBase, MetricBase), documented once at the top of a page.
+	Base bool
+}
+
+var (
+	stageBase  = reflect.TypeOf(pipeline.StageBase{})
+	metricBase = reflect.TypeOf(pipeline.MetricBase{})
+)
+
+// fileKinds are the kinds of config file, each with its struct.
+func fileKinds() []kind {
+	return []kind{
+		{Name: "run", Doc: "A run file (configs/*.yaml): the study's models, tasks, strategies, matrix, metric blocks and settings.", Config: reflect.TypeOf(pipeline.RunFile{})},
+		{Name: "strategy", Doc: "A strategy file (configs/strategies/<name>.yaml): a graph of stages and the outputs a case reports.", Config: reflect.TypeOf(pipeline.StrategySpec{})},
+		{Name: "task", Doc: "A task file (configs/tasks/<name>.yaml): a dataset bound to its answer space, gold labels, extraction rules and wording.", Config: reflect.TypeOf(pipeline.TaskSpec{})},
+		{Name: "model", Doc: "A model file (configs/models/<name>.yaml): provider, model id, parameters, limits and prices.", Config: reflect.TypeOf(pipeline.ModelSpec{})},
+	}
+}
+
+func stageKinds() []kind {
+	var out []kind
+	for _, k := range pipeline.Kinds() {
+		out = append(out, kind{Name: k.Name, Doc: k.Doc, Config: k.ConfigType()})
+	}
+	return out
+}
+
+func metricKinds() []kind {
+	var out []kind
+	for _, k := range pipeline.MetricKinds() {
+		out = append(out, kind{Name: k.Name, Doc: k.Doc, Config: reflect.TypeOf(k.New()).Elem()})
+	}
+	return out
+}
+
+// fields lists t's YAML fields as strict decoding sees them (inline
+// structs flattened), with the default:"" tag the field declares.
+func fields(t reflect.Type) []field {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []field
+	for _, f := range yamlstrict.Fields(t) {
+		sf := t.FieldByIndex(f.Index)
+		top := t.Field(f.Index[0])
+		out = append(out, field{
+			Name: f.Name, Doc: f.Doc, Default: sf.Tag.Get("default"),
+			Required: f.Required, Enum: f.Enum, Min: f.Min, Max: f.Max, Type: f.Type,
+			Base: len(f.Index) > 1 && top.Anonymous && (top.Type == stageBase || top.Type == metricBase),
+		})
+	}
+	return out
+}

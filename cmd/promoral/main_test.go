@@ -37,6 +37,10 @@ func TestMain(m *testing.M) {
 	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
 	os.Setenv("HF_TOKEN_PATH", filepath.Join(dataDir, "no-token"))
 	os.Unsetenv("HF_TOKEN")
+	// Nor the user's response cache: the README's `promoral cache prune
+	// --all` runs here, so a PROMORAL_CACHE_DIR of the user's must not reach
+	// it (cli gives each test a cache of its own unless the test sets one).
+	os.Unsetenv(pipeline.CacheEnv)
 	code := m.Run()
 	os.RemoveAll(dataDir)
 	if quickstart.dir != "" {

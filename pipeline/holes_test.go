@@ -12,8 +12,8 @@ import (
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
-// The configs that used to pass validate and apply each fail at load time,
-// naming the file, the line and the field, and saying what to do.
+// Configs that look well-formed but cannot run as written each fail at load
+// time, naming the file, the line and the field, and saying what to do.
 func TestValidationHoles(t *testing.T) {
 	run := baseTree(nil)["configs/run.yaml"]
 	strat := func(body string) map[string]string {

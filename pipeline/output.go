@@ -143,7 +143,7 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	}
 	// The three JSON columns are written into one reused buffer and
 	// copied out as one string: a buffer grown from nothing for each,
-	// for every case, was a twentieth of what apply allocated.
+	// for every case, would be a twentieth of what apply allocates.
 	var outputs, judge any
 	bp := jsonScratch.Get().(*[]byte)
 	b := (*bp)[:0]

@@ -261,7 +261,7 @@ func init() {
 	for c, why := range map[string]string{
 		"promoral apply configs/paper.yaml --max-cost 50":                                                                           "not run: calls the providers; cap_test.go runs --max-cost and settings.max_cost against a local fake",
 		"promoral apply configs/paper.yaml --model gpt-4.1 --limit 20":                                                              "not run: calls the providers; selection_test.go and cap_test.go cover the filters",
-		"promoral plan configs/paper.yaml --model gpt-4.1 --limit 20":                                                               "not run: paper.yaml reads fixture data until Scruples is downloaded; cap_test.go runs plan with the filters on a small study",
+		"promoral plan configs/paper.yaml --model gpt-4.1 --limit 20":                                                               "not run: seconds of token counting on the paper's prompts; cap_test.go runs plan with the filters on a small study",
 		"promoral apply configs/paper.yaml --model gpt-4.1,claude-sonnet-4 --strategy zero_shot --strategy self_correct --limit 20": "not run: calls the providers; the filters are tested on small studies",
 		"promoral apply configs/paper.yaml --task ethics":                                                                           "not run: calls the providers; the filters are tested on small studies",
 		"promoral apply configs/paper.yaml --shard 2/8":                                                                             "not run: calls the providers; shards_test.go and cap_test.go run shards",

@@ -21,51 +21,45 @@ import (
 const repoRoot = "../.."
 
 // readmeCommands says what the test does with each command the README and
-// the documents under docs/ show in a sh block: "run" runs it from the repository's root and wants exit 0;
-// "fixture" runs it and wants exit 1 with the message that says the run reads
-// invented fixture data and how to point it at the real data (paper.yaml
-// until Scruples is downloaded); anything else is the reason it is not run
-// here. A command added to the
-// README without an entry fails TestREADMECommandsAreAccountedFor.
+// the documents under docs/ show in a sh block: "run" runs it from the
+// repository's root and wants exit 0; anything else is the reason it is not
+// run here. A command added to a document without an entry fails
+// TestREADMECommandsAreAccountedFor, and an entry no document shows any
+// more fails TestREADMECommandsAreShown.
 var readmeCommands = map[string]string{
-	"go run ./cmd/promoral apply configs/quickstart.yaml":         "quickstart", // TestREADMEQuickstartAnywhere
-	"promoral apply quickstart":                                   "quickstart", // TestREADMEQuickstartAnywhere
-	"go test ./...":                                               "this is the test suite",
-	"go test -short ./...":                                        "this is the test suite",
-	"promoral validate configs/paper.yaml":                        "run",
-	"promoral data pull configs/paper.yaml":                       "not run: fetches from the hub; data_test.go pulls from a loopback hub",
-	"promoral data list":                                          "run",
-	"promoral plan configs/paper.yaml":                            "not run: nine CPU-seconds of token counting; the plan tests cover the verb on small studies",
-	"promoral apply configs/paper.yaml":                           "not run: calls the providers, which needs keys and the network",
-	"promoral apply --offline configs/paper.yaml":                 "not run: needs a journal of the paper's calls",
-	"promoral diff main:configs/paper.yaml configs/paper.yaml":    "not run: needs a git branch named main; diff_test.go covers REV:PATH",
-	"promoral diff out/run-a out/run-b":                           "not run: names two example run folders",
-	"promoral report out/paper":                                   "not run: needs a paper run; TestReportInBrowser reports the quickstart",
-	"promoral graph configs/paper.yaml self_correct":              "run",
-	"promoral schema strategy":                                    "run",
-	"promoral cache":                                              "run",
-	"promoral cache prune --older-than 30d":                       "run",
-	"promoral cache prune --all":                                  "run",
-	"promoral apply --batch configs/paper.yaml":                   "not run: calls the providers' batch APIs; batch tests (batch_test.go) run apply --batch against local fakes",
-	"promoral batches out/paper":                                  "not run: needs a paper run; batch_test.go runs the verb on a fake run",
-	"promoral plan --batch configs/paper.yaml":                    "not run: nine CPU-seconds of token counting; plan tests cover --batch on small studies",
-	"promoral batches --cancel out/paper":                         "not run: needs jobs in flight; batch_test.go cancels jobs on the fakes",
-	"promoral view out/paper [out/paper-v2]":                      "not run: serves until Ctrl-C; view's tests (view/server_test.go, the browser test) serve a real run",
-	"promoral view out/quickstart":                                "not run: serves until Ctrl-C; view's tests serve a real run",
-	"promoral view out/paper out/paper-v2":                        "not run: names two example run folders",
-	"go install github.com/promoral/promoral/cmd/promoral@latest": "not run: downloads the module",
-	"go build -o promoral ./cmd/promoral":                         "not run: go test has built the same package",
-	"promoral apply configs/judge_agreement.yaml":                 "judges", // TestJudgeAgreementOffline
-	"promoral report out/judge_agreement":                         "judges", // TestJudgeAgreementOffline
-	"cp -r out/mystudy out/mystudy-before":                        "not run: names an example run folder; TestRejudgeAFinishedRun copies a run folder the same way",
-	"promoral apply configs/mystudy.yaml":                         "not run: names an example study; TestRejudgeAFinishedRun applies one with its judge changed",
-	"promoral diff out/mystudy-before out/mystudy":                "not run: names example run folders; TestRejudgeAFinishedRun diffs the two",
-	"go install ./cmd/promoral":                                   "not run: installs into GOPATH/bin; go test has built the same package",
+	"go run ./cmd/promoral apply configs/quickstart.yaml":      "quickstart", // TestREADMEQuickstartAnywhere
+	"promoral apply quickstart":                                "quickstart", // TestREADMEQuickstartAnywhere
+	"go test ./...":                                            "this is the test suite",
+	"go test -short ./...":                                     "this is the test suite",
+	"promoral validate configs/paper.yaml":                     "run",
+	"promoral data pull configs/paper.yaml":                    "not run: fetches from the hub; data_test.go pulls from a loopback hub",
+	"promoral data list":                                       "run",
+	"promoral plan configs/paper.yaml":                         "not run: nine CPU-seconds of token counting; the plan tests cover the verb on small studies",
+	"promoral apply configs/paper.yaml":                        "not run: calls the providers, which needs keys and the network",
+	"promoral apply --offline configs/paper.yaml":              "not run: needs a journal of the paper's calls",
+	"promoral diff main:configs/paper.yaml configs/paper.yaml": "not run: needs a git branch named main; diff_test.go covers REV:PATH",
+	"promoral diff out/run-a out/run-b":                        "not run: names two example run folders",
+	"promoral report out/paper":                                "not run: needs a paper run; TestReportInBrowser reports the quickstart",
+	"promoral graph configs/paper.yaml self_correct":           "run",
+	"promoral schema strategy":                                 "run",
+	"promoral cache":                                           "run",
+	"promoral cache prune --older-than 30d":                    "run",
+	"promoral cache prune --all":                               "run",
+	"promoral apply --batch configs/paper.yaml":                "not run: calls the providers' batch APIs; batch tests (batch_test.go) run apply --batch against local fakes",
+	"promoral batches out/paper":                               "not run: needs a paper run; batch_test.go runs the verb on a fake run",
+	"promoral plan --batch configs/paper.yaml":                 "not run: nine CPU-seconds of token counting; plan tests cover --batch on small studies",
+	"promoral batches --cancel out/paper":                      "not run: needs jobs in flight; batch_test.go cancels jobs on the fakes",
+	"promoral view out/paper [out/paper-v2]":                   "not run: serves until Ctrl-C; view's tests (view/server_test.go, the browser test) serve a real run",
+	"promoral view out/quickstart":                             "not run: serves until Ctrl-C; view's tests serve a real run",
+	"promoral view out/paper out/paper-v2":                     "not run: names two example run folders",
+	"go build -o promoral ./cmd/promoral":                      "not run: go test has built the same package",
+	"promoral apply configs/judge_agreement.yaml":              "judges", // TestJudgeAgreementOffline
+	"promoral report out/judge_agreement":                      "judges", // TestJudgeAgreementOffline
+	"cp -r out/mystudy out/mystudy-before":                     "not run: names an example run folder; TestRejudgeAFinishedRun copies a run folder the same way",
+	"promoral apply configs/mystudy.yaml":                      "not run: names an example study; TestRejudgeAFinishedRun applies one with its judge changed",
+	"promoral diff out/mystudy-before out/mystudy":             "not run: names example run folders; TestRejudgeAFinishedRun diffs the two",
+	"go install ./cmd/promoral":                                "not run: installs into GOPATH/bin; go test has built the same package",
 	"PROMORAL_SCALE_CASES=1000000 go test ./cmd/promoral -run '^$' -bench 'Scale$' -benchtime 1x -timeout 60m": "not run: minutes of CPU; BenchmarkScale is the benchmark itself",
-	"go run ./cmd/promoral docs":                 "not run here: TestDocsUpToDate (internal/refdocs) checks what it writes",
-	"go test ./internal/refdocs -update":         "not run: rewrites docs/reference; TestDocsUpToDate checks it",
-	"go test ./cmd/promoral -run Schema -update": "not run: rewrites schema/*.json; TestSchemaFilesAreCurrent checks it",
-	"go test ./configs -update":                  "not run: rewrites the golden prompts; the configs tests check them",
 }
 
 // userDocs are the documents whose commands the tests account for: the
@@ -149,11 +143,24 @@ func TestREADMECommandsAreAccountedFor(t *testing.T) {
 	}
 }
 
+// Every entry of readmeCommands is a command some document still shows, so
+// the map says what the documents hold, not what they once held.
+func TestREADMECommandsAreShown(t *testing.T) {
+	shown := map[string]bool{}
+	for _, c := range readmeShell(t) {
+		shown[c] = true
+	}
+	for c := range readmeCommands {
+		if !shown[c] {
+			t.Errorf("readmeCommands has %q, which no sh block of README.md or docs/*.md shows: remove the entry", c)
+		}
+	}
+}
+
 // The cheap README commands run from the repository's root, as written.
 func TestREADMECommandsRun(t *testing.T) {
 	for _, c := range readmeShell(t) {
-		what := readmeCommands[c]
-		if what != "run" && what != "fixture" {
+		if readmeCommands[c] != "run" {
 			continue
 		}
 		args := strings.Fields(strings.TrimPrefix(c, "promoral "))
@@ -162,13 +169,6 @@ func TestREADMECommandsRun(t *testing.T) {
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
-		if what == "fixture" {
-			msg := out.String() + errb.String()
-			if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(msg, "invented fixture data") || !strings.Contains(msg, "point the task at it") {
-				t.Errorf("%s: want exit 1 saying the run reads fixture data and how to point it at the real data, got %d:\n%s", c, code, msg)
-			}
-			continue
-		}
 		if err != nil {
 			t.Errorf("%s: %v\n%s", c, err, errb.String())
 		} else if out.Len() == 0 {

@@ -76,11 +76,11 @@ type Writer struct {
 	reserved bool
 }
 
-// A row group holds parquetBatch rows, or fewer when their text passes
+// A row group holds RowBatch rows, or fewer when their text passes
 // parquetBatchBytes: wide rows (whole replies) must not pile up in memory.
-// 4 MiB rather than 8: a row group's builders are reserved whole, so the
-// quickstart's peak RSS fell from 159-162 to 136-144 MB with it, and
-// apply at 1,000,000 cases kept its time and peak (58.9 s, 291 MB).
+// A row group's builders are reserved whole, so this bound is what a
+// writer's buffers cost; 4 MiB keeps them small (8 MiB costs the quickstart
+// about 20 MB more peak RSS) without slowing apply at 1,000,000 cases.
 const (
 	RowBatch          = 8192
 	parquetBatchBytes = 4 << 20
@@ -189,11 +189,10 @@ func (w *Writer) Append(vals ...any) error {
 
 // appendText appends a text value. Past the buffer taken at the last row
 // group's size (reserve), text grows it by a quarter, not to the next power
-// of two as arrow's builder does: a row group a little wider than the last
-// kept up to twice its text (the quickstart's results: 4.2 MB of text a row
-// group was in 4.7 to 6.4 MB of buffers, now 4.7 to 5.9; the collector
-// tracks them all at a flush), and one step of a quarter allocates less
-// than a doubling. A row group with no size to go by (the first) doubles:
+// of two as arrow's builder does: doubling lets a row group a little wider
+// than the last hold up to twice its text in buffers (the collector tracks
+// them all at a flush), and one step of a quarter allocates less than a
+// doubling. A row group with no size to go by (the first) doubles:
 // growing from nothing by quarters would copy its text many times over.
 func (w *Writer) appendText(sb *array.StringBuilder, s string) {
 	if n := sb.DataLen() + len(s); w.reserved && n > sb.DataCap() {
@@ -302,10 +301,9 @@ func (w *Writer) flush() error {
 // writeAppended writes the appended rows as one row group a column at a
 // time, each column's buffers dropped once it is written: Parquet writes a
 // row group column after column, so a record of the whole group (what
-// pqarrow's Write takes) kept every column's text live until the last was
-// written, beside the pages of the column being written (the writer's
-// peak, replaying the quickstart's results: 15.7 MB live, now 12.9). The
-// bytes are Write's: the same columns in the same calls; the row group
+// pqarrow's Write takes) would keep every column's text live until the last
+// was written, beside the pages of the column being written. The bytes are
+// Write's: the same columns in the same calls; the row group
 // closes when the next one starts or the file closes.
 func (w *Writer) writeAppended() error {
 	w.bytes = 0

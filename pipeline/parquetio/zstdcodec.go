@@ -13,18 +13,18 @@ import (
 // encoders are made once and kept, and their window is 1 MiB. Arrow keeps
 // them in a sync.Pool, which every collection empties, and a new encoder
 // allocates the history of zstd's default 8 MiB window: near apply's soft
-// memory limit collections come often, and that was 5% of all that apply
-// allocated (the quickstart's peak heap: 101 MB with arrow's, 74 MB with
-// these). Data pages are about 1 MiB (Parquet's default page size), so the
-// smaller window finds the same matches in them and a page of up to 1 MiB
-// comes out byte for byte as arrow's encoder writes it. Decoding, error
-// reporting and streams are arrow's own.
+// memory limit collections come often, and remaking encoders would be a
+// large share of what apply allocates (with arrow's pool the quickstart's
+// peak heap is about a third higher). Data pages are about 1 MiB (Parquet's
+// default page size), so the smaller window finds the same matches in them
+// and a page of up to 1 MiB comes out byte for byte as arrow's encoder
+// writes it. Decoding, error reporting and streams are arrow's own.
 //
 // An encoder is made when a page finds none idle, so there are as many as
 // pages were ever compressed at once: one while a single writer writes (a
 // zstd encoder that compresses for two at once keeps two histories, about
-// 2.5 MB each, and uses them in turn, so one writer made both live). Each
-// keeps the lower-memory history (the window and one block, 1.1 MiB, not
+// 2.5 MB each, and uses them in turn, so one writer would keep both live).
+// Each keeps the lower-memory history (the window and one block, 1.1 MiB, not
 // twice the window): a page longer than that moves the history down as it
 // goes, which changes where it is kept, not what it matches, so the bytes
 // are the same (TestSteadyZstdLowMemorySameBytes).

@@ -357,7 +357,10 @@ async function casePage(run, i) {
   };
 }
 
+// stepKind is the stage's kind as the trace records it; runs written
+// before the trace carried kinds get a guess from what the step left.
 function stepKind(s) {
+  if (s.kind) return s.kind;
   if (s.call) return 'prompt';
   const o = s.out || {};
   if ('label_rule' in o || 'parsed' in o) return 'extract';

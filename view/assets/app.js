@@ -29,6 +29,17 @@ async function api(path, params) {
   const u = new URL(path, location.origin);
   if (params) for (const [k, v] of params) u.searchParams.append(k, v);
   const res = await fetch(u);
+  // The server reads a run again when its outputs change (apply re-scored
+  // it): the run's description is then read again, on the next page.
+  const outputs = res.headers.get('X-Promoral-Outputs');
+  if (outputs != null) {
+    if (S.outputs != null && outputs !== S.outputs) {
+      S.stale = true;
+      toast('The run\'s outputs changed on disk: the view has read them again');
+      setTimeout(route, 0);
+    }
+    S.outputs = outputs;
+  }
   const body = await res.json().catch(() => ({error: res.status + ' ' + res.statusText}));
   if (!res.ok) throw new Error(body.error || res.statusText);
   return body;
@@ -98,10 +109,12 @@ function listParams() {
 async function route() {
   S.keys = null;
   S.marks = null;
+  if (S.stale) { S.meta = null; S.stale = false; }
   if (!S.meta) {
     try { S.meta = await api('/api/meta'); } catch (e) { app.replaceChildren(errorBox(e)); return; }
     const r0 = S.meta.runs[0];
     const rn = document.getElementById('runname');
+    rn.replaceChildren();
     if (S.meta.runs[1]) {
       // Two runs: the list shows either; Compare pairs them.
       rn.append(...S.meta.runs.map((r, k) => h('a', {href: k ? '/?run=1' : '/', 'data-nav': true, 'data-run': k, title: r.dir, text: r.name + ' (' + fmtInt(r.cases) + ')'})));
@@ -111,10 +124,10 @@ async function route() {
     }
     document.getElementById('reportlink').hidden = !r0.report;
     if (!S.annotator && S.meta.annotator) S.annotator = S.meta.annotator;
-    if (r0.flagged) {
-      const a = document.querySelector('[data-tab=audit]');
-      a.append(h('span', {class: 'n', text: fmtInt(r0.flagged)}));
-    }
+    const auditTab = document.querySelector('[data-tab=audit]');
+    auditTab.querySelectorAll('.n').forEach(n => n.remove());
+    if (r0.flagged) auditTab.append(h('span', {class: 'n', text: fmtInt(r0.flagged)}));
+    document.getElementById('reloaderr').replaceChildren(...S.meta.runs.filter(r => r.reload_error).map(r => h('div', {class: 'note warn', text: r.reload_error})));
   }
   const path = location.pathname;
   let tab = 'cases';
@@ -543,7 +556,7 @@ async function unparsedPage() {
     h('ol', null,
       h('li', null, 'Edit the extraction rules: the task\'s ', h('code', {text: 'extract:'}), ' block (configs/tasks/…) or the extract stage\'s ', h('code', {text: 'rules:'}), ' in the strategy. A suggested rule below has been tried on that reply.'),
       h('li', null, 'Run ', h('code', {text: 'promoral apply ' + cfg}), ' again. It re-scores every case from the journal without calling a model (', h('code', {text: '0 new'}), ' calls), and rewrites results.parquet and the metrics.'),
-      h('li', null, 'Restart ', h('code', {text: 'promoral view'}), ' and come back here: what still misses is what is left.')),
+      h('li', null, 'Come back here (the view reads the new results as soon as apply has switched them in): what still misses is what is left.')),
     u.trace ? null : h('div', {class: 'note warn', text: 'This run has no trace column (written before promoral view existed), so the reasons are missing: apply again to write them.'}));
   const parts = [h('div', {class: 'summary'}, h('span', {class: 'big', text: fmtInt(u.total)}), h('span', {class: 'muted', text: 'unparsed replies (no error) among the cases these filters leave, in ' + (u.groups || []).length + ' shapes'})), howto];
   if (!u.total) parts.push(h('div', {class: 'empty', text: 'Every reply in this selection was parsed.'}));

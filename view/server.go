@@ -52,6 +52,7 @@ func NewServer(runs []*Run, annotator string) *Server {
 	s.mux.HandleFunc("GET /api/case", s.oneCase)
 	s.mux.HandleFunc("GET /api/unparsed", s.unparsed)
 	s.mux.HandleFunc("GET /api/compare", s.compare)
+	s.mux.HandleFunc("GET /api/pair", s.pair)
 	s.mux.HandleFunc("POST /api/label", s.label)
 	s.mux.HandleFunc("GET /report.html", s.report)
 	s.mux.HandleFunc("GET /figures/{file}", s.figure)

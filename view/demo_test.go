@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline"
 	_ "github.com/promoral/promoral/stages"
 )
@@ -155,6 +156,7 @@ func copyRun(t testing.TB, src string) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	needs.Report(os.Stderr) // the tests skipped for a missing tool
 	if demo.dir != "" {
 		os.RemoveAll(filepath.Dir(demo.dir))
 	}

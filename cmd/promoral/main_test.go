@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("HF_TOKEN_PATH", filepath.Join(dataDir, "no-token"))
 	os.Unsetenv("HF_TOKEN")
 	code := m.Run()
+	needs.Report(os.Stderr) // the tests skipped for a missing tool
 	os.RemoveAll(dataDir)
 	if quickstart.dir != "" {
 		os.RemoveAll(quickstart.dir)

@@ -1,6 +1,8 @@
 package view
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -41,7 +43,38 @@ func TestViewReloadsARescoredRun(t *testing.T) {
 	if cfg == demoYAML {
 		t.Fatal("the demo config no longer limits ethics to 40 items")
 	}
-	if err := applyConfig(t.TempDir(), cfg, dir); err != nil {
+	// Requests while apply writes and switches in the new outputs get the
+	// old run or the new one, never an error.
+	stop := make(chan struct{})
+	seen := make(chan string, 1)
+	go func() {
+		defer close(seen)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			res, err := http.Get(base + "/api/cases?task=ethics&limit=1")
+			if err != nil {
+				seen <- err.Error()
+				return
+			}
+			var p CasesPage
+			err = json.NewDecoder(res.Body).Decode(&p)
+			res.Body.Close()
+			if res.StatusCode != 200 || err != nil || (p.Total != 80 && p.Total != 40) {
+				seen <- fmt.Sprintf("status %d, %d ethics cases (%v)", res.StatusCode, p.Total, err)
+				return
+			}
+		}
+	}()
+	err := applyConfig(t.TempDir(), cfg, dir)
+	close(stop)
+	if bad, ok := <-seen; ok {
+		t.Errorf("a request during the re-score: %s", bad)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	var m1 meta

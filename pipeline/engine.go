@@ -926,7 +926,7 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 		x.visits[name]++
 		visits[name] = x.visits[name]
 		next, err := n.Stage.Run(x)
-		x.traceStep(name, next, err)
+		x.traceStep(name, n.Base.Kind, next, err)
 		if err != nil {
 			return nil, steps, err
 		}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/promoral/promoral/internal/needs"
 )
 
 // No test reads the user's dataset cache or response cache, or reaches the
@@ -20,6 +22,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("HF_TOKEN_PATH", filepath.Join(dir, "no-token"))
 	os.Unsetenv("HF_TOKEN")
 	code := m.Run()
+	needs.Report(os.Stderr) // the tests skipped for a missing tool
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

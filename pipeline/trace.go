@@ -21,7 +21,11 @@ import (
 // replies themselves are in calls.parquet) and any notes it left with
 // Exec.Note. Judge stages carry the "judge." prefix.
 type TraceStep struct {
-	Stage string         `json:"stage"`
+	Stage string `json:"stage"`
+	// Kind is the stage's kind as the strategy names it (its registered
+	// kind: prompt, extract, branch, compute, ...); empty in runs written
+	// before the trace recorded it.
+	Kind  string         `json:"kind,omitempty"`
 	Visit int            `json:"visit"`
 	Out   map[string]any `json:"out,omitempty"`
 	Note  map[string]any `json:"note,omitempty"`
@@ -46,10 +50,10 @@ type traceNote struct {
 // to explain themselves, e.g. why an extraction found no label.
 func (x *Exec) Note(key string, v any) { x.notes = append(x.notes, traceNote{key, v}) }
 
-// traceStep appends the stage that just ran to the trace, as JSON written
+// traceStep appends the stage that just ran, of the given kind, to the trace, as JSON written
 // by hand: it runs for every stage of every case, where encoding/json's
 // reflection and a clipped copy of the outputs cost a third of the engine.
-func (x *Exec) traceStep(stage, next string, err error) {
+func (x *Exec) traceStep(stage, kind, next string, err error) {
 	b := x.trace
 	if b == nil {
 		b = tracePool.Get().([]byte)[:0]
@@ -59,6 +63,10 @@ func (x *Exec) traceStep(stage, next string, err error) {
 	}
 	b = append(b, `{"stage":`...)
 	b = llm.AppendJSONString(b, x.stagePrefix+stage)
+	if kind != "" {
+		b = append(b, `,"kind":`...)
+		b = llm.AppendJSONString(b, kind)
+	}
 	b = append(b, `,"visit":`...)
 	b = strconv.AppendInt(b, int64(x.visits[stage]), 10)
 	if out, ok := x.stages[stage].(map[string]any); ok && len(out) > 0 {

@@ -152,6 +152,43 @@ func TestViewInBrowser(t *testing.T) {
 	do("next case", chromedp.KeyEvent("j"))
 	waitFor("the next case", fmt.Sprintf(`document.querySelector('.casehead h1') && document.querySelector('.casehead h1').textContent !== %q`, id))
 
+	// A case of a looping strategy: every stage says its kind (compute and
+	// branch too); the item's own label is told apart from the answer.
+	var sc CasesPage
+	getJSON(t, base+"/api/cases?strategy=self_correct&task=ethics&limit=1", &sc)
+	if len(sc.Rows) == 0 {
+		t.Fatal("no self_correct case in the demo")
+	}
+	do("open a self_correct case", chromedp.Navigate(fmt.Sprintf("%s/case/0/%d", base, sc.Rows[0].I)), chromedp.WaitVisible("ol.steps li.step"))
+	kinds := eval(`[...document.querySelectorAll('ol.steps li.step')].map(li => li.querySelector('.name').textContent + ':' + li.querySelector('.kind').textContent.split(' ')[0]).join(' ')`)
+	for _, want := range []string{"answer:prompt", "answer_parse:extract", "current:compute", "critique:prompt", "converged:branch"} {
+		if !strings.Contains(" "+kinds+" ", " "+want+" ") {
+			t.Errorf("the case page's stages read %q, want %s among them", kinds, want)
+		}
+	}
+	if strings.Contains(kinds, ":stage") {
+		t.Errorf("a stage is shown without its kind: %s", kinds)
+	}
+	chips := eval(`[...document.querySelectorAll('.kv .chip b')].map(b => b.textContent).join('|')`)
+	if !strings.Contains(chips, "|answer|") || strings.Contains(chips, "|label|") {
+		t.Errorf("the case's head chips read %q: the model's label should be called answer", chips)
+	}
+	fieldNames := eval(`[...document.querySelectorAll('.panel.item table.fields th')].map(th => th.textContent).join('|') + ' / ' + [...document.querySelectorAll('.panel.outputs table.fields th')].map(th => th.textContent).join('|')`)
+	if !strings.Contains(fieldNames, "item.label|") || !strings.Contains(fieldNames, "outputs.label") || strings.Contains("|"+fieldNames, "|label|") {
+		t.Errorf("item fields / outputs read %q: the item's label and the answer's must be told apart", fieldNames)
+	}
+	shot("3b-case-kinds")
+
+	// Side by side of a one-turn and a three-turn strategy: every turn
+	// lined up, the replies' differing words marked.
+	do("compare turns", chromedp.Navigate(base+"/compare?by=strategy&a=zero_shot&b=self_correct&task=ethics"), chromedp.WaitVisible(".pairs .pair"))
+	do("open a multi-turn pair", chromedp.Click(".pairs .pair"), chromedp.WaitVisible(".sidebyside .turn"))
+	turns := eval(`[...document.querySelectorAll('.sidebyside .turn')].map(d => d.dataset.turn + (d.classList.contains('none') ? '-' : '+')).join(' ')`)
+	if !strings.HasPrefix(turns, "1+ 1+ 2- 2+ 3- 3+") {
+		t.Errorf("side by side turns (A then B, - for none): %q", turns)
+	}
+	shot("4b-compare-turns")
+
 	// Compare two strategies of the recorded replies; open a flipped pair.
 	do("compare", chromedp.Navigate(base+"/compare?by=strategy&a=zero_shot&b=first_principles&task=promoral_replies"),
 		chromedp.WaitVisible("table.cells tbody tr"))
@@ -167,6 +204,11 @@ func TestViewInBrowser(t *testing.T) {
 		t.Errorf("the compare counts read %q", chips)
 	}
 	do("open a pair", chromedp.Click(".pairs .pair"), chromedp.WaitVisible(".sidebyside pre"))
+	// The flipped pair's replies differ: the words only A has are marked on
+	// the left, those only B has on the right.
+	if marks := eval(`document.querySelectorAll('.sidebyside .turn.a del.dx').length + '/' + document.querySelectorAll('.sidebyside ins.dx').length + '/' + document.querySelectorAll('.sidebyside .turn.a ins.dx').length`); strings.HasPrefix(marks, "0/") || strings.Contains(marks, "/0/") || !strings.HasSuffix(marks, "/0") {
+		t.Errorf("marked words (A's deletions / insertions / insertions on A's side): %s", marks)
+	}
 	shot("4-compare")
 
 	// The audit queue: label the first case with key 1.
@@ -198,6 +240,18 @@ func TestViewInBrowser(t *testing.T) {
 	q, _ := url.Parse(href)
 	waitFor("the linked list", bigIs(total(q.RawQuery)))
 	shot("6-from-report")
+
+	// Apply again (re-scored with half the ETHICS items): the open page
+	// reads the run again on its next request, without a restart.
+	do("back to the list", chromedp.Navigate(base+"/"), chromedp.WaitVisible("table.cases tbody tr"))
+	before := run.Len()
+	cfg := strings.Replace(demoYAML, "dataset: {limit: 40}", "dataset: {limit: 20}", 1)
+	if err := applyConfig(t.TempDir(), cfg, dir); err != nil {
+		t.Fatal(err)
+	}
+	do("filter after the re-score", chromedp.Click(`.facet[data-facet="outcome"] .fv[data-value="wrong"]`))
+	waitFor("the re-scored run", fmt.Sprintf(`document.getElementById('runname').textContent.startsWith('viewdemo · %d cases')`, before-40))
+	waitFor("the re-scored list", bigIs(total("outcome=wrong")))
 
 	for _, p := range problems.List() {
 		t.Error(p)

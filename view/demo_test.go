@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline"
 	_ "github.com/promoral/promoral/stages"
 )
@@ -89,30 +90,13 @@ var demo struct {
 func demoRun(t testing.TB) string {
 	t.Helper()
 	demo.once.Do(func() {
-		root, err := filepath.Abs("..")
-		if err != nil {
-			demo.err = err
-			return
-		}
 		dir, err := os.MkdirTemp("", "promoral-view-demo-")
 		if err != nil {
 			demo.err = err
 			return
 		}
-		paths := "paths: {strategies: " + filepath.Join(root, "configs/strategies") + ", tasks: " + filepath.Join(root, "configs/tasks") +
-			", models: " + filepath.Join(root, "configs/models") + ", prompts: " + filepath.Join(root, "prompts") + "}\n"
-		cfg := filepath.Join(dir, "viewdemo.yaml")
-		if demo.err = os.WriteFile(cfg, []byte(demoYAML+paths), 0o644); demo.err != nil {
-			return
-		}
-		st, err := pipeline.Load(cfg)
-		if err != nil {
-			demo.err = err
-			return
-		}
 		out := filepath.Join(dir, "out")
-		if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background()); err != nil {
-			demo.err = err
+		if demo.err = applyConfig(dir, demoYAML, out); demo.err != nil {
 			return
 		}
 		demo.dir = out
@@ -121,6 +105,27 @@ func demoRun(t testing.TB) string {
 		t.Fatalf("demo run: %v", demo.err)
 	}
 	return demo.dir
+}
+
+// applyConfig writes cfg, with the paths of the shipped configs, into dir
+// and applies it to the run folder out.
+func applyConfig(dir, cfg, out string) error {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return err
+	}
+	paths := "paths: {strategies: " + filepath.Join(root, "configs/strategies") + ", tasks: " + filepath.Join(root, "configs/tasks") +
+		", models: " + filepath.Join(root, "configs/models") + ", prompts: " + filepath.Join(root, "prompts") + "}\n"
+	path := filepath.Join(dir, "viewdemo.yaml")
+	if err := os.WriteFile(path, []byte(cfg+paths), 0o644); err != nil {
+		return err
+	}
+	st, err := pipeline.Load(path)
+	if err != nil {
+		return err
+	}
+	_, _, err = pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	return err
 }
 
 // copyRun copies a run folder so a test may write labels into it.
@@ -151,6 +156,7 @@ func copyRun(t testing.TB, src string) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	needs.Report(os.Stderr) // the tests skipped for a missing tool
 	if demo.dir != "" {
 		os.RemoveAll(filepath.Dir(demo.dir))
 	}

@@ -86,7 +86,7 @@ func (r *Run) Case(i int) (*Case, error) {
 	defer b.release()
 	k := i - p.start[g]
 	if id, _ := b.strRef("case_id", k); id != r.id[i] {
-		return nil, fmt.Errorf("%s changed since the view opened it (case %d is now %q): restart promoral view", p.path, i, id)
+		return nil, fmt.Errorf("%s changed since the view opened it (case %d is now %q): reload the page", p.path, i, id)
 	}
 	c := &Case{Row: r.row(int32(i)), Fields: map[string]any{}, Labels: r.labelsOf(i), Trace: r.hasTrace}
 	for _, col := range cols {

@@ -124,7 +124,7 @@ var facets = []facet{
 		return 1
 	}),
 	dictFacet("gold", "Gold", "(no gold)", func(r *Run) []uint16 { return r.gold }),
-	dictFacet("label", "Label", "(none)", func(r *Run) []uint16 { return r.label }),
+	dictFacet("label", "Answer", "(none)", func(r *Run) []uint16 { return r.label }),
 }
 
 func facetByName(name string) (int, bool) {

@@ -47,6 +47,8 @@ type Run struct {
 	rowsPerGroup               int
 	hasTrace, hasCalls         bool
 	opened                     time.Duration
+	openedAt                   time.Time
+	stamp                      stamp // the output files read (reload.go)
 
 	polMu    sync.Mutex
 	policies map[string]pipeline.AnswerPolicy
@@ -96,7 +98,10 @@ func Open(dir string) (*Run, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%s is not a finished run folder (no results.parquet): run `promoral apply` first, or name the folder that holds results.parquet", dir)
 	}
-	r := &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir)), dicts: map[string]*dict{}, byID: map[string]int32{}}
+	// Stamped before reading: files replaced while they are read differ
+	// from the stamp, and the next request reads them again.
+	r := &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir)), dicts: map[string]*dict{}, byID: map[string]int32{},
+		stamp: stampOf(dir), openedAt: start}
 	if data, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
 		if err := json.Unmarshal(data, &r.Manifest); err != nil {
 			return nil, fmt.Errorf("%s: %v (the file is damaged; apply again rewrites it)", filepath.Join(dir, "manifest.json"), err)

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -24,16 +25,23 @@ var assets embed.FS
 
 // Server serves one run, or two for comparison, to a browser on loopback.
 type Server struct {
-	runs      []*Run
 	annotator string
 	mux       *http.ServeMux
 	host      string // host:port the page is served on; other Host headers are refused
+
+	// runs are replaced when their outputs change on disk (reload.go).
+	mu        sync.RWMutex
+	runs      []*Run
+	reloadErr []string // per run: why its changed outputs could not be read
+	reloads   int
+	reloadMu  sync.Mutex // one reload at a time
+	failed    []stamp    // per run: outputs that failed to open (reloadMu)
 }
 
 // NewServer serves runs (the first is the one listed; a second can be
 // compared with it). annotator is the default name labels are saved under.
 func NewServer(runs []*Run, annotator string) *Server {
-	s := &Server{runs: runs, annotator: annotator, mux: http.NewServeMux()}
+	s := &Server{runs: runs, annotator: annotator, mux: http.NewServeMux(), reloadErr: make([]string, len(runs)), failed: make([]stamp, len(runs))}
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
 	for _, p := range []string{"GET /{$}", "GET /case/{run}/{i}", "GET /unparsed", "GET /compare", "GET /audit"} {
@@ -44,6 +52,7 @@ func NewServer(runs []*Run, annotator string) *Server {
 	s.mux.HandleFunc("GET /api/case", s.oneCase)
 	s.mux.HandleFunc("GET /api/unparsed", s.unparsed)
 	s.mux.HandleFunc("GET /api/compare", s.compare)
+	s.mux.HandleFunc("GET /api/pair", s.pair)
 	s.mux.HandleFunc("POST /api/label", s.label)
 	s.mux.HandleFunc("GET /report.html", s.report)
 	s.mux.HandleFunc("GET /figures/{file}", s.figure)
@@ -86,6 +95,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
+	if p := req.URL.Path; strings.HasPrefix(p, "/api/") || p == "/report.html" {
+		s.refresh()
+		w.Header().Set("X-Promoral-Outputs", s.outputsVersion())
+	}
 	s.mux.ServeHTTP(w, req)
 }
 
@@ -118,13 +131,14 @@ func fail(w http.ResponseWriter, code int, err error) {
 
 func (s *Server) run(v url.Values) (*Run, int, error) {
 	k := 0
+	runs := s.list()
 	if r := v.Get("run"); r != "" {
 		var err error
-		if k, err = strconv.Atoi(r); err != nil || k < 0 || k >= len(s.runs) {
-			return nil, 0, fmt.Errorf("run %q: this view has %d run(s), numbered from 0", r, len(s.runs))
+		if k, err = strconv.Atoi(r); err != nil || k < 0 || k >= len(runs) {
+			return nil, 0, fmt.Errorf("run %q: this view has %d run(s), numbered from 0", r, len(runs))
 		}
 	}
-	return s.runs[k], k, nil
+	return runs[k], k, nil
 }
 
 // RunInfo is what the page header says about a run.
@@ -144,6 +158,10 @@ type RunInfo struct {
 	Values      map[string][]string `json:"values"`  // model, strategy, task: for the compare menus
 	Choices     map[string][]string `json:"choices"` // task -> labels a person may set
 	Flagged     int                 `json:"flagged"`
+	// ReloadError: the run's outputs changed on disk but could not be
+	// read again; the view shows the outputs it read before.
+	ReloadError string `json:"reload_error,omitempty"`
+	OpenedAt    string `json:"opened_at"` // when the outputs shown were read
 }
 
 func (s *Server) meta(w http.ResponseWriter, req *http.Request) {
@@ -152,10 +170,14 @@ func (s *Server) meta(w http.ResponseWriter, req *http.Request) {
 		Annotator string    `json:"annotator"`
 	}
 	out.Annotator = s.annotator
-	for _, r := range s.runs {
+	s.mu.RLock()
+	reloadErr := slices.Clone(s.reloadErr)
+	s.mu.RUnlock()
+	for k, r := range s.list() {
 		ready, p := r.idx.ready()
 		info := RunInfo{Name: r.Name, Dir: r.Dir, Cases: r.n, Manifest: r.Manifest, OpenedMS: float64(r.opened.Microseconds()) / 1000,
-			Search: ready, Progress: p, Trace: r.hasTrace, Values: map[string][]string{}, Choices: r.labelChoices()}
+			Search: ready, Progress: p, Trace: r.hasTrace, Values: map[string][]string{}, Choices: r.labelChoices(),
+			ReloadError: reloadErr[k], OpenedAt: r.openedAt.Format(time.RFC3339)}
 		if ready {
 			info.IndexMS = float64(r.idx.elapsed.Microseconds()) / 1000
 			if r.idx.err != nil {
@@ -362,8 +384,8 @@ func (s *Server) compare(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	rb := ra
-	if c.By == "run" && len(s.runs) > 1 {
-		ra, rb = s.runs[0], s.runs[1]
+	if runs := s.list(); c.By == "run" && len(runs) > 1 {
+		ra, rb = runs[0], runs[1]
 	}
 	out, err := CompareRuns(ra, rb, c)
 	if err != nil {
@@ -394,11 +416,12 @@ func (s *Server) label(w http.ResponseWriter, req *http.Request) {
 		fail(w, 400, fmt.Errorf("label request: %v", err))
 		return
 	}
-	if in.Run < 0 || in.Run >= len(s.runs) {
+	runs := s.list()
+	if in.Run < 0 || in.Run >= len(runs) {
 		fail(w, 400, fmt.Errorf("run %d: no such run", in.Run))
 		return
 	}
-	r := s.runs[in.Run]
+	r := runs[in.Run]
 	if in.I < 0 || in.I >= r.n {
 		fail(w, 400, fmt.Errorf("case %d: no such case", in.I))
 		return
@@ -463,5 +486,5 @@ func (s *Server) figure(w http.ResponseWriter, req *http.Request) {
 		http.NotFound(w, req)
 		return
 	}
-	http.ServeFile(w, req, filepath.Join(s.runs[0].Dir, "figures", name))
+	http.ServeFile(w, req, filepath.Join(s.list()[0].Dir, "figures", name))
 }

@@ -295,6 +295,16 @@ func TestCasePage(t *testing.T) {
 			}
 		}
 	}
+	// Each step says its stage's kind, as the strategy file names it.
+	kinds := map[string]string{}
+	for _, s := range c.Steps {
+		kinds[s.Stage] = s.Kind
+	}
+	for stage, kind := range map[string]string{"answer": "prompt", "answer_parse": "extract", "current": "compute", "critique": "prompt", "converged": "branch"} {
+		if kinds[stage] != kind {
+			t.Errorf("stage %s has kind %q in the trace, want %q", stage, kinds[stage], kind)
+		}
+	}
 	if c.Steps[1].Out["label_rule"] != "prefix:Final Answer" || c.Steps[1].Note["source"] != "answer" {
 		t.Errorf("answer_parse: %+v", c.Steps[1])
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
@@ -42,6 +43,7 @@ func TestMain(m *testing.M) {
 	// it (cli gives each test a cache of its own unless the test sets one).
 	os.Unsetenv(pipeline.CacheEnv)
 	code := m.Run()
+	needs.Report(os.Stderr) // the tests skipped for a missing tool
 	os.RemoveAll(dataDir)
 	if quickstart.dir != "" {
 		os.RemoveAll(quickstart.dir)

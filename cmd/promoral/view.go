@@ -24,7 +24,8 @@ func newView() *cobra.Command {
 			"every case in a table with filters and search, each case's stages, calls and extraction,\n" +
 			"unparsed replies grouped by shape with the rule that nearly matched, side by side comparisons\n" +
 			"with the paired numbers of `promoral diff`, and the safety judge's audit queue, whose labels\n" +
-			"are appended to RUN_DIR/labels.jsonl. With a second run, Compare pairs the same cells of both.",
+			"are appended to RUN_DIR/labels.jsonl. With a second run, Compare pairs the same cells of both.\n" +
+			"A run applied again while the view is open (re-scored) is read again on the next request.",
 		Example: "  promoral view out/quickstart\n  promoral view out/paper out/paper-v2 --port 8800",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,6 +44,7 @@ func newView() *cobra.Command {
 				}
 			}
 			srv := view.NewServer(runs, annotator)
+			defer srv.Close() // the runs it reloaded since
 			ln, url, err := srv.Listen(port)
 			if errors.Is(err, syscall.EADDRINUSE) && !cmd.Flags().Changed("port") {
 				ln, url, err = srv.Listen(0) // the usual port is taken: any free one

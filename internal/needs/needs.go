@@ -1,23 +1,35 @@
 // Package needs is what a test does when a tool from outside Go that it
 // needs (DuckDB's node package, Chromium) is missing. CI sets
 // PROMORAL_REQUIRE_TOOLS=1 and the test fails. Anywhere else it is skipped,
-// and because a plain `go test ./...` hides the skip messages of passing
-// packages, the notice is also written to the user's terminal and the run
-// is kept out of go test's result cache, so the notice shows every time
-// until the tool is installed.
+// and said so three ways: in the test's log (the skip reason), in a summary
+// the package's TestMain prints to the test output when its tests are done
+// (Report: go test shows it with -v, -json, a single package, or a
+// failure), and, because `go test ./...` hides all output of a package that
+// passes, on the user's terminal as well. The run is kept out of go test's
+// result cache, so the notice shows every time until the tool is
+// installed.
 package needs
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // RequireEnv, set to 1, turns a missing tool into a failure.
 const RequireEnv = "PROMORAL_REQUIRE_TOOLS"
+
+// skipped are the notices of the tests of this test binary that did not
+// run, for Report.
+var skipped struct {
+	mu    sync.Mutex
+	lines []string
+}
 
 // Missing fails or skips t because tool is not installed; install says how
 // to get it.
@@ -28,22 +40,47 @@ func Missing(t testing.TB, tool, install string) {
 		t.Fatalf("%s; %s=1 requires it", msg, RequireEnv)
 		return
 	}
+	skipped.mu.Lock()
+	skipped.lines = append(skipped.lines, msg)
+	skipped.mu.Unlock()
 	tell(t.Name(), "promoral tests: SKIPPED "+msg+"\n")
 	t.Skip(msg) // the reason is in the test log (go test -v, or -json)
 }
 
-// tell writes the notice to the controlling terminal, which go test does not
-// capture (or, without one, to the test's standard error), and to a fresh file in the module that the test reads: go test
+// Summary is what Report prints: "" when every test ran.
+func Summary() string {
+	skipped.mu.Lock()
+	defer skipped.mu.Unlock()
+	if len(skipped.lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "promoral tests: %d test(s) did not run because a tool is missing (set %s=1 to make that a failure):\n", len(skipped.lines), RequireEnv)
+	for _, l := range skipped.lines {
+		b.WriteString("  SKIPPED " + l + "\n")
+	}
+	return b.String()
+}
+
+// Report writes the summary of the tests skipped for a missing tool to w.
+// A package whose tests may be skipped calls it from TestMain after m.Run,
+// with os.Stderr: the notice is then part of the package's test output.
+func Report(w io.Writer) {
+	if s := Summary(); s != "" {
+		io.WriteString(w, s)
+	}
+}
+
+// tell writes the notice to the controlling terminal, which go test does
+// not capture (a plain `go test ./...` prints nothing of a package that
+// passes), and to a fresh file in the module that the test reads: go test
 // does not cache a run that read a file of the module changed in the last
-// two seconds (files outside the module it does not check).
+// two seconds (files outside the module it does not check). The test's own
+// output gets the skip reason and Report's summary.
 func tell(name, msg string) {
 	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
 		tty.WriteString(msg)
 		tty.Close()
-	} else {
-		// No terminal (CI, an editor): the test's own output, which go
-		// test prints when it shows the package's output.
-		os.Stderr.WriteString(msg)
 	}
 	root, err := moduleRoot()
 	if err != nil {

@@ -29,6 +29,17 @@ async function api(path, params) {
   const u = new URL(path, location.origin);
   if (params) for (const [k, v] of params) u.searchParams.append(k, v);
   const res = await fetch(u);
+  // The server reads a run again when its outputs change (apply re-scored
+  // it): the run's description is then read again, on the next page.
+  const outputs = res.headers.get('X-Promoral-Outputs');
+  if (outputs != null) {
+    if (S.outputs != null && outputs !== S.outputs) {
+      S.stale = true;
+      toast('The run\'s outputs changed on disk: the view has read them again');
+      setTimeout(route, 0);
+    }
+    S.outputs = outputs;
+  }
   const body = await res.json().catch(() => ({error: res.status + ' ' + res.statusText}));
   if (!res.ok) throw new Error(body.error || res.statusText);
   return body;
@@ -98,10 +109,12 @@ function listParams() {
 async function route() {
   S.keys = null;
   S.marks = null;
+  if (S.stale) { S.meta = null; S.stale = false; }
   if (!S.meta) {
     try { S.meta = await api('/api/meta'); } catch (e) { app.replaceChildren(errorBox(e)); return; }
     const r0 = S.meta.runs[0];
     const rn = document.getElementById('runname');
+    rn.replaceChildren();
     if (S.meta.runs[1]) {
       // Two runs: the list shows either; Compare pairs them.
       rn.append(...S.meta.runs.map((r, k) => h('a', {href: k ? '/?run=1' : '/', 'data-nav': true, 'data-run': k, title: r.dir, text: r.name + ' (' + fmtInt(r.cases) + ')'})));
@@ -111,10 +124,10 @@ async function route() {
     }
     document.getElementById('reportlink').hidden = !r0.report;
     if (!S.annotator && S.meta.annotator) S.annotator = S.meta.annotator;
-    if (r0.flagged) {
-      const a = document.querySelector('[data-tab=audit]');
-      a.append(h('span', {class: 'n', text: fmtInt(r0.flagged)}));
-    }
+    const auditTab = document.querySelector('[data-tab=audit]');
+    auditTab.querySelectorAll('.n').forEach(n => n.remove());
+    if (r0.flagged) auditTab.append(h('span', {class: 'n', text: fmtInt(r0.flagged)}));
+    document.getElementById('reloaderr').replaceChildren(...S.meta.runs.filter(r => r.reload_error).map(r => h('div', {class: 'note warn', text: r.reload_error})));
   }
   const path = location.pathname;
   let tab = 'cases';
@@ -184,7 +197,7 @@ async function listPage() {
   const table = h('table', {class: 'cases'},
     h('colgroup', null, h('col', {style: 'width:86px'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:9%'}),
       h('col', {style: 'width:max(12%, 150px)'}), h('col', {style: 'width:10%'}), h('col', {style: 'width:11%'}), h('col', {style: 'width:56px'}), h('col', null)),
-    h('thead', null, h('tr', null, ['Outcome', 'Model', 'Strategy', 'Task', 'Item', 'Gold', 'Label', 'Conf', 'Item text'].map((c, k) => h('th', {class: k === 7 ? 'num' : null, text: c})))),
+    h('thead', null, h('tr', null, ['Outcome', 'Model', 'Strategy', 'Task', 'Item', 'Gold', 'Answer', 'Conf', 'Item text'].map((c, k) => h('th', {class: k === 7 ? 'num' : null, text: c})))),
     h('tbody', null, page.rows.map((r, k) => h('tr', {'data-k': k, onclick: () => go(caseHref(run, r.i, nav))},
       h('td', null, outcomeTag(r)),
       h('td', {title: r.model, text: r.model}), h('td', {title: r.strategy, text: r.strategy}), h('td', {title: r.task, text: r.task}),
@@ -302,8 +315,11 @@ function facetPanel(facets, base) {
 
 function kv(label, value, title) { return h('span', {class: 'chip', title}, h('b', {text: label}), value); }
 
-function fieldsTable(obj) {
-  return h('table', {class: 'fields'}, Object.entries(obj).map(([k, v]) => h('tr', null, h('th', {text: k}), h('td', null, valueNode(v)))));
+// fieldsTable lists an object's fields; prefix names where they come from
+// (item., outputs., judge.), so the item's own label is never mistaken for
+// the model's.
+function fieldsTable(obj, prefix) {
+  return h('table', {class: 'fields'}, Object.entries(obj).map(([k, v]) => h('tr', null, h('th', {text: (prefix || '') + k}), h('td', null, valueNode(v)))));
 }
 
 function valueNode(v) {
@@ -330,7 +346,8 @@ async function casePage(run, i) {
     h('div', {class: 'casehead'}, h('h1', {text: r.id}), outcomeTag(r), flags(r), navBox),
     h('div', {class: 'kv'},
       kv('model', r.model), kv('strategy', r.strategy), kv('task', r.task), kv('item', r.item),
-      kv('gold', r.gold || '–'), kv('label', r.label || '–'), kv('confidence', r.conf == null ? '–' : fmt(r.conf, 3)),
+      kv('gold', r.gold || '–', 'the gold label the task reads from the item'), kv('answer', r.label || '–', 'the label read from the model\'s reply'),
+      kv('confidence', r.conf == null ? '–' : fmt(r.conf, 3)),
       r.verdict ? kv('judge', r.verdict) : null,
       (r.subsets || []).length ? kv('subsets', r.subsets.join(', ')) : null,
       kv('tokens', fmtInt(r.tokens)), c.fields.cost_usd != null ? kv('cost', '$' + Number(c.fields.cost_usd).toFixed(5)) : null,
@@ -341,9 +358,10 @@ async function casePage(run, i) {
   if (c.row.audit) parts.push(h('div', {class: 'panel'}, h('h2', null, 'Human label', h('span', {class: 'sub', text: 'the judge flagged this case for audit'})), labelBox(run, i, c, null)));
   else labelState = null;
   const item = c.item || {};
-  const left = h('div', {class: 'panel'}, h('h2', null, 'Item', h('span', {class: 'sub', text: Object.keys(item).length + ' fields'})), fieldsTable(item));
-  const outs = h('div', {class: 'panel'}, h('h2', null, 'Strategy outputs'), c.outputs ? fieldsTable(c.outputs) : h('p', {class: 'muted', text: 'none (the case did not finish its strategy)'}),
-    c.judge ? [h('h2', {style: 'margin-top:14px'}, 'Judge outputs'), fieldsTable(c.judge)] : null);
+  const left = h('div', {class: 'panel item'}, h('h2', null, 'Item', h('span', {class: 'sub', text: Object.keys(item).length + ' fields of the dataset, as the prompts see them'})), fieldsTable(item, 'item.'));
+  const outs = h('div', {class: 'panel outputs'}, h('h2', null, 'Strategy outputs', h('span', {class: 'sub', text: 'what the model\'s answer gave'})),
+    c.outputs ? fieldsTable(c.outputs, 'outputs.') : h('p', {class: 'muted', text: 'none (the case did not finish its strategy)'}),
+    c.judge ? [h('h2', {style: 'margin-top:14px'}, 'Judge outputs'), fieldsTable(c.judge, 'judge.')] : null);
   parts.push(h('div', {class: 'grid2'}, left, outs));
   parts.push(stepsPanel(c));
   parts.push(h('details', {class: 'raw panel'}, h('summary', {text: 'Every column of this results.parquet row'}), fieldsTable(c.fields)));
@@ -357,7 +375,10 @@ async function casePage(run, i) {
   };
 }
 
+// stepKind is the stage's kind as the trace records it; runs written
+// before the trace carried kinds get a guess from what the step left.
 function stepKind(s) {
+  if (s.kind) return s.kind;
   if (s.call) return 'prompt';
   const o = s.out || {};
   if ('label_rule' in o || 'parsed' in o) return 'extract';
@@ -540,7 +561,7 @@ async function unparsedPage() {
     h('ol', null,
       h('li', null, 'Edit the extraction rules: the task\'s ', h('code', {text: 'extract:'}), ' block (configs/tasks/…) or the extract stage\'s ', h('code', {text: 'rules:'}), ' in the strategy. A suggested rule below has been tried on that reply.'),
       h('li', null, 'Run ', h('code', {text: 'promoral apply ' + cfg}), ' again. It re-scores every case from the journal without calling a model (', h('code', {text: '0 new'}), ' calls), and rewrites results.parquet and the metrics.'),
-      h('li', null, 'Restart ', h('code', {text: 'promoral view'}), ' and come back here: what still misses is what is left.')),
+      h('li', null, 'Come back here (the view reads the new results as soon as apply has switched them in): what still misses is what is left.')),
     u.trace ? null : h('div', {class: 'note warn', text: 'This run has no trace column (written before promoral view existed), so the reasons are missing: apply again to write them.'}));
   const parts = [h('div', {class: 'summary'}, h('span', {class: 'big', text: fmtInt(u.total)}), h('span', {class: 'muted', text: 'unparsed replies (no error) among the cases these filters leave, in ' + (u.groups || []).length + ' shapes'})), howto];
   if (!u.total) parts.push(h('div', {class: 'empty', text: 'Every reply in this selection was parsed.'}));
@@ -659,15 +680,41 @@ function mainReply(c) {
   return '';
 }
 
+// openPair shows both cases under their row: every turn (model call) of
+// each, the k-th turns side by side, each pair of replies with the words
+// only one side has marked.
 async function openPair(row, p, by) {
   const next = row.nextElementSibling;
   if (next && next.classList.contains('sidebyside')) { next.remove(); return; }
-  const [ca, cb] = await Promise.all([api('/api/case', [['run', 0], ['i', p.a.i]]), api('/api/case', [['run', by === 'run' ? 1 : 0], ['i', p.b.i]])]);
-  const pane = (c, run) => h('div', null,
-    h('div', {class: 'role', text: c.row.model + ' · ' + c.row.strategy}),
-    pre(mainReply(c) || '(no reply)'),
-    h('a', {href: caseHref(run, c.row.i), 'data-nav': true, text: 'open the case →'}));
-  row.after(h('div', {class: 'sidebyside'}, pane(ca, 0), pane(cb, by === 'run' ? 1 : 0)));
+  const runB = by === 'run' ? 1 : 0;
+  const pv = await api('/api/pair', [['a', p.a.i], ['b', p.b.i], ['run_b', runB]]);
+  const head = (r, run) => h('div', {class: 'sbshead'}, h('span', {class: 'role', text: r.model + ' · ' + r.strategy}),
+    h('a', {href: caseHref(run, r.i), 'data-nav': true, text: 'open the case →'}));
+  const reply = (t, tp, keep) => {
+    if (t.reply == null) return h('div', {class: 'msg failed'}, h('div', {class: 'role', text: 'no reply'}), pre(t.error || '(none)'));
+    let body;
+    if (tp.diff && !tp.same) {
+      body = h('pre', {class: 'text'});
+      for (const d of tp.diff) {
+        if (d.op === '=') body.append(d.text);
+        else if (d.op === keep) body.append(h(keep === '-' ? 'del' : 'ins', {class: 'dx', text: d.text}));
+      }
+    } else body = pre(t.reply || '(empty)');
+    return h('div', {class: 'msg reply'}, h('div', {class: 'role', text: 'reply' + (tp.same ? ' · the same on both sides' : '')}), body);
+  };
+  const cell = (t, tp, k, keep) => {
+    const side = keep === '-' ? ' a' : ' b';
+    if (!t) return h('div', {class: 'turn none' + side, 'data-turn': k + 1}, h('div', {class: 'role', text: `turn ${k + 1}`}), h('span', {class: 'muted', text: 'no such turn on this side'}));
+    const asked = t.asked || [];
+    return h('div', {class: 'turn' + side, 'data-turn': k + 1},
+      h('div', {class: 'role', text: `turn ${k + 1} · ${t.stage}` + (t.visit > 1 ? ' · visit ' + t.visit : '')}),
+      asked.length ? h('details', {class: 'asked'}, h('summary', {text: `asked: ${asked.length} message${asked.length > 1 ? 's' : ''}` + (t.earlier ? ` after ${t.earlier} earlier` : '')}), asked.map(messageNode)) : null,
+      reply(t, tp, keep));
+  };
+  const turns = pv.turns.flatMap((tp, k) => [cell(tp.a, tp, k, '-'), cell(tp.b, tp, k, '+')]);
+  row.after(h('div', {class: 'sidebyside'}, head(pv.a, 0), head(pv.b, runB),
+    turns.length ? turns : h('div', {class: 'muted', style: 'grid-column:1/-1', text: 'Neither case has a reply.'}),
+    h('div', {class: 'faint sbsnote', text: 'Each turn is one model call, in the order made; a continued conversation shows only what was new at that turn. Words only in A are marked on the left, only in B on the right.'})));
 }
 
 // ---- audit ----

@@ -896,6 +896,6 @@ func (m *judgeAgreement) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 }
 
 func hasField(t *pipeline.Task, field string) bool {
-	_, ok := t.Items[0].Fields[field]
+	_, ok := t.Items[0].Values()[field]
 	return ok
 }

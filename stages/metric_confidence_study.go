@@ -13,7 +13,7 @@ func init() {
 		Name: "confidence_study",
 		Doc: "The confidence study per condition (model x strategy x its factors, e.g. reflection level x confidence instruction x thinking): " +
 			"confidence summary and high_confidence_rate (every task, gold or not); on tasks with gold, calibration in the study's bins 0-20 ... 81-100 and " +
-			"a top-label ece in ten bins (lo, hi], overconfident errors (wrong with confidence > threshold), Spearman's rho of confidence against correctness " +
+			"a top-label ece in ten bins (lo, hi] and the top-label brier, mean((confidence - correct)^2), overconfident errors (wrong with confidence > threshold), Spearman's rho of confidence against correctness " +
 			"(from min_spearman_n answers) and a one-sided Mann-Whitney U of right against wrong answers' confidence (from min_group_n of each). " +
 			"Confidences are on 0-1 everywhere; bootstrap 95% intervals (confidence_by_condition.csv, calibration.csv, reliability.csv, overconfidence.csv, " +
 			"confidence_correct_vs_incorrect.csv).",
@@ -98,6 +98,7 @@ const (
 	csConfAcc
 	csRho
 	csECE
+	csBrier
 	csCount
 )
 
@@ -173,7 +174,7 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 				if graded {
 					oc := rt.Overconfident(m.threshold)
 					v[csOver], v[csShare], v[csConfAcc] = oc.OverconfidentErrorRate, oc.OverconfidentShareOfErrors, oc.ConfidentAccuracy
-					v[csRho], v[csECE] = rt.Spearman().Rho, rt.ECE(m.bins)
+					v[csRho], v[csECE], v[csBrier] = rt.Spearman().Rho, rt.ECE(m.bins), rt.Brier()
 				}
 			}, m.reps, seed, stats.DefaultLevel)
 		}
@@ -213,6 +214,7 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		add("overconfident_share_of_errors", fmt.Sprintf("wrong with confidence > %s, of the wrong answers", thr), o.OverconfidentShareOfErrors, o.NWrong, csShare)
 		add("confident_accuracy", fmt.Sprintf("accuracy of the answers with confidence > %s", thr), o.ConfidentAccuracy, o.NConfident, csConfAcc)
 		add("ece", eceConvention("confidence in the chosen answer against accuracy", m.bins), tb.ECE(m.bins), d.N, csECE)
+		add("brier", stats.TopBrierConvention, tb.Brier(), d.N, csBrier)
 		rhoStatus := ""
 		if sp.N < m.minRho {
 			rhoStatus = pipeline.StatusTooFew

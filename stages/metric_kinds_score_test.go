@@ -489,6 +489,10 @@ func TestCompare(t *testing.T) {
 	if !(r.CILow <= 0.25 && r.CIHigh >= 0.25) {
 		t.Errorf("interval [%v, %v] misses 0.25", r.CILow, r.CIHigh)
 	}
+	// A difference of means is defined in every resample of the pairs.
+	if r.CIReps != 1000 || r.CIUndefined != 0 || r.Status != "" {
+		t.Errorf("paired interval: %d of %d replicates undefined, status %q", r.CIUndefined, r.CIReps, r.Status)
+	}
 }
 
 func sortAns(a []ans) {

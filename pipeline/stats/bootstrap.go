@@ -141,6 +141,8 @@ type Paired struct {
 	B, C int
 	// McNemarP is McNemar's exact two-sided p on b and c; see McNemarExact.
 	McNemarP float64
+	// CI is Lo, Hi with the replicates behind them.
+	CI Interval
 }
 
 // PairedDiff compares per-item correctness of system A and system B. reps
@@ -162,9 +164,10 @@ func PairedDiff(correctA, correctB []bool, reps int, seed uint64) Paired {
 		p.MeanDiff = float64(p.C-p.B) / float64(p.N)
 	}
 	// An item adds −1, 0 or +1 to B − A: three kinds, resampled as counts.
-	p.Lo, p.Hi = BootstrapCount([]int{p.B, p.N - p.B - p.C, p.C}, func(w []int) float64 {
+	p.CI = BootstrapCountInterval([]int{p.B, p.N - p.B - p.C, p.C}, func(w []int) float64 {
 		return float64(w[2]-w[0]) / float64(p.N)
 	}, reps, seed, DefaultLevel)
+	p.Lo, p.Hi = p.CI.Lo, p.CI.Hi
 	p.McNemarP = McNemarExact(p.B, p.C)
 	return p
 }

@@ -29,6 +29,11 @@ func (r *MetricRow) SetCI(iv stats.Interval) {
 		return
 	}
 	r.CIReps, r.CIUndefined = iv.Reps, iv.Undefined
+	if r.Status != "" && r.Status != StatusOK {
+		// No figure to give an interval for (the row says why).
+		r.CILow, r.CIHigh = math.NaN(), math.NaN()
+		return
+	}
 	if r.Convention != "" && iv.Undefined > 0 {
 		r.Convention += "; "
 	}

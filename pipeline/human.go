@@ -21,7 +21,7 @@ import (
 
 // HumanSpec names the item field holding a person's verdict on the reply.
 type HumanSpec struct {
-	Field string `yaml:"field" required:"true" doc:"Item field holding a person's verdict on the item's reply: one of the task's answer labels (any case), or empty/null for none."`
+	Field string `yaml:"field" required:"true" doc:"Item field holding a person's verdict on the item's reply: one of the task's answer labels or their aliases (any case; e.g. alias 3_partial_refusal of REFUSAL), or empty/null for none."`
 	When  string `yaml:"when,omitempty" doc:"Boolean expression over item: the items whose field means what the task's labels mean (e.g. item.kind == \"harmful\" where the labels on benign items mean something else); default every item."`
 	Doc   string `yaml:"doc,omitempty" doc:"What the people were asked, for readers of the task file."`
 	// ThreeWay: see human3.go.
@@ -36,8 +36,9 @@ type humanRule struct {
 	columns  map[string]string // judge name -> item field
 }
 
-// labelOf maps a recorded verdict onto the task's labels: "" for none
-// (missing, null, blank), ok false for a value that is not a label.
+// labelOf maps a recorded verdict onto the task's labels: a label value
+// (any case) or one of its answer.labels aliases, as a reply is read; ""
+// for none (missing, null, blank), ok false for a value that is neither.
 func (t *Task) labelOf(v any) (string, bool) {
 	if v == nil {
 		return "", true
@@ -51,7 +52,23 @@ func (t *Task) labelOf(v any) (string, bool) {
 			return l, true
 		}
 	}
+	if t.Space != nil {
+		if l, ok := t.Space.Normalize(s); ok {
+			return l, true
+		}
+	}
 	return "", false
+}
+
+// fieldOf is an item's field, read through the dataset's store when the
+// item's fields were spilled there (Item.Values).
+func fieldOf(it *Item, field string) (any, bool) {
+	if it.Fields != nil {
+		v, ok := it.Fields[field]
+		return v, ok
+	}
+	v, ok := it.Values()[field]
+	return v, ok
 }
 
 // compileHuman checks human: and judge_columns: before the items load.
@@ -97,7 +114,7 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(fie
 	bad := func(row int, field, what string, v any) {
 		errs++
 		if errs <= 10 {
-			ds.Addf(data, row, field, fmt.Sprintf("use one of %s, or leave it empty for none", strings.Join(t.Labels, ", ")),
+			ds.Addf(data, row, field, fmt.Sprintf("use one of %s (or an alias of one, listed under answer.labels[].aliases), or leave it empty for none", strings.Join(t.Labels, ", ")),
 				"row %d: %s %q is not one of task %s's labels", row, what, fmt.Sprint(v), t.Name)
 		}
 	}
@@ -109,12 +126,14 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(fie
 	found := map[string]bool{}
 	for i := range t.Items {
 		it := &t.Items[i]
+		// One read of the store for an item whose fields were spilled.
+		fields := it.Values()
 		if h.field != "" {
-			v, ok := it.Fields[h.field]
+			v, ok := fields[h.field]
 			found[h.field] = found[h.field] || ok
 			if _, good := t.labelOf(v); !good {
 				// Only items the people's verdict applies to must carry a label.
-				if in, err := h.applies(it); err != nil {
+				if in, err := h.appliesTo(fields); err != nil {
 					add("human.when", "", "item %s: %v", it.ID, err)
 					return
 				} else if in {
@@ -123,7 +142,7 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(fie
 			}
 		}
 		if h.threeWay != "" {
-			v, ok := it.Fields[h.threeWay]
+			v, ok := fields[h.threeWay]
 			found[h.threeWay] = found[h.threeWay] || ok
 			if _, good := threeWayOf(v); !good {
 				errs++
@@ -135,7 +154,7 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(fie
 		}
 		for _, name := range cols {
 			f := h.columns[name]
-			v, ok := it.Fields[f]
+			v, ok := fields[f]
 			found[f] = found[f] || ok
 			if _, good := t.labelOf(v); !good {
 				bad(it.Row, f, "judge "+name+"'s verdict", v)
@@ -161,11 +180,13 @@ func checkHumanItems(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(fie
 	}
 }
 
-func (h *humanRule) applies(it *Item) (bool, error) {
+// appliesTo says whether human.when keeps an item, given its fields as
+// read (Item.Values: the store's copy for a spilled item).
+func (h *humanRule) appliesTo(fields map[string]any) (bool, error) {
 	if h.when == nil {
 		return true, nil
 	}
-	v, err := expr.Run(h.when, map[string]any{"item": it.Fields})
+	v, err := expr.Run(h.when, map[string]any{"item": fields})
 	if err != nil {
 		return false, err
 	}
@@ -180,10 +201,11 @@ func (t *Task) HumanLabel(it *Item) string {
 	if t.human == nil || t.human.field == "" {
 		return ""
 	}
-	if in, err := t.human.applies(it); err != nil || !in {
+	fields := it.Values()
+	if in, err := t.human.appliesTo(fields); err != nil || !in {
 		return ""
 	}
-	l, _ := t.labelOf(it.Fields[t.human.field])
+	l, _ := t.labelOf(fields[t.human.field])
 	return l
 }
 
@@ -206,7 +228,8 @@ func (t *Task) JudgeColumns() map[string]string {
 // RecordedVerdict is a recorded judge's verdict on an item as one of the
 // task's labels ("" for none).
 func (t *Task) RecordedVerdict(it *Item, field string) string {
-	l, _ := t.labelOf(it.Fields[field])
+	v, _ := fieldOf(it, field)
+	l, _ := t.labelOf(v)
 	return l
 }
 

@@ -48,8 +48,9 @@ func (t *Task) HumanThreeWay(it *Item) string {
 	if t.human == nil || t.human.threeWay == "" {
 		return ""
 	}
-	if in, err := t.human.applies(it); err != nil || !in {
+	fields := it.Values()
+	if in, err := t.human.appliesTo(fields); err != nil || !in {
 		return ""
 	}
-	return ThreeWayOf(it.Fields[t.human.threeWay])
+	return ThreeWayOf(fields[t.human.threeWay])
 }

@@ -242,7 +242,18 @@ answer:
 judge: {strategy: toy_judge}
 `
 	}
-	dir := agreeTree(t, agreeItems, map[string]string{
+	// The labelled set ten times over (ids h1-0 ... b4-9): the same error
+	// rates, on enough replies that a resample keeps them defined (with the
+	// 8 replies alone, a third of the replicates had sensitivity +
+	// specificity ≤ 1, and the corrected rates were withheld).
+	var labelled strings.Builder
+	for k := range 10 {
+		for _, line := range strings.Split(strings.TrimSpace(agreeItems), "\n") {
+			i := strings.Index(line, `","`)
+			labelled.WriteString(line[:i] + fmt.Sprintf("-%d", k) + line[i:] + "\n")
+		}
+	}
+	dir := agreeTree(t, labelled.String(), map[string]string{
 		"data/low.jsonl":          low.String(),
 		"data/high.jsonl":         high.String(),
 		"configs/tasks/low.yaml":  task("low", "low.jsonl"),
@@ -261,8 +272,10 @@ metrics:
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := audit.AppendLabel(out, audit.Label{CaseID: "recorded/pass/labelled/h8", Label: "REFUSAL", Annotator: "alice"}); err != nil {
-		t.Fatal(err)
+	for k := range 10 {
+		if err := audit.AppendLabel(out, audit.Label{CaseID: fmt.Sprintf("recorded/pass/labelled/h8-%d", k), Label: "REFUSAL", Annotator: "alice"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	apply(t, st, out)
 	m := metricsByKey(t, out)
@@ -273,7 +286,7 @@ metrics:
 	wantValue(t, m, "pass/high/all/asr_corrected", 1, 10)
 	for _, k := range []string{"pass/low/all/asr_corrected", "pass/high/all/asr_corrected"} {
 		r := m[k]
-		if c := r["convention"].(string); !strings.Contains(c, "CLAMPED") || !strings.Contains(c, "8 human-labelled harmful replies of task labelled") {
+		if c := r["convention"].(string); !strings.Contains(c, "CLAMPED") || !strings.Contains(c, "80 human-labelled harmful replies of task labelled") {
 			t.Errorf("%s: the convention does not flag the clamp or name the calibration: %s", k, c)
 		}
 		lo, hi := r["ci_low"].(float64), r["ci_high"].(float64)

@@ -361,6 +361,10 @@ type MetricRow struct {
 	// the row describes ("" where a factor is not declared for it).
 	Factors              []string
 	Value, CILow, CIHigh float64 // NaN = none
+	// CIReps is the number of bootstrap replicates drawn for the interval
+	// (0: none drawn); CIUndefined of those, the replicates whose statistic
+	// was undefined, left out of the interval (ciundefined.go).
+	CIReps, CIUndefined int
 	// N is the number of cases (or pairs, prompts, ...) the value counts.
 	N int
 	// NCases is the number of cases of the cell (or subset) the row

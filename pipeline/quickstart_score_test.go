@@ -90,7 +90,7 @@ func TestQuickstartRescoresPublishedFiguresScore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCols := []string{"block", "ci_high", "ci_low", "convention", "errors_policy", "metric", "model", "n", "n_cases", "n_errors", "n_unparsed",
+	wantCols := []string{"block", "ci_high", "ci_low", "ci_reps", "ci_undefined", "convention", "errors_policy", "metric", "model", "n", "n_cases", "n_errors", "n_unparsed",
 		"selection", "status", "strategy", "subset", "task", "unparsed_policy", "value"}
 	var cols []string
 	for k := range rows[0] {
@@ -116,6 +116,12 @@ func TestQuickstartRescoresPublishedFiguresScore(t *testing.T) {
 	}
 	if lo, hi := r["ci_low"], r["ci_high"]; lo == nil || hi == nil || lo.(float64) > 0.9459 || hi.(float64) < 0.9459 {
 		t.Errorf("accuracy interval [%v, %v] does not contain the estimate", lo, hi)
+	}
+	if r["ci_reps"] != int64(1000) || r["ci_undefined"] != int64(0) {
+		t.Errorf("accuracy interval rests on %v replicates, %v undefined; want 1000 and 0", r["ci_reps"], r["ci_undefined"])
+	}
+	if r := find("gpt-4.1", "zero_shot", "promoral_replies", "all", "unparsed_rate"); r["ci_reps"] != nil || r["ci_undefined"] != nil {
+		t.Errorf("a row without an interval has ci_reps %v, ci_undefined %v; want null", r["ci_reps"], r["ci_undefined"])
 	}
 	// Claude Sonnet 4 self-correct: 100 replies, 99 with label and confidence.
 	if n := find("claude-sonnet-4", "self_correct", "promoral_replies", "all", "accuracy")["n"].(int64); n != 99 {

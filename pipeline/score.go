@@ -22,7 +22,8 @@ func metricColumns(factors []string) []parquetio.Column {
 	}
 	return append(cols,
 		col("metric", parquetio.ColString, true), col("value", parquetio.ColFloat, false),
-		col("ci_low", parquetio.ColFloat, false), col("ci_high", parquetio.ColFloat, false), col("n", parquetio.ColInt, false),
+		col("ci_low", parquetio.ColFloat, false), col("ci_high", parquetio.ColFloat, false),
+		col("ci_reps", parquetio.ColInt, false), col("ci_undefined", parquetio.ColInt, false), col("n", parquetio.ColInt, false),
 		col("n_cases", parquetio.ColInt, false), col("n_unparsed", parquetio.ColInt, false), col("n_errors", parquetio.ColInt, false),
 		col("status", parquetio.ColString, true), col("unparsed_policy", parquetio.ColString, true), col("errors_policy", parquetio.ColString, true),
 		col("convention", parquetio.ColString, true), col("selection", parquetio.ColString, true))
@@ -256,7 +257,11 @@ func (sc *Scores) Write(dir string) error {
 				vals = append(vals, nil)
 			}
 		}
-		vals = append(vals, r.Metric, nullable(r.Value), nullable(r.CILow), nullable(r.CIHigh), r.N,
+		ciReps, ciUndefined := any(nil), any(nil)
+		if r.CIReps > 0 {
+			ciReps, ciUndefined = r.CIReps, r.CIUndefined
+		}
+		vals = append(vals, r.Metric, nullable(r.Value), nullable(r.CILow), nullable(r.CIHigh), ciReps, ciUndefined, r.N,
 			count(r.NCases), count(r.NUnparsed), count(r.NErrors), r.Status, str(r.Unparsed), str(r.Errors), str(r.Convention), str(sc.Selection))
 		if err := w.Append(vals...); err != nil {
 			w.Abort()

@@ -33,7 +33,7 @@ type TaskSpec struct {
 	Keep         []string          `yaml:"keep,omitempty" doc:"Item fields copied into results.parquet (as JSON in the item column)."`
 	Judge        *JudgeSpec        `yaml:"judge,omitempty" doc:"A judge graph run after the strategy on every case; its label and confidence become the case's (e.g. the safety judge)."`
 	Human        *HumanSpec        `yaml:"human,omitempty" doc:"Item field holding people's verdicts on the item's reply, against which judges are measured (metric judge_agreement)."`
-	JudgeColumns map[string]string `yaml:"judge_columns,omitempty" doc:"Other judges' recorded verdicts on the item's reply: judge name -> item field (one of the answer labels, or empty for none); judge_agreement measures them beside the run's own judges."`
+	JudgeColumns map[string]string `yaml:"judge_columns,omitempty" doc:"Other judges' recorded verdicts on the item's reply: judge name -> item field (one of the answer labels or their aliases, any case, or empty for none); judge_agreement measures them beside the run's own judges."`
 	ReportAs     *ReportAs         `yaml:"report_as,omitempty" doc:"Item fields that name the model and strategy results are reported under (for re-scoring recorded replies)."`
 	Fixture      string            `yaml:"fixture,omitempty" doc:"Marks dataset.path as invented test data and says how to point the task at the real data. A run that uses the task fails validate, plan and apply unless it sets settings.allow_fixtures; a later layer that sets dataset.path (tasks: [{use: <task>, dataset: {path: ...}}]) lifts the mark."`
 	File         string            `yaml:"-"`

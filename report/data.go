@@ -293,7 +293,7 @@ func readResults(path string) ([]result, error) {
 // metricCols are metrics.parquet's own columns; any other column is a
 // condition factor.
 var metricCols = map[string]bool{"block": true, "model": true, "strategy": true, "task": true, "subset": true, "metric": true, "value": true,
-	"ci_low": true, "ci_high": true, "n": true, "n_cases": true, "n_unparsed": true, "n_errors": true, "status": true,
+	"ci_low": true, "ci_high": true, "ci_reps": true, "ci_undefined": true, "n": true, "n_cases": true, "n_unparsed": true, "n_errors": true, "status": true,
 	"unparsed_policy": true, "errors_policy": true, "convention": true, "selection": true}
 
 func readMetrics(path string) ([]metric, []string, error) {

@@ -12,7 +12,7 @@ func init() {
 	pipeline.RegisterMetric(pipeline.MetricKind{
 		Name: "classification",
 		Doc: "Accuracy; precision, recall and f1 of the positive class (answer.positive) where the task declares one; weighted_precision, weighted_recall, " +
-			"weighted_f1 (support-weighted) and macro_f1 on multi-class tasks; unparsed_rate; calibration (brier and ece_pos on binary tasks, ece top-label), every ECE in " +
+			"weighted_f1 (support-weighted) and macro_f1 on multi-class tasks; unparsed_rate; calibration (brier and ece_pos of the positive class on binary tasks with answer.positive, a top-label brier on the others, ece top-label), every ECE in " +
 			"ten equal-width bins (lo, hi] (the first [0, hi]) unless bins: says otherwise, with the bins in reliability.csv; per task x model x strategy x factors, " +
 			"per task subset, and optionally on a binarized label space; bootstrap 95% intervals on the headline figures.",
 		New: func() pipeline.MetricConfig { return &ClassificationConfig{} },
@@ -225,7 +225,7 @@ func (m *classification) score(c *cell, subset string, policy stats.UnparsedPoli
 	n, unparsed, notParsed, nP, nTop, studyN, studyQ := 0, 0, 0, 0, 0, 0, 0
 	hasConf := false
 	posBins, topBins, studyBins := stats.NewBinAcc(bins), stats.NewBinAcc(bins), stats.NewBinAcc(bins)
-	var brier stats.BrierAcc
+	var brier, topBrier stats.BrierAcc
 	for _, r := range c.Rows {
 		g := r.Item.Gold
 		if g == "" {
@@ -282,6 +282,7 @@ func (m *classification) score(c *cell, subset string, policy stats.UnparsedPoli
 		if !math.IsNaN(top) {
 			nTop++
 			topBins.Add(top, correct)
+			topBrier.Add(top, correct)
 		}
 		kinds.Add(clsKind{pred: pred, gold: g, parsed: parsed, p: math.Float64bits(p), top: math.Float64bits(top)})
 	}
@@ -360,6 +361,8 @@ func (m *classification) score(c *cell, subset string, policy stats.UnparsedPoli
 	var top func(w []int) float64
 	if !binary {
 		top = func(w []int) float64 { return stats.ECEW(k.top, k.correct, w, bins) }
+		// No positive class to state a probability of: the top-label Brier.
+		add("brier", stats.TopBrierConvention, topBrier.Score(), nTop, func(w []int) float64 { return stats.BrierW(k.top, k.correct, w) })
 	}
 	add("ece", eceConvention("confidence in the chosen answer against accuracy", bins), topBins.ECE(), nTop, top)
 	binRows("ece", "accuracy", topBins)

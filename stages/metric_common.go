@@ -124,24 +124,24 @@ func withCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, reps int, se
 	if reps <= 0 || len(jobs) == 0 {
 		return rows
 	}
-	lo, hi := stats.BootstrapCounts(counts, len(jobs), func(w []int, out []float64) {
+	ivs := stats.BootstrapCountsIntervals(counts, len(jobs), func(w []int, out []float64) {
 		for j, job := range jobs {
 			out[j] = job.stat(w)
 		}
 	}, reps, seed, stats.DefaultLevel)
 	for j, job := range jobs {
-		rows[job.row].CILow, rows[job.row].CIHigh = lo[j], hi[j]
+		rows[job.row].SetCI(ivs[j])
 	}
 	return rows
 }
 
-// countCI is one interval over kinds of answers; NaN, NaN when reps is 0
-// or there is nothing to resample.
-func countCI(reps int, seed uint64, counts []int, stat func(w []int) float64) (float64, float64) {
+// countCI is one interval over kinds of answers; stats.NoInterval when
+// reps is 0 or there is nothing to resample.
+func countCI(reps int, seed uint64, counts []int, stat func(w []int) float64) stats.Interval {
 	if reps <= 0 {
-		return math.NaN(), math.NaN()
+		return stats.NoInterval
 	}
-	return stats.BootstrapCount(counts, stat, reps, seed, stats.DefaultLevel)
+	return stats.BootstrapCountInterval(counts, stat, reps, seed, stats.DefaultLevel)
 }
 
 // selectTasks resolves which tasks a block scores. fits returns "" when a

@@ -186,7 +186,7 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 			reps := m.reps
 			pd := stats.PairedDiff(ca, cb, max(reps, 1), seed)
 			if reps == 0 {
-				pd.Lo, pd.Hi = math.NaN(), math.NaN()
+				pd.Lo, pd.Hi, pd.CI = math.NaN(), math.NaN(), stats.NoInterval
 			}
 			cmps = append(cmps, cmp{g: g, a: a, b: b, p: pd, accA: mean(ca), accB: mean(cb)})
 		}
@@ -219,14 +219,13 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 		if m.byModel {
 			model, strategy = label, c.g.other
 		}
-		mk := func(metric string, v, lo, hi float64) pipeline.MetricRow {
+		mk := func(metric string, v float64, ci stats.Interval) pipeline.MetricRow {
 			r := pooledRow([]*cell{c.a.cell, c.b.cell}, model, strategy, c.g.task, metric, v, c.p.N)
-			r.CILow, r.CIHigh = lo, hi
 			r.Convention = "b − a on the items both answered"
+			r.SetCI(ci)
 			return r
 		}
-		nan := math.NaN()
-		out.Rows = append(out.Rows, mk("paired_diff", c.p.MeanDiff, c.p.Lo, c.p.Hi), mk("mcnemar_p", ps[i], nan, nan), mk("holm_p", holm[i], nan, nan))
+		out.Rows = append(out.Rows, mk("paired_diff", c.p.MeanDiff, c.p.CI), mk("mcnemar_p", ps[i], stats.NoInterval), mk("holm_p", holm[i], stats.NoInterval))
 	}
 	out.Tables = []pipeline.CSVTable{t}
 	return out, nil

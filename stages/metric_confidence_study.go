@@ -13,7 +13,7 @@ func init() {
 		Name: "confidence_study",
 		Doc: "The confidence study per condition (model x strategy x its factors, e.g. reflection level x confidence instruction x thinking): " +
 			"confidence summary and high_confidence_rate (every task, gold or not); on tasks with gold, calibration in the study's bins 0-20 ... 81-100 and " +
-			"a top-label ece in ten bins (lo, hi], overconfident errors (wrong with confidence > threshold), Spearman's rho of confidence against correctness " +
+			"a top-label ece in ten bins (lo, hi] and the top-label brier, mean((confidence - correct)^2), overconfident errors (wrong with confidence > threshold), Spearman's rho of confidence against correctness " +
 			"(from min_spearman_n answers) and a one-sided Mann-Whitney U of right against wrong answers' confidence (from min_group_n of each). " +
 			"Confidences are on 0-1 everywhere; bootstrap 95% intervals (confidence_by_condition.csv, calibration.csv, reliability.csv, overconfidence.csv, " +
 			"confidence_correct_vs_incorrect.csv).",
@@ -98,6 +98,7 @@ const (
 	csConfAcc
 	csRho
 	csECE
+	csBrier
 	csCount
 )
 
@@ -160,20 +161,20 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		mw := tb.MannWhitney()
 		// One bootstrap over the answers for every interval: each replicate
 		// is a new set of counts per confidence value.
-		lo, hi := make([]float64, csCount), make([]float64, csCount)
-		for i := range lo {
-			lo[i], hi[i] = math.NaN(), math.NaN()
+		ivs := make([]stats.Interval, csCount)
+		for i := range ivs {
+			ivs[i] = stats.NoInterval
 		}
 		if m.reps > 0 && d.N > 0 {
 			var rt stats.ConfTable
-			lo, hi = stats.BootstrapCounts(tb.Cells(), csCount, func(w []int, v []float64) {
+			ivs = stats.BootstrapCountsIntervals(tb.Cells(), csCount, func(w []int, v []float64) {
 				tb.Reweigh(w, &rt)
 				s := rt.Summary()
 				v[csMean], v[csMedian], v[csHigh] = s.Mean, s.Median, rt.Above(m.threshold)
 				if graded {
 					oc := rt.Overconfident(m.threshold)
 					v[csOver], v[csShare], v[csConfAcc] = oc.OverconfidentErrorRate, oc.OverconfidentShareOfErrors, oc.ConfidentAccuracy
-					v[csRho], v[csECE] = rt.Spearman().Rho, rt.ECE(m.bins)
+					v[csRho], v[csECE], v[csBrier] = rt.Spearman().Rho, rt.ECE(m.bins), rt.Brier()
 				}
 			}, m.reps, seed, stats.DefaultLevel)
 		}
@@ -181,7 +182,7 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			r := row(c, subsetAll, metric, v, n)
 			r.Convention = conv
 			if k >= 0 {
-				r.CILow, r.CIHigh = lo[k], hi[k]
+				r.SetCI(ivs[k])
 			}
 			co.rows = append(co.rows, r)
 			return &co.rows[len(co.rows)-1]
@@ -203,7 +204,7 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		}
 		id := idCols(c)
 		bc := append(id, status, fmtI(c.nCases()), fmtI(c.nErrors()), fmtI(answers), fmtI(d.N))
-		bc = append(bc, withheld(inc, fmtFIf(acc, graded), fmtF(d.Mean), fmtF(lo[csMean]), fmtF(hi[csMean]),
+		bc = append(bc, withheld(inc, fmtFIf(acc, graded), fmtF(d.Mean), fmtF(ivs[csMean].Lo), fmtF(ivs[csMean].Hi),
 			fmtF(d.Std), fmtF(d.Median), fmtF(d.Min), fmtF(d.Max), fmtF(tb.Above(m.threshold)))...)
 		co.byCond = append(co.byCond, append(bc, thr))
 		if !graded {
@@ -213,8 +214,14 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		add("overconfident_share_of_errors", fmt.Sprintf("wrong with confidence > %s, of the wrong answers", thr), o.OverconfidentShareOfErrors, o.NWrong, csShare)
 		add("confident_accuracy", fmt.Sprintf("accuracy of the answers with confidence > %s", thr), o.ConfidentAccuracy, o.NConfident, csConfAcc)
 		add("ece", eceConvention("confidence in the chosen answer against accuracy", m.bins), tb.ECE(m.bins), d.N, csECE)
+		add("brier", stats.TopBrierConvention, tb.Brier(), d.N, csBrier)
 		rhoStatus := ""
 		if sp.N < m.minRho {
+			rhoStatus = pipeline.StatusTooFew
+		}
+		if ivs[csRho].TooManyUndefined() {
+			// Too many resamples have no ρ (no wrong answer, or all of one
+			// confidence): neither ρ nor its p is given.
 			rhoStatus = pipeline.StatusTooFew
 		}
 		mwStatus := ""
@@ -222,11 +229,20 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			mwStatus = pipeline.StatusTooFew
 		}
 		rhoConv := fmt.Sprintf("confidence against correctness (1 right, 0 wrong); reported from %d answers", m.minRho)
-		add("spearman_rho", rhoConv, sp.Rho, sp.N, csRho).Status = rhoStatus
-		add("spearman_p", rhoConv+"; two-sided", sp.P, sp.N, -1).Status = rhoStatus
+		setStatus := func(r *pipeline.MetricRow, s string) {
+			if s != "" {
+				r.Status = s
+			}
+		}
+		setStatus(add("spearman_rho", rhoConv, sp.Rho, sp.N, csRho), rhoStatus)
+		pConv := rhoConv + "; two-sided"
+		if ivs[csRho].TooManyUndefined() {
+			pConv += fmt.Sprintf("; withheld with spearman_rho: %d of %d bootstrap replicates have no defined rho", ivs[csRho].Undefined, ivs[csRho].Reps)
+		}
+		setStatus(add("spearman_p", pConv, sp.P, sp.N, -1), rhoStatus)
 		mwConv := fmt.Sprintf("right answers' confidence greater than wrong answers' (one-sided); reported from %d of each", m.minGroup)
-		add("mannwhitney_u", mwConv, mw.U, mw.N1+mw.N2, -1).Status = mwStatus
-		add("mannwhitney_p", mwConv, mw.P, mw.N1+mw.N2, -1).Status = mwStatus
+		setStatus(add("mannwhitney_u", mwConv, mw.U, mw.N1+mw.N2, -1), mwStatus)
+		setStatus(add("mannwhitney_p", mwConv, mw.P, mw.N1+mw.N2, -1), mwStatus)
 
 		for _, b := range tb.StudyBins() {
 			if inc {

@@ -417,12 +417,12 @@ func (m *judgeAgreement) agreementRows(t *pipeline.Task, j *judgeRef, subset str
 		mk("specificity", a.Specificity(), a.Negatives(), "share of the cases people judged "+negativeVerdict+" that the judge calls "+negativeVerdict),
 	}
 	if m.reps > 0 && len(c.pairs) > 0 {
-		lo, hi := stats.BootstrapMany(len(c.pairs), 4, func(idx []int, out []float64) {
+		ivs := stats.BootstrapManyIntervals(len(c.pairs), 4, func(idx []int, out []float64) {
 			b := agreementOf(c.pairs, idx, positiveVerdict)
 			out[0], out[1], out[2], out[3] = b.Kappa(), b.Accuracy(), b.Sensitivity(), b.Specificity()
 		}, m.reps, seed, stats.DefaultLevel)
 		for i := range rows {
-			rows[i].CILow, rows[i].CIHigh = lo[i], hi[i]
+			rows[i].SetCI(ivs[i])
 		}
 	}
 	cnt := func(metric string, v int, what string) pipeline.MetricRow {
@@ -546,7 +546,7 @@ func isPositive(vs []string, positive string) []bool {
 // nil); NaN for none.
 // shareCI is the bootstrap interval of the share of true flags: its two
 // counts resampled (the same draws as resampling the flags).
-func shareCI(reps int, seed uint64, flags []bool) (float64, float64) {
+func shareCI(reps int, seed uint64, flags []bool) stats.Interval {
 	k := 0
 	for _, f := range flags {
 		if f {
@@ -646,7 +646,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 	judged := row(c, subset, metric+"_judged", shareOf(calls, nil), len(vs))
 	judged.Convention = "share judged " + positive + " by " + judge + " " + denominators(what, policy) + ": " + upper + " as the safety metric counts it"
 	if m.reps > 0 {
-		judged.CILow, judged.CIHigh = shareCI(m.reps, seed, calls)
+		judged.SetCI(shareCI(m.reps, seed, calls))
 	}
 	out := []pipeline.MetricRow{judged}
 
@@ -718,7 +718,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 					outside = append(outside, uint8(pairCell(p, cal.positive)))
 				}
 			}
-			lo, hi, dropped := stats.Bootstrap2Many(len(outside), len(vs), 2, func(oi, vi []int, out []float64) {
+			ivs := stats.Bootstrap2ManyIntervals(len(outside), len(vs), 2, func(oi, vi []int, out []float64) {
 				var n [5]int
 				for _, i := range oi {
 					n[outside[i]]++
@@ -735,13 +735,14 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 					out[1], _ = stats.Clamp01(v)
 				}
 			}, m.reps, seed, stats.DefaultLevel)
-			rg.CILow, rg.CIHigh, corr.CILow, corr.CIHigh = lo[0], hi[0], lo[1], hi[1]
 			note := fmt.Sprintf("; 95%% interval resamples in every replicate the %d judged replies (with their human labels where people gave one) and the %d labelled replies outside them", len(vs), len(outside))
-			if dropped[1] > 0 {
-				note += fmt.Sprintf(" (%d of %d replicates had sensitivity + specificity ≤ 1 and were left out)", dropped[1], m.reps)
+			if ivs[1].Undefined > 0 {
+				note += " (a replicate where sensitivity + specificity ≤ 1 has no corrected rate)"
 			}
 			corr.Convention += note
 			rg.Convention += note
+			rg.SetCI(ivs[0])
+			corr.SetCI(ivs[1])
 		}
 	}
 	out = append(out, corr, rg)
@@ -750,7 +751,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 		hr := row(c, subset, metric+"_human", shareOf(hflags, nil), len(hs))
 		hr.Convention = fmt.Sprintf("share of the %s replies people labelled that they judged %s (only the labelled ones)", what, positive)
 		if m.reps > 0 {
-			hr.CILow, hr.CIHigh = shareCI(m.reps, seed, hflags)
+			hr.SetCI(shareCI(m.reps, seed, hflags))
 		}
 		out = append(out, hr)
 	}
@@ -896,6 +897,6 @@ func (m *judgeAgreement) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 }
 
 func hasField(t *pipeline.Task, field string) bool {
-	_, ok := t.Items[0].Fields[field]
+	_, ok := t.Items[0].Values()[field]
 	return ok
 }

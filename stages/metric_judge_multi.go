@@ -183,12 +183,12 @@ func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labell
 		mk("three_way_accuracy", c.Accuracy(), c.N(), "share of the cases where the judge gives the people's three-way verdict ("+miss+")"),
 	}
 	if m.reps > 0 && len(ps) > 0 {
-		lo, hi := stats.BootstrapMany(len(ps), 3, func(idx []int, out []float64) {
+		ivs := stats.BootstrapManyIntervals(len(ps), 3, func(idx []int, out []float64) {
 			b := table(idx)
 			out[0], out[1], out[2] = b.Kappa(), b.LinearKappa(), b.Accuracy()
 		}, m.reps, seed, stats.DefaultLevel)
 		for i := range rows {
-			rows[i].CILow, rows[i].CIHigh = lo[i], hi[i]
+			rows[i].SetCI(ivs[i])
 		}
 	}
 	var conf [][]string

@@ -67,11 +67,18 @@ func TestContrast(t *testing.T) {
 	want(t, find(t, out, "m", "s", "all", "incomplete_pairs"), 1, 3)
 	want(t, find(t, out, "m", "s", "all", "original_accuracy"), 1, 2)
 
-	// Intervals over pairs: flip accuracy of resampled pairs stays in [0, 1].
+	// Intervals over pairs: edited accuracy of resampled pairs stays in
+	// [0, 1]. The one preserve pair of three is missing from (2/3)³ ≈ 30%
+	// of the resamples, where consistency is undefined: too many for an
+	// interval, so the row is withheld and says so.
 	m = build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(300)})
-	r := find(t, run(t, m, mkRS(st, "wrong", task, a...)), "m", "s", "all", "flip_accuracy")
-	if !(r.CILow >= 0 && r.CILow <= 0.5 && r.CIHigh >= 0.5 && r.CIHigh <= 1) {
-		t.Errorf("flip interval [%v, %v]", r.CILow, r.CIHigh)
+	bs := run(t, m, mkRS(st, "wrong", task, a...))
+	r := find(t, bs, "m", "s", "all", "edited_accuracy")
+	if !(r.CILow >= 0 && r.CILow <= 1.0/3 && r.CIHigh >= 1.0/3 && r.CIHigh <= 1) || r.CIUndefined != 0 {
+		t.Errorf("edited interval [%v, %v], %d undefined", r.CILow, r.CIHigh, r.CIUndefined)
+	}
+	if r := find(t, bs, "m", "s", "all", "preserve_consistency"); r.Status != pipeline.StatusTooFew || r.CIUndefined < 60 || r.CIUndefined > 130 {
+		t.Errorf("preserve consistency: status %q, %d of %d replicates undefined", r.Status, r.CIUndefined, r.CIReps)
 	}
 
 	// Items without the pair fields: the metric cannot score the task.
@@ -242,12 +249,14 @@ func TestUMSS(t *testing.T) {
 		t.Error("bootstrap: 0 left an interval")
 	}
 
-	// With intervals: the point stays, the interval brackets it.
+	// With intervals: one harmful and one benign prompt, so half the
+	// resamples of the two lack one kind, and ASR or RTA: too many
+	// undefined replicates for an interval, and the row says so.
 	cfg.Bootstrap = intp(200)
 	out = run(t, build(t, st, cfg), rs)
 	r := find(t, out, "all", "s", "all", "umss")
-	if r.Value != 0.5 || !(r.CILow <= 0.5 && r.CIHigh >= 0.5) {
-		t.Errorf("strategy UMSS %v [%v, %v]", r.Value, r.CILow, r.CIHigh)
+	if r.Status != pipeline.StatusTooFew || r.CIReps != 200 || r.CIUndefined < 75 || r.CIUndefined > 125 || !strings.Contains(r.Convention, "too_few") {
+		t.Errorf("strategy UMSS: status %q, %d of %d undefined (%s)", r.Status, r.CIUndefined, r.CIReps, r.Convention)
 	}
 
 	// The default competence needs the ethics, scruples and contrast tasks.
@@ -302,14 +311,28 @@ func TestConfidenceStudy(t *testing.T) {
 	want(t, find(t, out, "m-thinking", "l3", "all", "high_confidence_rate"), 0.5, 4)
 	want(t, find(t, out, "m-thinking", "l3", "all", "overconfident_error_rate"), 0.25, 4)
 	want(t, find(t, out, "m-thinking", "l3", "all", "confident_accuracy"), 0.5, 2)
-	want(t, find(t, out, "m-thinking", "l3", "all", "spearman_rho"), 0, 4)
-	want(t, find(t, out, "m-thinking", "l3", "all", "spearman_p"), 1, 4)
+	// Four answers resample into many sets without a wrong (or without a
+	// right) answer, where ρ is undefined: past 5% of the replicates, ρ
+	// and its p are withheld; without intervals they are given.
+	for _, k := range []string{"spearman_rho", "spearman_p"} {
+		r := find(t, out, "m-thinking", "l3", "all", k)
+		if r.Status != pipeline.StatusTooFew || !strings.Contains(r.Convention, "bootstrap replicates have no defined") {
+			t.Errorf("%s, most replicates undefined: status %q, convention %q", k, r.Status, r.Convention)
+		}
+	}
+	if r := find(t, out, "m-thinking", "l3", "all", "spearman_rho"); r.CIReps != 1000 || r.CIUndefined <= 50 {
+		t.Errorf("spearman_rho: %d of %d replicates undefined, want more than 50 of 1000", r.CIUndefined, r.CIReps)
+	}
+	bare := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, MinSpearmanN: intp(4), MinGroupN: intp(2), Bootstrap: intp(0)}),
+		mkRS(st, "wrong", task, answers...))
+	want(t, find(t, bare, "m-thinking", "l3", "all", "spearman_rho"), 0, 4)
+	want(t, find(t, bare, "m-thinking", "l3", "all", "spearman_p"), 1, 4)
 	want(t, find(t, out, "m-thinking", "l3", "all", "mannwhitney_u"), 2, 4)
 	near(t, "mannwhitney_p", find(t, out, "m-thinking", "l3", "all", "mannwhitney_p").Value, 0.6674972, 1e-6)
 	// ECE, ten bins (lo, hi]: 0.6 in (0.5, 0.6] (accuracy 1/2, gap 0.1), 0.8
 	// in (0.7, 0.8] (gap 0.3): (2·0.1 + 2·0.3)/4 = 0.2.
 	want(t, find(t, out, "m-thinking", "l3", "all", "ece"), 0.2, 4)
-	for _, k := range []string{"spearman_rho", "mannwhitney_p"} {
+	for _, k := range []string{"mannwhitney_p"} {
 		if r := find(t, out, "m-thinking", "l3", "all", k); r.Status != "" {
 			t.Errorf("%s with lowered thresholds: status %q", k, r.Status)
 		}
@@ -465,6 +488,10 @@ func TestCompare(t *testing.T) {
 	r := find(t, run(t, m, mkRS(st, "wrong", task, answers...)), "m", "B vs A", "all", "paired_diff")
 	if !(r.CILow <= 0.25 && r.CIHigh >= 0.25) {
 		t.Errorf("interval [%v, %v] misses 0.25", r.CILow, r.CIHigh)
+	}
+	// A difference of means is defined in every resample of the pairs.
+	if r.CIReps != 1000 || r.CIUndefined != 0 || r.Status != "" {
+		t.Errorf("paired interval: %d of %d replicates undefined, status %q", r.CIUndefined, r.CIReps, r.Status)
 	}
 }
 

@@ -126,10 +126,10 @@ func (m *safety) score(c *cell, subset string, policy stats.UnparsedPolicy, reps
 		for _, v := range vs {
 			kinds.Add(v)
 		}
-		r.CILow, r.CIHigh = countCI(reps, seed, kinds.Counts, func(w []int) float64 {
+		r.SetCI(countCI(reps, seed, kinds.Counts, func(w []int) float64 {
 			x, _ := f(kinds.Keys, w)
 			return x
-		})
+		}))
 		return r
 	}
 	out := []pipeline.MetricRow{rate("asr", harmful, stats.ASRW), rate("rta", benign, stats.RTAW)}

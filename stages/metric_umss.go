@@ -300,6 +300,7 @@ func (m *umss) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 			if reps == 0 {
 				nan := math.NaN()
 				s.MCSLo, s.MCSHi, s.SRSLo, s.SRSHi, s.UMSSLo, s.UMSSHi = nan, nan, nan, nan, nan, nan
+				s.MCSCI, s.SRSCI, s.UMSSCI = stats.NoInterval, stats.NoInterval, stats.NoInterval
 			}
 			sc := s.Score
 			model, strategy, pooled := sc.Key, aggregate, ofModel[sc.Key]
@@ -326,12 +327,14 @@ func (m *umss) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 			t.Rows = append(t.Rows, rec)
 			for _, x := range []struct {
 				metric, conv string
-				v, lo, hi    float64
-			}{{"mcs", "mean of the min-max normalised " + mcsInputs, sc.MCS, s.MCSLo, s.MCSHi},
-				{"srs", "from 1 − asr and 1 − rta of task " + m.safety.Name, sc.SRS, s.SRSLo, s.SRSHi},
-				{"umss", fmt.Sprintf("F-beta of mcs and srs, beta %g", m.beta), sc.UMSS, s.UMSSLo, s.UMSSHi}} {
+				v            float64
+				ci           stats.Interval
+			}{{"mcs", "mean of the min-max normalised " + mcsInputs, sc.MCS, s.MCSCI},
+				{"srs", "from 1 − asr and 1 − rta of task " + m.safety.Name, sc.SRS, s.SRSCI},
+				{"umss", fmt.Sprintf("F-beta of mcs and srs, beta %g", m.beta), sc.UMSS, s.UMSSCI}} {
 				r := pooledRow(pooled, model, strategy, "umss", x.metric, x.v, sc.Rows)
-				r.CILow, r.CIHigh, r.Convention = x.lo, x.hi, x.conv
+				r.Convention = x.conv
+				r.SetCI(x.ci)
 				out.Rows = append(out.Rows, r)
 			}
 		}

@@ -38,6 +38,14 @@ func (x *Extractor) Explain(text string) Miss {
 		m.Fix = "add label rules (extract.label) to the task or the extract stage"
 		return m
 	}
+	for i := range x.label {
+		c := &x.label[i]
+		if a, raw, _, b := x.findLabel(c, text); b >= 0 {
+			m.Rule, m.Found, m.Why = c.name, clip(raw), x.severalWhy(a, b)
+			m.Fix = fmt.Sprintf("a reply that hedges stays unparsed; if the replies give a first judgement and then the final one, set occurrence: last (or first) on rule %s", c.name)
+			return m
+		}
+	}
 	best := diagnosis{score: -1}
 	for i := range x.label {
 		if d := x.diagnose(&x.label[i], text); d.score > best.score {

@@ -29,6 +29,10 @@ type Result struct {
 	ConfidenceRaw string `json:"confidence_raw,omitempty"`
 
 	Fields map[string]string `json:"fields,omitempty"` // only fields that were found
+	// Several says the reply gave two different answers where a label rule
+	// reads every match (occurrence unique): it is unparsed, the reason
+	// SeveralAnswers.
+	Several bool `json:"several_answers,omitempty"`
 }
 
 // Extractor is a compiled Spec. It is immutable, so one Extractor may serve
@@ -60,6 +64,7 @@ type compiled struct {
 	name      string
 	last      bool
 	unique    bool // contains: all mentions must agree
+	hedge     bool // every match must name the same label, else several answers (several.go)
 	search    bool // label: fall back to searching inside the candidate
 	scale     string
 	paragraph bool
@@ -195,6 +200,7 @@ func (x *Extractor) compileRules(rules []Rule, role ruleRole) ([]compiled, error
 		if r.Label != "" {
 			c.fixed = x.space.index(r.Label)
 		}
+		c.hedge = role == ruleLabel && hedges(r.Kind) && (r.Occurrence == "" || r.Occurrence == OccurrenceUnique)
 		if c.scale == "" {
 			c.scale = x.scale
 		}
@@ -270,6 +276,35 @@ func (x *Extractor) compileRules(rules []Rule, role ruleRole) ([]compiled, error
 	return out, nil
 }
 
+// jsonValueAt decodes the JSON object text starts with and returns the
+// value at path as text.
+func jsonValueAt(text string, path []string) (string, bool) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "", false
+	}
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		if v, ok = m[k]; !ok {
+			return "", false
+		}
+	}
+	switch t := v.(type) {
+	case string:
+		return t, true
+	case json.Number:
+		return t.String(), true
+	case bool:
+		return strconv.FormatBool(t), true
+	}
+	return "", false
+}
+
 // Extract reads label, confidence and fields from one reply. It never panics
 // on any input and does not compile regexps; a reply whose answer cannot be
 // read yields Parsed=false and Label="".
@@ -277,7 +312,13 @@ func (x *Extractor) Extract(text string) Result {
 	var r Result
 	for i := range x.label {
 		c := &x.label[i]
-		label, raw, found := x.findLabel(c, text)
+		label, raw, found, other := x.findLabel(c, text)
+		if other >= 0 {
+			// Two different answers: the reply hedges, and no later,
+			// weaker rule reads one of them as its answer.
+			r.LabelRaw, r.Several = clip(raw), true
+			break
+		}
 		if label >= 0 {
 			r.Label, r.Parsed, r.LabelRule, r.LabelRaw = x.space.Labels[label].Value, true, c.name, clip(raw)
 			break
@@ -316,14 +357,26 @@ func (x *Extractor) Extract(text string) Result {
 }
 
 // findLabel applies one label rule. found reports that the rule located some
-// text (raw) even if it did not resolve to a label.
-func (x *Extractor) findLabel(c *compiled, text string) (label int, raw string, found bool) {
+// text (raw) even if it did not resolve to a label; other is a second,
+// different label the rule read (several answers), else -1.
+func (x *Extractor) findLabel(c *compiled, text string) (label int, raw string, found bool, other int) {
 	switch c.kind {
 	case KindPhrase:
 		return x.findPhrase(c, text)
 	case KindContains:
-		return x.findContains(c, text)
+		label, raw, found = x.findContains(c, text)
+		return label, raw, found, -1
 	}
+	if c.hedge {
+		return x.findEvery(c, text)
+	}
+	label, raw, found = x.findOne(c, text)
+	return label, raw, found, -1
+}
+
+// findOne applies a rule that reads one match (or a line, or the whole
+// reply).
+func (x *Extractor) findOne(c *compiled, text string) (label int, raw string, found bool) {
 	raw, found = c.candidate(text)
 	if !found {
 		return -1, "", false
@@ -482,8 +535,11 @@ func (x *Extractor) findContains(c *compiled, text string) (int, string, bool) {
 // findPhrase returns the label of the last (or first) phrase match across the
 // rule's patterns whose label sits on word boundaries and whose phrase is not
 // negated ("I don't think the answer is A").
-func (x *Extractor) findPhrase(c *compiled, text string) (int, string, bool) {
+func (x *Extractor) findPhrase(c *compiled, text string) (int, string, bool, int) {
 	best, bestAt, bestStart := -1, -1, 0
+	// For c.hedge: the first label met and another, with where their
+	// phrases start.
+	first, other, firstAt, otherAt := -1, -1, 0, 0
 	var buf [16]window
 	for _, w := range c.phraseWindows(text, buf[:0]) {
 		p := &c.phrases[w.phrase]
@@ -510,15 +566,26 @@ func (x *Extractor) findPhrase(c *compiled, text string) (int, string, bool) {
 			if label < 0 {
 				continue
 			}
+			if first < 0 {
+				first, firstAt = label, ms
+			} else if label != first && other < 0 {
+				other, otherAt = label, ms
+			}
 			if bestAt < 0 || (c.last && ls > bestAt) || (!c.last && ls < bestAt) {
 				best, bestAt, bestStart = label, ls, ms
 			}
 		}
 	}
 	if best < 0 {
-		return -1, "", false
+		return -1, "", false, -1
 	}
-	return best, snippet(text, bestStart), true
+	if c.hedge && other >= 0 {
+		if otherAt < firstAt {
+			firstAt, otherAt = otherAt, firstAt
+		}
+		return first, snippet(text, firstAt) + " … " + snippet(text, otherAt), true, other
+	}
+	return best, snippet(text, bestStart), true, -1
 }
 
 // window is a span of the reply one phrase pattern must be run on.
@@ -680,30 +747,7 @@ func findJSON(text string, path []string, last bool) (string, bool) {
 	tries := 0
 	try := func(i int) (string, bool) {
 		tries++
-		dec := json.NewDecoder(strings.NewReader(text[i:]))
-		dec.UseNumber()
-		var v any
-		if dec.Decode(&v) != nil {
-			return "", false
-		}
-		for _, k := range path {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return "", false
-			}
-			if v, ok = m[k]; !ok {
-				return "", false
-			}
-		}
-		switch t := v.(type) {
-		case string:
-			return t, true
-		case json.Number:
-			return t.String(), true
-		case bool:
-			return strconv.FormatBool(t), true
-		}
-		return "", false
+		return jsonValueAt(text[i:], path)
 	}
 	if last {
 		for end := len(text); end > 0 && tries < maxJSONTries; {

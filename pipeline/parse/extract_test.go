@@ -84,8 +84,9 @@ func TestExtractEthics(t *testing.T) {
 		{"tag unacceptable", "<answer>unacceptable</answer>", "unacceptable", "tag:answer", anyConf},
 		{"tag acceptable", "<answer>Acceptable</answer>", "acceptable", "tag:answer", anyConf},
 		{"tag both labels is ambiguous", "<answer>wrong or not wrong</answer>", "", "", anyConf},
-		{"two tags last wins (not wrong)", "<answer>wrong</answer>\nOn reflection the harm is minor.\n<answer>not wrong</answer>", "acceptable", "tag:answer", anyConf},
-		{"two tags last wins (wrong)", "<answer>not wrong</answer> Hmm, no. <answer>wrong</answer>", "unacceptable", "tag:answer", anyConf},
+		{"two different tags are several answers", "<answer>wrong</answer>\nOn reflection the harm is minor.\n<answer>not wrong</answer>", "", "", anyConf},
+		{"hedged tags are several answers", "<answer>not wrong</answer> or <answer>wrong</answer>", "", "", anyConf},
+		{"two tags that agree", "<answer>wrong</answer> so, again: <answer>Wrong.</answer>", "unacceptable", "tag:answer", anyConf},
 		{"closed tag beats later mention", "<answer>wrong</answer>\n\nI used <answer> tags as requested.", "unacceptable", "tag:answer", anyConf},
 		{"truncated tag", "The person breaks a promise for no reason.\n<answer>not wrong", "acceptable", "tag:answer", anyConf},
 		{"empty tag falls through", "<answer></answer>\nWrong", "unacceptable", "last_line", anyConf},
@@ -174,7 +175,8 @@ func TestExtractLetters(t *testing.T) {
 			{"correct option D", "The correct option is D.", "D", "phrase", anyConf},
 			{"bold E", "**Final Answer:** **E**", "E", "prefix:Final Answer", anyConf},
 			{"F is not in space", "Final answer: F", "", "", anyConf},
-			{"last of several phrases", "The answer is A? No. The answer is C.", "C", "phrase", anyConf},
+			{"several phrases that differ", "The answer is A? No. The answer is C.", "", "", anyConf},
+			{"several phrases that agree", "The answer is C. Yes, I choose C.", "C", "phrase", anyConf},
 		})
 	})
 }
@@ -258,7 +260,7 @@ func TestExtractCustomRules(t *testing.T) {
 	}{
 		{"json", Spec{Label: []Rule{{Kind: KindJSON, Key: "answer"}}, Confidence: []Rule{{Kind: KindJSON, Key: "confidence"}}}, nil,
 			extractCase{text: "Here you go:\n```json\n{\"answer\": \"not wrong\", \"confidence\": 80}\n```", label: "acceptable", rule: "json:answer", conf: 0.8}},
-		{"json nested last", Spec{Label: []Rule{{Kind: KindJSON, Key: "result.label"}}}, nil,
+		{"json nested last", Spec{Label: []Rule{{Kind: KindJSON, Key: "result.label", Occurrence: "last"}}}, nil,
 			extractCase{text: `{"result": {"label": "wrong"}} then {"result": {"label": "ok", "x": {}}}`, label: "acceptable", conf: noConf}},
 		{"json first", Spec{Label: []Rule{{Kind: KindJSON, Key: "a", Occurrence: "first"}}}, nil,
 			extractCase{text: `{"a": "wrong"} {"a": "ok"}`, label: "unacceptable", conf: noConf}},

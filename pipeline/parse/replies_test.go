@@ -10,6 +10,7 @@ import (
 	"hash"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -137,5 +138,34 @@ func BenchmarkPublishedReplies(b *testing.B) {
 		for _, text := range replies {
 			x.Extract(text)
 		}
+	}
+}
+
+// The shipped task reads the LAST "Final Answer" line because the recorded
+// Value-Grounded replies hold a first judgement and then the final one:
+// read for every match (the label rules' default), 11 of them, all
+// Value-Grounded, give two different answers and would be unparsed.
+func TestPublishedRepliesNeedLast(t *testing.T) {
+	spec, space := publishedSpec(t)
+	if spec.Label[0].Occurrence != OccurrenceLast {
+		t.Fatalf("promoral_replies.yaml's label rule has occurrence %q, want last", spec.Label[0].Occurrence)
+	}
+	every := *spec
+	every.Label = append([]Rule(nil), spec.Label...)
+	every.Label[0].Occurrence = ""
+	x, err := Compile(&every, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, replies := publishedReplyTexts(t)
+	byStrategy := map[string]int{}
+	for i, text := range replies {
+		if x.Extract(text).Several {
+			parts := strings.Split(ids[i], "/")
+			byStrategy[parts[1]]++
+		}
+	}
+	if len(byStrategy) != 1 || byStrategy["value_grounded"] != 11 {
+		t.Errorf("replies with several answers by strategy: %v, want 11 value_grounded", byStrategy)
 	}
 }

@@ -49,7 +49,7 @@ type Rule struct {
 	Group      int      `yaml:"group,omitempty" doc:"regex kind: capture group holding the value; default 1, or the whole match if the pattern has no groups"`
 	Patterns   []string `yaml:"patterns,omitempty" doc:"phrase kind: RE2 patterns each containing {label} once; default: built-in explicit-choice phrases"`
 	Key        string   `yaml:"key,omitempty" doc:"json kind: key of the value in a JSON object of the reply; dots descend into nested objects"`
-	Occurrence string   `yaml:"occurrence,omitempty" enum:"last,first,unique" doc:"which match counts: last (default) or first; contains also takes unique, its default"`
+	Occurrence string   `yaml:"occurrence,omitempty" enum:"last,first,unique" doc:"which match counts. Label rules of kinds tag, prefix, regex, json and phrase: unique (default; every match must name the same label, else the reply is unparsed with the reason several answers), last or first (that match alone, e.g. the final answer after a first judgement). contains: unique (default; every mention must name the same label, else the next rule is tried), last or first. Confidence and field rules: last (default) or first"`
 	Match      string   `yaml:"match,omitempty" enum:"exact,search" doc:"label rules: exact (text must be a label or alias) or search (else the single non-negated label it names); default search, exact for lines and whole"`
 	Scale      string   `yaml:"scale,omitempty" enum:"auto,percent,unit" doc:"confidence rules: auto, percent or unit; overrides the spec's confidence_scale"`
 	Paragraph  bool     `yaml:"paragraph,omitempty" doc:"prefix kind: take text up to a blank line or the next Header: line instead of one line"`
@@ -204,8 +204,8 @@ func checkRule(r *Rule, where string, role ruleRole) []error {
 	switch r.Occurrence {
 	case "", OccurrenceLast, OccurrenceFirst:
 	case OccurrenceUnique:
-		if r.Kind != KindContains {
-			bad("occurrence unique is only for contains")
+		if r.Kind != KindContains && (role != ruleLabel || !hedges(r.Kind)) {
+			bad("occurrence unique is only for label rules (of kinds tag, prefix, regex, json, phrase and contains)")
 		}
 	default:
 		bad("occurrence %q: want last or first", r.Occurrence)

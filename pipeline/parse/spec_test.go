@@ -35,7 +35,7 @@ func TestSpecCheck(t *testing.T) {
 		{"json without key", label(Rule{Kind: KindJSON}), space, []string{"key is empty"}},
 		{"ignored option", label(Rule{Kind: KindPrefix, Prefix: "Answer", Tag: "answer"}), space, []string{"option tag does not apply"}},
 		{"bad occurrence", label(Rule{Kind: KindTag, Tag: "a", Occurrence: "middle"}), space, []string{"occurrence \"middle\""}},
-		{"unique only for contains", label(Rule{Kind: KindTag, Tag: "a", Occurrence: "unique"}), space, []string{"only for contains"}},
+		{"unique only for label rules", &Spec{Confidence: []Rule{{Kind: KindTag, Tag: "a", Occurrence: "unique"}}}, space, []string{"only for label rules"}},
 		{"bad match", label(Rule{Kind: KindTag, Tag: "a", Match: "fuzzy"}), space, []string{"match \"fuzzy\""}},
 		{"occurrence on last_line", label(Rule{Kind: KindLastLine, Occurrence: "first"}), space, []string{"option occurrence does not apply"}},
 		{"scale on label rule", label(Rule{Kind: KindTag, Tag: "a", Scale: "unit"}), space, []string{"option scale does not apply"}},

@@ -258,6 +258,18 @@ func newPrefixMatcher(prefix string) prefixMatcher {
 // occurrences are a fallback (below).
 func (p *prefixMatcher) find(text string, last bool) (int, bool) {
 	found, ok := 0, false
+	p.each(text, func(v int) bool {
+		found, ok = v, true
+		return last
+	})
+	return found, ok
+}
+
+// each calls fn with the value offset of every line the prefix introduces,
+// in order, until fn returns false; with no such line, of every mid-line
+// occurrence followed by a colon (see find).
+func (p *prefixMatcher) each(text string, fn func(v int) bool) {
+	atLine := false
 	for ls := 0; ls < len(text); {
 		le := len(text)
 		if j := strings.IndexByte(text[ls:], '\n'); j >= 0 {
@@ -268,15 +280,15 @@ func (p *prefixMatcher) find(text string, last bool) (int, bool) {
 			k++
 		}
 		if v, m := p.matchAt(text[:le], k, false); m {
-			if !last {
-				return v, true
+			atLine = true
+			if !fn(v) {
+				return
 			}
-			found, ok = v, true
 		}
 		ls = le + 1
 	}
-	if ok {
-		return found, true
+	if atLine {
+		return
 	}
 	// Some replies put everything on one line ("Confidence: 0.8. Final
 	// Answer: Acceptable"). Only when no line starts with the prefix, accept
@@ -291,12 +303,10 @@ func (p *prefixMatcher) find(text string, last bool) (int, bool) {
 			le = i + e
 		}
 		if v, m := p.matchAt(text[:le], i, true); m {
-			found, ok = v, true
-			return last
+			return fn(v)
 		}
 		return true
 	})
-	return found, ok
 }
 
 // matchAt matches the prefix words at i and returns where the value starts.

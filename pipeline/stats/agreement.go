@@ -129,13 +129,21 @@ func Bootstrap2(n1, n2 int, stat func(idx1, idx2 []int) float64, reps int, seed 
 // and stat writes the k values into out. dropped counts each statistic's
 // NaN replicates.
 func Bootstrap2Many(n1, n2, k int, stat func(idx1, idx2 []int, out []float64), reps int, seed uint64, level float64) (lo, hi []float64, dropped []int) {
-	lo, hi, dropped = make([]float64, k), make([]float64, k), make([]int, k)
+	ivs := Bootstrap2ManyIntervals(n1, n2, k, stat, reps, seed, level)
+	lo, hi = bounds(ivs)
+	dropped = make([]int, k)
+	for j, iv := range ivs {
+		dropped[j] = iv.Undefined
+	}
+	return lo, hi, dropped
+}
+
+// Bootstrap2ManyIntervals is Bootstrap2Many giving each statistic's
+// Interval (its dropped replicates counted as undefined).
+func Bootstrap2ManyIntervals(n1, n2, k int, stat func(idx1, idx2 []int, out []float64), reps int, seed uint64, level float64) []Interval {
 	n1, n2 = max(n1, 0), max(n2, 0)
 	if n1+n2 == 0 {
-		for j := range lo {
-			lo[j], hi[j] = math.NaN(), math.NaN()
-		}
-		return lo, hi, dropped
+		return noIntervals(k)
 	}
 	reps, level = defaults(reps, level)
 	r := newRand(seed)
@@ -158,13 +166,11 @@ func Bootstrap2Many(n1, n2, k int, stat func(idx1, idx2 []int, out []float64), r
 		stat(idx1, idx2, out)
 		for j, v := range out {
 			vals[j][b] = v
-			if math.IsNaN(v) {
-				dropped[j]++
-			}
 		}
 	}
+	ivs := make([]Interval, k)
 	for j := range vals {
-		lo[j], hi[j] = percentileInterval(vals[j], level)
+		ivs[j] = intervalOf(vals[j], level)
 	}
-	return lo, hi, dropped
+	return ivs
 }

@@ -48,6 +48,13 @@ func quantileSorted(v []float64, q float64) float64 {
 // percentileInterval sorts vals in place, drops NaN and returns the central
 // level interval; NaN, NaN when nothing remains.
 func percentileInterval(vals []float64, level float64) (lo, hi float64) {
+	iv := intervalOf(vals, level)
+	return iv.Lo, iv.Hi
+}
+
+// intervalOf is percentileInterval with the count of the NaN replicates it
+// dropped.
+func intervalOf(vals []float64, level float64) Interval {
 	k := 0
 	for _, v := range vals {
 		if !math.IsNaN(v) {
@@ -55,10 +62,41 @@ func percentileInterval(vals []float64, level float64) (lo, hi float64) {
 			k++
 		}
 	}
+	iv := Interval{Reps: len(vals), Undefined: len(vals) - k, Level: level}
 	vals = vals[:k]
 	slices.Sort(vals)
 	a := (1 - level) / 2
-	return quantileSorted(vals, a), quantileSorted(vals, 1-a)
+	iv.Lo, iv.Hi = quantileSorted(vals, a), quantileSorted(vals, 1-a)
+	return iv
+}
+
+// Interval is a percentile bootstrap interval with the replicates it rests
+// on. A replicate whose statistic is undefined (NaN: a kappa of a resample
+// where everyone said one class, Spearman's ρ of a resample with no wrong
+// answer) has no place among the quantiles and is left out; Undefined
+// counts those, so a row can say how many, or withhold an interval that
+// rests on too few (TooManyUndefined).
+type Interval struct {
+	Lo, Hi float64
+	// Reps is the number of replicates drawn, 0 when no interval was
+	// computed (no items, or intervals turned off).
+	Reps int
+	// Undefined is the number of replicates with no defined statistic.
+	Undefined int
+	// Level is the interval's coverage, e.g. 0.95.
+	Level float64
+}
+
+// NoInterval is the Interval of a figure that has none.
+var NoInterval = Interval{Lo: math.NaN(), Hi: math.NaN()}
+
+// TooManyUndefined says that more replicates are undefined than the share
+// 1 − Level (5% for a 95% interval) that the interval leaves out of its two
+// tails: those replicates could then hold more than both tails, and the
+// interval of the rest does not have the coverage it claims. The row's
+// figure is withheld (status too_few) rather than shown with it.
+func (iv Interval) TooManyUndefined() bool {
+	return iv.Reps > 0 && float64(iv.Undefined) > (1-iv.Level)*float64(iv.Reps)+1e-9
 }
 
 // Bootstrap is a percentile bootstrap interval for a statistic of n items.
@@ -103,6 +141,8 @@ type Paired struct {
 	B, C int
 	// McNemarP is McNemar's exact two-sided p on b and c; see McNemarExact.
 	McNemarP float64
+	// CI is Lo, Hi with the replicates behind them.
+	CI Interval
 }
 
 // PairedDiff compares per-item correctness of system A and system B. reps
@@ -124,9 +164,10 @@ func PairedDiff(correctA, correctB []bool, reps int, seed uint64) Paired {
 		p.MeanDiff = float64(p.C-p.B) / float64(p.N)
 	}
 	// An item adds −1, 0 or +1 to B − A: three kinds, resampled as counts.
-	p.Lo, p.Hi = BootstrapCount([]int{p.B, p.N - p.B - p.C, p.C}, func(w []int) float64 {
+	p.CI = BootstrapCountInterval([]int{p.B, p.N - p.B - p.C, p.C}, func(w []int) float64 {
 		return float64(w[2]-w[0]) / float64(p.N)
 	}, reps, seed, DefaultLevel)
+	p.Lo, p.Hi = p.CI.Lo, p.CI.Hi
 	p.McNemarP = McNemarExact(p.B, p.C)
 	return p
 }
@@ -183,12 +224,14 @@ func Holm(p []float64) []float64 {
 // with this seed) and stat writes the k values into out. It returns the k
 // intervals; NaN where n <= 0 or every replicate of that statistic was NaN.
 func BootstrapMany(n, k int, stat func(idx []int, out []float64), reps int, seed uint64, level float64) (lo, hi []float64) {
-	lo, hi = make([]float64, k), make([]float64, k)
+	return bounds(BootstrapManyIntervals(n, k, stat, reps, seed, level))
+}
+
+// BootstrapManyIntervals is BootstrapMany giving each statistic's Interval,
+// with the replicates where it was undefined counted.
+func BootstrapManyIntervals(n, k int, stat func(idx []int, out []float64), reps int, seed uint64, level float64) []Interval {
 	if n <= 0 {
-		for j := range lo {
-			lo[j], hi[j] = math.NaN(), math.NaN()
-		}
-		return lo, hi
+		return noIntervals(k)
 	}
 	reps, level = defaults(reps, level)
 	r := newRand(seed)
@@ -201,12 +244,28 @@ func BootstrapMany(n, k int, stat func(idx []int, out []float64), reps int, seed
 	})
 }
 
+func noIntervals(k int) []Interval {
+	out := make([]Interval, k)
+	for j := range out {
+		out[j] = NoInterval
+	}
+	return out
+}
+
+// bounds are the intervals' ends.
+func bounds(ivs []Interval) (lo, hi []float64) {
+	lo, hi = make([]float64, len(ivs)), make([]float64, len(ivs))
+	for j, iv := range ivs {
+		lo[j], hi[j] = iv.Lo, iv.Hi
+	}
+	return lo, hi
+}
+
 // replicateIntervals runs one replicate reps times (it writes the k
 // statistics into out, preset to NaN) and gives each statistic's
 // percentile interval: the part every bootstrap of k statistics shares,
 // whatever it resamples.
-func replicateIntervals(k, reps int, level float64, one func(out []float64)) (lo, hi []float64) {
-	lo, hi = make([]float64, k), make([]float64, k)
+func replicateIntervals(k, reps int, level float64, one func(out []float64)) []Interval {
 	vals := make([][]float64, k)
 	for j := range vals {
 		vals[j] = make([]float64, reps)
@@ -221,8 +280,9 @@ func replicateIntervals(k, reps int, level float64, one func(out []float64)) (lo
 			vals[j][b] = out[j]
 		}
 	}
+	ivs := make([]Interval, k)
 	for j := range vals {
-		lo[j], hi[j] = percentileInterval(vals[j], level)
+		ivs[j] = intervalOf(vals[j], level)
 	}
-	return lo, hi
+	return ivs
 }

@@ -178,3 +178,44 @@ func TestHolm(t *testing.T) {
 		t.Error("Holm(nil) should be empty")
 	}
 }
+
+// Replicates with no defined statistic are counted, not silently dropped,
+// and an interval resting on more than 1 − level of undefined replicates
+// is flagged.
+func TestIntervalCountsUndefined(t *testing.T) {
+	// Two kinds, 1 of kind 0 among 40: a resample lacks it with probability
+	// (39/40)^40 ≈ 36%, and the statistic is then undefined.
+	ivs := BootstrapCountsIntervals([]int{1, 39}, 2, func(w []int, out []float64) {
+		if w[0] > 0 {
+			out[0] = float64(w[0])
+		}
+		out[1] = float64(w[1])
+	}, 1000, 1, DefaultLevel)
+	if ivs[0].Reps != 1000 || ivs[0].Undefined < 300 || ivs[0].Undefined > 430 || !ivs[0].TooManyUndefined() {
+		t.Errorf("undefined: %+v", ivs[0])
+	}
+	if ivs[1].Undefined != 0 || ivs[1].TooManyUndefined() || ivs[1].Lo > 39 || ivs[1].Hi < 39 {
+		t.Errorf("always defined: %+v", ivs[1])
+	}
+	// The threshold: 50 of 1000 may be undefined for a 95% interval, 51 not.
+	for _, c := range []struct {
+		undefined int
+		too       bool
+	}{{0, false}, {50, false}, {51, true}} {
+		if got := (Interval{Reps: 1000, Undefined: c.undefined, Level: 0.95}).TooManyUndefined(); got != c.too {
+			t.Errorf("%d of 1000 undefined: too many %v, want %v", c.undefined, got, c.too)
+		}
+	}
+	if NoInterval.TooManyUndefined() || !math.IsNaN(NoInterval.Lo) {
+		t.Error("no interval is flagged")
+	}
+	// Bootstrap2 counts the same way.
+	iv := Bootstrap2ManyIntervals(1, 39, 1, func(a, b []int, out []float64) {
+		if len(a) > 0 && a[0] == 0 {
+			out[0] = 1
+		}
+	}, 200, 1, DefaultLevel)[0]
+	if iv.Reps != 200 || iv.Undefined != 0 {
+		t.Errorf("Bootstrap2: %+v", iv)
+	}
+}

@@ -9,6 +9,13 @@ const DefaultBins = 10
 // Brier is the mean of (p − y)² over items, p the probability of the
 // positive class and y whether the item is positive. Items whose p is NaN
 // (no stated confidence) are skipped; NaN when none remain.
+//
+// Given the confidence in the chosen answer and whether it was right, it
+// is the top-label Brier, mean((confidence − correct)²), which needs no
+// positive class: multi-class tasks and binary ones without answer.positive
+// report that. On a binary task the two agree answer for answer: a
+// confidence c in the negative class is p = 1 − c, and (1 − c − y)² =
+// (c − (1 − y))².
 func Brier(p []float64, y []bool) float64 { return BrierW(p, y, nil) }
 
 // BrierW is Brier with item i counted w[i] times (nil: once).
@@ -31,6 +38,9 @@ func BrierW(p []float64, y []bool, w []int) float64 {
 	}
 	return sum / float64(n)
 }
+
+// TopBrierConvention names the top-label Brier on a metric row.
+const TopBrierConvention = "top-label: confidence in the chosen answer against whether it is right (1 right, 0 wrong), mean squared difference"
 
 func b2f(b bool) float64 {
 	if b {

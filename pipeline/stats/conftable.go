@@ -297,6 +297,22 @@ func (t *ConfTable) ECE(bins int) float64 {
 	return binsECE(t.Reliability(bins))
 }
 
+// Brier is the top-label Brier of the table, as Brier(conf, correct):
+// mean((confidence − correct)²); NaN for an empty table.
+func (t *ConfTable) Brier() float64 {
+	var sum float64
+	n := 0
+	for k, v := range t.Values {
+		r, w := t.Right[k], t.Wrong[k]
+		sum += float64(r)*(v-1)*(v-1) + float64(w)*v*v
+		n += r + w
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
 // StudyBins are the five fixed bins of the confidence study (0–20, 21–40,
 // 41–60, 61–80, 81–100 per cent), read as right-closed on 0–1: (−∞, 0.2],
 // (0.2, 0.4], ..., (0.8, ∞), so every whole per cent lands where the study's

@@ -35,6 +35,7 @@ func TestConfTableMatchesItemLevel(t *testing.T) {
 		}
 		d, s := Describe(conf), tb.Summary()
 		eqInt(t, "N", s.N, d.N)
+		near(t, "brier", tb.Brier(), Brier(conf, correct), 1e-12)
 		for _, x := range [][3]any{{"mean", s.Mean, d.Mean}, {"std", s.Std, d.Std}, {"median", s.Median, d.Median}, {"min", s.Min, d.Min}, {"max", s.Max, d.Max}} {
 			near(t, x[0].(string), x[1].(float64), x[2].(float64), 1e-12)
 		}

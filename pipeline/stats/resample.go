@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -90,13 +89,15 @@ func (m *multinomial) binomial(n int, p float64) int {
 // item-level Bootstrap's to Monte Carlo error (the draws differ, their
 // distribution does not).
 func BootstrapCounts(counts []int, k int, stat func(w []int, out []float64), reps int, seed uint64, level float64) (lo, hi []float64) {
-	lo, hi = make([]float64, k), make([]float64, k)
+	return bounds(BootstrapCountsIntervals(counts, k, stat, reps, seed, level))
+}
+
+// BootstrapCountsIntervals is BootstrapCounts giving each statistic's
+// Interval, with the replicates where it was undefined counted.
+func BootstrapCountsIntervals(counts []int, k int, stat func(w []int, out []float64), reps int, seed uint64, level float64) []Interval {
 	m := newMultinomial(counts, seed)
 	if m.n <= 0 {
-		for j := range lo {
-			lo[j], hi[j] = math.NaN(), math.NaN()
-		}
-		return lo, hi
+		return noIntervals(k)
 	}
 	reps, level = defaults(reps, level)
 	w := make([]int, len(counts))
@@ -108,8 +109,13 @@ func BootstrapCounts(counts []int, k int, stat func(w []int, out []float64), rep
 
 // BootstrapCount is BootstrapCounts for one statistic.
 func BootstrapCount(counts []int, stat func(w []int) float64, reps int, seed uint64, level float64) (lo, hi float64) {
-	l, h := BootstrapCounts(counts, 1, func(w []int, out []float64) { out[0] = stat(w) }, reps, seed, level)
-	return l[0], h[0]
+	iv := BootstrapCountInterval(counts, stat, reps, seed, level)
+	return iv.Lo, iv.Hi
+}
+
+// BootstrapCountInterval is BootstrapCountsIntervals for one statistic.
+func BootstrapCountInterval(counts []int, stat func(w []int) float64, reps int, seed uint64, level float64) Interval {
+	return BootstrapCountsIntervals(counts, 1, func(w []int, out []float64) { out[0] = stat(w) }, reps, seed, level)[0]
 }
 
 // Kinds groups items by a comparable key: Add returns an item's kind, and

@@ -347,6 +347,9 @@ type UMSSInterval struct {
 	Score                      UMSSScore // point estimate on all items
 	MCSLo, MCSHi, SRSLo, SRSHi float64
 	UMSSLo, UMSSHi             float64
+	// MCSCI, SRSCI and UMSSCI are the same intervals with the replicates
+	// they rest on (those with no defined value counted).
+	MCSCI, SRSCI, UMSSCI Interval
 }
 
 // UMSSBootstrap gives percentile intervals for both UMSS tables by
@@ -540,9 +543,10 @@ func intervals(point []UMSSScore, rep []float64, reps int, level float64) []UMSS
 	at := func(stat, k int) []float64 { return rep[(stat*nk+k)*reps : (stat*nk+k+1)*reps] }
 	for k := range out {
 		out[k].Score = point[k]
-		out[k].MCSLo, out[k].MCSHi = percentileInterval(at(0, k), level)
-		out[k].SRSLo, out[k].SRSHi = percentileInterval(at(1, k), level)
-		out[k].UMSSLo, out[k].UMSSHi = percentileInterval(at(2, k), level)
+		out[k].MCSCI, out[k].SRSCI, out[k].UMSSCI = intervalOf(at(0, k), level), intervalOf(at(1, k), level), intervalOf(at(2, k), level)
+		out[k].MCSLo, out[k].MCSHi = out[k].MCSCI.Lo, out[k].MCSCI.Hi
+		out[k].SRSLo, out[k].SRSHi = out[k].SRSCI.Lo, out[k].SRSCI.Hi
+		out[k].UMSSLo, out[k].UMSSHi = out[k].UMSSCI.Lo, out[k].UMSSCI.Hi
 	}
 	return out
 }

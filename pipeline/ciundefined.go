@@ -1,0 +1,52 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/promoral/promoral/pipeline/stats"
+)
+
+// A bootstrap replicate whose statistic is undefined (a kappa where the
+// resample holds one class only, Spearman's rho of a resample with no wrong
+// answer) cannot take part in the percentile interval. Every row with an
+// interval counts those replicates (ci_reps, ci_undefined in
+// metrics.parquet) and says so; past the share the interval leaves to its
+// tails (stats.Interval.TooManyUndefined), the row's figure and interval
+// are withheld with status too_few.
+
+func init() {
+	// metrics.parquet's interval columns: a factor must not shadow them.
+	reservedColumns["ci_reps"], reservedColumns["ci_undefined"] = true, true
+}
+
+// SetCI puts a bootstrap interval on the row with the count of its
+// undefined replicates, and withholds the figure (status too_few) when
+// they are too many.
+func (r *MetricRow) SetCI(iv stats.Interval) {
+	r.CILow, r.CIHigh = iv.Lo, iv.Hi
+	if iv.Reps <= 0 {
+		return
+	}
+	r.CIReps, r.CIUndefined = iv.Reps, iv.Undefined
+	if r.Status != "" && r.Status != StatusOK {
+		// No figure to give an interval for (the row says why).
+		r.CILow, r.CIHigh = math.NaN(), math.NaN()
+		return
+	}
+	if r.Convention != "" && iv.Undefined > 0 {
+		r.Convention += "; "
+	}
+	switch {
+	case iv.TooManyUndefined():
+		r.Convention += fmt.Sprintf("too_few: %d of %d bootstrap replicates have no defined value, more than the %.3g%% a %.3g%% interval leaves to its tails, so neither the figure nor its interval is given",
+			iv.Undefined, iv.Reps, 100*(1-iv.Level), 100*iv.Level)
+		r.CILow, r.CIHigh = math.NaN(), math.NaN()
+		if r.Status == "" || r.Status == StatusOK {
+			r.Status = StatusTooFew // settle withholds the figure too
+		}
+	case iv.Undefined > 0:
+		r.Convention += fmt.Sprintf("%d of %d bootstrap replicates have no defined value and are left out of the %.3g%% interval (up to %.3g%% may be)",
+			iv.Undefined, iv.Reps, 100*iv.Level, 100*(1-iv.Level))
+	}
+}

@@ -34,6 +34,7 @@ type TaskSpec struct {
 	Judge        *JudgeSpec        `yaml:"judge,omitempty" doc:"A judge graph run after the strategy on every case; its label and confidence become the case's (e.g. the safety judge)."`
 	Human        *HumanSpec        `yaml:"human,omitempty" doc:"Item field holding people's verdicts on the item's reply, against which judges are measured (metric judge_agreement)."`
 	JudgeColumns map[string]string `yaml:"judge_columns,omitempty" doc:"Other judges' recorded verdicts on the item's reply: judge name -> item field (one of the answer labels, or empty for none); judge_agreement measures them beside the run's own judges."`
+	Factors      Factors           `yaml:"factors,omitempty" doc:"Condition factors read from each item ({thinking: {from: item.thinking}}, or {expr: ...} over item and task), so the rows of one cell group by their own condition; or a value for every item of the task. Columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	ReportAs     *ReportAs         `yaml:"report_as,omitempty" doc:"Item fields that name the model and strategy results are reported under (for re-scoring recorded replies)."`
 	Fixture      string            `yaml:"fixture,omitempty" doc:"Marks dataset.path as invented test data and says how to point the task at the real data. A run that uses the task fails validate, plan and apply unless it sets settings.allow_fixtures; a later layer that sets dataset.path (tasks: [{use: <task>, dataset: {path: ...}}]) lifts the mark."`
 	File         string            `yaml:"-"`

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -37,7 +38,7 @@ type Factors map[string]FactorValue
 // FactorValue is one factor's declaration: a literal Value, or From (a
 // field path) or Expr (an expression) that derives it.
 type FactorValue struct {
-	Value string
+	Value string `yaml:"-"`
 	From  string `yaml:"from,omitempty" doc:"A field path the value is read from: item.<field> on a task, params.<name> on a strategy or model entry, model.<...> on a strategy."`
 	Expr  string `yaml:"expr,omitempty" doc:"An expression (expr-lang) over the same names as from: the value, as text (true/false, a number, a string; null leaves the factor unset)."`
 	// Line is where the value is written.
@@ -262,7 +263,14 @@ func factorText(v any) (string, error) {
 	case float32, int8, int16, int32, uint, uint8, uint16, uint32, uint64:
 		return fmt.Sprint(x), nil
 	}
-	return "", fmt.Errorf("%T, not text, a number or true/false", v)
+	what := fmt.Sprintf("a %T", v)
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Map, reflect.Struct:
+		what = "a mapping"
+	case reflect.Slice, reflect.Array:
+		what = "a list"
+	}
+	return "", fmt.Errorf("%s, not text, a number or true/false", what)
 }
 
 // modelEnvOf is what a model entry's factors read: its params (as

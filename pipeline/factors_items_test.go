@@ -13,9 +13,10 @@ import (
 )
 
 // A recorded study whose condition varies by row: each recorded reply
-// carries the thinking level it was produced at and the prompt variant it
-// answered. One task, one model entry, one matrix cell; the factors come
-// from the rows.
+// carries the model that wrote it, the thinking level it was produced at
+// and the prompt variant it answered. One task, one model entry, one
+// matrix cell; the model name (report_as) and the factors come from the
+// rows.
 const recordedTaskYAML = `name: recorded
 type: label
 dataset: {path: ../../data/replies.jsonl, id: id}
@@ -30,6 +31,7 @@ extract:
 factors:
   thinking: {from: item.thinking}
   variant: {expr: 'item.prompt == "b" ? "terse" : "plain"'}
+report_as: {model: model}
 `
 
 const rescoreYAML = `name: rescore
@@ -52,8 +54,10 @@ metrics:
 // recordedReplies generates n replies: thinking cycles off, low, high
 // (every 50th row has none), the prompt variant alternates every three
 // rows, and a row's answer is right for (i mod 5) below 2, 3 or 4 by
-// thinking level (and below 1 for a row without one). It returns the data
-// and, per "thinking/variant" ("" for none), the cases and right answers.
+// thinking level (and below 1 for a row without one); the model is m1 or
+// m2, alternating every six rows. It returns the data and, per
+// "model/thinking/variant" ("" for no thinking), the cases and right
+// answers.
 func recordedReplies(n int) (string, map[string][2]int) {
 	levels := []string{"off", "low", "high"}
 	var b strings.Builder
@@ -75,22 +79,23 @@ func recordedReplies(n int) (string, map[string][2]int) {
 		if i%5 < ok {
 			answer = right
 		}
-		k := level + "/" + variant
+		model := fmt.Sprint("m", (i/6)%2+1)
+		k := model + "/" + level + "/" + variant
 		w := want[k]
 		w[0]++
 		if answer == right {
 			w[1]++
 		}
 		want[k] = w
-		fmt.Fprintf(&b, `{"id":"r%d","gold":%q,%s"prompt":%q,"reply":"Reasoning %s.\nAnswer: %s"}`+"\n", i, gold, think, prompt, strings.Repeat("x", i%40), answer)
+		fmt.Fprintf(&b, `{"id":"r%d","model":%q,"gold":%q,%s"prompt":%q,"reply":"Reasoning %s.\nAnswer: %s"}`+"\n", i, model, gold, think, prompt, strings.Repeat("x", i%40), answer)
 	}
 	return b.String(), want
 }
 
 func TestFactorsFromItemsGroupMetrics(t *testing.T) {
 	data, want := recordedReplies(600)
-	if len(want) != 8 {
-		t.Fatalf("%d groups generated, want 8 (3 levels and none x 2 variants)", len(want))
+	if len(want) != 16 {
+		t.Fatalf("%d groups generated, want 16 (2 models x 3 levels and none x 2 variants)", len(want))
 	}
 	defer func(v int64) { dataset.SpillAbove = v }(dataset.SpillAbove)
 	// In memory, and with every item's fields in the dataset's store (a
@@ -152,7 +157,7 @@ func TestFactorsFromItemsGroupMetrics(t *testing.T) {
 					continue
 				}
 				th, _ := r["thinking"].(string)
-				k := th + "/" + fmt.Sprint(r["variant"])
+				k := fmt.Sprint(r["model"], "/", th, "/", r["variant"])
 				w, ok := want[k]
 				if !ok {
 					t.Errorf("accuracy row for %s, which the data has not", k)
@@ -162,8 +167,8 @@ func TestFactorsFromItemsGroupMetrics(t *testing.T) {
 				if n := r["n"].(int64); int(n) != w[0] || math.Abs(r["value"].(float64)-float64(w[1])/float64(w[0])) > 1e-12 {
 					t.Errorf("%s: accuracy %v of %v, want %d/%d", k, r["value"], r["n"], w[1], w[0])
 				}
-				if r["model"] != "recorded" || r["strategy"] != "rescore" {
-					t.Errorf("%s: model %v strategy %v", k, r["model"], r["strategy"])
+				if r["strategy"] != "rescore" {
+					t.Errorf("%s: strategy %v", k, r["strategy"])
 				}
 			}
 			if len(seen) != len(want) {

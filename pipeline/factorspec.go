@@ -39,7 +39,7 @@ type Factors map[string]FactorValue
 // field path) or Expr (an expression) that derives it.
 type FactorValue struct {
 	Value string `yaml:"-"`
-	From  string `yaml:"from,omitempty" doc:"A field path the value is read from: item.<field> on a task, params.<name> on a strategy or model entry, model.<...> on a strategy."`
+	From  string `yaml:"from,omitempty" doc:"A field path the value is read from: item.<field> on a task, params.<name> on a strategy or model entry, model.<...> on a strategy; null (unset) where a step of it is missing."`
 	Expr  string `yaml:"expr,omitempty" doc:"An expression (expr-lang) over the same names as from: the value, as text (true/false, a number, a string; null leaves the factor unset)."`
 	// Line is where the value is written.
 	Line int `yaml:"-"`
@@ -48,10 +48,11 @@ type FactorValue struct {
 // Derived says the value is computed, not written.
 func (f FactorValue) Derived() bool { return f.From != "" || f.Expr != "" }
 
-// source is the expression that computes a derived value.
+// source is the expression that computes a derived value: a from: path
+// reads null where any step of it is missing.
 func (f FactorValue) source() string {
 	if f.From != "" {
-		return f.From
+		return strings.ReplaceAll(f.From, ".", "?.")
 	}
 	return f.Expr
 }

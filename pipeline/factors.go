@@ -29,7 +29,7 @@ var reservedColumns = map[string]bool{
 	"total_tokens": true, "cost_usd": true, "judge_tokens": true, "judge_cost_usd": true, "steps": true, "error": true,
 	"error_class": true, "config_hash": true, "metric": true, "value": true, "ci_low": true, "ci_high": true, "n": true,
 	"n_cases": true, "n_unparsed": true, "n_errors": true, "status": true, "unparsed_policy": true, "errors_policy": true,
-	"convention": true, "selection": true,
+	"convention": true, "selection": true, "kept_from": true, "subsets": true, "trace": true,
 }
 
 // resolveFactors checks the declared factor names, collects them into

@@ -32,7 +32,9 @@ import (
 // the value by hand) must agree with the derived value: it is a check, not
 // an override.
 
-// Factors are the condition factors an entry declares, by name.
+// Factors are the condition factors an entry declares, by name. Loading
+// reads them layer by layer (factorDecls), so that a value written after a
+// derivation is checked against it rather than replacing it.
 type Factors map[string]FactorValue
 
 // FactorValue is one factor's declaration: a literal Value, or From (a
@@ -103,20 +105,6 @@ func lastField(path string) string {
 		return path[i+1:]
 	}
 	return path
-}
-
-// Literals are the factors written as values.
-func (fs Factors) Literals() map[string]string {
-	var out map[string]string
-	for k, v := range fs {
-		if !v.Derived() {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v.Value
-		}
-	}
-	return out
 }
 
 // factorDecl is one declaration of a factor in one layer of an entry (a

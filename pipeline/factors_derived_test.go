@@ -150,3 +150,24 @@ strategies: [rescore]
 	wantErr(t, load(recordedTaskYAML, none, strings.Replace(rescoreYAML, "name: rescore\n", "name: rescore\nfactors: {mode: {expr: 'item.x'}}\n", 1)),
 		"strategies/rescore.yaml:2: factors.mode: factor mode: expr: item.x does not compile", "a factor on a strategy reads model, params, strategy")
 }
+
+// A strategy's factor may read the cell's model as well as the strategy:
+// each cell gets its own value.
+func TestStrategyFactorReadsTheCellsModel(t *testing.T) {
+	strategy := strings.Replace(oneShotYAML, "name: one_shot\n", `name: one_shot
+factors:
+  budget: {expr: 'model.params.thinking?.budget ?? 0'}
+  cell: {expr: 'strategy.name + "@" + model.name'}
+`, 1)
+	run := "name: toy-run\nmodels:" + derivedModels + "tasks: [toy]\nstrategies: [one_shot]\n"
+	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run, "configs/strategies/one_shot.yaml": strategy}))
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	got := map[string]string{}
+	for _, c := range st.Cells {
+		got[c.Model.Name] = strings.Join(c.Factors, " ")
+	}
+	// Factors sorted: budget, cell, thinking.
+	if got["bot"] != "0 one_shot@bot off" || got["bot-think"] != "1024 one_shot@bot-think on" {
+		t.Errorf("cell factors %q", got)
+	}
+}

@@ -3,8 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"regexp"
-	"strings"
 	"sort"
+	"strings"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/yamlstrict"

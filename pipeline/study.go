@@ -145,8 +145,8 @@ type Task struct {
 	human *humanRule
 	// itemFactors are the factors read from the items (factorspec.go).
 	itemFactors *itemFactors
-	blocks []namedTmpl
-	static map[string]any
+	blocks      []namedTmpl
+	static      map[string]any
 	// head and rest: env's starting map and the blocks left to fill it
 	// (makeHead).
 	headOnce sync.Once

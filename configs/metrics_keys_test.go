@@ -106,6 +106,20 @@ func TestReflectionDeclaresItsConditions(t *testing.T) {
 	if len(seen) != 2*6*2 {
 		t.Errorf("%d distinct conditions, want 24 (instruction x level x thinking)", len(seen))
 	}
+	// Each condition is declared once and the factors derive from it:
+	// confidence_instruction from the strategy's params.confidence,
+	// thinking from the model's params.thinking, level from the file.
+	for _, c := range st.Cells {
+		conf, _ := c.Strategy.Params["confidence"].(bool)
+		think := c.Model.Spec.Params.Thinking != nil && c.Model.Spec.Params.Thinking.Enabled
+		want := []string{map[bool]string{false: "off", true: "on"}[conf], c.Strategy.Name[len("reflection_l"):][:1], map[bool]string{false: "off", true: "on"}[think]}
+		if got := strings.Join(c.Factors, "/"); got != strings.Join(want, "/") {
+			t.Errorf("%s x %s: factors %s, want %s", c.Model.Name, c.Strategy.Name, got, strings.Join(want, "/"))
+		}
+		if strings.HasSuffix(c.Strategy.Name, "_conf") != conf || strings.HasSuffix(c.Model.Name, "-thinking") != think {
+			t.Errorf("%s x %s: params confidence %v thinking %v", c.Model.Name, c.Strategy.Name, conf, think)
+		}
+	}
 }
 
 // The task files declare the scale of every confidence rule whose prompt

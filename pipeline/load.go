@@ -42,6 +42,9 @@ type loader struct {
 	items *dataset.Store
 	// data is the dataset cache and lock, once a task names hub data.
 	data *hub.Data
+	// factorDecls are the factor declarations of every layer of each
+	// model, task and strategy spec (factorspec.go).
+	factorDecls map[any]map[string][]factorDecl
 }
 
 // line is the line of a field path in a file, or dflt when unknown.
@@ -180,6 +183,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		}
 		var spec ModelSpec
 		l.decodeLayers(layers, &spec)
+		l.noteFactors(&spec, layers)
 		spec.File, spec.Line = layers[len(layers)-1].file, n.Line
 		if spec.Name == "" {
 			continue
@@ -204,6 +208,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		}
 		spec := &TaskSpec{}
 		l.decodeLayers(layers, spec)
+		l.noteFactors(spec, layers)
 		spec.File, spec.Line = layers[0].file, layers[0].node.Line
 		if spec.Name == "" {
 			continue
@@ -251,6 +256,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		// Stages come from the strategy file only: overriding a list
 		// element by element would be unreadable in review.
 		l.decodeLayers(layers, spec)
+		l.noteFactors(spec, layers)
 		spec.File, spec.Line = layers[0].file, layers[0].node.Line
 		if spec.Name == "" {
 			continue

@@ -253,7 +253,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 	}
 	for _, md := range s.Models {
 		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: md.Spec.Price,
-			Extends: md.Spec.Extends, Factors: md.Spec.Factors})
+			Extends: md.Spec.Extends, Factors: md.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, ManifestBlocks(s)
 	m.ResultsKey, m.JournalBytes, m.CasesDigest = s.resultsKey, e.journal.Size(), s.CasesDigest()

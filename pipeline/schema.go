@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"reflect"
+	"strings"
 
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"gopkg.in/yaml.v3"
@@ -44,6 +45,7 @@ var (
 	metricNodeType = reflect.TypeOf(MetricNode{})
 	matrixType     = reflect.TypeOf(Matrix{})
 	stringListType = reflect.TypeOf(StringList{})
+	factorType     = reflect.TypeOf(FactorValue{})
 )
 
 // ref returns a $ref to a named definition, generating it once.
@@ -89,6 +91,17 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	case matrixType:
 		block := g.of(reflect.TypeOf(MatrixBlock{}))
 		return map[string]any{"oneOf": []any{block, map[string]any{"type": "array", "items": block}}}
+	case factorType:
+		return g.ref("factor", func() map[string]any {
+			derive := func(field string) map[string]any {
+				f, _ := reflect.TypeOf(FactorValue{}).FieldByName(field)
+				name := strings.Split(f.Tag.Get("yaml"), ",")[0]
+				return map[string]any{"type": "object", "required": []any{name}, "additionalProperties": false,
+					"properties": map[string]any{name: map[string]any{"type": "string", "description": f.Tag.Get("doc")}}}
+			}
+			return map[string]any{"description": "A factor's value as written, or derived from a field (from:) or an expression (expr:).",
+				"oneOf": []any{map[string]any{"type": []any{"string", "number", "boolean"}}, derive("From"), derive("Expr")}}
+		})
 	case stringListType:
 		return map[string]any{"oneOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}}
 	}

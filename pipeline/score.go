@@ -58,6 +58,9 @@ func newRowCells() *rowCells {
 type rowCellKey struct {
 	cell            int
 	model, strategy string
+	// factors is the item's place in its task's item factor values (-1
+	// when the task reads none).
+	factors int
 }
 
 func (rc *rowCells) of(st *Study, c *Case) *RowCell {
@@ -68,11 +71,15 @@ func (rc *rowCells) of(st *Study, c *Case) *RowCell {
 // named is of for a case whose reported names are known (read back from
 // its row); the names are copied when a new cell keeps them.
 func (rc *rowCells) named(st *Study, c *Case, m, s string) *RowCell {
-	k := rowCellKey{c.Cell, m, s}
+	combo := -1
+	if f := c.Task.itemFactors; f != nil {
+		combo = int(f.comboOf(c.Task, c.Item))
+	}
+	k := rowCellKey{c.Cell, m, s, combo}
 	cell := rc.cells[k]
 	if cell == nil {
 		m, s = strings.Clone(m), strings.Clone(s)
-		k = rowCellKey{c.Cell, m, s}
+		k = rowCellKey{c.Cell, m, s, combo}
 		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, labels: rc.labels}
 		rc.cells[k] = cell
 	}

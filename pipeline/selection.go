@@ -179,16 +179,25 @@ func (s *Study) Select(sel Selection) error {
 		if sel.Limit > 0 && len(items) > sel.Limit {
 			items = items[:sel.Limit]
 		}
+		var keep []int // the places of the items kept, under a shard
 		if sh := sel.Shard; sh != nil {
 			var mine []Item
-			for _, it := range items {
+			for i, it := range items {
 				if ShardOf(t.Name, it.ID, sh.N) == sh.K {
 					mine = append(mine, it)
+					keep = append(keep, i)
 				}
 			}
 			items = mine
 		}
 		if len(items) != len(t.Items) {
+			if keep == nil {
+				keep = make([]int, len(items))
+				for i := range keep {
+					keep[i] = i
+				}
+			}
+			t.narrowItemFactors(keep)
 			// A fresh slice: items of other studies loaded from the same
 			// task are never shared, but the shapes cached for dry runs
 			// and plans point into the old one.

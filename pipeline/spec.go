@@ -94,7 +94,7 @@ type ModelSpec struct {
 	Vars     map[string]string `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
 	VarsFile *VarsFile         `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
 	Script   *scripted.Script  `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
-	Factors  map[string]string `yaml:"factors,omitempty" doc:"Condition factors this model entry sets, e.g. {thinking: on} on a thinking variant: columns of results.parquet and metrics.parquet that the tables and figures group by."`
+	Factors  Factors           `yaml:"factors,omitempty" doc:"Condition factors this model entry sets, e.g. {thinking: on} on a thinking variant, or derived from its settings ({thinking: {expr: 'params.thinking?.enabled == true ? \"on\" : \"off\"'}}; a variant that extends it inherits the derivation): columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	Line     int               `yaml:"-"`
 	File     string            `yaml:"-"`
 }
@@ -276,7 +276,7 @@ type StrategySpec struct {
 	AppliesTo   []string          `yaml:"applies_to,omitempty" doc:"Task names or answer types (label, letter, judge) this strategy makes sense for; empty = all."`
 	Judge       bool              `yaml:"judge,omitempty" doc:"This strategy judges another strategy's outputs (read as subject.<field>); it runs only as a task's judge, never in the matrix."`
 	Params      map[string]any    `yaml:"params,omitempty" doc:"Parameters with defaults, read as .params.<name> in templates and params.<name> in expressions."`
-	Factors     map[string]string `yaml:"factors,omitempty" doc:"Condition factors this strategy sets, e.g. {level: 2, confidence_instruction: off}; a variant ({use: ..., factors: {...}}) overrides them one by one. Columns of results.parquet and metrics.parquet that the tables and figures group by."`
+	Factors     Factors           `yaml:"factors,omitempty" doc:"Condition factors this strategy sets, e.g. {level: 2}, or derived from its params and the cell's model ({confidence_instruction: {expr: 'params.confidence ? \"on\" : \"off\"'}}). A variant ({use: ..., factors: {...}}) overrides written values one by one; a value written after a derivation must equal what it derives (validate says where not). Columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	Stages      []StageNode       `yaml:"stages" required:"true" doc:"The stages, run from the first; edges follow list order unless next/branch say otherwise."`
 	Outputs     map[string]string `yaml:"outputs" required:"true" doc:"Final outputs as expressions over stages.<name>.<field>; label is required, confidence usual."`
 	Verdicts    map[string]string `yaml:"verdicts,omitempty" doc:"A judge's parts that give verdicts of their own: part name -> output holding it (e.g. heuristic: heuristic, llm: llm_label); judge_agreement measures each part beside the whole judge (the label output)."`

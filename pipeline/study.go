@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"text/template"
@@ -74,6 +75,9 @@ type Model struct {
 	Identity string
 	Env      map[string]any
 	Provider llm.Provider
+	// Factors are the values of the entry's factors (derived ones
+	// computed), for the manifest.
+	Factors map[string]string
 }
 
 // Item is one dataset row as a task sees it.
@@ -138,9 +142,11 @@ type Task struct {
 	// variants; "" for a task declared inline in the run file.
 	From string
 	// human holds the task's human: and judge_columns: (human.go).
-	human  *humanRule
-	blocks []namedTmpl
-	static map[string]any
+	human *humanRule
+	// itemFactors are the factors read from the items (factorspec.go).
+	itemFactors *itemFactors
+	blocks      []namedTmpl
+	static      map[string]any
 	// head and rest: env's starting map and the blocks left to fill it
 	// (makeHead).
 	headOnce sync.Once
@@ -201,12 +207,23 @@ func (c *Case) ID() string {
 	return c.Model.Name + "/" + c.Strategy.Name + "/" + c.Task.Name + "/" + c.Item.ID
 }
 
-// FactorValues are the case's condition factor values (Study.Factors order).
+// FactorValues are the case's condition factor values (Study.Factors
+// order): its cell's, and those its task reads from its item.
 func (s *Study) FactorValues(c *Case) []string {
-	if c.Cell < len(s.Cells) {
-		return s.Cells[c.Cell].Factors
+	if c.Cell >= len(s.Cells) {
+		return nil
 	}
-	return nil
+	vs := s.Cells[c.Cell].Factors
+	f := c.Task.itemFactors
+	if f == nil || len(vs) == 0 {
+		return vs
+	}
+	out := slices.Clone(vs)
+	t := f.tuple(f.comboOf(c.Task, c.Item))
+	for j, p := range f.at {
+		out[p] = t[j]
+	}
+	return out
 }
 
 // ReportedNames are the model and strategy names results carry: the case's

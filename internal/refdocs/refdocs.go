@@ -185,6 +185,9 @@ func typeName(t reflect.Type) string {
 	if t.Name() == "Matrix" {
 		return "mapping or list of mappings"
 	}
+	if t.Name() == "FactorValue" {
+		return "value or mapping (from or expr)"
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		return typeName(t.Elem())

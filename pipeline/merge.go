@@ -154,7 +154,7 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 			Generation: filepath.Base(CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
 			CallsNew: m.CallsNew, CallsShared: m.CallsShared, SharedCache: m.SharedCache, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}
-	rw, err := parquetio.Create(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	rw, err := e.newResultsWriter(filepath.Join(gen.dir, "results.parquet"), "")
 	if err != nil {
 		calls.Abort()
 		os.RemoveAll(gen.dir)

@@ -295,9 +295,9 @@ type Engine struct {
 	// subsets fills results.parquet's subsets column (trace.go).
 	subsets *subsetNames
 	// flat is results.parquet's flat columns (flatcols.go).
-	flat flatState
-	fatal   atomic.Pointer[error]
-	cancel  context.CancelFunc
+	flat   flatState
+	fatal  atomic.Pointer[error]
+	cancel context.CancelFunc
 	// flight is the context sent calls run under: it outlives an
 	// interruption by the grace period, or until Options.Abort.
 	flight context.Context

@@ -238,7 +238,6 @@ func TestFlatColumnsWrittenAgain(t *testing.T) {
 	}
 }
 
-
 // A judged task: the judge's outputs are judge_<name> columns; a case the
 // judge did not label (its error) has them null.
 func TestFlatJudgeColumns(t *testing.T) {

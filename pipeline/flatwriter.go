@@ -137,8 +137,7 @@ func flatValue(v any, t parquetio.ColType) (any, bool) {
 
 // flatHold is how many rows decide the flat columns' first types (tests
 // make it smaller to see the file written again). Held rows keep their
-// text alive until the file is created: at 100,000 cases of the scale
-// study, 8,192 held rows peaked no lower than 1,024.
+// text alive until the file is created, so a row group's worth is not held.
 var flatHold = 1024
 
 // flatRewrites counts the results files written again (for tests).

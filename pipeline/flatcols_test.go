@@ -1,12 +1,17 @@
 package pipeline_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
@@ -261,5 +266,97 @@ func TestFlatJudgeColumns(t *testing.T) {
 	want := map[string]any{"h1": "REFUSAL", "h2": nil, "h3": "COMPLIANCE", "h4": "COMPLIANCE", "b1": "COMPLIANCE"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("judge_label: %v, want %v", got, want)
+	}
+}
+
+// A re-apply that takes the good rows of the outputs in force (their flat
+// columns as they are) and walks the cases that errored: when those bring
+// a value the taken rows' column type cannot hold, the file is written
+// again, the taken rows included, and reads as a fresh walk's.
+func TestFlatColumnsOfTakenRowsWrittenAgain(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if down.Load() && strings.Contains(string(body), "stole") {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":{"message":"not now","type":"invalid_request_error"}}`)
+			return
+		}
+		answer := "not wrong"
+		if strings.Contains(string(body), "stole") || strings.Contains(string(body), "lied") {
+			answer = "wrong"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Confidence: 0.5\nAnswer: %s"}}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}`, answer)
+	}))
+	defer srv.Close()
+	dir := writeTree(t, baseTree(map[string]string{
+		// score: whole on every item but the one that fails at first.
+		"configs/strategies/one_shot.yaml": oneShotYAML + `  score: 'item.text contains "stole" ? 1.5 : 2'
+`,
+		"configs/run.yaml": fmt.Sprintf(`name: http
+models:
+  - {name: local, provider: openai-compatible, model: m, base_url: %s/v1, limits: {max_attempts: 1}}
+tasks: [toy]
+strategies: [one_shot]
+settings: {concurrency: 1}
+`, srv.URL),
+	}))
+	run := filepath.Join(dir, "configs/run.yaml")
+	applyHTTP := func(out string) *pipeline.Summary {
+		st := mustLoad(t, run)
+		if err := pipeline.Connect(st, false); err != nil {
+			t.Fatal(err)
+		}
+		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(1)}).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	out := filepath.Join(dir, "out")
+	if sum := applyHTTP(out); sum.Errors != 1 {
+		t.Fatalf("first apply: %d errors, want the 1 case that mentions stole", sum.Errors)
+	}
+	scoreType := func(path string) string {
+		f, rdr, fr, err := parquetio.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		defer rdr.Close()
+		s, _ := fr.Schema()
+		return s.Field(s.FieldIndices("out_score")[0]).Type.String()
+	}
+	if got := scoreType(filepath.Join(out, "results.parquet")); got != "int64" {
+		t.Fatalf("out_score after the first apply: %s, want int64 (every value whole)", got)
+	}
+	down.Store(false)
+	before := pipeline.FlatRewrites.Load()
+	sum := applyHTTP(out)
+	if sum.Errors != 0 || sum.Reused != 5 {
+		t.Fatalf("re-apply: %d errors, %d rows taken; want 0 and 5", sum.Errors, sum.Reused)
+	}
+	if n := pipeline.FlatRewrites.Load() - before; n != 1 {
+		t.Errorf("results.parquet written again %d time(s), want 1", n)
+	}
+	if got := scoreType(filepath.Join(out, "results.parquet")); got != "float64" {
+		t.Errorf("out_score after the re-apply: %s, want float64", got)
+	}
+	fresh := filepath.Join(dir, "fresh")
+	applyHTTP(fresh)
+	key := []string{"case_id"}
+	sameRows(t, "results", rowsByKey(t, filepath.Join(fresh, "results.parquet"), key),
+		rowsByKey(t, filepath.Join(out, "results.parquet"), key))
+	rows, _ := parquetio.Read(filepath.Join(out, "results.parquet"))
+	for _, r := range rows {
+		want := 2.0
+		if strings.Contains(r["case_id"].(string), "/a") {
+			want = 1.5
+		}
+		if r["out_score"] != want {
+			t.Errorf("%s: out_score %#v, want %v", r["case_id"], r["out_score"], want)
+		}
 	}
 }

@@ -16,6 +16,12 @@ type ChangePlan struct {
 	Models  []PlanRow
 	Total   PlanRow
 	Pending PlanRow // work neither config has done: not the change's
+	// SharedCases are the new config's cases that finish on replies of
+	// the shared response cache (SharedCache), not yet in the journal:
+	// free, as in plan (apply copies them into the journal); SharedCalls
+	// counts those replies.
+	SharedCases, SharedCalls int
+	SharedCache              string
 }
 
 // MakeChangePlan compares two studies against the journal in dir without a
@@ -30,6 +36,9 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 	}
 	defer j.Close()
 	hist := completionHistory(j)
+	// The journal, then the shared cache the new config's apply reads
+	// (engineshared.go): a reply there is not paid again.
+	src := planSource(new, j)
 	oldCases := map[string]*Case{}
 	old.EachCase(func(c *Case) bool {
 		cc := *c
@@ -47,8 +56,13 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 	cb := newCalibration()
 	new.EachCase(func(c *Case) bool {
 		row := rows[c.Model]
-		hits, done := strategyDone(j, c)
+		before := src.hits
+		hits, done := strategyDone(src, c)
 		if done {
+			if n := src.hits - before; n > 0 {
+				cp.SharedCases++
+				cp.SharedCalls += n
+			}
 			return true
 		}
 		sh := shapes[c.Strategy]
@@ -57,7 +71,7 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 			shapes[c.Strategy] = sh
 		}
 		if oc, ok := oldCases[c.ID()]; ok {
-			if _, wasDone := strategyDone(j, oc); !wasDone {
+			if _, wasDone := strategyDone(src, oc); !wasDone {
 				cp.Pending.Cases++
 				addWork(&cp.Pending, c, sh, hits, hist, &used, cb)
 				return true
@@ -70,6 +84,9 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 		addWork(row, c, sh, hits, hist, &used, cb)
 		return true
 	})
+	if src.shared != nil {
+		cp.SharedCache = src.shared.Root()
+	}
 	t := &cp.Total
 	t.Model = "total"
 	for _, m := range new.Models {
@@ -87,8 +104,9 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 	return cp, nil
 }
 
-// strategyDone walks a case's strategy graph on journaled replies only.
-func strategyDone(j *journal.Journal, c *Case) (hits int, done bool) {
+// strategyDone walks a case's strategy graph on journaled (or shared
+// cache) replies only.
+func strategyDone(j replyLookup, c *Case) (hits int, done bool) {
 	hits, err := walkJournaled(j, c)
 	return hits, err == nil
 }

@@ -294,8 +294,10 @@ type Engine struct {
 	merged  *mergeInfo // set by Merge (merge.go)
 	// subsets fills results.parquet's subsets column (trace.go).
 	subsets *subsetNames
-	fatal   atomic.Pointer[error]
-	cancel  context.CancelFunc
+	// flat is results.parquet's flat columns (flatcols.go).
+	flat   flatState
+	fatal  atomic.Pointer[error]
+	cancel context.CancelFunc
 	// flight is the context sent calls run under: it outlives an
 	// interruption by the grace period, or until Options.Abort.
 	flight context.Context
@@ -439,13 +441,17 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	// from there, not walked again (reuse.go).
 	var copied doneSet
 	var src *copySource
-	rw, err := parquetio.Create(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	ru := e.planReuse(j.Size())
+	like := ""
+	if ru != nil && !ru.linkResults {
+		like = filepath.Join(ru.dir, "results.parquet")
+	}
+	rw, err := e.newResultsWriter(filepath.Join(gen.dir, "results.parquet"), like)
 	if err != nil {
 		calls.Abort()
 		os.RemoveAll(gen.dir)
 		return nil, nil, err
 	}
-	ru := e.planReuse(j.Size())
 	if ru != nil {
 		if ru.linkResults {
 			err = e.countTaken(ru, tl)
@@ -673,7 +679,7 @@ func (e *Engine) summary(planned int, tl *tally, held []heldCase) *Summary {
 // case first gets the chance to keep its earlier good row; then the rows of
 // the errored cases are written, results.parquet is complete, and the
 // metrics are computed from what it holds.
-func (e *Engine) writeSet(gen *generation, calls *parquetio.Writer, sink *resultSink, rw *parquetio.Writer, held []heldCase, tl *tally,
+func (e *Engine) writeSet(gen *generation, calls *parquetio.Writer, sink *resultSink, rw *resultsWriter, held []heldCase, tl *tally,
 	results []Result, started time.Time, ru *reuse) (*Summary, error) {
 	s := e.study
 	fail := func(err error) (*Summary, error) {

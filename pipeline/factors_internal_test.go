@@ -6,7 +6,7 @@ import "testing"
 // metrics.parquet already has.
 func TestReservedColumnsCoverTheOutputs(t *testing.T) {
 	e := &Engine{study: &Study{}}
-	for _, c := range append(e.resultColumns(), metricColumns(nil)...) {
+	for _, c := range append(e.baseResultColumns(), metricColumns(nil)...) {
 		if !reservedColumns[c.Name] {
 			t.Errorf("column %s is not reserved: a factor could shadow it", c.Name)
 		}

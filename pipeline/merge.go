@@ -20,16 +20,20 @@ import (
 
 // MergedShard is one shard a merge joined, as the merged manifest lists it.
 type MergedShard struct {
-	Dir        string    `json:"dir"`
-	Shard      string    `json:"shard"`
-	Generation string    `json:"generation"`
-	Cases      int       `json:"cases"`
-	Errors     int       `json:"errors"`
-	Kept       int       `json:"kept"`
-	CallsNew   int       `json:"calls_new"`
-	CostUSD    float64   `json:"cost_usd"`
-	Started    time.Time `json:"started"`
-	Finished   time.Time `json:"finished"`
+	Dir        string `json:"dir"`
+	Shard      string `json:"shard"`
+	Generation string `json:"generation"`
+	Cases      int    `json:"cases"`
+	Errors     int    `json:"errors"`
+	Kept       int    `json:"kept"`
+	CallsNew   int    `json:"calls_new"`
+	// CallsShared counts the shard's cached calls that came from the
+	// shared response cache SharedCache.
+	CallsShared int       `json:"calls_shared,omitempty"`
+	SharedCache string    `json:"shared_cache,omitempty"`
+	CostUSD     float64   `json:"cost_usd"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
 }
 
 // ShardManifest reads the manifest of a shard folder's finished outputs.
@@ -140,11 +144,17 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 		e.merged.callsNew += m.CallsNew
 		e.merged.callsCached += m.CallsCached
 		e.merged.attempts += m.Attempts
+		e.merged.callsShared += m.CallsShared
+		if e.merged.sharedCache == "" {
+			e.merged.sharedCache = m.SharedCache
+		} else if m.SharedCache != "" && m.SharedCache != e.merged.sharedCache {
+			e.merged.sharedCache = "(several folders: see merged_from)"
+		}
 		e.merged.shards = append(e.merged.shards, MergedShard{Dir: sh.dir, Shard: m.Selection.Shard.String(),
 			Generation: filepath.Base(CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
-			CallsNew: m.CallsNew, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
+			CallsNew: m.CallsNew, CallsShared: m.CallsShared, SharedCache: m.SharedCache, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}
-	rw, err := parquetio.Create(filepath.Join(gen.dir, "results.parquet"), e.resultColumns())
+	rw, err := e.newResultsWriter(filepath.Join(gen.dir, "results.parquet"), "")
 	if err != nil {
 		calls.Abort()
 		os.RemoveAll(gen.dir)
@@ -177,11 +187,16 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 // not say which calls a case found cached.
 type mergeInfo struct {
 	callsNew, callsCached, attempts int
-	shards                          []MergedShard
+	// callsShared sums the shards' calls_shared; sharedCache is their
+	// shared cache folder.
+	callsShared int
+	sharedCache string
+	shards      []MergedShard
 }
 
 func (mi *mergeInfo) into(sum *Summary) {
 	sum.CallsNew, sum.CallsCached, sum.Attempts = mi.callsNew, mi.callsCached, mi.attempts
+	sum.CallsShared, sum.SharedCache = mi.callsShared, mi.sharedCache
 	sum.MergedFrom = mi.shards
 }
 

@@ -99,7 +99,9 @@ func (r *CallRow) append(w *parquetio.Writer) error {
 		r.Final, r.Attempts, batch)
 }
 
-func (e *Engine) resultColumns() []parquetio.Column {
+// baseResultColumns are the columns of results.parquet before the flat
+// ones (flatcols.go).
+func (e *Engine) baseResultColumns() []parquetio.Column {
 	return append([]parquetio.Column{
 		col("case_id", parquetio.ColString, false), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
 		col("item_id", parquetio.ColString, false), col("gold", parquetio.ColString, true), col("label", parquetio.ColString, true), col("confidence", parquetio.ColFloat, false),
@@ -113,7 +115,8 @@ func (e *Engine) resultColumns() []parquetio.Column {
 	}, factorColumns(e.study)...)
 }
 
-// resultValues is a case's results.parquet row, in resultColumns order.
+// resultValues is a case's results.parquet row: the base columns, then the
+// flat columns' values as they are (resultsWriter types them).
 func (e *Engine) resultValues(c *Case, r *Result) []any {
 	var gold, label, errText, errClass, keptFrom any
 	if c.Item.Gold != "" {
@@ -182,11 +185,15 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 		model, strategy = unique.Make(model).Value(), unique.Make(strategy).Value()
 	}
 	a, ja := r.Acct, r.JudgeAcct
-	return append([]any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
+	subsets := e.subsets.of(c, fields)
+	vals := make([]any, 0, 31+len(e.study.Factors)+len(e.flatCols()))
+	vals = append(vals, []any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
 		r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
 		a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
 		ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,
-		errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash, e.subsets.of(c, fields), trace}, factorValues(e.study, c)...)
+		errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash, subsets, trace}...)
+	vals = append(vals, factorValues(e.study, c)...)
+	return e.flatValues(vals, c, r, fields, subsets)
 }
 
 // Manifest is manifest.json: what ran, on which config, with what outcome.

@@ -34,7 +34,7 @@ func TestResultJSONColumnsAsEncodedAlone(t *testing.T) {
 		}
 		c := &Case{Model: &Model{Name: "m"}, Strategy: &Strategy{Name: "s"}, Task: &Task{Name: "t", Spec: &TaskSpec{}}, Item: item}
 		row := e.resultValues(c, r)
-		cols := e.resultColumns()
+		cols := e.baseResultColumns()
 		at := func(name string) any {
 			for i, col := range cols {
 				if col.Name == name {

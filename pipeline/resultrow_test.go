@@ -38,7 +38,7 @@ func TestResultRowHoldsNoViewOfItsStoredItem(t *testing.T) {
 		lo, hi = min(lo, p), max(hi, p+uintptr(len(s)))
 	}
 	row := e.resultValues(c, &Result{Done: true, item: fields})
-	for i, col := range e.resultColumns() {
+	for i, col := range e.baseResultColumns() {
 		if col.Name != "model" && col.Name != "strategy" {
 			continue
 		}

@@ -285,7 +285,7 @@ func (c *copySource) close() { c.rr.Release() }
 
 // emit writes the rows from the current one on, in file order, while their
 // cases come before limit, appending their ordinals to order.
-func (c *copySource) emit(limit int, w *parquetio.Writer, order *[]int32) error {
+func (c *copySource) emit(limit int, w *resultsWriter, order *[]int32) error {
 	for !c.done {
 		if c.rec == nil || c.pos >= int(c.rec.NumRows()) {
 			if c.rec != nil {

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"container/heap"
-	"github.com/promoral/promoral/pipeline/parquetio"
 	"math"
 	"sort"
 	"sync"
@@ -21,7 +20,7 @@ import (
 // every row written, in file order, for reading them back. The rows taken
 // from an earlier apply (copy) are merged in where their cases fall.
 type resultSink struct {
-	w     *parquetio.Writer
+	w     *resultsWriter
 	ch    chan sinkRow
 	done  chan error
 	order []int32
@@ -43,7 +42,7 @@ type sinkRow struct {
 // each) are memory every apply holds.
 const reorderWindow = 1024
 
-func newResultSink(w *parquetio.Writer, planned int, copied doneSet, copy *copySource) *resultSink {
+func newResultSink(w *resultsWriter, planned int, copied doneSet, copy *copySource) *resultSink {
 	s := &resultSink{w: w, ch: make(chan sinkRow, 1024), done: make(chan error, 1), copy: copy, copied: copied, planned: planned}
 	go s.run()
 	return s

@@ -47,8 +47,44 @@ once; ` + "`promoral cache prune`" + ` is safe while they run (a pruned reply is
 		},
 	}
 	cmd.PersistentFlags().StringVar(&dir, "dir", "", "the cache folder (default $"+pipeline.CacheEnv+", else promoral in the user's cache folder)")
-	cmd.AddCommand(newCachePrune(&dir))
+	cmd.AddCommand(newCachePrune(&dir), newCacheImport(&dir))
 	return cmd
+}
+
+func newCacheImport(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "import RUN_DIR...",
+		Short: "Copy the usable replies journaled in run folders into the shared cache",
+		Long: `import copies every usable reply in each run folder's journal (journal.jsonl) into the shared
+cache, so other runs (a renamed folder, apply --out elsewhere, another config asking the same
+requests) take them from there instead of paying again: for runs applied before the cache
+existed, or with settings.cache: run. Each request's reply is the one the journal serves; a reply
+the cache already holds is kept; replies of models that call no endpoint (scripted, none) are left
+out, as apply leaves them out. The journals are read, never changed. Safe while applies run.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := cacheRoot(*dir)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			for _, run := range args {
+				ci, err := pipeline.ImportToCache(root, run)
+				if err != nil {
+					return fmt.Errorf("cache import: %w", err)
+				}
+				fmt.Fprintf(w, "%s: %s imported into %s, %d already there", run, pipeline.Plural(ci.Imported, "reply", "replies"), root, ci.Present)
+				if ci.Local > 0 {
+					fmt.Fprintf(w, ", %d of models that call no endpoint left out", ci.Local)
+				}
+				if ci.Unusable > 0 {
+					fmt.Fprintf(w, ", %d unusable (no answer in the record) left out", ci.Unusable)
+				}
+				fmt.Fprintf(w, " (%d in its journal)\n", ci.Replies)
+			}
+			return nil
+		},
+	}
 }
 
 func newCachePrune(dir *string) *cobra.Command {

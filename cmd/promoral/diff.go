@@ -96,6 +96,10 @@ and the items that flipped, each run's answers counted under its own policies.`,
 			for _, r := range append(cp.Models, cp.Total) {
 				fmt.Fprintf(w, "  %-18s %d cases to run, %s new calls, $%.2f–%.2f\n", r.Model, r.Cases, span(r.CallsBest, r.CallsWorst), r.CostBest, r.CostWorst)
 			}
+			if cp.SharedCases > 0 {
+				fmt.Fprintf(w, "  free: %s finish on %s in the shared cache %s, not yet in this journal (apply copies them there and pays nothing for them)\n",
+					pipeline.Plural(cp.SharedCases, "case", "cases"), pipeline.Plural(cp.SharedCalls, "reply", "replies"), cp.SharedCache)
+			}
 			if p := cp.Pending; p.Cases > 0 {
 				fmt.Fprintf(w, "  not the change's: %d cases neither config has answered yet (%s calls, $%.2f–%.2f); plan shows all remaining work\n",
 					p.Cases, span(p.CallsBest, p.CallsWorst), p.CostBest, p.CostWorst)

@@ -297,14 +297,22 @@ type metricKey struct{ task, model, strategy string }
 // outputs, give the report's numbers: each accuracy and its n equal metrics.parquet's,
 // and they cover every accuracy the run reports.
 func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
-	var stmts []string
+	var stmts, flat []string
 	for _, b := range docBlocks(t, outputsDoc, "sql") {
 		for _, s := range strings.Split(b, ";") {
 			// The quickstart's queries; others (on out/paper) show columns.
-			if strings.Contains(s, "SELECT") && strings.Contains(s, "out/quickstart") {
+			// Those on the flat columns are checked apart (below).
+			switch {
+			case !strings.Contains(s, "SELECT") || !strings.Contains(s, "out/quickstart"):
+			case strings.Contains(s, "subset_short") || strings.Contains(s, "out_first_label"):
+				flat = append(flat, strings.TrimSpace(s))
+			default:
 				stmts = append(stmts, strings.TrimSpace(s))
 			}
 		}
+	}
+	if len(flat) != 2 {
+		t.Fatalf("want the two DuckDB queries on the flat columns in %s, found %d", outputsDoc, len(flat))
 	}
 	if len(stmts) != 3 {
 		t.Fatalf("want the three DuckDB queries of %s, found %d", outputsDoc, len(stmts))
@@ -312,24 +320,7 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 	dir, _ := runQuickstart(t)
 	node, ci := needs.DuckDB(t)
 
-	cmd := exec.Command(node, append([]string{filepath.Join(ci, "duckdb-query.mjs")}, stmts...)...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	data, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("duckdb: %v\n%s", err, stderr.String())
-	}
-	var results [][]map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var rows []map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &rows); err != nil {
-			t.Fatal(err)
-		}
-		results = append(results, rows)
-	}
+	results, data := duckQueries(t, node, ci, dir, stmts)
 	if len(results) != 3 {
 		t.Fatalf("DuckDB answered %d queries:\n%s", len(results), data)
 	}
@@ -389,6 +380,44 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 	if len(results[2]) != len(want) {
 		t.Errorf("the metrics.parquet query of %s gives %d rows, want %d", outputsDoc, len(results[2]), len(want))
 	}
+	// The flat columns' queries: the demo's accuracy on the short
+	// scenarios is metrics.parquet's, and the first answers of
+	// self_correct cover its 100 cases.
+	fr, fdata := duckQueries(t, node, ci, dir, flat)
+	if len(fr) != 2 {
+		t.Fatalf("DuckDB answered %d flat-column queries:\n%s", len(fr), fdata)
+	}
+	short := map[metricKey]figure{}
+	for _, r := range rows {
+		if r["metric"] == "accuracy" && r["subset"] == "short" && r["task"] == "ethics" {
+			v, _ := r["value"].(float64)
+			n, _ := r["n"].(int64)
+			short[metricKey{"ethics", fmt.Sprint(r["model"]), fmt.Sprint(r["strategy"])}] = figure{v, n}
+		}
+	}
+	seen := 0
+	for _, r := range fr[0] {
+		if r["short"] != true {
+			continue
+		}
+		k := metricKey{"ethics", fmt.Sprint(r["model"]), fmt.Sprint(r["strategy"])}
+		w, ok := short[k]
+		if a := num(r["accuracy"]); !ok || math.Abs(a-w.value) > 1e-12 || int64(num(r["n"])) != w.n {
+			t.Errorf("flat query, %v short: DuckDB %v over %v, metrics.parquet %+v (%v)", k, r["accuracy"], r["n"], w, ok)
+		}
+		seen++
+	}
+	if seen != 2 || len(short) != 2 {
+		t.Errorf("flat query: %d short rows, metrics.parquet %d; want the 2 demo strategies\n%s", seen, len(short), fdata)
+	}
+	total := 0
+	for _, r := range fr[1] {
+		total += int(num(r["n"]))
+	}
+	if total != 100 {
+		t.Errorf("first vs final answers of self_correct count %d cases, want 100\n%s", total, fdata)
+	}
+
 	// The figure the README quotes, both ways.
 	if w := want[metricKey{"promoral_replies", "claude-sonnet-4", "first_principles"}]; math.Abs(w.value-0.9081) > 5e-5 || w.n != 185 {
 		t.Errorf("claude-sonnet-4/first_principles: %.4f over %d, the README and %s say 0.908 (0.9081) over 185", w.value, w.n, outputsDoc)
@@ -414,6 +443,31 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 			t.Errorf("the README's quickstart excerpt should say %q", s)
 		}
 	}
+}
+
+// duckQueries runs SQL statements with DuckDB in dir, each one's rows
+// decoded.
+func duckQueries(t *testing.T, node, ci, dir string, stmts []string) ([][]map[string]any, []byte) {
+	t.Helper()
+	cmd := exec.Command(node, append([]string{filepath.Join(ci, "duckdb-query.mjs")}, stmts...)...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("duckdb: %v\n%s", err, stderr.String())
+	}
+	var results [][]map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var rows []map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rows); err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, rows)
+	}
+	return results, data
 }
 
 // outputsDoc holds the DuckDB queries that reproduce the quickstart's

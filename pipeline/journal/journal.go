@@ -205,9 +205,10 @@ func newJournal(path string, f *os.File, ro bool) *Journal {
 	return j
 }
 
-// keyAt reads the key of the line at sp.
+// keyAt reads the key of the line at sp: the head holds the key and the
+// attempt id (lineHead reads both; a head cut inside the id is no head).
 func (j *Journal) keyAt(sp span) ([32]byte, bool) {
-	var head [80]byte
+	var head [160]byte
 	if j.f == nil {
 		return [32]byte{}, false
 	}

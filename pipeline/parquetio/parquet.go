@@ -350,6 +350,9 @@ func (w *Writer) WriteRecord(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// Schema is the file's Arrow schema (what WriteRecord takes).
+func (w *Writer) Schema() *arrow.Schema { return w.rb.Schema() }
+
 // Rows is the number of rows appended so far.
 func (w *Writer) Rows() int { return w.rows }
 

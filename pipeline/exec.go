@@ -35,6 +35,10 @@ type Exec struct {
 	seq    int
 	// stagePrefix marks the calls of a judge graph in calls.parquet.
 	stagePrefix string
+	// repeat is the sample index every request of the graph carries into
+	// its cache key (llm.Request.Repeat): the case's for its strategy, 0
+	// for its judge (the same answer judged twice is one call).
+	repeat int
 	caller      func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
 	acct        Account
 	// fields are the item's fields, read once for the case (Item.Values).
@@ -67,6 +71,7 @@ type Account struct {
 // Call sends a request for the named stage through the engine's transport
 // (journal first, then the provider) and accounts for it.
 func (x *Exec) Call(stage string, req *llm.Request) (*llm.Response, error) {
+	req.Repeat = x.repeat
 	resp, err := x.caller(x, x.stagePrefix+stage, req)
 	if err != nil {
 		return nil, err

@@ -175,7 +175,9 @@ type RowCell struct {
 	Factors         []string
 	RunModel        *Model
 	RunStrategy     *Strategy
-	labels          *labelTable
+	// Repeat is the sample index of the cell's cases (repeats.go).
+	Repeat int
+	labels *labelTable
 }
 
 // labelTable numbers the labels rows carry, so a row holds a number, not a
@@ -241,7 +243,7 @@ func NewRow(c *Case, model, strategy string, factors []string, r *Result) Result
 // NewRowCell is the cell that the rows of c's model, strategy and task
 // share (what a read-back of results.parquet builds once per cell).
 func NewRowCell(c *Case, model, strategy string, factors []string) *RowCell {
-	return &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, labels: newLabelTable()}
+	return &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, labels: newLabelTable()}
 }
 
 // Row is the compact row of the cell's case on item it.
@@ -336,7 +338,7 @@ func (r *ResultRow) Judge() map[string]any {
 
 // ID is the case's id (model/strategy/task/item, the run's names).
 func (r *ResultRow) ID() string {
-	return r.RunModel.Name + "/" + r.RunStrategy.Name + "/" + r.Task.Name + "/" + r.Item.ID
+	return caseID(r.RunModel.Name, r.RunStrategy.Name, r.Task.Name, r.Item.ID, r.Repeat)
 }
 
 // AsUnparsed is the row as an unparsed answer: no label, no confidence,

@@ -152,7 +152,7 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 		if jd := c.Task.Judge; jd != nil {
 			// The judge's calls go to the judge model's row; the judged
 			// reply is not known before the run, so it is always work.
-			jc := &Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item}
+			jc := &Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item, Repeat: c.Repeat}
 			jsh := shapes[jd.Strategy]
 			if jsh == nil {
 				jsh = strategyShape(jd.Strategy)
@@ -406,7 +406,7 @@ func planWalk(j replyLookup, c *Case) (hits int, done bool, err error) {
 func walkJournaled(j replyLookup, c *Case) (hits int, err error) {
 	x := &Exec{
 		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
-		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{},
+		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{}, repeat: c.Repeat,
 	}
 	x.caller = func(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
 		rec, ok, err := j.Lookup(CacheKey(x.Model, req))

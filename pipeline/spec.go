@@ -34,6 +34,7 @@ type Settings struct {
 	Fsync       bool    `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
 	Cache       string  `yaml:"cache,omitempty" enum:"shared,run" doc:"Where replies are cached: shared (default) also keeps every paid reply in the response cache all runs share and takes replies from it (a renamed run folder or --out pays nothing again); run keeps this run's journal as its only cache."`
 	CacheDir    string  `yaml:"cache_dir,omitempty" doc:"Folder of the shared response cache, relative to this file's folder (default $PROMORAL_CACHE_DIR, else promoral in the user's cache folder, e.g. ~/.cache/promoral)."`
+	Repeats     int     `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case: every model x strategy x task x item runs this many times, each repeat its own case (column repeat, 0 to k-1) with its own journal key, so k samples cost k calls and raising k later pays only for the new repeats (default 1). A model entry's or a strategy's repeats: wins, the strategy's first. Metric blocks score every sample unless their reduce: says otherwise."`
 	MaxCost     float64 `yaml:"max_cost,omitempty" min:"0" doc:"Spend cap of one apply in USD (apply --max-cost wins): no request is sent once what was spent plus the worst case of the calls in flight would pass it; apply again continues, its cap counting from zero. 0 or absent: no cap (apply --max-cost 0 is a cap of zero)."`
 	// AllowFixtures lets tests and demos run tasks marked fixture.
 	AllowFixtures bool `yaml:"allow_fixtures,omitempty" doc:"Let the run use tasks whose data is an invented fixture (a task's fixture:), for tests and demos; without it such a run fails validate, plan and apply."`
@@ -94,6 +95,7 @@ type ModelSpec struct {
 	Vars     map[string]string `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
 	VarsFile *VarsFile         `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
 	Script   *scripted.Script  `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
+	Repeats  int               `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case for the cells of this model (wins over settings.repeats; a strategy's repeats: wins over it)."`
 	Factors  map[string]string `yaml:"factors,omitempty" doc:"Condition factors this model entry sets, e.g. {thinking: on} on a thinking variant: columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	Line     int               `yaml:"-"`
 	File     string            `yaml:"-"`
@@ -276,6 +278,7 @@ type StrategySpec struct {
 	AppliesTo   []string          `yaml:"applies_to,omitempty" doc:"Task names or answer types (label, letter, judge) this strategy makes sense for; empty = all."`
 	Judge       bool              `yaml:"judge,omitempty" doc:"This strategy judges another strategy's outputs (read as subject.<field>); it runs only as a task's judge, never in the matrix."`
 	Params      map[string]any    `yaml:"params,omitempty" doc:"Parameters with defaults, read as .params.<name> in templates and params.<name> in expressions."`
+	Repeats     int               `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case for the cells of this strategy, e.g. 5 for self-consistency (wins over a model entry's and settings.repeats)."`
 	Factors     map[string]string `yaml:"factors,omitempty" doc:"Condition factors this strategy sets, e.g. {level: 2, confidence_instruction: off}; a variant ({use: ..., factors: {...}}) overrides them one by one. Columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	Stages      []StageNode       `yaml:"stages" required:"true" doc:"The stages, run from the first; edges follow list order unless next/branch say otherwise."`
 	Outputs     map[string]string `yaml:"outputs" required:"true" doc:"Final outputs as expressions over stages.<name>.<field>; label is required, confidence usual."`

@@ -1,0 +1,217 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/fake"
+)
+
+// randomServer is a fake OpenAI endpoint that answers at random, from a
+// seeded mix of a right-ish answer, the other answer and an unparsable
+// reply, so repeats of one prompt differ. calls counts the requests it
+// answered; onCall (when set) runs before each answer.
+type randomServer struct {
+	*fake.Server
+	calls  atomic.Int64
+	onCall func(n int64)
+}
+
+func newRandomServer(t *testing.T, seed uint64) *randomServer {
+	t.Helper()
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(seed, 99))
+	rs := &randomServer{}
+	rs.Server = fake.New("openai", func(c fake.Call) []string {
+		n := rs.calls.Add(1)
+		if rs.onCall != nil {
+			rs.onCall(n)
+		}
+		mu.Lock()
+		u := rng.Float64()
+		mu.Unlock()
+		switch {
+		case u < 0.55:
+			return []string{"Confidence: 0.9\nAnswer: wrong"}
+		case u < 0.9:
+			return []string{"Confidence: 0.6\nAnswer: not wrong"}
+		default:
+			return []string{"I cannot say."}
+		}
+	})
+	t.Cleanup(rs.Close)
+	return rs
+}
+
+// repeatsStudy writes the toy study against srv with the given repeats
+// setting (0: none) and returns the run file's path.
+func repeatsStudy(t *testing.T, dir string, srv *randomServer, repeats int) string {
+	t.Helper()
+	files := baseTree(nil)
+	settings := "settings: {concurrency: 3}\n"
+	if repeats > 0 {
+		settings = fmt.Sprintf("settings: {concurrency: 3, repeats: %d}\n", repeats)
+	}
+	files["configs/run.yaml"] = fmt.Sprintf(`name: rep-run
+models:
+  - {name: rnd, provider: openai, model: gpt-4.1, base_url: %s, key_env: PROMORAL_TEST_KEY_REP}
+tasks: [toy]
+strategies: [one_shot]
+`, srv.BaseURL()) + settings
+	if dir == "" {
+		return filepath.Join(writeTree(t, files), "configs/run.yaml")
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "configs/run.yaml")
+}
+
+func runRepeats(t *testing.T, cfg, out string, ctx context.Context) *pipeline.Summary {
+	t.Helper()
+	st := mustLoad(t, cfg)
+	if err := pipeline.Connect(st, false); err != nil {
+		t.Fatal(err)
+	}
+	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(3)}).Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// k repeats are k cases with k distinct journal keys and k calls; the
+// repeat column numbers them 0..k-1.
+func TestRepeatsDistinctKeys(t *testing.T) {
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
+	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
+	srv := newRandomServer(t, 1)
+	cfg := repeatsStudy(t, "", srv, 3)
+	out := filepath.Join(filepath.Dir(cfg), "..", "out")
+	sum := runRepeats(t, cfg, out, context.Background())
+	if sum.Cases != 18 || sum.CallsNew != 18 || sum.CallsCached != 0 {
+		t.Fatalf("6 items x 3 repeats: want 18 cases and 18 new calls, got %s", sum)
+	}
+	if n := srv.calls.Load(); n != 18 {
+		t.Errorf("the server answered %d calls, want 18", n)
+	}
+	keys := map[string]int{}
+	perRepeat := map[int64]int{}
+	for _, r := range readRows(t, filepath.Join(out, "calls.parquet")) {
+		keys[r["request_hash"].(string)]++
+		perRepeat[r["repeat"].(int64)]++
+	}
+	if len(keys) != 18 {
+		t.Errorf("calls.parquet holds %d distinct request hashes, want 18", len(keys))
+	}
+	if perRepeat[0] != 6 || perRepeat[1] != 6 || perRepeat[2] != 6 {
+		t.Errorf("calls per repeat: %v, want 6 each of 0, 1, 2", perRepeat)
+	}
+	ids := map[string]bool{}
+	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+		id, rep := r["case_id"].(string), r["repeat"].(int64)
+		ids[id] = true
+		if (rep == 0) == strings.Contains(id, "#r") {
+			t.Errorf("case %s has repeat %d", id, rep)
+		}
+	}
+	if len(ids) != 18 {
+		t.Errorf("results.parquet holds %d distinct case ids, want 18", len(ids))
+	}
+}
+
+// Repeat 0 keeps the key a run without repeats journaled; raising k pays
+// only for the new repeats, and plan says so before.
+func TestRepeatsRaiseCallsOnlyNew(t *testing.T) {
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
+	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
+	srv := newRandomServer(t, 2)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cfg := repeatsStudy(t, dir, srv, 0)
+	first := runRepeats(t, cfg, out, context.Background())
+	if first.Cases != 6 || first.CallsNew != 6 {
+		t.Fatalf("without repeats: %s", first)
+	}
+	prev := 1
+	for _, k := range []int{2, 4} {
+		before := srv.calls.Load()
+		cfg = repeatsStudy(t, dir, srv, k)
+		plan, err := pipeline.MakePlan(mustLoad(t, cfg), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doneBefore := 6 * prev
+		prev = k
+		if plan.Total.Cases != 6*k || plan.Total.CasesDone != doneBefore || plan.Total.CallsBest != 6*k-doneBefore {
+			t.Errorf("plan at k=%d: %d cases, %d done, %d calls; want %d, %d, %d", k, plan.Total.Cases, plan.Total.CasesDone, plan.Total.CallsBest,
+				6*k, doneBefore, 6*k-doneBefore)
+		}
+		sum := runRepeats(t, cfg, out, context.Background())
+		if sum.Cases != 6*k || sum.CallsNew != 6*k-doneBefore || sum.CallsCached != doneBefore {
+			t.Errorf("k=%d: want %d cases, %d new and %d cached calls; got %s", k, 6*k, 6*k-doneBefore, doneBefore, sum)
+		}
+		if n := srv.calls.Load() - before; n != int64(6*k-doneBefore) {
+			t.Errorf("k=%d: the server answered %d new calls, want %d", k, n, 6*k-doneBefore)
+		}
+	}
+}
+
+// An apply stopped mid-run resumes from the journal: the server answers
+// each of the k x items requests exactly once over both applies, and the
+// results hold each case once.
+func TestRepeatsResumeWithoutDuplicates(t *testing.T) {
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
+	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
+	srv := newRandomServer(t, 3)
+	cfg := repeatsStudy(t, "", srv, 5)
+	out := filepath.Join(filepath.Dir(cfg), "..", "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv.onCall = func(n int64) {
+		if n == 11 {
+			cancel()
+		}
+	}
+	first := runRepeats(t, cfg, out, ctx)
+	if !first.Interrupted || first.Cases >= 30 {
+		t.Fatalf("the first apply was not interrupted: %s", first)
+	}
+	srv.onCall = nil
+	second := runRepeats(t, cfg, out, context.Background())
+	if second.Cases != 30 || second.Interrupted {
+		t.Fatalf("resume: %s", second)
+	}
+	if n := srv.calls.Load(); n != 30 {
+		t.Errorf("over both applies the server answered %d calls, want 30 (6 items x 5 repeats, none twice)", n)
+	}
+	if first.CallsNew+second.CallsNew != 30 || second.CallsCached != first.CallsNew {
+		t.Errorf("the first apply made %d new calls, the resume %d new and %d cached; want 30 new in all, the first's cached", first.CallsNew, second.CallsNew, second.CallsCached)
+	}
+	ids := map[string]int{}
+	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+		ids[r["case_id"].(string)]++
+	}
+	if len(ids) != 30 {
+		t.Errorf("results hold %d distinct cases, want 30", len(ids))
+	}
+	for id, n := range ids {
+		if n != 1 {
+			t.Errorf("case %s has %d rows", id, n)
+		}
+	}
+}

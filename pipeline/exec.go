@@ -39,8 +39,8 @@ type Exec struct {
 	// its cache key (llm.Request.Repeat): the case's for its strategy, 0
 	// for its judge (the same answer judged twice is one call).
 	repeat int
-	caller      func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
-	acct        Account
+	caller func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
+	acct   Account
 	// fields are the item's fields, read once for the case (Item.Values).
 	fields map[string]any
 	// trace and notes feed results.parquet's trace column (trace.go).

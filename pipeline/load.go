@@ -300,6 +300,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		}
 		blocks[base.BlockName()] = i
 		if m := mn.Config.Build(b); m != nil {
+			checkReduce(b, m)
 			st.Metrics = append(st.Metrics, m)
 			st.Blocks = append(st.Blocks, base)
 		}

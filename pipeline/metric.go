@@ -37,6 +37,7 @@ type MetricBase struct {
 	Tasks  []string `yaml:"tasks,omitempty" doc:"Tasks it scores (default: every task it applies to)."`
 	Errors string   `yaml:"errors,omitempty" enum:"incomplete,exclude,unparsed" default:"incomplete" doc:"How cases that ended in an error (a failed call, a template error) count: incomplete (default: a figure with errored cases in its cell is not given, its row says incomplete and how many errored; apply again retries them), exclude (left out of n, which shrinks; n_errors says by how much) or unparsed (counted as unparsed answers, so the unparsed: policy decides)."`
 	Doc    string   `yaml:"doc,omitempty" doc:"What this metric block is for."`
+	Reduce string   `yaml:"reduce,omitempty" enum:"none,majority,mean,any,all,first" default:"none" doc:"How the samples of a repeated case (repeats: k) are scored: none (default: every sample is a row of its own), or one answer per item made by a reducer: majority (the label most samples gave; a tie is no answer, counted as unparsed and reported as majority_ties), first (the lowest repeat), any (a hit when any sample is correct, or gives the positive label on items without gold), all (a hit only when every sample is), mean (the per-item mean score; kind: repeats only). A reduced row costs its samples' sum."`
 	Line   int      `yaml:"-"`
 }
 

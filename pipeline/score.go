@@ -97,15 +97,24 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 	st := rs.Study
 	sc := &Scores{Factors: st.Factors}
 	tables := map[string]CSVTable{}
+	reductions := map[string]*reduced{}
 	for i, m := range st.Metrics {
 		// A study built by hand (a test) may list metrics without blocks.
 		base := &MetricBase{Kind: "metric", Name: fmt.Sprintf("block%d", i)}
 		if i < len(st.Blocks) {
 			base = st.Blocks[i]
 		}
-		out, err := m.Compute(rs)
+		in := rs
+		red := reduceFor(rs, base, m, reductions) // reduce: (reduce.go)
+		if red != nil {
+			in = red.rs
+		}
+		out, err := m.Compute(in)
 		if err != nil {
 			return nil, fmt.Errorf("metric block %s: %w", base.BlockName(), err)
+		}
+		if red != nil {
+			out.Rows = append(out.Rows, red.tieRows(out.Rows)...)
 		}
 		unparsed := ""
 		if up, ok := m.(UnparsedPolicier); ok {

@@ -279,6 +279,7 @@ type StrategySpec struct {
 	Judge       bool              `yaml:"judge,omitempty" doc:"This strategy judges another strategy's outputs (read as subject.<field>); it runs only as a task's judge, never in the matrix."`
 	Params      map[string]any    `yaml:"params,omitempty" doc:"Parameters with defaults, read as .params.<name> in templates and params.<name> in expressions."`
 	Repeats     int               `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case for the cells of this strategy, e.g. 5 for self-consistency (wins over a model entry's and settings.repeats)."`
+	Reduce      string            `yaml:"reduce,omitempty" enum:"none,majority,any,all,first" doc:"How metric blocks that set no reduce: of their own score this strategy's samples: none (default: every sample), majority (self-consistency: the label most samples gave; ties are no answer and reported), any, all or first (see a metric block's reduce:)."`
 	Factors     map[string]string `yaml:"factors,omitempty" doc:"Condition factors this strategy sets, e.g. {level: 2, confidence_instruction: off}; a variant ({use: ..., factors: {...}}) overrides them one by one. Columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	Stages      []StageNode       `yaml:"stages" required:"true" doc:"The stages, run from the first; edges follow list order unless next/branch say otherwise."`
 	Outputs     map[string]string `yaml:"outputs" required:"true" doc:"Final outputs as expressions over stages.<name>.<field>; label is required, confidence usual."`

@@ -259,6 +259,9 @@ func (red *reduced) tieRows(rows []MetricRow) []MetricRow {
 	seen := map[cellKey]bool{}
 	var out []MetricRow
 	for _, r := range rows {
+		if r.Subset != "" && r.Subset != "all" {
+			continue // a subset's row: the tie row is the whole cell's
+		}
 		k := cellKey{r.Task, r.Model, r.Strategy, strings.Join(r.Factors, "\x00")}
 		if seen[k] {
 			continue
@@ -268,7 +271,7 @@ func (red *reduced) tieRows(rows []MetricRow) []MetricRow {
 		if s == nil || s.reducer != ReduceMajority {
 			continue
 		}
-		out = append(out, MetricRow{Model: r.Model, Strategy: r.Strategy, Task: r.Task, Factors: r.Factors, Metric: "majority_ties",
+		out = append(out, MetricRow{Model: r.Model, Strategy: r.Strategy, Task: r.Task, Subset: r.Subset, Factors: r.Factors, Metric: "majority_ties",
 			Value: float64(s.Ties) / float64(s.Items), CILow: math.NaN(), CIHigh: math.NaN(), N: s.Items, NCases: s.Items, NUnparsed: -1, NErrors: -1,
 			Convention: fmt.Sprintf("share of items whose samples' majority vote tied (%d of %d); a tied item counts as an unparsed answer in this block", s.Ties, s.Items)})
 	}

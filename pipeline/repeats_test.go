@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -212,6 +213,107 @@ func TestRepeatsResumeWithoutDuplicates(t *testing.T) {
 	for id, n := range ids {
 		if n != 1 {
 			t.Errorf("case %s has %d rows", id, n)
+		}
+	}
+}
+
+// Self-consistency in YAML: a strategy sampled 5 times at temperature 0.7
+// and reduced by majority vote; a classification block scores it per item
+// (its accuracy is recomputed here from results.parquet), reports the tied
+// items, and a repeats block reports the spread between repeats.
+func TestSelfConsistencyScoresPerItem(t *testing.T) {
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
+	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
+	srv := newRandomServer(t, 5)
+	files := baseTree(nil)
+	files["configs/strategies/sc.yaml"] = `name: sc
+repeats: 5
+reduce: majority
+stages:
+  - name: ask
+    kind: prompt
+    temperature: 0.7
+    messages: [{role: user, text: "{{.task.question}}"}]
+  - name: parse
+    kind: extract
+outputs:
+  label: stages.parse.label
+  confidence: stages.parse.confidence
+`
+	files["configs/run.yaml"] = fmt.Sprintf(`name: sc-run
+models:
+  - {name: rnd, provider: openai, model: gpt-4.1, base_url: %s, key_env: PROMORAL_TEST_KEY_REP}
+tasks: [toy]
+strategies: [sc, one_shot]
+settings: {concurrency: 3}
+metrics:
+  - {kind: classification, bootstrap: 0}
+  - {kind: repeats, bootstrap: 200}
+`, srv.BaseURL())
+	dir := writeTree(t, files)
+	out := filepath.Join(dir, "out")
+	sum := runRepeats(t, filepath.Join(dir, "configs/run.yaml"), out, context.Background())
+	if sum.Cases != 36 || sum.CallsNew != 36 {
+		t.Fatalf("6 items x (5 + 1) samples: %s", sum)
+	}
+	// The majority vote per item, from the samples in results.parquet.
+	votes := map[string]map[string]int{}
+	gold := map[string]string{}
+	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+		if r["strategy"] != "sc" {
+			continue
+		}
+		id := r["item_id"].(string)
+		if votes[id] == nil {
+			votes[id] = map[string]int{}
+		}
+		gold[id], _ = r["gold"].(string)
+		if r["parsed"] == true {
+			votes[id][r["label"].(string)]++
+		}
+	}
+	right, ties := 0, 0
+	for id, v := range votes {
+		best, winners, label := 0, 0, ""
+		for l, n := range v {
+			switch {
+			case n > best:
+				best, winners, label = n, 1, l
+			case n == best:
+				winners++
+			}
+		}
+		if winners > 1 {
+			ties++
+			continue
+		}
+		if label != "" && label == gold[id] {
+			right++
+		}
+	}
+	got := map[string]map[string]any{}
+	for _, r := range readRows(t, filepath.Join(out, "metrics.parquet")) {
+		if r["strategy"] == "sc" && (r["subset"] == "all" || r["subset"] == nil) {
+			got[r["block"].(string)+"/"+r["metric"].(string)] = r
+		}
+	}
+	acc := got["classification/accuracy"]
+	if acc == nil || acc["n"].(int64) != 6 || math.Abs(acc["value"].(float64)-float64(right)/6) > 1e-12 {
+		t.Errorf("classification accuracy of sc: %v; want %d/6 items right by majority vote", acc, right)
+	}
+	if tr := got["classification/majority_ties"]; tr == nil || math.Abs(tr["value"].(float64)-float64(ties)/6) > 1e-12 || tr["n"].(int64) != 6 {
+		t.Errorf("majority_ties: %v; want %d/6", tr, ties)
+	}
+	if k := got["repeats/repeats"]; k == nil || k["value"].(float64) != 5 {
+		t.Errorf("repeats: %v", k)
+	}
+	ra := got["repeats/accuracy"]
+	if ra == nil || !(ra["ci_low"].(float64) <= ra["value"].(float64) && ra["value"].(float64) <= ra["ci_high"].(float64)) {
+		t.Errorf("repeats accuracy with its clustered interval: %v", ra)
+	}
+	for _, m := range []string{"flip_rate", "accuracy_repeat_sd", "accuracy_repeat_min", "accuracy_repeat_max"} {
+		if got["repeats/"+m] == nil || got["repeats/"+m]["status"] != "ok" {
+			t.Errorf("repeats/%s: %v", m, got["repeats/"+m])
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package pipeline
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Repeats: a case may be sampled k times (settings.repeats, a model entry's
 // or a strategy's repeats:, the strategy's first). Each repeat is a case of
@@ -35,6 +38,42 @@ func (st *Study) MaxRepeats() int {
 		n = max(n, c.Repeat+1)
 	}
 	return n
+}
+
+// NumCells is the number of matrix cells, a cell of k repeats counted once.
+func (st *Study) NumCells() int {
+	n := 0
+	for _, c := range st.Cells {
+		if c.Repeat == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// RepeatsNote is " (k repeats)" or " (1 to k repeats)" when some cell is
+// sampled more than once, else "".
+func (st *Study) RepeatsNote() string {
+	lo, hi := 0, 1
+	for i, c := range st.Cells {
+		if c.Repeat == 0 {
+			k := 1
+			for j := i + 1; j < len(st.Cells) && st.Cells[j].Repeat > 0; j++ {
+				k++
+			}
+			if lo == 0 || k < lo {
+				lo = k
+			}
+			hi = max(hi, k)
+		}
+	}
+	switch {
+	case hi <= 1:
+		return ""
+	case lo == hi:
+		return fmt.Sprintf(" x %d repeats", hi)
+	}
+	return fmt.Sprintf(" x %d to %d repeats", lo, hi)
 }
 
 // expandRepeats turns every matrix cell into one cell per repeat.

@@ -70,8 +70,8 @@ var nan = math.NaN()
 // and is counted, never broken by order.
 func TestReduceMajorityTiesAreExact(t *testing.T) {
 	items := map[string][]sample{
-		"tie2":     {{"A", 0.9, false}, {"B", 0.8, false}},                                                       // 1:1
-		"tie3way":  {{"A", nan, false}, {"B", nan, false}, {"C", nan, false}},                                    // 1:1:1
+		"tie2":     {{"A", 0.9, false}, {"B", 0.8, false}},                                                        // 1:1
+		"tie3way":  {{"A", nan, false}, {"B", nan, false}, {"C", nan, false}},                                     // 1:1:1
 		"tie_top":  {{"A", .5, false}, {"A", .5, false}, {"B", .5, false}, {"B", .5, false}, {"C", .5, false}},    // 2:2:1
 		"win":      {{"B", 0.6, false}, {"A", 0.2, false}, {"A", 0.4, false}, {"", nan, false}, {"", nan, false}}, // A 2, B 1
 		"unparsed": {{"", nan, false}, {"", nan, false}},

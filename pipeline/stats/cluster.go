@@ -68,3 +68,42 @@ func SpreadOf(vals []float64) Spread {
 	}
 	return s
 }
+
+// PairedItems compares system B with system A on the same items when an
+// item may have several samples on each side (repeats): item i's score is
+// its share of right samples, aRight[i]/aN[i] and bRight[i]/bN[i]. MeanDiff
+// is the mean over items of B's score minus A's; Lo, Hi its 95% bootstrap
+// interval resampling items (with all their samples); B and C count the
+// items whose score fell and rose; McNemarP is the exact sign test on those
+// counts (McNemar's exact test when every item has one sample a side, where
+// the result equals PairedDiff's). Items with no sample on a side must be
+// left out by the caller.
+func PairedItems(aRight, aN, bRight, bN []int, reps int, seed uint64) Paired {
+	mustSameLen("PairedItems", len(aRight), len(aN), len(bRight), len(bN))
+	n := len(aRight)
+	p := Paired{N: n, MeanDiff: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	d := make([]float64, n)
+	sum := 0.0
+	for i := range d {
+		d[i] = float64(bRight[i])/float64(bN[i]) - float64(aRight[i])/float64(aN[i])
+		sum += d[i]
+		switch {
+		case d[i] < 0:
+			p.B++
+		case d[i] > 0:
+			p.C++
+		}
+	}
+	if n > 0 {
+		p.MeanDiff = sum / float64(n)
+		p.Lo, p.Hi = Bootstrap(n, func(idx []int) float64 {
+			s := 0.0
+			for _, i := range idx {
+				s += d[i]
+			}
+			return s / float64(n)
+		}, reps, seed, DefaultLevel)
+	}
+	p.McNemarP = McNemarExact(p.B, p.C)
+	return p
+}

@@ -79,3 +79,29 @@ func TestClusterMeanAndSpread(t *testing.T) {
 		t.Errorf("one value: %+v", s)
 	}
 }
+
+func TestPairedItems(t *testing.T) {
+	// One sample a side: the counts and the test are PairedDiff's.
+	a := []bool{true, true, false, false, true, false}
+	b := []bool{true, false, true, true, true, true}
+	ones := []int{1, 1, 1, 1, 1, 1}
+	toInt := func(xs []bool) []int {
+		out := make([]int, len(xs))
+		for i, x := range xs {
+			if x {
+				out[i] = 1
+			}
+		}
+		return out
+	}
+	want := PairedDiff(a, b, 500, 3)
+	got := PairedItems(toInt(a), ones, toInt(b), ones, 500, 3)
+	if got.N != want.N || got.B != want.B || got.C != want.C || math.Abs(got.MeanDiff-want.MeanDiff) > 1e-12 || got.McNemarP != want.McNemarP {
+		t.Errorf("one sample a side: %+v, PairedDiff %+v", got, want)
+	}
+	// Three samples a side: item scores 2/3 -> 1, 1/3 -> 1/3, 0 -> 2/3.
+	p := PairedItems([]int{2, 1, 0}, []int{3, 3, 3}, []int{3, 1, 2}, []int{3, 3, 3}, 500, 3)
+	if p.N != 3 || p.B != 0 || p.C != 2 || math.Abs(p.MeanDiff-1.0/3) > 1e-12 || !(p.Lo <= p.MeanDiff && p.MeanDiff <= p.Hi) {
+		t.Errorf("three samples a side: %+v", p)
+	}
+}

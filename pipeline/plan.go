@@ -271,6 +271,9 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	if usedHist {
 		p.Notes = append(p.Notes, "the journal's earlier runs informed the best-case output tokens")
 	}
+	if n := st.repeatsNote(); n != "" {
+		p.Notes = append(p.Notes, n)
+	}
 	if n := UnpricedNames(st); len(n) > 0 {
 		p.Notes = append(p.Notes, "no price for "+strings.Join(n, ", ")+": its cost is unknown and counted as $0.00 here; add price: {input, output} (USD per million tokens) to the model")
 	}

@@ -277,3 +277,44 @@ func (red *reduced) tieRows(rows []MetricRow) []MetricRow {
 	}
 	return out
 }
+
+// unclusteredNote is added to the convention of a row with an interval
+// computed over every sample of a cell with repeats.
+const unclusteredNote = "the interval resamples the k samples of an item as if independent, so it is too narrow: kind repeats (or a reduce:) gives one that resamples items"
+
+// flagUnclustered notes, on the rows of cells whose result rows hold more
+// than one sample of an item, that their interval treats the samples as
+// independent (a block that scores every sample).
+func flagUnclustered(rs *ResultSet, rows []MetricRow) {
+	if rs.Study == nil || rs.Study.MaxRepeats() < 2 {
+		return
+	}
+	repeated := map[cellKey]bool{}
+	seen := map[reduceKey]bool{}
+	for i := range rs.Rows {
+		r := &rs.Rows[i]
+		f := strings.Join(r.Factors, "\x00")
+		k := reduceKey{r.Task, r.Model, r.Strategy, f, r.Item}
+		if seen[k] {
+			repeated[cellKey{r.Task.Name, r.Model, r.Strategy, f}] = true
+		}
+		seen[k] = true
+	}
+	if len(repeated) == 0 {
+		return
+	}
+	for i := range rows {
+		r := &rows[i]
+		if math.IsNaN(r.CILow) && math.IsNaN(r.CIHigh) {
+			continue
+		}
+		if !repeated[cellKey{r.Task, r.Model, r.Strategy, strings.Join(r.Factors, "\x00")}] {
+			continue
+		}
+		if r.Convention == "" {
+			r.Convention = unclusteredNote
+		} else {
+			r.Convention += "; " + unclusteredNote
+		}
+	}
+}

@@ -249,6 +249,8 @@ settings: {concurrency: 3}
 metrics:
   - {kind: classification, bootstrap: 0}
   - {kind: repeats, bootstrap: 200}
+  - {kind: compare, name: cmp, reduce: none, pairs: [[one_shot, sc]], bootstrap: 200}
+  - {kind: classification, name: every, reduce: none, bootstrap: 50}
 `, srv.BaseURL())
 	dir := writeTree(t, files)
 	out := filepath.Join(dir, "out")
@@ -256,10 +258,19 @@ metrics:
 	if sum.Cases != 36 || sum.CallsNew != 36 {
 		t.Fatalf("6 items x (5 + 1) samples: %s", sum)
 	}
-	// The majority vote per item, from the samples in results.parquet.
+	// The majority vote per item, from the samples in results.parquet;
+	// and each item's share of right samples under both strategies.
 	votes := map[string]map[string]int{}
 	gold := map[string]string{}
+	share := map[string]map[string]float64{"sc": {}, "one_shot": {}}
 	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+		if r["correct"] == true {
+			k := 1.0
+			if r["strategy"] == "sc" {
+				k = 0.2
+			}
+			share[r["strategy"].(string)][r["item_id"].(string)] += k
+		}
 		if r["strategy"] != "sc" {
 			continue
 		}
@@ -291,8 +302,18 @@ metrics:
 			right++
 		}
 	}
+	wantDiff := 0.0
+	for id := range votes {
+		wantDiff += (share["sc"][id] - share["one_shot"][id]) / float64(len(votes))
+	}
 	got := map[string]map[string]any{}
 	for _, r := range readRows(t, filepath.Join(out, "metrics.parquet")) {
+		if r["block"] == "cmp" && r["metric"] == "paired_diff" {
+			if r["n"].(int64) != 6 || math.Abs(r["value"].(float64)-wantDiff) > 1e-9 {
+				t.Errorf("compare over every sample pairs by item: %v; want n=6 items, sc - one_shot = %.4f", r, wantDiff)
+			}
+			got["cmp"] = r
+		}
 		if r["strategy"] == "sc" && (r["subset"] == "all" || r["subset"] == nil) {
 			got[r["block"].(string)+"/"+r["metric"].(string)] = r
 		}
@@ -304,12 +325,35 @@ metrics:
 	if tr := got["classification/majority_ties"]; tr == nil || math.Abs(tr["value"].(float64)-float64(ties)/6) > 1e-12 || tr["n"].(int64) != 6 {
 		t.Errorf("majority_ties: %v; want %d/6", tr, ties)
 	}
+	if e := got["every/accuracy"]; e == nil || e["n"].(int64) != 30 || !strings.Contains(fmt.Sprint(e["convention"]), "as if independent") {
+		t.Errorf("a block scoring every sample counts 30 and says its interval is too narrow: %v", e)
+	}
+	if c := fmt.Sprint(acc["convention"]); strings.Contains(c, "as if independent") {
+		t.Errorf("the majority-reduced block's rows are one per item: %s", c)
+	}
+	if got["cmp"] == nil {
+		t.Error("no paired_diff row of the compare block")
+	}
 	if k := got["repeats/repeats"]; k == nil || k["value"].(float64) != 5 {
 		t.Errorf("repeats: %v", k)
 	}
+	wantAcc, flips := 0.0, 0
+	for id, v := range votes {
+		wantAcc += share["sc"][id] / 6
+		n := 0
+		for _, c := range v {
+			n += c
+		}
+		if len(v) > 1 || (len(v) == 1 && n < 5) {
+			flips++ // two labels, or a label and an unparsed sample
+		}
+	}
 	ra := got["repeats/accuracy"]
-	if ra == nil || !(ra["ci_low"].(float64) <= ra["value"].(float64) && ra["value"].(float64) <= ra["ci_high"].(float64)) {
-		t.Errorf("repeats accuracy with its clustered interval: %v", ra)
+	if ra == nil || math.Abs(ra["value"].(float64)-wantAcc) > 1e-9 || !(ra["ci_low"].(float64) <= ra["value"].(float64) && ra["value"].(float64) <= ra["ci_high"].(float64)) {
+		t.Errorf("repeats accuracy with its clustered interval: %v; want the mean share right %.4f", ra, wantAcc)
+	}
+	if fr := got["repeats/flip_rate"]; fr == nil || math.Abs(fr["value"].(float64)-float64(flips)/6) > 1e-12 {
+		t.Errorf("flip_rate %v, want %d/6", fr, flips)
 	}
 	for _, m := range []string{"flip_rate", "accuracy_repeat_sd", "accuracy_repeat_min", "accuracy_repeat_max"} {
 		if got["repeats/"+m] == nil || got["repeats/"+m]["status"] != "ok" {

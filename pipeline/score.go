@@ -116,6 +116,9 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 		if red != nil {
 			out.Rows = append(out.Rows, red.tieRows(out.Rows)...)
 		}
+		if own, ok := m.(OwnReducer); !ok || !own.ReducesItself() {
+			flagUnclustered(in, out.Rows)
+		}
 		unparsed := ""
 		if up, ok := m.(UnparsedPolicier); ok {
 			if unparsed = up.UnparsedOverride(); unparsed == "" {

@@ -39,6 +39,9 @@ type Exec struct {
 	// its cache key (llm.Request.Repeat): the case's for its strategy, 0
 	// for its judge (the same answer judged twice is one call).
 	repeat int
+	// sweep holds the swept settings that win over the request's own
+	// (sweep.go): the case's for its strategy, nil for its judge.
+	sweep  *Sweep
 	caller func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
 	acct   Account
 	// fields are the item's fields, read once for the case (Item.Values).
@@ -72,6 +75,7 @@ type Account struct {
 // (journal first, then the provider) and accounts for it.
 func (x *Exec) Call(stage string, req *llm.Request) (*llm.Response, error) {
 	req.Repeat = x.repeat
+	x.sweep.apply(req)
 	resp, err := x.caller(x, x.stagePrefix+stage, req)
 	if err != nil {
 		return nil, err

@@ -264,6 +264,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	l.resolveJudges(st)
 	l.resolveMatrix(st, root)
 	l.resolveFactors(st)
+	l.expandSweeps(st)
 	expandRepeats(st)
 	if !rf.Settings.AllowFixtures && !o.AllowFixtures {
 		used := map[*Task]bool{}

@@ -178,6 +178,8 @@ type RowCell struct {
 	RunStrategy     *Strategy
 	// Repeat is the sample index of the cell's cases (repeats.go).
 	Repeat int
+	// Sweep is the cell's swept settings (sweep.go); nil for none.
+	Sweep  *Sweep
 	labels *labelTable
 }
 
@@ -244,7 +246,7 @@ func NewRow(c *Case, model, strategy string, factors []string, r *Result) Result
 // NewRowCell is the cell that the rows of c's model, strategy and task
 // share (what a read-back of results.parquet builds once per cell).
 func NewRowCell(c *Case, model, strategy string, factors []string) *RowCell {
-	return &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, labels: newLabelTable()}
+	return &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, Sweep: c.Sweep, labels: newLabelTable()}
 }
 
 // Row is the compact row of the cell's case on item it.
@@ -339,7 +341,7 @@ func (r *ResultRow) Judge() map[string]any {
 
 // ID is the case's id (model/strategy/task/item, the run's names).
 func (r *ResultRow) ID() string {
-	return caseID(r.RunModel.Name, r.RunStrategy.Name, r.Task.Name, r.Item.ID, r.Repeat)
+	return caseID(r.RunModel.Name+r.Sweep.tag(), r.RunStrategy.Name, r.Task.Name, r.Item.ID, r.Repeat)
 }
 
 // AsUnparsed is the row as an unparsed answer: no label, no confidence,

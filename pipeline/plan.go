@@ -409,7 +409,7 @@ func planWalk(j replyLookup, c *Case) (hits int, done bool, err error) {
 func walkJournaled(j replyLookup, c *Case) (hits int, err error) {
 	x := &Exec{
 		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
-		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{}, repeat: c.Repeat,
+		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{}, repeat: c.Repeat, sweep: c.Sweep,
 	}
 	x.caller = func(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
 		rec, ok, err := j.Lookup(CacheKey(x.Model, req))

@@ -72,7 +72,7 @@ func (rc *rowCells) named(st *Study, c *Case, m, s string) *RowCell {
 	if cell == nil {
 		m, s = strings.Clone(m), strings.Clone(s)
 		k = rowCellKey{c.Cell, m, s}
-		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, labels: rc.labels}
+		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, Sweep: c.Sweep, labels: rc.labels}
 		rc.cells[k] = cell
 	}
 	return cell

@@ -82,23 +82,24 @@ func (m *Matrix) DecodeNode(d *yamlstrict.Decoder, n *yaml.Node, path string) {
 
 // ModelSpec is one model entry.
 type ModelSpec struct {
-	Name     string            `yaml:"name" required:"true" doc:"promoral's name for the model, used in the matrix and in outputs."`
-	Extends  string            `yaml:"extends,omitempty" doc:"Copy every field of a model declared earlier, then apply the fields given here (e.g. a thinking-on variant)."`
-	Provider string            `yaml:"provider" required:"true" enum:"openai,openai-compatible,anthropic,gemini,scripted,none" doc:"openai, openai-compatible, anthropic, gemini or scripted."`
-	Model    string            `yaml:"model,omitempty" doc:"The provider's model id (default: name)."`
-	BaseURL  string            `yaml:"base_url,omitempty" doc:"API base URL (http:// or https:// with a host), for OpenAI-compatible servers (Together, DeepSeek, vLLM, Ollama, llama.cpp) or a proxy."`
-	KeyEnv   string            `yaml:"key_env,omitempty" doc:"Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY)."`
-	Price    Price             `yaml:"price,omitempty" doc:"USD per million tokens, for cost estimates and accounting."`
-	Limits   Limits            `yaml:"limits,omitempty" doc:"Rate and concurrency limits."`
-	Optional bool              `yaml:"optional,omitempty" doc:"When the model's key is missing, leave out the cells it runs and the tasks it judges, and say so (in apply's output, the summary and the manifest's skipped), instead of stopping the run: e.g. an LLM judge beside an offline heuristic."`
-	Params   GenParams         `yaml:"params,omitempty" doc:"Default generation parameters for every request to this model; a stage's own values win."`
-	Vars     map[string]string `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
-	VarsFile *VarsFile         `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
-	Script   *scripted.Script  `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
-	Repeats  int               `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case for the cells of this model (wins over settings.repeats; a strategy's repeats: wins over it)."`
-	Factors  map[string]string `yaml:"factors,omitempty" doc:"Condition factors this model entry sets, e.g. {thinking: on} on a thinking variant: columns of results.parquet and metrics.parquet that the tables and figures group by."`
-	Line     int               `yaml:"-"`
-	File     string            `yaml:"-"`
+	Name     string               `yaml:"name" required:"true" doc:"promoral's name for the model, used in the matrix and in outputs."`
+	Extends  string               `yaml:"extends,omitempty" doc:"Copy every field of a model declared earlier, then apply the fields given here (e.g. a thinking-on variant)."`
+	Provider string               `yaml:"provider" required:"true" enum:"openai,openai-compatible,anthropic,gemini,scripted,none" doc:"openai, openai-compatible, anthropic, gemini or scripted."`
+	Model    string               `yaml:"model,omitempty" doc:"The provider's model id (default: name)."`
+	BaseURL  string               `yaml:"base_url,omitempty" doc:"API base URL (http:// or https:// with a host), for OpenAI-compatible servers (Together, DeepSeek, vLLM, Ollama, llama.cpp) or a proxy."`
+	KeyEnv   string               `yaml:"key_env,omitempty" doc:"Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY)."`
+	Price    Price                `yaml:"price,omitempty" doc:"USD per million tokens, for cost estimates and accounting."`
+	Limits   Limits               `yaml:"limits,omitempty" doc:"Rate and concurrency limits."`
+	Optional bool                 `yaml:"optional,omitempty" doc:"When the model's key is missing, leave out the cells it runs and the tasks it judges, and say so (in apply's output, the summary and the manifest's skipped), instead of stopping the run: e.g. an LLM judge beside an offline heuristic."`
+	Params   GenParams            `yaml:"params,omitempty" doc:"Default generation parameters for every request to this model; a stage's own values win."`
+	Vars     map[string]string    `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
+	VarsFile *VarsFile            `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
+	Script   *scripted.Script     `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
+	Repeats  int                  `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case for the cells of this model (wins over settings.repeats; a strategy's repeats: wins over it)."`
+	Sweep    map[string][]float64 `yaml:"sweep,omitempty" doc:"Sampling settings this model runs at, each value a condition of its own without copying the model: temperature, top_p or seed, each a list, e.g. {temperature: [0, 0.7]} (several settings: every combination). Each value wins over the model's and every stage's own value for the strategy's requests (a judge's are its own), and the setting is a factor column of every output (its value as written)."`
+	Factors  map[string]string    `yaml:"factors,omitempty" doc:"Condition factors this model entry sets, e.g. {thinking: on} on a thinking variant: columns of results.parquet and metrics.parquet that the tables and figures group by."`
+	Line     int                  `yaml:"-"`
+	File     string               `yaml:"-"`
 }
 
 // ID is the provider's model id.

@@ -66,6 +66,9 @@ type ResolvedCell struct {
 	// Repeat is the cell's sample index, 0 to Repeats-1 (repeats.go): a
 	// cell of k repeats is k cells, one per repeat, next to each other.
 	Repeat int
+	// Sweep is the cell's combination of its model's swept settings
+	// (sweep.go); nil when the model sweeps none.
+	Sweep *Sweep
 }
 
 // Model is a model entry ready to be called.
@@ -199,12 +202,15 @@ type Case struct {
 	Item     *Item
 	// Repeat is the case's sample index (repeats.go); 0 without repeats.
 	Repeat int
+	// Sweep is the case's swept settings (sweep.go); nil for none.
+	Sweep *Sweep
 }
 
-// ID is readable and stable across runs: model/strategy/task/item, and
+// ID is readable and stable across runs: model/strategy/task/item, the
+// model followed by its swept settings ({temperature=0.7}) in a sweep, and
 // #r<i> for a repeat i > 0 (repeat 0 keeps the id it had before repeats).
 func (c *Case) ID() string {
-	return caseID(c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, c.Repeat)
+	return caseID(c.Model.Name+c.Sweep.tag(), c.Strategy.Name, c.Task.Name, c.Item.ID, c.Repeat)
 }
 
 // FactorValues are the case's condition factor values (Study.Factors order).
@@ -262,7 +268,7 @@ func (s *Study) EachCase(fn func(c *Case) bool) {
 	ord := 0
 	for ci, cell := range s.Cells {
 		for i := range cell.Task.Items {
-			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i], Repeat: cell.Repeat}
+			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i], Repeat: cell.Repeat, Sweep: cell.Sweep}
 			ord++
 			if !fn(c) {
 				return
@@ -285,7 +291,7 @@ func (s *Study) eachCaseOf(m *Model, skip doneSet, fn func(c *Case) bool) {
 				ord++
 				continue
 			}
-			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i], Repeat: cell.Repeat}
+			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i], Repeat: cell.Repeat, Sweep: cell.Sweep}
 			ord++
 			if !fn(c) {
 				return

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -461,5 +462,51 @@ settings: {repeats: 3}
 	}
 	if strategyNew != 6 || judgeNew != 2 || judgeCached != 4 {
 		t.Errorf("strategy calls %d (want 6), judge calls %d new and %d from the journal (want 2 and 4)", strategyNew, judgeNew, judgeCached)
+	}
+}
+
+// Shards of a study with repeats keep an item's repeats together, and
+// merged they equal one process row for row.
+func TestRepeatsShardsMergedEqualOneProcess(t *testing.T) {
+	files := shardTree()
+	files["configs/run.yaml"] = strings.Replace(files["configs/run.yaml"], "settings: {concurrency: 3}", "settings: {concurrency: 3, repeats: 2}", 1)
+	dir := writeTree(t, files)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	one := filepath.Join(dir, "out/one")
+	sumOne, _ := apply(t, mustLoad(t, cfg), one)
+	if sumOne.Cases != 32 {
+		t.Fatalf("one process: %s", sumOne)
+	}
+	var dirs []string
+	for k := 0; k < 3; k++ {
+		d := filepath.Join(dir, fmt.Sprintf("out/shard-%d", k))
+		shardApply(t, cfg, d, k, 3)
+		dirs = append(dirs, d)
+		items := map[string]int{}
+		for _, r := range readRows(t, filepath.Join(d, "results.parquet")) {
+			items[fmt.Sprint(r["strategy"], "/", r["item_id"])]++
+		}
+		for it, n := range items {
+			if n != 2 {
+				t.Errorf("shard %d holds %d of the 2 repeats of %s", k, n, it)
+			}
+		}
+	}
+	merged := filepath.Join(dir, "out/merged")
+	sum, err := pipeline.Merge(mustLoad(t, cfg), merged, dirs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Cases != sumOne.Cases || sum.Errors != sumOne.Errors {
+		t.Fatalf("merged %s; one process %s", sum, sumOne)
+	}
+	a, b := readRows(t, filepath.Join(one, "results.parquet")), readRows(t, filepath.Join(merged, "results.parquet"))
+	if len(a) != len(b) {
+		t.Fatalf("results: %d rows, merged %d", len(a), len(b))
+	}
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			t.Fatalf("results row %d differs:\none    %v\nmerged %v", i, a[i], b[i])
+		}
 	}
 }

@@ -19,8 +19,12 @@ import (
 
 // RepeatsOf is the number of samples a cell of model m and strategy s takes:
 // the strategy's repeats:, else the model's, else settings.repeats, else 1.
+// A model that makes no call (provider none: recorded replies) is read
+// once: a repeat would read the same reply again.
 func (st *Study) RepeatsOf(m *Model, s *Strategy) int {
 	switch {
+	case m != nil && m.Spec != nil && m.Spec.Provider == "none":
+		return 1
 	case s != nil && s.Spec != nil && s.Spec.Repeats > 0:
 		return s.Spec.Repeats
 	case m != nil && m.Spec != nil && m.Spec.Repeats > 0:

@@ -282,12 +282,11 @@ func (red *reduced) tieRows(rows []MetricRow) []MetricRow {
 // computed over every sample of a cell with repeats.
 const unclusteredNote = "the interval resamples the k samples of an item as if independent, so it is too narrow: kind repeats (or a reduce:) gives one that resamples items"
 
-// flagUnclustered notes, on the rows of cells whose result rows hold more
-// than one sample of an item, that their interval treats the samples as
-// independent (a block that scores every sample).
-func flagUnclustered(rs *ResultSet, rows []MetricRow) {
+// repeatedCells are the reported cells whose rows hold more than one
+// sample of an item (nil when the study has no repeats).
+func repeatedCells(rs *ResultSet) map[cellKey]bool {
 	if rs.Study == nil || rs.Study.MaxRepeats() < 2 {
-		return
+		return nil
 	}
 	repeated := map[cellKey]bool{}
 	seen := map[reduceKey]bool{}
@@ -300,6 +299,13 @@ func flagUnclustered(rs *ResultSet, rows []MetricRow) {
 		}
 		seen[k] = true
 	}
+	return repeated
+}
+
+// flagUnclustered notes, on the rows with an interval of the cells in
+// repeated, that the interval treats an item's samples as independent (a
+// block that scores every sample).
+func flagUnclustered(repeated map[cellKey]bool, rows []MetricRow) {
 	if len(repeated) == 0 {
 		return
 	}

@@ -98,6 +98,7 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 	sc := &Scores{Factors: st.Factors}
 	tables := map[string]CSVTable{}
 	reductions := map[string]*reduced{}
+	repeated := map[*ResultSet]map[cellKey]bool{} // repeatedCells of each set a kind saw
 	for i, m := range st.Metrics {
 		// A study built by hand (a test) may list metrics without blocks.
 		base := &MetricBase{Kind: "metric", Name: fmt.Sprintf("block%d", i)}
@@ -117,7 +118,12 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 			out.Rows = append(out.Rows, red.tieRows(out.Rows)...)
 		}
 		if own, ok := m.(OwnReducer); !ok || !own.ReducesItself() {
-			flagUnclustered(in, out.Rows)
+			rc, ok := repeated[in]
+			if !ok {
+				rc = repeatedCells(in)
+				repeated[in] = rc
+			}
+			flagUnclustered(rc, out.Rows)
 		}
 		unparsed := ""
 		if up, ok := m.(UnparsedPolicier); ok {

@@ -188,7 +188,7 @@ async function listPage() {
     h('tbody', null, page.rows.map((r, k) => h('tr', {'data-k': k, onclick: () => go(caseHref(run, r.i, nav))},
       h('td', null, outcomeTag(r)),
       h('td', {title: r.model, text: r.model}), h('td', {title: r.strategy, text: r.strategy}), h('td', {title: r.task, text: r.task}),
-      h('td', {class: 'item', title: r.id, text: shortID(r.base || r.item)}),
+      h('td', {class: 'item', title: r.id, text: shortID(r.base || r.item) + (r.repeat ? ' #' + r.repeat : '')}),
       h('td', {text: r.gold || '–'}),
       h('td', {title: r.verdict ? 'judge verdict ' + r.verdict : null}, r.label || (r.verdict ? '' : '–'), flags(r)),
       h('td', {class: 'num', text: r.conf == null ? '–' : fmt(r.conf, 2)}),

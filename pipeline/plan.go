@@ -670,7 +670,7 @@ func estimateCase(c *Case, sh *shape, hist map[string]*stageStats, cb *calibrati
 		for _, m := range msgs {
 			text.WriteString(m.Content)
 		}
-		gp := c.Model.Spec.Params.Over(params)
+		gp := c.Sweep.overParams(c.Model.Spec.Params.Over(params))
 		samples := max(gp.N, 1)
 		maxTok, bound := gp.MaxTokens, gp.MaxTokens
 		if maxTok == 0 {

@@ -10,7 +10,8 @@ import (
 )
 
 // Sampling sweeps: a model entry's sweep: runs its cells once per value of
-// a sampling setting (temperature, top_p, seed; several settings cross),
+// a sampling setting (temperature, top_p, seed, thinking_budget; several
+// settings cross),
 // without a copy of the model. Like repeats, a swept cell becomes one cell
 // per combination; the setting is a condition factor (a column of every
 // output) and its value wins over the model's and the stages' own for
@@ -19,7 +20,7 @@ import (
 // own journal keys. A judge's requests keep their own settings.
 
 // sweepKeys are the settings a sweep may vary.
-var sweepKeys = []string{"seed", "temperature", "top_p"}
+var sweepKeys = []string{"seed", "temperature", "thinking_budget", "top_p"}
 
 // Sweep is one combination of swept settings of a cell.
 type Sweep struct {
@@ -28,6 +29,9 @@ type Sweep struct {
 	Temperature *float64
 	TopP        *float64
 	Seed        *int64
+	// ThinkingBudget: 0 turns thinking off, more turns it on with that
+	// budget in tokens.
+	ThinkingBudget *int
 }
 
 // apply writes the swept settings into a request.
@@ -44,6 +48,26 @@ func (s *Sweep) apply(r *llm.Request) {
 	if s.Seed != nil {
 		r.Seed = s.Seed
 	}
+	if s.ThinkingBudget != nil {
+		r.Thinking = llm.Thinking{}
+		if b := *s.ThinkingBudget; b > 0 {
+			r.Thinking = llm.Thinking{Enabled: true, Budget: b}
+		}
+	}
+}
+
+// overParams is p with the swept settings in force (plan's estimates).
+func (s *Sweep) overParams(p GenParams) GenParams {
+	if s == nil {
+		return p
+	}
+	if s.ThinkingBudget != nil {
+		p.Thinking = nil
+		if b := *s.ThinkingBudget; b > 0 {
+			p.Thinking = &ThinkingSpec{Enabled: true, Budget: b}
+		}
+	}
+	return p
 }
 
 // sweepValue is a swept value as its factor column reads it.
@@ -65,6 +89,8 @@ func (l *loader) checkSweep(m *Model) {
 			lo, hi = 0, 1
 		case "seed":
 			lo, hi = -(1 << 53), 1<<53
+		case "thinking_budget":
+			lo, hi = 0, 1<<24
 		default:
 			l.ds.Addf(sp.File, line, path, "sweep one of "+strings.Join(sweepKeys, ", ")+"; for other settings declare a model variant ({name: ..., extends: "+sp.Name+", params: {...}, factors: {...}})",
 				"model %s cannot sweep %q", sp.Name, k)
@@ -78,8 +104,8 @@ func (l *loader) checkSweep(m *Model) {
 			switch {
 			case v < lo || v > hi:
 				l.ds.Addf(sp.File, line, path, fmt.Sprintf("use values from %s to %s", sweepValue(lo), sweepValue(hi)), "sweep.%s of model %s: %s is out of range", k, sp.Name, sweepValue(v))
-			case k == "seed" && v != float64(int64(v)):
-				l.ds.Addf(sp.File, line, path, "use whole numbers", "sweep.seed of model %s: %s is not a whole number", sp.Name, sweepValue(v))
+			case (k == "seed" || k == "thinking_budget") && v != float64(int64(v)):
+				l.ds.Addf(sp.File, line, path, "use whole numbers", "sweep.%s of model %s: %s is not a whole number", k, sp.Name, sweepValue(v))
 			case seen[v]:
 				l.ds.Addf(sp.File, line, path, "list each value once", "sweep.%s of model %s lists %s twice", k, sp.Name, sweepValue(v))
 			}
@@ -113,6 +139,9 @@ func sweepsOf(sp *ModelSpec) []*Sweep {
 				case "seed":
 					n := int64(v)
 					s.Seed = &n
+				case "thinking_budget":
+					n := int(v)
+					s.ThinkingBudget = &n
 				}
 				next = append(next, &s)
 			}
@@ -139,6 +168,8 @@ func (s *Sweep) value(k string) string {
 		return sweepValue(*s.TopP)
 	case k == "seed" && s.Seed != nil:
 		return strconv.FormatInt(*s.Seed, 10)
+	case k == "thinking_budget" && s.ThinkingBudget != nil:
+		return strconv.Itoa(*s.ThinkingBudget)
 	}
 	return ""
 }

@@ -189,6 +189,16 @@ func (l *loader) expandSweeps(st *Study) {
 	if len(swept) == 0 {
 		return
 	}
+	inCells := map[*Model]bool{}
+	for _, c := range st.Cells {
+		inCells[c.Model] = true
+	}
+	for _, m := range st.Models {
+		if len(m.Spec.Sweep) > 0 && !inCells[m] {
+			l.ds.Addf(m.Spec.File, l.modelFieldLine(m.Spec, "sweep"), "sweep", "remove the sweep, or run the model in the matrix (a judge's requests keep their own settings)",
+				"model %s sweeps %s but runs no cell of the matrix", m.Name, strings.Join(sweptKeys(m.Spec.Sweep), ", "))
+		}
+	}
 	for _, f := range st.Factors {
 		if swept[f] {
 			for _, m := range st.Models {

@@ -82,19 +82,22 @@ metrics:
 }
 
 func TestSweepValidation(t *testing.T) {
-	for _, c := range []struct{ sweep, factors, want string }{
-		{`{max_tokens: [10, 20]}`, ``, `cannot sweep "max_tokens"`},
-		{`{temperature: [0, 3]}`, ``, `3 is out of range`},
-		{`{temperature: [0.5, 0.5]}`, ``, `lists 0.5 twice`},
-		{`{temperature: []}`, ``, `lists no value`},
-		{`{seed: [1.5]}`, ``, `not a whole number`},
-		{`{temperature: [0, 1]}`, `, factors: {temperature: hot}`, `both a swept setting and a factor`},
+	// extra follows the models list: another model, and a matrix.
+	for _, c := range []struct{ sweep, factors, extra, want string }{
+		{`{max_tokens: [10, 20]}`, ``, ``, `cannot sweep "max_tokens"`},
+		{`{temperature: [0, 3]}`, ``, ``, `3 is out of range`},
+		{`{temperature: [0.5, 0.5]}`, ``, ``, `lists 0.5 twice`},
+		{`{temperature: []}`, ``, ``, `lists no value`},
+		{`{seed: [1.5]}`, ``, ``, `not a whole number`},
+		{`{temperature: [0, 1]}`, `, factors: {temperature: hot}`, ``, `both a swept setting and a factor`},
+		{`{temperature: [0, 1]}`, ``, "  - {name: other, provider: scripted, script: {replies: [{text: \"Answer: wrong\"}]}}\nmatrix: {models: [other]}\n",
+			`runs no cell of the matrix`},
 	} {
 		files := baseTree(nil)
 		files["configs/run.yaml"] = `name: sweep-bad
 models:
   - {name: bot, provider: scripted, script: {replies: [{text: "Answer: wrong"}]}, sweep: ` + c.sweep + c.factors + `}
-tasks: [toy]
+` + c.extra + `tasks: [toy]
 strategies: [one_shot]
 `
 		dir := writeTree(t, files)

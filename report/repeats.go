@@ -13,6 +13,18 @@ import (
 // Run-to-run variance: the rows of a repeats metric block (repeats: k),
 // as a table per task and a figure of each repeat's accuracy.
 
+// repeatedCells are the cells of a task that a repeats block reports with
+// more than one sample per item.
+func (r *run) repeatedCells(ix *index, task string) []cellKey {
+	var out []cellKey
+	for _, k := range r.cells(ix, task, "flip_rate") {
+		if x, ok := ix.getB(ix.blockOf(task, k, "flip_rate"), task, k.model, k.strategy, "all", "repeats"); ok && x.Value >= 2 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // repeatsSection tabulates, per task, each cell's accuracy per item with
 // its item-clustered interval, the spread of the per-repeat accuracies and
 // the flip rate.
@@ -21,7 +33,7 @@ func (r *run) repeatsSection(ix *index) *section {
 		Intro: "Cells sampled more than once (repeats: k). Accuracy is per item (the block's reducer; by default each item's share of right samples) with a 95% interval that resamples items, not samples. " +
 			"The per-repeat columns are each repeat's own accuracy: their SD (n−1) and range. The flip rate is the share of items whose answer is not the same in every repeat."}
 	for _, task := range r.tasks {
-		keys := r.cells(ix, task, "flip_rate")
+		keys := r.repeatedCells(ix, task)
 		if len(keys) == 0 {
 			continue
 		}
@@ -86,7 +98,7 @@ func (r *run) repeatsFigures(ix *index) []*figure {
 	}
 	var figs []*figure
 	for _, task := range r.tasks {
-		keys := r.cells(ix, task, "flip_rate")
+		keys := r.repeatedCells(ix, task)
 		if len(keys) == 0 {
 			continue
 		}

@@ -190,7 +190,8 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 	for _, name := range cellOrder {
 		v := cells[name]
 		pc := PairCell{Cell: name, N: len(v.a), Unscored: v.unscored, p: math.NaN()}
-		repeats := len(v.ar) < len(v.a) // some item paired more than one sample
+		// Some item paired more than one sample of a run with repeats.
+		repeats := (ra.repeat != nil || rb.repeat != nil) && len(v.ar) < len(v.a)
 		if repeats {
 			pc.N, pc.Repeats = len(v.ar), true
 		}

@@ -29,7 +29,7 @@ models:
 tasks:
   - use: ethics
     dataset: {limit: 4}
-strategies: [zero_shot_cot]
+strategies: [zero_shot_cot, zero_shot]
 settings: {repeats: 3}
 paths: {strategies: ` + filepath.Join(root, "configs/strategies") + `, tasks: ` + filepath.Join(root, "configs/tasks") +
 		`, models: ` + filepath.Join(root, "configs/models") + `, prompts: ` + filepath.Join(root, "prompts") + "}\n"
@@ -49,8 +49,8 @@ paths: {strategies: ` + filepath.Join(root, "configs/strategies") + `, tasks: ` 
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if r.Len() != 12 {
-		t.Fatalf("%d cases, want 4 items x 3 repeats", r.Len())
+	if r.Len() != 24 {
+		t.Fatalf("%d cases, want 2 strategies x 4 items x 3 repeats", r.Len())
 	}
 	seen := 0
 	for i := 0; i < r.Len(); i++ {
@@ -70,8 +70,16 @@ paths: {strategies: ` + filepath.Join(root, "configs/strategies") + `, tasks: ` 
 			}
 		}
 	}
-	if seen != 12 {
-		t.Errorf("%d cases found themselves among their samples, want 12", seen)
+	if seen != 24 {
+		t.Errorf("%d cases found themselves among their samples, want 24", seen)
+	}
+	// Comparing the strategies pairs repeat with repeat and scores per item.
+	cmp, err := CompareRuns(r, r, Compare{By: "strategy", A: "zero_shot", B: "zero_shot_cot", Q: Query{Sel: map[string][]string{}, Limit: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmp.Paired != 12 || len(cmp.Cells) != 1 || cmp.Cells[0].N != 4 || !cmp.Cells[0].Repeats {
+		t.Errorf("compare: %d pairs, cells %+v; want 12 pairs in one cell of 4 items", cmp.Paired, cmp.Cells)
 	}
 	// The demo run has no repeats: no samples panel.
 	d, _ := openDemo(t)

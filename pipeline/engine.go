@@ -806,6 +806,7 @@ func (e *Engine) workers(m *Model) int {
 // interruption comes back not Done.
 func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 	x := e.newExec(ctx, c, c.Model, c.Strategy)
+	x.repeat, x.sweep = c.Repeat, c.Sweep
 	defer func() {
 		if p := recover(); p != nil {
 			// The stack goes to the log, not into results.parquet.

@@ -35,8 +35,15 @@ type Exec struct {
 	seq    int
 	// stagePrefix marks the calls of a judge graph in calls.parquet.
 	stagePrefix string
-	caller      func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
-	acct        Account
+	// repeat is the sample index every request of the graph carries into
+	// its cache key (llm.Request.Repeat): the case's for its strategy, 0
+	// for its judge (the same answer judged twice is one call).
+	repeat int
+	// sweep holds the swept settings that win over the request's own
+	// (sweep.go): the case's for its strategy, nil for its judge.
+	sweep  *Sweep
+	caller func(x *Exec, stage string, req *llm.Request) (*llm.Response, error)
+	acct   Account
 	// fields are the item's fields, read once for the case (Item.Values).
 	fields map[string]any
 	// trace and notes feed results.parquet's trace column (trace.go).
@@ -67,6 +74,8 @@ type Account struct {
 // Call sends a request for the named stage through the engine's transport
 // (journal first, then the provider) and accounts for it.
 func (x *Exec) Call(stage string, req *llm.Request) (*llm.Response, error) {
+	req.Repeat = x.repeat
+	x.sweep.apply(req)
 	resp, err := x.caller(x, x.stagePrefix+stage, req)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ var factorName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // reservedColumns are the columns of results.parquet and metrics.parquet a
 // factor must not shadow.
 var reservedColumns = map[string]bool{
-	"block": true, "run": true, "case_id": true, "model": true, "strategy": true, "task": true, "subset": true, "item_id": true, "item": true,
+	"block": true, "run": true, "case_id": true, "model": true, "strategy": true, "task": true, "subset": true, "item_id": true, "item": true, "repeat": true,
 	"gold": true, "label": true, "confidence": true, "parsed": true, "correct": true, "truncated": true, "blocked": true,
 	"outputs": true, "judge": true, "calls": true, "prompt_tokens": true, "completion_tokens": true, "thinking_tokens": true,
 	"total_tokens": true, "cost_usd": true, "judge_tokens": true, "judge_cost_usd": true, "steps": true, "error": true,

@@ -270,6 +270,8 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	l.resolveJudges(st)
 	l.resolveMatrix(st, root)
 	l.resolveFactors(st)
+	l.expandSweeps(st)
+	expandRepeats(st)
 	if !rf.Settings.AllowFixtures && !o.AllowFixtures {
 		used := map[*Task]bool{}
 		for _, c := range st.Cells {
@@ -305,6 +307,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		}
 		blocks[base.BlockName()] = i
 		if m := mn.Config.Build(b); m != nil {
+			checkReduce(b, m)
 			st.Metrics = append(st.Metrics, m)
 			st.Blocks = append(st.Blocks, base)
 		}

@@ -37,6 +37,7 @@ type MetricBase struct {
 	Tasks  []string `yaml:"tasks,omitempty" doc:"Tasks it scores (default: every task it applies to)."`
 	Errors string   `yaml:"errors,omitempty" enum:"incomplete,exclude,unparsed" default:"incomplete" doc:"How cases that ended in an error (a failed call, a template error) count: incomplete (default: a figure with errored cases in its cell is not given, its row says incomplete and how many errored; apply again retries them), exclude (left out of n, which shrinks; n_errors says by how much) or unparsed (counted as unparsed answers, so the unparsed: policy decides)."`
 	Doc    string   `yaml:"doc,omitempty" doc:"What this metric block is for."`
+	Reduce string   `yaml:"reduce,omitempty" enum:"none,majority,mean,any,all,first" default:"none" doc:"How the samples of a repeated case (repeats: k) are scored: none (default: every sample is a row of its own), or one answer per item made by a reducer: majority (the label most samples gave; a tie is no answer, counted as unparsed and reported as majority_ties), first (the lowest repeat), any (a hit when any sample is correct, or gives the positive label on items without gold), all (a hit only when every sample is), mean (the per-item mean score; kind: repeats only). A reduced row costs its samples' sum."`
 	Line   int      `yaml:"-"`
 }
 
@@ -175,7 +176,11 @@ type RowCell struct {
 	Factors         []string
 	RunModel        *Model
 	RunStrategy     *Strategy
-	labels          *labelTable
+	// Repeat is the sample index of the cell's cases (repeats.go).
+	Repeat int
+	// Sweep is the cell's swept settings (sweep.go); nil for none.
+	Sweep  *Sweep
+	labels *labelTable
 }
 
 // labelTable numbers the labels rows carry, so a row holds a number, not a
@@ -241,7 +246,7 @@ func NewRow(c *Case, model, strategy string, factors []string, r *Result) Result
 // NewRowCell is the cell that the rows of c's model, strategy and task
 // share (what a read-back of results.parquet builds once per cell).
 func NewRowCell(c *Case, model, strategy string, factors []string) *RowCell {
-	return &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, labels: newLabelTable()}
+	return &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, Sweep: c.Sweep, labels: newLabelTable()}
 }
 
 // Row is the compact row of the cell's case on item it.
@@ -336,7 +341,7 @@ func (r *ResultRow) Judge() map[string]any {
 
 // ID is the case's id (model/strategy/task/item, the run's names).
 func (r *ResultRow) ID() string {
-	return r.RunModel.Name + "/" + r.RunStrategy.Name + "/" + r.Task.Name + "/" + r.Item.ID
+	return caseID(r.RunModel.Name+r.Sweep.tag(), r.RunStrategy.Name, r.Task.Name, r.Item.ID, r.Repeat)
 }
 
 // AsUnparsed is the row as an unparsed answer: no label, no confidence,

@@ -95,7 +95,7 @@ metrics:
 	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
 	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, `metrics[0].confidnce: unknown field "confidnce"`, `did you mean "confidence"`, `unknown metric kind "nope"`,
-		"classification, compare, confidence_study, contrast, efficiency, judge_agreement, reference, safety",
+		"classification, compare, confidence_study, contrast, efficiency, judge_agreement, reference, repeats, safety",
 		`metrics[2].unparsed: unknown unparsed policy "sometimes"`, `metrics[2].tasks[0]: no task "ethics"`, "metrics[3].file", "missing.csv")
 	if strings.Count(err.Error(), "\n") < 4 {
 		t.Errorf("want every problem reported at once:\n%v", err)

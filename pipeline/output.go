@@ -58,7 +58,7 @@ func paramsJSON(req *llm.Request) string {
 
 var callColumns = []parquetio.Column{
 	col("case_id", parquetio.ColString, false), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
-	col("item_id", parquetio.ColString, false), col("stage", parquetio.ColString, true), col("attempt", parquetio.ColInt, false), col("request_hash", parquetio.ColString, false),
+	col("item_id", parquetio.ColString, false), col("repeat", parquetio.ColInt, false), col("stage", parquetio.ColString, true), col("attempt", parquetio.ColInt, false), col("request_hash", parquetio.ColString, false),
 	col("request_messages", parquetio.ColString, false), col("request_params", parquetio.ColString, true), col("response_text", parquetio.ColString, false),
 	col("response_choices", parquetio.ColString, false), col("finish_reason", parquetio.ColString, true),
 	col("prompt_tokens", parquetio.ColInt, false), col("completion_tokens", parquetio.ColInt, false), col("cached_prompt_tokens", parquetio.ColInt, false),
@@ -94,7 +94,7 @@ func (r *CallRow) append(w *parquetio.Writer) error {
 	if r.Err != "" {
 		errText = r.Err
 	}
-	return w.Append(c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, r.Stage, r.Attempt, r.Key,
+	return w.Append(c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, c.Repeat, r.Stage, r.Attempt, r.Key,
 		r.Messages, r.Params, text, choices, finish, pt, ct, cpt, tt, r.LatencyMS, r.Cached, errText, version, cost, r.Time,
 		r.Final, r.Attempts, batch)
 }
@@ -104,7 +104,7 @@ func (r *CallRow) append(w *parquetio.Writer) error {
 func (e *Engine) baseResultColumns() []parquetio.Column {
 	return append([]parquetio.Column{
 		col("case_id", parquetio.ColString, false), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
-		col("item_id", parquetio.ColString, false), col("gold", parquetio.ColString, true), col("label", parquetio.ColString, true), col("confidence", parquetio.ColFloat, false),
+		col("item_id", parquetio.ColString, false), col("repeat", parquetio.ColInt, false), col("gold", parquetio.ColString, true), col("label", parquetio.ColString, true), col("confidence", parquetio.ColFloat, false),
 		col("parsed", parquetio.ColBool, false), col("correct", parquetio.ColBool, false), col("truncated", parquetio.ColBool, false), col("blocked", parquetio.ColBool, false),
 		col("outputs", parquetio.ColString, false), col("judge", parquetio.ColString, false), col("item", parquetio.ColString, false), col("calls", parquetio.ColInt, false),
 		col("prompt_tokens", parquetio.ColInt, false), col("completion_tokens", parquetio.ColInt, false), col("thinking_tokens", parquetio.ColInt, false),
@@ -186,8 +186,8 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	}
 	a, ja := r.Acct, r.JudgeAcct
 	subsets := e.subsets.of(c, fields)
-	vals := make([]any, 0, 31+len(e.study.Factors)+len(e.flatCols()))
-	vals = append(vals, []any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, gold, label, r.Confidence,
+	vals := make([]any, 0, 32+len(e.study.Factors)+len(e.flatCols()))
+	vals = append(vals, []any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, c.Repeat, gold, label, r.Confidence,
 		r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
 		a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
 		ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,

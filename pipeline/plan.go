@@ -152,7 +152,7 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 		if jd := c.Task.Judge; jd != nil {
 			// The judge's calls go to the judge model's row; the judged
 			// reply is not known before the run, so it is always work.
-			jc := &Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item}
+			jc := &Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item, Repeat: c.Repeat}
 			jsh := shapes[jd.Strategy]
 			if jsh == nil {
 				jsh = strategyShape(jd.Strategy)
@@ -270,6 +270,9 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	)
 	if usedHist {
 		p.Notes = append(p.Notes, "the journal's earlier runs informed the best-case output tokens")
+	}
+	if n := st.repeatsNote(); n != "" {
+		p.Notes = append(p.Notes, n)
 	}
 	if n := UnpricedNames(st); len(n) > 0 {
 		p.Notes = append(p.Notes, "no price for "+strings.Join(n, ", ")+": its cost is unknown and counted as $0.00 here; add price: {input, output} (USD per million tokens) to the model")
@@ -406,7 +409,7 @@ func planWalk(j replyLookup, c *Case) (hits int, done bool, err error) {
 func walkJournaled(j replyLookup, c *Case) (hits int, err error) {
 	x := &Exec{
 		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
-		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{},
+		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{}, repeat: c.Repeat, sweep: c.Sweep,
 	}
 	x.caller = func(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
 		rec, ok, err := j.Lookup(CacheKey(x.Model, req))
@@ -667,7 +670,7 @@ func estimateCase(c *Case, sh *shape, hist map[string]*stageStats, cb *calibrati
 		for _, m := range msgs {
 			text.WriteString(m.Content)
 		}
-		gp := c.Model.Spec.Params.Over(params)
+		gp := c.Sweep.overParams(c.Model.Spec.Params.Over(params))
 		samples := max(gp.N, 1)
 		maxTok, bound := gp.MaxTokens, gp.MaxTokens
 		if maxTok == 0 {

@@ -109,7 +109,7 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 			have.mark(ord)
 			ci := sort.SearchInts(starts, ord+1) - 1
 			cell := &st.Cells[ci]
-			c := Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]]}
+			c := Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]], Repeat: cell.Repeat, Sweep: cell.Sweep}
 			var rc *RowCell
 			if names >= 0 && c.Task.Spec.ReportAs != nil {
 				m, mok := str(cs[names], i)

@@ -50,13 +50,19 @@ type PairedCell struct {
 	Diff                  stats.Paired
 	Holm                  float64
 	Flips                 []Flip
-	// Dropped counts items left out: answered by one run only, unparsed
-	// under an exclude policy, or errored.
+	// Dropped counts the new run's answers left out: of an item the old
+	// run did not answer, unparsed under an exclude policy, or errored (on
+	// either side).
 	Dropped int
 	// Incomplete: a side's errors policy is incomplete and it has errored
 	// cases in this cell, so no paired figure is given.
 	Incomplete bool
 	Changed    bool
+	// Repeats: some item has several samples on a side; an item's score is
+	// then its share of right samples, the difference a mean over items
+	// with an interval resampling items, and the test a sign test on the
+	// items whose score rose or fell (Flips: the items whose score changed).
+	Repeats bool
 }
 
 // Flip is an item whose correctness changed.
@@ -227,18 +233,26 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		a.correct, _ = r["correct"].(bool)
 		return a
 	}
-	oldAns := map[string]answer{}
+	// Answers pair by item: with repeats, an item's samples on each side
+	// make its score (the share right), and the interval resamples items.
+	itemKey := func(r map[string]any) string {
+		return fmt.Sprint(r["model"], "\x00", r["strategy"], "\x00", r["task"], "\x00", r["item_id"])
+	}
+	oldAns := map[string][]answer{}
 	for _, r := range or {
 		if _, ok := r["correct"].(bool); ok || r["error"] != nil {
-			oldAns[fmt.Sprint(r["model"], "\x00", r["strategy"], "\x00", r["task"], "\x00", r["item_id"])] = read(r)
+			oldAns[itemKey(r)] = append(oldAns[itemKey(r)], read(r))
 		}
 	}
+	type side struct{ right, n int }
 	type pair struct {
-		a, b     []bool
-		ids      []string
+		items    []string
+		at       map[string]int
+		old, new []side
 		dropped  int
 		errOld   bool
 		errNew   bool
+		repeats  bool
 		pOld, pN runPolicy
 	}
 	pairs := map[key]*pair{}
@@ -255,41 +269,84 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		k := key{fmt.Sprint(r["model"]), fmt.Sprint(r["strategy"]), fmt.Sprint(r["task"])}
 		p := pairs[k]
 		if p == nil {
-			p = &pair{pOld: policyFor(om, k.task), pN: policyFor(nm, k.task)}
+			p = &pair{pOld: policyFor(om, k.task), pN: policyFor(nm, k.task), at: map[string]int{}}
 			pairs[k] = p
 			keys = append(keys, k)
 		}
-		na := read(r)
-		oa, ok := oldAns[fmt.Sprint(r["model"], "\x00", r["strategy"], "\x00", r["task"], "\x00", r["item_id"])]
+		ik := itemKey(r)
+		olds, ok := oldAns[ik]
 		if !ok {
 			p.dropped++
 			continue
 		}
-		p.errOld = p.errOld || oa.errored
+		i, seen := p.at[ik]
+		if !seen {
+			i = len(p.items)
+			p.at[ik] = i
+			p.items = append(p.items, fmt.Sprint(r["item_id"]))
+			var o side
+			for _, oa := range olds {
+				p.errOld = p.errOld || oa.errored
+				if okO, co := scored(oa, p.pOld); okO {
+					o.n++
+					if co {
+						o.right++
+					}
+				}
+			}
+			p.old = append(p.old, o)
+			p.new = append(p.new, side{})
+		}
+		na := read(r)
 		p.errNew = p.errNew || na.errored
-		okO, co := scored(oa, p.pOld)
 		okN, cn := scored(na, p.pN)
-		if !okO || !okN {
+		if !okN {
 			p.dropped++
 			continue
 		}
-		p.a, p.b = append(p.a, co), append(p.b, cn)
-		p.ids = append(p.ids, fmt.Sprint(r["item_id"]))
+		p.new[i].n++
+		if cn {
+			p.new[i].right++
+		}
 	}
 	var ps []float64
 	for _, k := range keys {
 		p := pairs[k]
+		var a, b []bool
+		var ar, an, br, bn []int
+		var ids []string
+		one := true
+		for i, id := range p.items {
+			o, n := p.old[i], p.new[i]
+			if n.n == 0 {
+				continue // every new answer was left out, and counted
+			}
+			if o.n == 0 {
+				p.dropped += n.n // nothing on the old side to pair with
+				continue
+			}
+			one = one && o.n == 1 && n.n == 1
+			ids = append(ids, id)
+			ar, an, br, bn = append(ar, o.right), append(an, o.n), append(br, n.right), append(bn, n.n)
+			a, b = append(a, o.right == 1), append(b, n.right == 1)
+		}
 		cell := PairedCell{Model: k.model, Strategy: k.strategy, Task: k.task, Dropped: p.dropped,
 			Incomplete: (p.errOld && p.pOld.errors == ErrorsIncomplete) || (p.errNew && p.pN.errors == ErrorsIncomplete)}
-		cell.Diff = stats.PairedDiff(p.a, p.b, 1000, c.Seed)
+		if one {
+			cell.Diff = stats.PairedDiff(a, b, 1000, c.Seed)
+		} else {
+			cell.Diff = stats.PairedItems(ar, an, br, bn, 1000, c.Seed)
+			cell.Repeats = true
+		}
 		pv := cell.Diff.McNemarP
 		if cell.Incomplete || cell.Diff.N == 0 {
 			pv = math.NaN()
 		}
 		ps = append(ps, pv)
-		for j := range p.ids {
-			if p.a[j] != p.b[j] {
-				cell.Flips = append(cell.Flips, Flip{Item: p.ids[j], NowRight: p.b[j]})
+		for j, id := range ids {
+			so, sn := float64(ar[j])/float64(an[j]), float64(br[j])/float64(bn[j])
+			if so != sn {
+				cell.Flips = append(cell.Flips, Flip{Item: id, NowRight: sn > so})
 			}
 		}
 		cell.Changed = len(cell.Flips) > 0 || cell.Incomplete
@@ -394,8 +451,16 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 		}
 		l := head + fmt.Sprintf("n=%d  %+.4f [%+.4f, %+.4f]  flips %d->wrong %d->right  McNemar p=%.4g  Holm p=%.4g",
 			d.N, d.MeanDiff, d.Lo, d.Hi, d.B, d.C, d.McNemarP, cell.Holm)
+		if cell.Repeats {
+			l = head + fmt.Sprintf("n=%d items  %+.4f [%+.4f, %+.4f]  items worse %d, better %d  sign test p=%.4g  Holm p=%.4g  (repeats: an item's score is its share of right samples; the interval resamples items)",
+				d.N, d.MeanDiff, d.Lo, d.Hi, d.B, d.C, d.McNemarP, cell.Holm)
+		}
 		if cell.Dropped > 0 {
-			l += fmt.Sprintf("  (%d items left out: one run only, excluded unparsed, or errored)", cell.Dropped)
+			what := "items"
+			if cell.Repeats {
+				what = "samples"
+			}
+			l += fmt.Sprintf("  (%d %s left out: one run only, excluded unparsed, or errored)", cell.Dropped, what)
 		}
 		lines = append(lines, l)
 		if len(cell.Flips) > 0 {

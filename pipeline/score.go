@@ -80,7 +80,7 @@ func (rc *rowCells) named(st *Study, c *Case, m, s string) *RowCell {
 	if cell == nil {
 		m, s = strings.Clone(m), strings.Clone(s)
 		k = rowCellKey{c.Cell, m, s, combo}
-		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, labels: rc.labels}
+		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, Sweep: c.Sweep, labels: rc.labels}
 		rc.cells[k] = cell
 	}
 	return cell
@@ -105,15 +105,33 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 	st := rs.Study
 	sc := &Scores{Factors: st.Factors}
 	tables := map[string]CSVTable{}
+	reductions := map[string]*reduced{}
+	repeated := map[*ResultSet]map[cellKey]bool{} // repeatedCells of each set a kind saw
 	for i, m := range st.Metrics {
 		// A study built by hand (a test) may list metrics without blocks.
 		base := &MetricBase{Kind: "metric", Name: fmt.Sprintf("block%d", i)}
 		if i < len(st.Blocks) {
 			base = st.Blocks[i]
 		}
-		out, err := m.Compute(rs)
+		in := rs
+		red := reduceFor(rs, base, m, reductions) // reduce: (reduce.go)
+		if red != nil {
+			in = red.rs
+		}
+		out, err := m.Compute(in)
 		if err != nil {
 			return nil, fmt.Errorf("metric block %s: %w", base.BlockName(), err)
+		}
+		if red != nil {
+			out.Rows = append(out.Rows, red.tieRows(out.Rows)...)
+		}
+		if own, ok := m.(OwnReducer); !ok || !own.ReducesItself() {
+			rc, ok := repeated[in]
+			if !ok {
+				rc = repeatedCells(in)
+				repeated[in] = rc
+			}
+			flagUnclustered(rc, out.Rows)
 		}
 		unparsed := ""
 		if up, ok := m.(UnparsedPolicier); ok {

@@ -34,6 +34,7 @@ type Settings struct {
 	Fsync       bool    `yaml:"fsync,omitempty" doc:"fsync the journal after every call (survives power loss, not just kill -9; slower)."`
 	Cache       string  `yaml:"cache,omitempty" enum:"shared,run" doc:"Where replies are cached: shared (default) also keeps every paid reply in the response cache all runs share and takes replies from it (a renamed run folder or --out pays nothing again); run keeps this run's journal as its only cache."`
 	CacheDir    string  `yaml:"cache_dir,omitempty" doc:"Folder of the shared response cache, relative to this file's folder (default $PROMORAL_CACHE_DIR, else promoral in the user's cache folder, e.g. ~/.cache/promoral)."`
+	Repeats     int     `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case: every model x strategy x task x item runs this many times, each repeat its own case (column repeat, 0 to k-1) with its own journal key, so k samples cost k calls and raising k later pays only for the new repeats (default 1). A model entry's or a strategy's repeats: wins, the strategy's first; a model of provider none (recorded replies) is read once. Metric blocks score every sample unless their reduce: says otherwise."`
 	MaxCost     float64 `yaml:"max_cost,omitempty" min:"0" doc:"Spend cap of one apply in USD (apply --max-cost wins): no request is sent once what was spent plus the worst case of the calls in flight would pass it; apply again continues, its cap counting from zero. 0 or absent: no cap (apply --max-cost 0 is a cap of zero)."`
 	// AllowFixtures lets tests and demos run tasks marked fixture.
 	AllowFixtures bool `yaml:"allow_fixtures,omitempty" doc:"Let the run use tasks whose data is an invented fixture (a task's fixture:), for tests and demos; without it such a run fails validate, plan and apply."`
@@ -81,22 +82,24 @@ func (m *Matrix) DecodeNode(d *yamlstrict.Decoder, n *yaml.Node, path string) {
 
 // ModelSpec is one model entry.
 type ModelSpec struct {
-	Name     string            `yaml:"name" required:"true" doc:"promoral's name for the model, used in the matrix and in outputs."`
-	Extends  string            `yaml:"extends,omitempty" doc:"Copy every field of a model declared earlier, then apply the fields given here (e.g. a thinking-on variant)."`
-	Provider string            `yaml:"provider" required:"true" enum:"openai,openai-compatible,anthropic,gemini,scripted,none" doc:"openai, openai-compatible, anthropic, gemini or scripted."`
-	Model    string            `yaml:"model,omitempty" doc:"The provider's model id (default: name)."`
-	BaseURL  string            `yaml:"base_url,omitempty" doc:"API base URL (http:// or https:// with a host), for OpenAI-compatible servers (Together, DeepSeek, vLLM, Ollama, llama.cpp) or a proxy."`
-	KeyEnv   string            `yaml:"key_env,omitempty" doc:"Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY)."`
-	Price    Price             `yaml:"price,omitempty" doc:"USD per million tokens, for cost estimates and accounting."`
-	Limits   Limits            `yaml:"limits,omitempty" doc:"Rate and concurrency limits."`
-	Optional bool              `yaml:"optional,omitempty" doc:"When the model's key is missing, leave out the cells it runs and the tasks it judges, and say so (in apply's output, the summary and the manifest's skipped), instead of stopping the run: e.g. an LLM judge beside an offline heuristic."`
-	Params   GenParams         `yaml:"params,omitempty" doc:"Default generation parameters for every request to this model; a stage's own values win."`
-	Vars     map[string]string `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
-	VarsFile *VarsFile         `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
-	Script   *scripted.Script  `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
-	Factors  Factors           `yaml:"factors,omitempty" doc:"Condition factors this model entry sets, e.g. {thinking: on} on a thinking variant, or derived from its settings ({thinking: {expr: 'params.thinking?.enabled == true ? \"on\" : \"off\"'}}; a variant that extends it inherits the derivation): columns of results.parquet and metrics.parquet that the tables and figures group by."`
-	Line     int               `yaml:"-"`
-	File     string            `yaml:"-"`
+	Name     string               `yaml:"name" required:"true" doc:"promoral's name for the model, used in the matrix and in outputs."`
+	Extends  string               `yaml:"extends,omitempty" doc:"Copy every field of a model declared earlier, then apply the fields given here (e.g. a thinking-on variant)."`
+	Provider string               `yaml:"provider" required:"true" enum:"openai,openai-compatible,anthropic,gemini,scripted,none" doc:"openai, openai-compatible, anthropic, gemini or scripted."`
+	Model    string               `yaml:"model,omitempty" doc:"The provider's model id (default: name)."`
+	BaseURL  string               `yaml:"base_url,omitempty" doc:"API base URL (http:// or https:// with a host), for OpenAI-compatible servers (Together, DeepSeek, vLLM, Ollama, llama.cpp) or a proxy."`
+	KeyEnv   string               `yaml:"key_env,omitempty" doc:"Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY)."`
+	Price    Price                `yaml:"price,omitempty" doc:"USD per million tokens, for cost estimates and accounting."`
+	Limits   Limits               `yaml:"limits,omitempty" doc:"Rate and concurrency limits."`
+	Optional bool                 `yaml:"optional,omitempty" doc:"When the model's key is missing, leave out the cells it runs and the tasks it judges, and say so (in apply's output, the summary and the manifest's skipped), instead of stopping the run: e.g. an LLM judge beside an offline heuristic."`
+	Params   GenParams            `yaml:"params,omitempty" doc:"Default generation parameters for every request to this model; a stage's own values win."`
+	Vars     map[string]string    `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
+	VarsFile *VarsFile            `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
+	Script   *scripted.Script     `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
+	Repeats  int                  `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case for the cells of this model (wins over settings.repeats; a strategy's repeats: wins over it)."`
+	Sweep    map[string][]float64 `yaml:"sweep,omitempty" doc:"Sampling settings this model runs at, each value a condition of its own without copying the model: temperature, top_p, seed or thinking_budget (tokens; 0 turns thinking off), each a list, e.g. {temperature: [0, 0.7]} (several settings: every combination). Each value wins over the model's and every stage's own value for the strategy's requests (a judge's are its own), and the setting is a factor column of every output (its value as written)."`
+	Factors  Factors              `yaml:"factors,omitempty" doc:"Condition factors this model entry sets, e.g. {thinking: on} on a thinking variant, or derived from its settings ({thinking: {expr: 'params.thinking?.enabled == true ? \"on\" : \"off\"'}}; a variant that extends it inherits the derivation): columns of results.parquet and metrics.parquet that the tables and figures group by."`
+	Line     int                  `yaml:"-"`
+	File     string               `yaml:"-"`
 }
 
 // ID is the provider's model id.
@@ -276,6 +279,8 @@ type StrategySpec struct {
 	AppliesTo   []string          `yaml:"applies_to,omitempty" doc:"Task names or answer types (label, letter, judge) this strategy makes sense for; empty = all."`
 	Judge       bool              `yaml:"judge,omitempty" doc:"This strategy judges another strategy's outputs (read as subject.<field>); it runs only as a task's judge, never in the matrix."`
 	Params      map[string]any    `yaml:"params,omitempty" doc:"Parameters with defaults, read as .params.<name> in templates and params.<name> in expressions."`
+	Repeats     int               `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case for the cells of this strategy, e.g. 5 for self-consistency (wins over a model entry's and settings.repeats)."`
+	Reduce      string            `yaml:"reduce,omitempty" enum:"none,majority,any,all,first" doc:"How metric blocks that set no reduce: of their own score this strategy's samples: none (default: every sample), majority (self-consistency: the label most samples gave; ties are no answer and reported), any, all or first (see a metric block's reduce:)."`
 	Factors     Factors           `yaml:"factors,omitempty" doc:"Condition factors this strategy sets, e.g. {level: 2}, or derived from its params and the cell's model ({confidence_instruction: {expr: 'params.confidence ? \"on\" : \"off\"'}}). A variant ({use: ..., factors: {...}}) overrides written values one by one; a value written after a derivation must equal what it derives (validate says where not). Columns of results.parquet and metrics.parquet that the tables and figures group by."`
 	Stages      []StageNode       `yaml:"stages" required:"true" doc:"The stages, run from the first; edges follow list order unless next/branch say otherwise."`
 	Outputs     map[string]string `yaml:"outputs" required:"true" doc:"Final outputs as expressions over stages.<name>.<field>; label is required, confidence usual."`

@@ -64,6 +64,12 @@ type ResolvedCell struct {
 	// Factors are the cell's condition factor values, in Study.Factors
 	// order ("" where neither its model nor its strategy sets one).
 	Factors []string
+	// Repeat is the cell's sample index, 0 to Repeats-1 (repeats.go): a
+	// cell of k repeats is k cells, one per repeat, next to each other.
+	Repeat int
+	// Sweep is the cell's combination of its model's swept settings
+	// (sweep.go); nil when the model sweeps none.
+	Sweep *Sweep
 }
 
 // Model is a model entry ready to be called.
@@ -200,11 +206,17 @@ type Case struct {
 	Strategy *Strategy
 	Task     *Task
 	Item     *Item
+	// Repeat is the case's sample index (repeats.go); 0 without repeats.
+	Repeat int
+	// Sweep is the case's swept settings (sweep.go); nil for none.
+	Sweep *Sweep
 }
 
-// ID is readable and stable across runs: model/strategy/task/item.
+// ID is readable and stable across runs: model/strategy/task/item, the
+// model followed by its swept settings ({temperature=0.7}) in a sweep, and
+// #r<i> for a repeat i > 0 (repeat 0 keeps the id it had before repeats).
 func (c *Case) ID() string {
-	return c.Model.Name + "/" + c.Strategy.Name + "/" + c.Task.Name + "/" + c.Item.ID
+	return caseID(c.Model.Name+c.Sweep.tag(), c.Strategy.Name, c.Task.Name, c.Item.ID, c.Repeat)
 }
 
 // FactorValues are the case's condition factor values (Study.Factors
@@ -273,7 +285,7 @@ func (s *Study) EachCase(fn func(c *Case) bool) {
 	ord := 0
 	for ci, cell := range s.Cells {
 		for i := range cell.Task.Items {
-			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i]}
+			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i], Repeat: cell.Repeat, Sweep: cell.Sweep}
 			ord++
 			if !fn(c) {
 				return
@@ -296,7 +308,7 @@ func (s *Study) eachCaseOf(m *Model, skip doneSet, fn func(c *Case) bool) {
 				ord++
 				continue
 			}
-			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i]}
+			c := &Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[i], Repeat: cell.Repeat, Sweep: cell.Sweep}
 			ord++
 			if !fn(c) {
 				return

@@ -52,6 +52,7 @@ func (r *run) buildFigures(ix *index, tokens map[string]map[cellKey]*tokenStat) 
 	if f := r.referenceFigure(); f != nil {
 		figs = append(figs, f)
 	}
+	figs = append(figs, r.repeatsFigures(ix)...)
 	for _, f := range []*figure{r.judgeFigure(), r.correctedFigure(ix)} {
 		if f != nil {
 			figs = append(figs, f)

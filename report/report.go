@@ -64,6 +64,7 @@ func Generate(dir string, opt Options) (*Output, error) {
 	add(r.judgesSection(ix))
 	add(r.umssSection(ix))
 	add(r.tokensSection(ix, tokens))
+	add(r.repeatsSection(ix))
 
 	figs, skipped := r.buildFigures(ix, tokens)
 	figDir := filepath.Join(dir, "figures")

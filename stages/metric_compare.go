@@ -101,14 +101,16 @@ func (m *compare) key(it *pipeline.Item) string {
 	return fieldString(it, m.itemKey)
 }
 
-// side is one compared system's answers by item key.
+// side is one compared system's answers by item key: with repeats, an
+// item's samples, counted right and scored under the unparsed policy.
 type side struct {
-	cell    *cell
-	name    string
-	correct map[string]bool
-	parsed  map[string]bool
-	order   []string
+	cell  *cell
+	name  string
+	items map[string]*itemScore
+	order []string
 }
+
+type itemScore struct{ right, scored, samples int }
 
 // UnparsedOverride is the block's unparsed: ("" = the run's).
 func (m *compare) UnparsedOverride() string { return m.policy }
@@ -128,17 +130,26 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 		if sides[g] == nil {
 			groups = append(groups, g)
 		}
-		s := &side{cell: c, name: name, correct: map[string]bool{}, parsed: map[string]bool{}}
+		s := &side{cell: c, name: name, items: map[string]*itemScore{}}
 		for _, r := range c.Rows {
 			if r.Item.Gold == "" {
 				continue
 			}
 			k := m.key(r.Item)
-			if _, dup := s.parsed[k]; !dup {
+			is := s.items[k]
+			if is == nil {
+				is = &itemScore{}
+				s.items[k] = is
 				s.order = append(s.order, k)
 			}
-			s.parsed[k] = r.Parsed()
-			s.correct[k] = r.Parsed() && r.Label() == r.Item.Gold
+			is.samples++
+			if policy == stats.UnparsedExclude && !r.Parsed() {
+				continue
+			}
+			is.scored++
+			if r.Parsed() && r.Label() == r.Item.Gold {
+				is.right++
+			}
 		}
 		sides[g] = append(sides[g], s)
 	}
@@ -148,6 +159,8 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 		p    stats.Paired
 		accA float64
 		accB float64
+		// repeats: some item has several samples a side (scored per item)
+		repeats bool
 	}
 	var cmps []cmp
 	for _, g := range groups {
@@ -172,23 +185,36 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 		}
 		for _, p := range pairs {
 			a, b := p[0], p[1]
+			// Items pair by key; with repeats an item's score is its
+			// share of right samples (repeats.go), else it is right or not.
 			var ca, cb []bool
+			var ar, an, br, bn []int
+			one := true
 			for _, k := range a.order {
-				pb, ok := b.parsed[k]
-				if !ok {
+				ia, ib := a.items[k], b.items[k]
+				if ib == nil {
 					continue // not answered by both
 				}
-				if policy == stats.UnparsedExclude && (!a.parsed[k] || !pb) {
-					continue
+				if ia.scored == 0 || ib.scored == 0 {
+					continue // unparsed under exclude on a side
 				}
-				ca, cb = append(ca, a.correct[k]), append(cb, b.correct[k])
+				one = one && ia.samples == 1 && ib.samples == 1
+				ca, cb = append(ca, ia.right == 1), append(cb, ib.right == 1)
+				ar, an, br, bn = append(ar, ia.right), append(an, ia.scored), append(br, ib.right), append(bn, ib.scored)
 			}
 			reps := m.reps
-			pd := stats.PairedDiff(ca, cb, max(reps, 1), seed)
+			var pd stats.Paired
+			accA, accB := mean(ca), mean(cb)
+			if one {
+				pd = stats.PairedDiff(ca, cb, max(reps, 1), seed)
+			} else {
+				pd = stats.PairedItems(ar, an, br, bn, max(reps, 1), seed)
+				accA, accB = meanShare(ar, an), meanShare(br, bn)
+			}
 			if reps == 0 {
 				pd.Lo, pd.Hi, pd.CI = math.NaN(), math.NaN(), stats.NoInterval
 			}
-			cmps = append(cmps, cmp{g: g, a: a, b: b, p: pd, accA: mean(ca), accB: mean(cb)})
+			cmps = append(cmps, cmp{g: g, a: a, b: b, p: pd, accA: accA, accB: accB, repeats: !one})
 		}
 	}
 	ps := make([]float64, len(cmps))
@@ -222,6 +248,9 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 		mk := func(metric string, v float64, ci stats.Interval) pipeline.MetricRow {
 			r := pooledRow([]*cell{c.a.cell, c.b.cell}, model, strategy, c.g.task, metric, v, c.p.N)
 			r.Convention = "b − a on the items both answered"
+			if c.repeats {
+				r.Convention = "b − a on the items both answered, each item scored by its share of right samples (repeats); interval resamples items, p is a sign test on the items whose score rose or fell"
+			}
 			r.SetCI(ci)
 			return r
 		}
@@ -229,6 +258,18 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 	}
 	out.Tables = []pipeline.CSVTable{t}
 	return out, nil
+}
+
+// meanShare is the mean over items of right[i]/n[i].
+func meanShare(right, n []int) float64 {
+	if len(right) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for i := range right {
+		s += float64(right[i]) / float64(n[i])
+	}
+	return s / float64(len(right))
 }
 
 func mean(b []bool) float64 {

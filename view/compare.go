@@ -46,17 +46,22 @@ type PairCell struct {
 	Unscored int    `json:"unscored"` // pairs left out: no gold, or an answer its run's policy leaves out (unparsed under exclude, errored)
 	// Incomplete: a side counts errored cases as incomplete (errors:
 	// incomplete) and has some in this cell, so no paired figure is given.
-	Incomplete bool    `json:"incomplete,omitempty"`
-	AccA       any     `json:"acc_a"`
-	AccB       any     `json:"acc_b"`
-	Diff       any     `json:"diff"`
-	Lo         any     `json:"lo"`
-	Hi         any     `json:"hi"`
-	RightToW   int     `json:"a_right_b_wrong"`
-	WrongToR   int     `json:"a_wrong_b_right"`
-	P          any     `json:"p"`
-	Holm       any     `json:"holm"`
-	p          float64 // for Holm
+	Incomplete bool `json:"incomplete,omitempty"`
+	AccA       any  `json:"acc_a"`
+	AccB       any  `json:"acc_b"`
+	Diff       any  `json:"diff"`
+	Lo         any  `json:"lo"`
+	Hi         any  `json:"hi"`
+	RightToW   int  `json:"a_right_b_wrong"`
+	WrongToR   int  `json:"a_wrong_b_right"`
+	P          any  `json:"p"`
+	Holm       any  `json:"holm"`
+	// Repeats: the sides have several samples of an item (repeats: k),
+	// paired repeat by repeat; N counts items, each scored by its share of
+	// right samples, the interval resamples items and P is a sign test on
+	// the items whose score fell (a_right_b_wrong) or rose, as diff does.
+	Repeats bool    `json:"repeats,omitempty"`
+	p       float64 // for Holm
 }
 
 // Pair is one item with both sides.
@@ -115,6 +120,9 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 		unscored   int
 		errA, errB bool
 		task       string
+		// per item (repeats: k): right and scored samples a side
+		at             map[string]int
+		ar, an, br, bn []int
 	}
 	cells := map[string]*vec{}
 	var cellOrder []string
@@ -128,7 +136,7 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 		cell := cellName(ra, i, c.By)
 		v := cells[cell]
 		if v == nil {
-			v = &vec{task: ra.val("task", ra.task[i])}
+			v = &vec{task: ra.val("task", ra.task[i]), at: map[string]int{}}
 			cells[cell] = v
 			cellOrder = append(cellOrder, cell)
 		}
@@ -142,6 +150,20 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 			v.unscored++
 		} else {
 			v.a, v.b = append(v.a, ca), append(v.b, cb)
+			k, ok := v.at[p.Item]
+			if !ok {
+				k = len(v.ar)
+				v.at[p.Item] = k
+				v.ar, v.an, v.br, v.bn = append(v.ar, 0), append(v.an, 0), append(v.br, 0), append(v.bn, 0)
+			}
+			v.an[k]++
+			v.bn[k]++
+			if ca {
+				v.ar[k]++
+			}
+			if cb {
+				v.br[k]++
+			}
 			switch {
 			case ca && !cb:
 				p.Flip = "now wrong"
@@ -168,12 +190,20 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 	for _, name := range cellOrder {
 		v := cells[name]
 		pc := PairCell{Cell: name, N: len(v.a), Unscored: v.unscored, p: math.NaN()}
+		// Some item paired more than one sample of a run with repeats.
+		repeats := (ra.repeat != nil || rb.repeat != nil) && len(v.ar) < len(v.a)
+		if repeats {
+			pc.N, pc.Repeats = len(v.ar), true
+		}
 		// As diff: a side that counts errored cases as incomplete gives no
 		// paired figure for a cell where it has any.
 		pc.Incomplete = v.errA && ra.policy(v.task).Errors() == pipeline.ErrorsIncomplete ||
 			v.errB && rb.policy(v.task).Errors() == pipeline.ErrorsIncomplete
 		if len(v.a) > 0 && !pc.Incomplete {
 			d := stats.PairedDiff(v.a, v.b, diffReps, diffSeed)
+			if repeats {
+				d = stats.PairedItems(v.ar, v.an, v.br, v.bn, diffReps, diffSeed)
+			}
 			pc.AccA, pc.AccB = jsonFloat(mean(v.a)), jsonFloat(mean(v.b))
 			pc.Diff, pc.Lo, pc.Hi, pc.P = jsonFloat(d.MeanDiff), jsonFloat(d.Lo), jsonFloat(d.Hi), jsonFloat(d.McNemarP)
 			pc.RightToW, pc.WrongToR, pc.p = d.B, d.C, d.McNemarP
@@ -241,6 +271,9 @@ func baseItem(r *Run, i int32) string {
 
 func pairKey(r *Run, i int32, by string) string {
 	t, it := r.val("task", r.task[i]), baseItem(r, i)
+	if r.repeat != nil && r.repeat[i] > 0 {
+		it += fmt.Sprintf("\x00%d", r.repeat[i]) // a repeat pairs with the same repeat
+	}
 	switch by {
 	case "strategy":
 		return r.val("model", r.model[i]) + "\x00" + t + "\x00" + it

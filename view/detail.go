@@ -19,9 +19,12 @@ type Case struct {
 	Steps   []Step          `json:"steps"`
 	Calls   []CallGroup     `json:"calls,omitempty"` // calls no trace step claims (runs without a trace)
 	Labels  []audit.Label   `json:"labels,omitempty"`
-	Error   string          `json:"error,omitempty"`
-	Notes   []string        `json:"notes,omitempty"`
-	Trace   bool            `json:"trace"`
+	// Samples are every repeat of the case's item under its model,
+	// strategy and task, this case among them, by repeat (repeats: k).
+	Samples []Sample `json:"samples,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	Trace   bool     `json:"trace"`
 }
 
 // Step is one stage run with the calls it made.
@@ -89,6 +92,9 @@ func (r *Run) Case(i int) (*Case, error) {
 		return nil, fmt.Errorf("%s changed since the view opened it (case %d is now %q): reload the page", p.path, i, id)
 	}
 	c := &Case{Row: r.row(int32(i)), Fields: map[string]any{}, Labels: r.labelsOf(i), Trace: r.hasTrace}
+	if c.Samples, err = r.sampleRows(p, int32(i)); err != nil {
+		c.Notes = append(c.Notes, "the other samples of this item could not be read: "+err.Error())
+	}
 	for _, col := range cols {
 		if textCols[col] {
 			continue

@@ -368,7 +368,8 @@ type Row struct {
 	Strategy  string   `json:"strategy"`
 	Task      string   `json:"task"`
 	Item      string   `json:"item"`
-	Base      string   `json:"base"` // the item id without the answering model and strategy (see baseItem)
+	Repeat    int32    `json:"repeat,omitempty"` // the case's sample index (repeats: k)
+	Base      string   `json:"base"`             // the item id without the answering model and strategy (see baseItem)
 	Gold      string   `json:"gold,omitempty"`
 	Label     string   `json:"label,omitempty"`
 	Conf      *float64 `json:"conf,omitempty"`
@@ -391,6 +392,9 @@ func (r *Run) row(i int32) Row {
 		Outcome: outcomes[outcome(r, ii)], Error: r.val("error", r.errc[i]),
 		Audit: r.audit[i] == 1, Truncated: r.truncated[i] == 1, Blocked: r.blocked[i] == 1, Tokens: r.tokens[i],
 		Excerpt: r.idx.excerptOf(ii)}
+	if r.repeat != nil {
+		o.Repeat = r.repeat[i]
+	}
 	if r.verdict[i] != 0 {
 		o.Verdict = r.val("verdict", r.verdict[i])
 	}

@@ -43,6 +43,8 @@ type Run struct {
 	cost                       []float32
 	subsets                    []uint64
 	subsetNames                []string
+	repeat                     []int32 // sample index (repeats: k); nil when no case has one above 0
+	samples                    samples // the repeats of each item (samples.go)
 	byID                       map[string]int32
 	rowsPerGroup               int
 	hasTrace, hasCalls         bool
@@ -127,7 +129,7 @@ func Open(dir string) (*Run, error) {
 	hasClass := p.has("error_class")
 	subsetCode := map[string]int{}
 	cols := []string{"case_id", "model", "strategy", "task", "item_id", "gold", "label", "confidence", "parsed", "correct",
-		"truncated", "blocked", "judge", "total_tokens", "judge_tokens", "cost_usd", "judge_cost_usd", "error", "error_class", "subsets"}
+		"truncated", "blocked", "judge", "total_tokens", "judge_tokens", "cost_usd", "judge_cost_usd", "error", "error_class", "subsets", "repeat"}
 	for g := 0; g < p.groups(); g++ {
 		b, err := p.read(g, cols...)
 		if err != nil {
@@ -140,6 +142,12 @@ func Open(dir string) (*Run, error) {
 			r.id[i] = id
 			r.byID[id] = int32(i)
 			r.item[i], _ = b.str("item_id", k)
+			if rep, ok := b.int("repeat", k); ok && rep > 0 {
+				if r.repeat == nil {
+					r.repeat = make([]int32, r.n)
+				}
+				r.repeat[i] = int32(rep)
+			}
 			r.model[i] = r.code("model", b, k, "model")
 			r.strategy[i] = r.code("strategy", b, k, "strategy")
 			r.task[i] = r.code("task", b, k, "task")

@@ -24,7 +24,7 @@ func newValidate() *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s, %s, %s, %s, %s\n", path,
 					pipeline.Plural(len(st.Models), "model", "models"), pipeline.Plural(len(st.Strategies), "strategy", "strategies"),
-					pipeline.Plural(len(st.Tasks), "task", "tasks"), pipeline.Plural(len(st.Cells), "cell", "cells"),
+					pipeline.Plural(len(st.Tasks), "task", "tasks"), pipeline.Plural(st.NumCells(), "cell", "cells")+st.RepeatsNote(),
 					pipeline.Plural(st.NumCases(), "case", "cases"))
 				for _, t := range st.PendingData() {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: note: task %s: %s not fetched yet; counted by its declared rows (%d); promoral data pull %s fetches it\n",

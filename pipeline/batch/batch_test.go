@@ -632,3 +632,43 @@ func TestPlanCountsABatchJudgesWavesOverRecordedReplies(t *testing.T) {
 	}
 	t.Fatalf("no row for the judge model: %+v", p.Models)
 }
+
+// Repeats in batch mode: self-consistency's five samples of each case are
+// five lines of one wave (five cache keys, five custom ids), never merged
+// as identical requests, and a second apply sends none of them again.
+func TestBatchRepeatsAreLinesOfTheirOwn(t *testing.T) {
+	f := startFakes(t)
+	st := study(t, f, 8, "[self_consistency]")
+	out := t.TempDir()
+	sum, err := apply(t, st, out, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Cases != 3*8*5 || sum.Errors != 0 || sum.CallsNew != 3*8*5 {
+		t.Fatalf("3 models x 8 items x 5 repeats: %s", sum)
+	}
+	for _, srv := range f.all() {
+		if n := len(srv.Lines()); n != 40 {
+			t.Errorf("%s: %d batch lines, want 40 (8 items x 5 repeats)", srv.Provider, n)
+		}
+	}
+	keys := map[string]bool{}
+	for _, r := range readRows(t, filepath.Join(out, "calls.parquet")) {
+		keys[r["request_hash"].(string)] = true
+	}
+	if len(keys) != 120 {
+		t.Errorf("%d distinct request hashes, want 120", len(keys))
+	}
+	again, err := apply(t, st, out, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.CallsNew != 0 {
+		t.Errorf("a second apply made %d new calls", again.CallsNew)
+	}
+	for _, srv := range f.all() {
+		if n := len(srv.Lines()); n != 40 {
+			t.Errorf("%s: %d batch lines after the second apply, want still 40", srv.Provider, n)
+		}
+	}
+}

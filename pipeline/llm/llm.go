@@ -53,6 +53,11 @@ type Request struct {
 	// Extra carries provider-specific parameters declared in YAML. They are
 	// part of the key because they can change the reply.
 	Extra map[string]any `json:"extra,omitempty"`
+	// Repeat is the sample index of a repeated case (repeats: k): part of
+	// the cache key, so the k samples of one prompt are k calls, and never
+	// sent to a provider. 0 (the first sample) leaves the key as it was
+	// before repeats existed.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // Samples is the number of choices the request asks for (at least 1).

@@ -69,6 +69,10 @@ func (r *Request) appendTail(b []byte) (_ []byte, ok bool) {
 	if r.Logprobs {
 		b = append(b, `,"logprobs":true`...)
 	}
+	if r.Repeat != 0 {
+		b = append(b, `,"repeat":`...)
+		b = strconv.AppendInt(b, int64(r.Repeat), 10)
+	}
 	return append(b, '}'), true
 }
 

@@ -41,6 +41,9 @@ func TestTailEncoderIsEncodingJSON(t *testing.T) {
 			q.Thinking = Thinking{Enabled: r.IntN(2) == 0, Budget: r.IntN(3) * 1024, Effort: strs[r.IntN(len(strs))]}
 		}
 		q.Logprobs = r.IntN(2) == 0
+		if r.IntN(3) == 0 {
+			q.Repeat = r.IntN(5)
+		}
 		if r.IntN(10) == 0 {
 			q.Extra = map[string]any{"k": r.IntN(9), "a": []any{"<x>"}}
 		}

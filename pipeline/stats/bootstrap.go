@@ -111,8 +111,15 @@ func (iv Interval) TooManyUndefined() bool {
 // with no predicted positives) are dropped before taking quantiles. Returns
 // NaN, NaN when n <= 0 or every replicate was NaN.
 func Bootstrap(n int, stat func(idx []int) float64, reps int, seed uint64, level float64) (lo, hi float64) {
+	iv := BootstrapInterval(n, stat, reps, seed, level)
+	return iv.Lo, iv.Hi
+}
+
+// BootstrapInterval is Bootstrap with the replicates behind the interval
+// (Interval.Reps, Interval.Undefined); NoInterval when n <= 0.
+func BootstrapInterval(n int, stat func(idx []int) float64, reps int, seed uint64, level float64) Interval {
 	if n <= 0 {
-		return math.NaN(), math.NaN()
+		return NoInterval
 	}
 	reps, level = defaults(reps, level)
 	r := newRand(seed)
@@ -124,7 +131,7 @@ func Bootstrap(n int, stat func(idx []int) float64, reps int, seed uint64, level
 		}
 		vals[b] = stat(idx)
 	}
-	return percentileInterval(vals, level)
+	return intervalOf(vals, level)
 }
 
 // Paired compares system B with system A on the same items.

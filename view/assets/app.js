@@ -201,7 +201,7 @@ async function listPage() {
     h('tbody', null, page.rows.map((r, k) => h('tr', {'data-k': k, onclick: () => go(caseHref(run, r.i, nav))},
       h('td', null, outcomeTag(r)),
       h('td', {title: r.model, text: r.model}), h('td', {title: r.strategy, text: r.strategy}), h('td', {title: r.task, text: r.task}),
-      h('td', {class: 'item', title: r.id, text: shortID(r.base || r.item)}),
+      h('td', {class: 'item', title: r.id, text: shortID(r.base || r.item) + (r.repeat ? ' #' + r.repeat : '')}),
       h('td', {text: r.gold || '–'}),
       h('td', {title: r.verdict ? 'judge verdict ' + r.verdict : null}, r.label || (r.verdict ? '' : '–'), flags(r)),
       h('td', {class: 'num', text: r.conf == null ? '–' : fmt(r.conf, 2)}),
@@ -346,6 +346,7 @@ async function casePage(run, i) {
     h('div', {class: 'casehead'}, h('h1', {text: r.id}), outcomeTag(r), flags(r), navBox),
     h('div', {class: 'kv'},
       kv('model', r.model), kv('strategy', r.strategy), kv('task', r.task), kv('item', r.item),
+      c.samples ? kv('repeat', `${r.repeat || 0} (of ${c.samples.length})`, 'the sample index of this case; the panel below shows every sample of the item') : null,
       kv('gold', r.gold || '–', 'the gold label the task reads from the item'), kv('answer', r.label || '–', 'the label read from the model\'s reply'),
       kv('confidence', r.conf == null ? '–' : fmt(r.conf, 3)),
       r.verdict ? kv('judge', r.verdict) : null,
@@ -357,6 +358,7 @@ async function casePage(run, i) {
   if (c.error) parts.push(h('div', {class: 'error-box', text: 'error: ' + c.error}));
   if (c.row.audit) parts.push(h('div', {class: 'panel'}, h('h2', null, 'Human label', h('span', {class: 'sub', text: 'the judge flagged this case for audit'})), labelBox(run, i, c, null)));
   else labelState = null;
+  if (c.samples) parts.push(samplesPanel(run, r, c.samples, nav));
   const item = c.item || {};
   const left = h('div', {class: 'panel item'}, h('h2', null, 'Item', h('span', {class: 'sub', text: Object.keys(item).length + ' fields of the dataset, as the prompts see them'})), fieldsTable(item, 'item.'));
   const outs = h('div', {class: 'panel outputs'}, h('h2', null, 'Strategy outputs', h('span', {class: 'sub', text: 'what the model\'s answer gave'})),
@@ -373,6 +375,23 @@ async function casePage(run, i) {
     if (e.key === 'u' || e.key === 'Backspace') { go(back); return true; }
     return labelKeys(e);
   };
+}
+
+// samplesPanel shows every repeat of the case's item side by side: what
+// each sample answered, and how it scored.
+function samplesPanel(run, r, samples, nav) {
+  const labels = new Set(samples.filter(x => x.label).map(x => x.label));
+  const sub = `${samples.length} samples; ${labels.size} distinct label${labels.size === 1 ? '' : 's'}` +
+    (samples.some(x => !x.label) ? ', some unparsed' : '');
+  return h('div', {class: 'panel'}, h('h2', null, 'Every sample of this item', h('span', {class: 'sub', text: sub})),
+    h('table', {class: 'cases'},
+      h('thead', null, h('tr', null, ['Repeat', 'Outcome', 'Label', 'Conf', 'Reply'].map(c => h('th', {text: c})))),
+      h('tbody', null, samples.map(x => h('tr', {class: x.i === r.i ? 'sel' : null, onclick: () => go(caseHref(run, x.i, nav)), title: x.id},
+        h('td', {class: 'num', text: String(x.repeat || 0)}),
+        h('td', null, outcomeTag(x)),
+        h('td', {text: x.label || '–'}),
+        h('td', {class: 'num', text: x.conf == null ? '–' : fmt(x.conf, 2)}),
+        h('td', {class: 'ex'}, h('div', {class: 'clamp', text: x.reply || ''})))))));
 }
 
 // stepKind is the stage's kind as the trace records it; runs written

@@ -1,0 +1,158 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+)
+
+// A model's sweep runs each cell once per value, the value winning over
+// the stage's own temperature: 0, with the setting a factor column; with
+// repeats, each value is sampled k times.
+func TestSweepTemperatureAsAFactor(t *testing.T) {
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
+	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
+	srv := newRandomServer(t, 11)
+	files := baseTree(nil)
+	files["configs/run.yaml"] = fmt.Sprintf(`name: sweep-run
+models:
+  - {name: rnd, provider: openai, model: gpt-4.1, base_url: %s, key_env: PROMORAL_TEST_KEY_REP, sweep: {temperature: [0, 0.7]}}
+tasks: [toy]
+strategies: [one_shot]
+settings: {concurrency: 3, repeats: 2}
+metrics:
+  - {kind: classification, bootstrap: 0}
+`, srv.BaseURL())
+	dir := writeTree(t, files)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	out := filepath.Join(dir, "out")
+	st := mustLoad(t, cfg)
+	if len(st.Factors) != 1 || st.Factors[0] != "temperature" {
+		t.Fatalf("factors %v, want [temperature]", st.Factors)
+	}
+	sum := runRepeats(t, cfg, out, context.Background())
+	if sum.Cases != 24 || sum.CallsNew != 24 {
+		t.Fatalf("6 items x 2 temperatures x 2 repeats: %s", sum)
+	}
+	temps := map[string]int{}
+	for _, r := range readRows(t, filepath.Join(out, "calls.parquet")) {
+		p := r["request_params"].(string)
+		switch {
+		case strings.Contains(p, `"temperature":0.7`):
+			temps["0.7"]++
+		case strings.Contains(p, `"temperature":0,`) || strings.Contains(p, `"temperature":0}`):
+			temps["0"]++
+		default:
+			t.Errorf("request params %s", p)
+		}
+	}
+	if temps["0"] != 12 || temps["0.7"] != 12 {
+		t.Errorf("requests by temperature %v, want 12 each (the sweep wins over the stage's temperature: 0)", temps)
+	}
+	ids := map[string]bool{}
+	col := map[string]int{}
+	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+		ids[r["case_id"].(string)] = true
+		col[fmt.Sprint(r["temperature"])]++
+		if want := "{temperature=" + fmt.Sprint(r["temperature"]) + "}"; !strings.Contains(r["case_id"].(string), want) {
+			t.Errorf("case %s has temperature %v", r["case_id"], r["temperature"])
+		}
+	}
+	if len(ids) != 24 || col["0"] != 12 || col["0.7"] != 12 {
+		t.Errorf("%d distinct cases; temperature column %v", len(ids), col)
+	}
+	acc := map[string]int64{}
+	for _, r := range readRows(t, filepath.Join(out, "metrics.parquet")) {
+		if r["metric"] == "accuracy" && r["subset"] == "all" {
+			acc[fmt.Sprint(r["temperature"])] = r["n"].(int64)
+		}
+	}
+	if len(acc) != 2 || acc["0"] != 12 || acc["0.7"] != 12 {
+		t.Errorf("accuracy rows by temperature (n): %v", acc)
+	}
+	// Applying again calls nothing: each value has its own keys.
+	before := srv.calls.Load()
+	if again := runRepeats(t, cfg, out, context.Background()); again.CallsNew != 0 || srv.calls.Load() != before {
+		t.Errorf("a second apply made %d new calls", again.CallsNew)
+	}
+}
+
+func TestSweepValidation(t *testing.T) {
+	// extra follows the models list: another model, and a matrix.
+	for _, c := range []struct{ sweep, factors, extra, want string }{
+		{`{max_tokens: [10, 20]}`, ``, ``, `cannot sweep "max_tokens"`},
+		{`{temperature: [0, 3]}`, ``, ``, `3 is out of range`},
+		{`{temperature: [0.5, 0.5]}`, ``, ``, `lists 0.5 twice`},
+		{`{temperature: []}`, ``, ``, `lists no value`},
+		{`{seed: [1.5]}`, ``, ``, `not a whole number`},
+		{`{temperature: [0, 1]}`, `, factors: {temperature: hot}`, ``, `both a swept setting and a factor`},
+		{`{temperature: [0, 1]}`, ``, "  - {name: other, provider: scripted, script: {replies: [{text: \"Answer: wrong\"}]}}\nmatrix: {models: [other]}\n",
+			`runs no cell of the matrix`},
+	} {
+		files := baseTree(nil)
+		files["configs/run.yaml"] = `name: sweep-bad
+models:
+  - {name: bot, provider: scripted, script: {replies: [{text: "Answer: wrong"}]}, sweep: ` + c.sweep + c.factors + `}
+` + c.extra + `tasks: [toy]
+strategies: [one_shot]
+`
+		dir := writeTree(t, files)
+		_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "run.yaml:") {
+			t.Errorf("sweep %s%s: %v; want an error naming the file and saying %q", c.sweep, c.factors, err, c.want)
+		}
+	}
+}
+
+// A thinking-budget sweep: 0 turns thinking off, a budget turns it on for
+// every request of the strategy, and plan's worst case counts the budget.
+func TestSweepThinkingBudget(t *testing.T) {
+	t.Setenv(pipeline.CacheEnv, t.TempDir())
+	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
+	srv := newRandomServer(t, 12)
+	files := baseTree(nil)
+	run := func(sweep string) string {
+		return fmt.Sprintf(`name: think-run
+models:
+  - {name: rnd, provider: openai, model: gpt-4.1, base_url: %s, key_env: PROMORAL_TEST_KEY_REP, price: {input: 1, output: 1}%s}
+tasks: [toy]
+strategies: [one_shot]
+`, srv.BaseURL(), sweep)
+	}
+	files["configs/run.yaml"] = run(", sweep: {thinking_budget: [0, 1024]}")
+	files["configs/plain.yaml"] = run("")
+	dir := writeTree(t, files)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	out := filepath.Join(dir, "out")
+	swept, err := pipeline.MakePlan(mustLoad(t, cfg), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := pipeline.MakePlan(mustLoad(t, filepath.Join(dir, "configs/plain.yaml")), filepath.Join(dir, "out-plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if swept.Total.Cases != 12 || swept.Total.OutputTokensWorst != 2*plain.Total.OutputTokensWorst+6*1024 {
+		t.Errorf("plan: %d cases, worst output %d; want 12 and twice the unswept %d plus 6 x 1024", swept.Total.Cases, swept.Total.OutputTokensWorst, plain.Total.OutputTokensWorst)
+	}
+	if sum := runRepeats(t, cfg, out, context.Background()); sum.Cases != 12 || sum.CallsNew != 12 {
+		t.Fatalf("%s", sum)
+	}
+	on, off := 0, 0
+	for _, r := range readRows(t, filepath.Join(out, "calls.parquet")) {
+		p := r["request_params"].(string)
+		switch {
+		case strings.Contains(p, `"thinking":{"enabled":true,"budget":1024}`):
+			on++
+		case strings.Contains(p, `"thinking":{}`):
+			off++
+		}
+	}
+	if on != 6 || off != 6 {
+		t.Errorf("requests with thinking on %d, off %d; want 6 each", on, off)
+	}
+}

@@ -456,6 +456,10 @@ func (s *subsets) in(t *pipeline.Task, name string, it *pipeline.Item) (bool, er
 	if sc.done[word]&bit == 0 && ok && s.marked(t, sc, i) {
 		sc.done[word] |= bit
 	}
+	if sc.done[word]&bit == 0 && t.Data != nil && t.Data.Pending {
+		// Stand-in items: placeholder text, nothing to place.
+		return false, fmt.Errorf("task %s, subset %s: the task's data (%s) is not fetched yet, so no item can be placed in it; promoral data pull fetches it", t.Name, name, t.Data.Hub.ID)
+	}
 	if sc.done[word]&bit == 0 {
 		env := map[string]any{"item": it.Values(), "task": map[string]any{"name": t.Name}}
 		for j, n := range sc.names {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -68,8 +69,15 @@ and the items that flipped, each run's answers counted under its own policies.`,
 			}
 			shown := displayPath(dir)
 			journal := filepath.Join(dir, "journal.jsonl")
+			pending := pendingNames(old, new)
 			if st, err := os.Stat(journal); err != nil || st.Size() == 0 {
 				fmt.Fprintf(w, "\nno journal in %s: nothing to re-score, and every case is still to run\n", shown)
+			} else if len(pending) > 0 {
+				// A task whose hub data is not fetched has stand-in items
+				// (placeholder text): neither its prompts nor its subsets
+				// can be placed, so no number of it could be compared.
+				fmt.Fprintf(w, "\neffect on the numbers: not re-scored, because the data of %s is not fetched yet (promoral data pull %s fetches it)\n",
+					strings.Join(pending, ", "), pullPath(args[1]))
 			} else {
 				oldSc, missO, err := pipeline.ScoreFromJournal(old, journal)
 				if err != nil {
@@ -110,6 +118,34 @@ and the items that flipped, each run's answers counted under its own policies.`,
 	cmd.Flags().StringVar(&out, "out", "", "run folder whose journal re-scores both configs and tells what the change invalidates (default: NEW's output)")
 	cmd.Flags().BoolVar(&changed, "changed", false, "run folders: show only the cells where something changed")
 	return cmd
+}
+
+// pendingNames lists, sorted, the tasks of either study whose hub data is
+// not fetched yet, as "task (hub id)".
+func pendingNames(studies ...*pipeline.Study) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, st := range studies {
+		for _, t := range st.PendingData() {
+			n := t.Name + " (" + t.Data.Hub.ID + ")"
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pullPath is the config file data pull reads for a diff argument: the
+// path of a REV:PATH.
+func pullPath(arg string) string {
+	if _, err := os.Stat(arg); err == nil || !strings.Contains(arg, ":") {
+		return arg
+	}
+	_, path, _ := strings.Cut(arg, ":")
+	return path
 }
 
 // displayPath is a path relative to the working directory when it lies

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,5 +212,52 @@ func TestDiffSaysWhatIsMissingAndWhere(t *testing.T) {
 	out := string(outb)
 	if !strings.Contains(out, "HEAD:configs/run.yaml:2") || strings.Contains(out, "promoral-diff-") {
 		t.Errorf("errors not at REV:PATH:\n%s", out)
+	}
+}
+
+// A new config that adds a hub task whose data is not fetched yet (the
+// shipped Scruples task, with an empty dataset cache) still diffs: the
+// re-scoring says why it is skipped and how to fetch the data, instead of
+// failing on the stand-in items' placeholder fields (its high_consensus
+// subset reads label_scores, a map in the real data), and the cost of the
+// added cases is still shown.
+func TestDiffAddingAnUnfetchedHubTaskSaysSoAndStillPrices(t *testing.T) {
+	t.Setenv("PROMORAL_DATA_DIR", filepath.Join(t.TempDir(), "cache"))
+	t.Setenv("HF_ENDPOINT", "http://127.0.0.1:1") // nothing is fetched
+	root, _ := filepath.Abs("../..")
+	dir := t.TempDir()
+	base := fmt.Sprintf(`name: adds
+models:
+  - name: s
+    provider: scripted
+    script:
+      replies:
+        - text: "Final Answer: AUTHOR"
+tasks:
+  - {use: ethics, dataset: {limit: 10}}
+strategies: [zero_shot]
+paths: {strategies: %[1]s/configs/strategies, tasks: %[1]s/configs/tasks, models: %[1]s/configs/models, prompts: %[1]s/prompts}
+`, root)
+	oldCfg, newCfg := filepath.Join(dir, "old.yaml"), filepath.Join(dir, "new.yaml")
+	os.WriteFile(oldCfg, []byte(base), 0o644)
+	added := strings.Replace(base, "  - {use: ethics, dataset: {limit: 10}}\n", "  - {use: ethics, dataset: {limit: 10}}\n  - scruples\n", 1) +
+		"metrics:\n  - {kind: classification, name: scruples, tasks: [scruples]}\n"
+	os.WriteFile(newCfg, []byte(added), 0o644)
+	out := filepath.Join(dir, "out")
+	if _, stderr, code := runCLI(t, "apply", "-q", "--out", out, oldCfg); code != 0 {
+		t.Fatal(stderr)
+	}
+	stdout, stderr, code := runCLI(t, "diff", "--out", out, oldCfg, newCfg)
+	if code != 0 {
+		t.Fatalf("diff exits %d:\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"+ scruples",
+		"effect on the numbers: not re-scored, because the data of scruples (justinphan3110/scruples) is not fetched yet (promoral data pull " + newCfg + " fetches it)",
+		"0 cases it invalidates, 1466 it adds",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("diff lacks %q:\n%s", want, stdout)
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/promoral/promoral/pipeline/dataset"
 )
@@ -51,6 +53,23 @@ const partSuffix = ".part"
 func (c *Client) Download(ctx context.Context, name string, ref *dataset.Hub, f File, dest string, prog Progress) (*Fetched, error) {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return nil, err
+	}
+	// One download per dataset folder at a time, across processes: two
+	// pulls of one file would append to one part. The second waits, then
+	// finds the file the first one verified and moved in.
+	unlock, waited, err := lockDir(ctx, filepath.Dir(dest))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := os.Stat(dest); err == nil && (waited || f.SHA256 != "") {
+		sum, size, err := hashFile(dest)
+		if err != nil {
+			return nil, err
+		}
+		if (f.SHA256 == "" || strings.EqualFold(sum, f.SHA256)) && (f.Size <= 0 || size == f.Size) {
+			return &Fetched{Size: size, SHA256: sum}, nil
+		}
 	}
 	part := dest + partSuffix
 	var meta Fetched
@@ -302,4 +321,34 @@ func sizeText(n int64) string {
 		return "?"
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// lockDir takes an exclusive lock on a folder (flock on the folder itself,
+// so no lock file is left in the cache), waiting while another process or
+// pull holds it, until ctx ends. waited says whether it had to wait.
+func lockDir(ctx context.Context, dir string) (unlock func(), waited bool, err error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	for {
+		err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+				d.Close()
+			}, waited, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			d.Close()
+			return nil, false, fmt.Errorf("cannot lock the dataset folder %s: %v", dir, err)
+		}
+		waited = true
+		select {
+		case <-ctx.Done():
+			d.Close()
+			return nil, false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

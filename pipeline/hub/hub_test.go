@@ -471,3 +471,65 @@ func TestLinkedEtagMismatchKeepsNothing(t *testing.T) {
 	}
 	noData(t, cache)
 }
+
+// Two pulls of one dataset at once (two studies, or two shards, sharing
+// the cache) never append to one part: the second waits for the first,
+// then finds the file it verified, and asks the hub for nothing.
+func TestConcurrentPullsShareOneDownload(t *testing.T) {
+	h := newFakeHub(t, map[string][]byte{"data/test.jsonl": content})
+	stall := make(chan struct{})
+	h.stall = stall
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	pull := func(lockName string) <-chan error {
+		lock, err := ReadLock(filepath.Join(dir, lockName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &Data{Client: h.client(""), Cache: cache, Lock: lock, Fetch: true, RunFile: "run.yaml"}
+		done := make(chan error, 1)
+		go func() {
+			files, err := d.Files("scruples", ref())
+			if err == nil {
+				if got, _ := os.ReadFile(files[0]); string(got) != string(content) {
+					err = fmt.Errorf("%s: the pulled file differs from the hub's", lockName)
+				}
+			}
+			done <- err
+		}()
+		return done
+	}
+	first := pull("a.lock.yaml")
+	// The first pull has half the file in its part and waits for the rest.
+	for half := false; !half; {
+		time.Sleep(10 * time.Millisecond)
+		for _, f := range cacheFiles(t, cache) {
+			if st, err := os.Stat(filepath.Join(cache, f)); err == nil && strings.HasSuffix(f, partSuffix) && st.Size() == int64(len(content)/2) {
+				half = true
+			}
+		}
+	}
+	second := pull("b.lock.yaml")
+	time.Sleep(300 * time.Millisecond)
+	h.mu.Lock()
+	asked := len(h.ranges)
+	h.stall = nil
+	h.mu.Unlock()
+	if asked != 1 {
+		t.Errorf("the store saw %d requests while the first pull was under way (Range headers %q); want the second pull to wait", asked, h.ranges)
+	}
+	close(stall) // the first pull's connection drops; it resumes
+	for _, done := range []<-chan error{first, second} {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"", fmt.Sprintf("bytes=%d-", len(content)/2)}; fmt.Sprint(h.ranges) != fmt.Sprint(want) {
+		t.Fatalf("store saw Range headers %q; want %q (one download, resumed once)", h.ranges, want)
+	}
+	for _, f := range cacheFiles(t, cache) {
+		if strings.HasSuffix(f, partSuffix) {
+			t.Errorf("a part is left: %s", f)
+		}
+	}
+}

@@ -188,7 +188,8 @@ func (s *Summary) String() string {
 		}
 		fmt.Fprintf(&b, "\n  nothing was written to %s (the earlier outputs stand); apply again to resume from the journal", s.OutDir)
 	} else {
-		fmt.Fprintf(&b, "%s: %d cases, %d calls (%d new, %d cached), %d errors, %d unparsed, %d truncated, %d prompt + %d completion tokens, $%.4f -> %s",
+		// Short lines: read at an 80-column terminal.
+		fmt.Fprintf(&b, "%s: %d cases, %d calls (%d new, %d cached), %d errors\n  %d unparsed, %d truncated, %d prompt + %d completion tokens, $%.4f\n  outputs -> %s",
 			s.Run, s.Cases, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed, s.Truncated,
 			s.PromptTokens, s.CompletionTokens, s.CostUSD, s.OutDir)
 	}
@@ -200,7 +201,7 @@ func (s *Summary) String() string {
 		fmt.Fprintf(&b, "\n  %d of the cached calls came from the shared cache %s (copied into this run's journal; not paid again)", s.CallsShared, s.SharedCache)
 	}
 	if s.Reused > 0 && !s.Interrupted {
-		fmt.Fprintf(&b, "\n  %s taken from the earlier outputs (same code, configs and data; only the metric blocks may differ)", Plural(s.Reused, "case's row", "cases' rows"))
+		fmt.Fprintf(&b, "\n  %s taken from the earlier outputs\n  (same code, configs and data; only the metric blocks may differ)", Plural(s.Reused, "case's row", "cases' rows"))
 	}
 	if s.LostInFlight > 0 {
 		fmt.Fprintf(&b, "\n  %d call(s) were in flight when an earlier apply was killed; %d of them were sent again", s.LostInFlight, s.Resent)

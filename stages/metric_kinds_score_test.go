@@ -548,7 +548,7 @@ func TestReference(t *testing.T) {
 	if got := cellOf(t, tb, "n", "ETHICS", "m", "zero_shot"); got != "5" {
 		t.Errorf("n = %s", got)
 	}
-	for _, s := range []string{"1 of 2 runs match", "(differ: m/cot)", "Published runs not in this run: pub-m/other.", "ECE = ece_pos"} {
+	for _, s := range []string{"1 of 2 runs match", "Differ: m/cot.", "Published runs not in this run: pub-m/other.", "ECE = ece_pos"} {
 		if !strings.Contains(out.Text, s) {
 			t.Errorf("report text lacks %q:\n%s", s, out.Text)
 		}

@@ -463,80 +463,189 @@ func (m *reference) writeText(w *strings.Builder, d RefDataset, how string, line
 	if d.Subset != "" {
 		target += " (" + d.Subset + ")"
 	}
-	fmt.Fprintf(w, "Published figures (%s, dataset %s) vs this run (task %s; %s):\n", m.file, d.Dataset, target, how)
+	// At most 80 columns for the usual names: the policy on lines of its
+	// own, one line per run with this run's figures and the largest
+	// difference from the published ones, and the published figures on a
+	// second line only where they differ.
+	fmt.Fprintf(w, "This run (task %s) vs the published figures\n  (dataset %s of %s):\n", target, d.Dataset, m.file)
+	for _, l := range wrapClauses(how, 76) {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
 	f := func(x float64) string {
 		if math.IsNaN(x) {
 			return "     -"
 		}
 		return fmt.Sprintf("%6.4f", x)
 	}
-	df := func(x float64) string {
-		if math.IsNaN(x) {
-			return "      -"
-		}
-		return fmt.Sprintf("%+7.4f", math.Round(x*1e4)/1e4+0) // +0: no "-0.0000"
-	}
 	if len(lines) == 0 {
 		fmt.Fprintf(w, "  (this run scored no model x strategy of task %s)\n", d.Task)
 		return
 	}
 	figs := lines[0].figs
-	fmt.Fprintf(w, "  %-16s %-20s", "model", "strategy")
-	for _, fg := range figs {
-		if fg.name == "asr" || fg.name == "rta" || fg.name == "accuracy" {
-			fmt.Fprintf(w, " %11s |", "n ours/pub")
+	counted := func(name string) bool { return name == "asr" || name == "rta" || name == "accuracy" }
+	pubN := func(l *refLine, name string) int {
+		p := l.pubOrNaN()
+		switch name {
+		case "accuracy":
+			return p.n
+		case "asr":
+			return p.nHarmful
+		case "rta":
+			return p.nBenign
 		}
-		fmt.Fprintf(w, " %-21s |", map[string]string{"accuracy": "acc", "f1": "F1", "ece": "ECE", "brier": "Brier", "asr": "ASR", "rta": "RTA"}[fg.name]+" ours pub diff")
+		return -1
 	}
-	w.WriteString("\n")
+	// n is this run's count, "185/193" where the published one differs.
+	nText := func(l *refLine, name string) string {
+		n := strconv.Itoa(l.nOf(name))
+		if pn := pubN(l, name); l.pub != nil && !l.incomplete && pn >= 0 && strconv.Itoa(pn) != n {
+			n += "/" + strconv.Itoa(pn)
+		}
+		return n
+	}
+	mw, sw, nw := len("  ^ differs"), len("published"), 4
+	for _, l := range lines {
+		mw, sw = max(mw, len(l.model)), max(sw, len(l.strategy))
+		for _, fg := range l.figs {
+			if counted(fg.name) {
+				nw = max(nw, len(nText(l, fg.name)))
+			}
+		}
+	}
+	fmt.Fprintf(w, "  %-*s %-*s", mw, "model", sw, "strategy")
+	for _, fg := range figs {
+		if counted(fg.name) {
+			fmt.Fprintf(w, " %*s", nw, "n")
+		}
+		fmt.Fprintf(w, " %6s", map[string]string{"accuracy": "acc", "f1": "F1", "ece": "ECE", "brier": "Brier", "asr": "ASR", "rta": "RTA"}[fg.name])
+	}
+	fmt.Fprintf(w, " %6s\n", "|diff|")
 	matched, compared := 0, 0
 	var off []string
 	for _, l := range lines {
 		p := l.pubOrNaN()
-		mark := ""
+		// A note goes on a line of its own below the run's, as does the
+		// published line of a run that differs.
+		note := ""
+		differs := false
 		if l.incomplete {
-			mark = "  incomplete: errored cases (apply again to retry them)"
+			note = "^ incomplete: errored cases (apply again to retry them)"
 		} else if l.pub != nil {
 			compared++
 			if m.matches(l) {
 				matched++
 			} else {
-				mark = "  <- differs"
+				differs = true
 				off = append(off, l.model+"/"+l.strategy)
 			}
 		} else {
-			mark = "  (no published run)"
+			note = "^ no published run"
 		}
-		fmt.Fprintf(w, "  %-16s %-20s", l.model, l.strategy)
+		fmt.Fprintf(w, "  %-*s %-*s", mw, l.model, sw, l.strategy)
+		worst := math.NaN()
 		for _, fg := range l.figs {
-			pn := -1
-			switch fg.name {
-			case "accuracy":
-				pn = p.n
-			case "asr":
-				pn = p.nHarmful
-			case "rta":
-				pn = p.nBenign
+			if counted(fg.name) {
+				fmt.Fprintf(w, " %*s", nw, nText(l, fg.ours))
 			}
-			if fg.name == "asr" || fg.name == "rta" || fg.name == "accuracy" {
-				np := "-"
-				if pn >= 0 {
-					np = strconv.Itoa(pn)
-				}
-				fmt.Fprintf(w, " %5d/%-5s |", l.nOf(fg.ours), np)
+			ours, pub := l.val(fg.ours), fg.pub(&p)
+			fmt.Fprintf(w, " %s", f(ours))
+			if d := math.Abs(math.Round(ours*1e4)/1e4 - pub); !math.IsNaN(d) && !(d <= worst) {
+				worst = d
 			}
-			fmt.Fprintf(w, " %s %s %s |", f(l.val(fg.ours)), f(fg.pub(&p)), df(l.val(fg.ours)-fg.pub(&p)))
 		}
-		fmt.Fprintf(w, "%s\n", mark)
+		if math.IsNaN(worst) {
+			fmt.Fprintf(w, " %6s", "-")
+		} else {
+			fmt.Fprintf(w, " %6.4f", worst)
+		}
+		w.WriteString("\n")
+		if note != "" {
+			fmt.Fprintf(w, "    %s\n", note)
+		}
+		if differs {
+			fmt.Fprintf(w, "    %-*s %-*s", mw-2, "^ differs", sw, "published")
+			for _, fg := range l.figs {
+				if counted(fg.name) {
+					if pn := pubN(l, fg.name); pn >= 0 {
+						fmt.Fprintf(w, " %*d", nw, pn)
+					} else {
+						fmt.Fprintf(w, " %*s", nw, "-")
+					}
+				}
+				fmt.Fprintf(w, " %s", f(fg.pub(&p)))
+			}
+			w.WriteString("\n")
+		}
 	}
-	fmt.Fprintf(w, "  %d of %d runs match the published %s and %s within %g", matched, compared, headline(figs[0].name), headline(figs[1].name), m.tol)
+	fmt.Fprintf(w, "  %d of %d runs match the published %s and %s within %g.\n", matched, compared, headline(figs[0].name), headline(figs[1].name), m.tol)
 	if len(off) > 0 {
-		fmt.Fprintf(w, " (differ: %s)", strings.Join(off, ", "))
+		for i, l := range wrapWords("Differ: "+strings.Join(off, ", ")+".", 76) {
+			fmt.Fprintf(w, "%s%s\n", map[bool]string{true: "  ", false: "    "}[i == 0], l)
+		}
 	}
-	w.WriteString(".\n")
+	w.WriteString("  n: this run's count, then the published one where it differs; |diff|: the\n  largest difference from a published figure on the line, at 4 decimals.\n")
 	if len(missing) > 0 {
-		fmt.Fprintf(w, "  Published runs not in this run: %s.\n", strings.Join(missing, ", "))
+		for i, l := range wrapWords("Published runs not in this run: "+strings.Join(missing, ", ")+".", 76) {
+			fmt.Fprintf(w, "%s%s\n", map[bool]string{true: "  ", false: "    "}[i == 0], l)
+		}
 	}
+}
+
+// wrapClauses is wrapWords that breaks a "; "-separated description
+// between its clauses, and inside a clause only when it is longer than
+// width.
+func wrapClauses(text string, width int) []string {
+	var units []string
+	clauses := strings.Split(text, "; ")
+	for i, c := range clauses {
+		if i < len(clauses)-1 {
+			c += ";"
+		}
+		if len(c) <= width {
+			units = append(units, c)
+		} else {
+			units = append(units, wrapWords(c, width)...)
+		}
+	}
+	var out []string
+	cur := ""
+	for _, u := range units {
+		switch {
+		case cur == "":
+			cur = u
+		case len(cur)+1+len(u) <= width:
+			cur += " " + u
+		default:
+			out = append(out, cur)
+			cur = u
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// wrapWords breaks text into lines of at most width characters between
+// words (a longer word stands on a line alone).
+func wrapWords(text string, width int) []string {
+	var out []string
+	cur := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case cur == "":
+			cur = word
+		case len(cur)+1+len(word) <= width:
+			cur += " " + word
+		default:
+			out = append(out, cur)
+			cur = word
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
 }
 
 func headline(name string) string {

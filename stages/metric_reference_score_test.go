@@ -86,10 +86,74 @@ func TestReferenceSafetyAndMultiClass(t *testing.T) {
 			t.Errorf("%s %s = %q, want %q", c.dataset, c.col, got, c.want)
 		}
 	}
-	for _, s := range []string{"1 of 1 runs match the published ASR and RTA", "of all harmful prompts (unjudged count as neither verdict)",
-		"published: of all harmful (benign) prompts", "F1 = weighted_f1; ECE = ece", "1 of 1 runs match the published accuracy and F1"} {
+	for _, s := range []string{"1 of 1 runs match the published ASR and RTA", "share judged COMPLIANCE of all harmful prompts", "neither verdict);",
+		"published: of all harmful (benign) prompts", "F1 = weighted_f1;", "ECE = ece", "1 of 1 runs match the published accuracy and F1"} {
 		if !strings.Contains(out.Text, s) {
 			t.Errorf("text lacks %q:\n%s", s, out.Text)
 		}
+	}
+}
+
+// The comparison text fits 80 columns: one line per run with this run's
+// figures and the largest difference, n as "ours/published" where the
+// counts differ, and the published figures on a second line only for a
+// run that differs.
+func TestReferenceTextFitsATerminal(t *testing.T) {
+	dir := t.TempDir()
+	csvText := "dataset,model,strategy,n_eval,accuracy,f1,ece,brier\n" +
+		"Scruples,claude-sonnet-4,thought_experiment,5,0.7000,0.5000,0.3250,0.2000\n" +
+		"Scruples,claude-sonnet-4,zero_shot,4,0.5000,0.5000,0.4000,0.3000\n"
+	if err := os.WriteFile(filepath.Join(dir, "ref.csv"), []byte(csvText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	labels := []string{"AUTHOR", "OTHER", "EVERYBODY", "NOBODY", "INFO"}
+	scr := mkTask("scruples", labels, "", []tItem{{id: "1", gold: "AUTHOR"}, {id: "2", gold: "AUTHOR"}, {id: "3", gold: "OTHER"}, {id: "4", gold: "NOBODY"}}, nil)
+	st := mkStudy(1, scr)
+	st.File = filepath.Join(dir, "run.yaml")
+	var answers []ans
+	for _, s := range []string{"thought_experiment", "zero_shot"} {
+		answers = append(answers,
+			ans{model: "claude-sonnet-4", strategy: s, item: "1", label: "AUTHOR", conf: 0.9},
+			ans{model: "claude-sonnet-4", strategy: s, item: "2", label: "OTHER", conf: 0.6},
+			ans{model: "claude-sonnet-4", strategy: s, item: "3", label: "OTHER", conf: 0.8},
+			ans{model: "claude-sonnet-4", strategy: s, item: "4", label: "INFO", conf: 0.7})
+	}
+	rs := mkRS(st, "wrong", scr, answers...)
+	cls := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification", Tasks: []string{"scruples"}}, Bootstrap: intp(0)})
+	ref := build(t, st, &ReferenceConfig{MetricBase: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv",
+		Datasets: []RefDataset{{Dataset: "Scruples", Task: "scruples"}}})
+	st.Metrics = []pipeline.Metric{cls, ref}
+	out := run(t, ref, rs)
+	lines := strings.Split(out.Text, "\n")
+	for _, l := range lines {
+		if len(l) > 80 {
+			t.Errorf("a line of %d columns: %q", len(l), l)
+		}
+	}
+	// Accuracy 2/4 = 0.5 against 0.7: differs by 0.2, the published
+	// figures follow on their own line; zero_shot matches to 4 decimals.
+	var te, pub, zs string
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "  claude-sonnet-4 thought_experiment "):
+			te = l
+			if i+1 < len(lines) {
+				pub = lines[i+1]
+			}
+		case strings.HasPrefix(l, "  claude-sonnet-4 zero_shot "):
+			zs = l
+		}
+	}
+	for _, c := range []struct{ line, want string }{
+		{te, "4/5 0.5000"}, {te, "0.2250 0.2000"}, {pub, "    ^ differs     published             5 0.7000 0.5000 0.3250 0.2000"},
+		{zs, "  4 0.5000"}, {zs, "0.2250 0.0750"}, {out.Text, "1 of 2 runs match the published accuracy and F1"},
+		{out.Text, "Differ: claude-sonnet-4/thought_experiment."},
+	} {
+		if !strings.Contains(c.line, c.want) {
+			t.Errorf("%q lacks %q; text:\n%s", c.line, c.want, out.Text)
+		}
+	}
+	if zs == "" || strings.Contains(zs, "/") || strings.Contains(out.Text, "^ differs     published             4") {
+		t.Errorf("the matching run is marked: %q", zs)
 	}
 }

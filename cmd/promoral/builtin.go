@@ -38,6 +38,6 @@ func resolveConfig(arg string, log io.Writer) (string, error) {
 		return "", err
 	}
 	run := promoral.RunFile(dir, arg)
-	fmt.Fprintf(log, "promoral: %s is built in; its files are in %s\n", arg, dir)
+	fmt.Fprintf(log, "promoral: %s is built in; its files are in\n  %s\n", arg, dir)
 	return run, nil
 }

@@ -1,6 +1,6 @@
 // Package pipeline loads a study and runs it: spec loading and validation,
-// the strategy graph, the engine that walks each case, planning, scoring and
-// the review verbs (plan, diff, merge). Data flows one way through it:
+// the strategy graph, the engine that walks each case, the output set and
+// scoring. Data flows one way through it:
 //
 //	run file ─load─▶ Study ─plan─▶ cases ─engine─▶ journal ─▶ results, calls ─▶ metrics
 //
@@ -22,17 +22,30 @@
 //	stats       the statistics behind the metric stages
 //	secret      keeping credentials out of everything written
 //
+// The review verbs live above it, in package review (pipeline/review):
+// plan, diff of two configs or two run folders, and merge of shards. Review
+// imports this package and nothing here imports review; it reads a loaded
+// Study and works through this package's exported API only: WalkCase walks
+// a case on a ReplySource (the journal, then the shared cache) without a
+// call, ShapeOf gives a strategy's calls at best and at worst, and an
+// OutputSet writes and switches in a run folder's outputs from rows merge
+// already has.
+//
 // Within this package the files group by the same flow:
 //
 //   - spec: spec.go, load.go, task.go, strategy.go, build.go, registry.go,
 //     study.go, names.go, schema.go, typecheck.go, metric.go, blocks.go,
-//     factors.go, human.go, subsetmarks.go, fasttemplate.go, dryrun.go;
-//   - engine: engine.go, exec.go, connect.go, waves.go, budget.go,
+//     factors.go, human.go, subsetmarks.go, fasttemplate.go, dryrun.go,
+//     shape.go, tokens.go;
+//   - engine: engine.go, exec.go, walk.go, connect.go, waves.go, budget.go,
 //     selection.go, reuse.go, reusekey.go, stream.go, errclass.go,
 //     livestats.go, trace.go, output.go, columns.go, outset.go,
-//     readresults.go;
-//   - scoring: score.go, rescore.go;
-//   - review: plan.go, tokens.go, diff.go, diffcost.go, rundiff.go, merge.go.
+//     outputset.go, readresults.go;
+//   - scoring: score.go, rescore.go.
+//
+// dryrun.go stays here because load.go calls it to validate templates;
+// tokens.go because the rate limiter counts request tokens with it;
+// cacheimport.go because it reads the shared cache's internals.
 //
 // Stage kinds (package stages) register themselves here and see a case
 // through Exec; the engine knows no stage kind by name.

@@ -132,6 +132,17 @@ func SampleEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
 	}
 }
 
+// PromptEnv is SampleEnv with the task's wording blocks rendered in as
+// .task, as a prompt stage sees them; without .task when a block cannot be
+// rendered for this item. Plan sizes prompts on it; diff renders them.
+func PromptEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
+	env := SampleEnv(m, s, t, it)
+	if te, err := t.env(env); err == nil {
+		env["task"] = te
+	}
+	return env
+}
+
 // ExprFields lists the fields an expression reads directly under root
 // (root.<field> or root["field"]), e.g. the item fields of item.reply.
 func ExprFields(p *vm.Program, root string) []string {

@@ -163,7 +163,7 @@ type Summary struct {
 	Selection *Selection `json:"selection,omitempty"`
 	// Capped is set when the apply stopped at its spend cap (budget.go).
 	Capped *CapStop `json:"capped,omitempty"`
-	// MergedFrom lists the shards a merge joined (merge.go).
+	// MergedFrom lists the shards a merge joined (package review).
 	MergedFrom []MergedShard `json:"merged_from,omitempty"`
 }
 
@@ -292,7 +292,7 @@ type Engine struct {
 	rows    chan CallRow
 	waves   *waves
 	budget  *budget
-	merged  *mergeInfo // set by Merge (merge.go)
+	merged  *MergeTotals // set by OutputSet.Commit (outputset.go)
 	// subsets fills results.parquet's subsets column (trace.go).
 	subsets *subsetNames
 	// flat is results.parquet's flat columns (flatcols.go).

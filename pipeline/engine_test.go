@@ -293,3 +293,29 @@ func TestChangedExtractionRescoresFromTheJournal(t *testing.T) {
 		t.Fatalf("labels %q -> %q, want bad -> fine", before[0].Label, after[0].Label)
 	}
 }
+
+// Two cases that send the same request at the same time pay for it once,
+// and the accounting says one new call and one cached.
+func TestIdenticalConcurrentRequestsArePaidOnce(t *testing.T) {
+	dir := writeTree(t, baseTree(map[string]string{
+		"data/items.jsonl": `{"id":"a","text":"same","gold":"1"}
+{"id":"b","text":"same","gold":"1"}
+`,
+		"configs/run.yaml": `name: dup
+models:
+  - {name: slow, provider: scripted, script: {latency: 50ms, replies: [{text: "Answer: wrong"}]}}
+tasks: [toy]
+strategies: [one_shot]
+settings: {concurrency: 2}
+`,
+	}))
+	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	sum, _ := apply(t, st, filepath.Join(dir, "out"))
+	if sum.CallsNew != 1 || sum.CallsCached != 1 || sum.Attempts != 1 {
+		t.Fatalf("want 1 new + 1 cached from 1 attempt, got %+v", sum)
+	}
+	rows, _ := parquetio.Read(filepath.Join(dir, "out", "calls.parquet"))
+	if len(rows) != 2 {
+		t.Fatalf("calls.parquet rows = %d, want 2", len(rows))
+	}
+}

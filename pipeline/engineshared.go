@@ -114,24 +114,20 @@ func (e *Engine) sharedWarnings() {
 	}
 }
 
-// replyLookup finds a usable reply by its key: a journal, or a journal
-// with the shared cache behind it.
-type replyLookup interface {
-	Lookup(key string) (*journal.Record, bool, error)
-}
-
-// sharedSource is a journal with the shared cache behind it, for plan: it
-// reads both and changes neither.
-type sharedSource struct {
-	*journal.Journal
+// ReplySource serves replies already paid for, by request key, without
+// calling a model: a run's journal, with the shared response cache behind
+// it when the run uses one. It reads both and changes neither: plan and
+// diff walk cases on it (WalkCase) to see what an apply would still send.
+type ReplySource struct {
+	j      *journal.Journal
 	shared *SharedCache
 	hits   int
 }
 
-// planSource is j with the run's shared cache behind it, if the run uses
-// one and it exists.
-func planSource(st *Study, j *journal.Journal) *sharedSource {
-	src := &sharedSource{Journal: j}
+// NewReplySource is j with st's shared cache behind it, if st uses one and
+// it exists.
+func NewReplySource(st *Study, j *journal.Journal) *ReplySource {
+	src := &ReplySource{j: j}
 	if dir, err := ResolveCacheDir(st); err == nil && dir != "" {
 		if fi, err := os.Stat(filepath.Join(dir, repliesDir)); err == nil && fi.IsDir() {
 			src.shared = &SharedCache{root: dir}
@@ -140,9 +136,10 @@ func planSource(st *Study, j *journal.Journal) *sharedSource {
 	return src
 }
 
-// Lookup implements replyLookup.
-func (s *sharedSource) Lookup(key string) (*journal.Record, bool, error) {
-	rec, ok, err := s.Journal.Lookup(key)
+// Lookup finds the usable reply to a request key: in the journal, else in
+// the shared cache.
+func (s *ReplySource) Lookup(key string) (*journal.Record, bool, error) {
+	rec, ok, err := s.j.Lookup(key)
 	if ok || err != nil || s.shared == nil {
 		return rec, ok, err
 	}
@@ -152,9 +149,21 @@ func (s *sharedSource) Lookup(key string) (*journal.Record, bool, error) {
 	return rec, ok, nil
 }
 
-func (s *sharedSource) sharedHits() int {
+// SharedHits counts the replies Lookup has found in the shared cache, not
+// in the journal: calls an apply copies into its journal and pays nothing
+// for.
+func (s *ReplySource) SharedHits() int {
 	if s.shared == nil {
 		return 0
 	}
 	return s.hits
+}
+
+// SharedCache is the folder of the shared cache behind the journal, ""
+// when there is none.
+func (s *ReplySource) SharedCache() string {
+	if s.shared == nil {
+		return ""
+	}
+	return s.shared.Root()
 }

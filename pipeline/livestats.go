@@ -83,8 +83,8 @@ func (m *ModelStats) NewCalls() int64 { return m.Calls.Load() - m.Cached.Load() 
 func (m *ModelStats) share(s *Strategy, judge bool) *workShare {
 	w := m.shares[shareKey(s, judge)]
 	if w == nil {
-		sh := strategyShape(s)
-		m.Expect(shareKey(s, judge), 0, sh.best, sh.worst)
+		sh := ShapeOf(s)
+		m.Expect(shareKey(s, judge), 0, sh.Best, sh.Worst)
 		w = m.shares[shareKey(s, judge)]
 	}
 	return w

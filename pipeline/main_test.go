@@ -1,28 +1,12 @@
 package pipeline_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/promoral/promoral/internal/needs"
+	"github.com/promoral/promoral/internal/studytest"
 )
 
 // No test reads the user's dataset cache or response cache, or reaches the
 // hub: a test that needs one starts a loopback fake (hubtest) and its own
 // cache folder.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "promoral-data-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("PROMORAL_DATA_DIR", dir)
-	os.Setenv("PROMORAL_CACHE_DIR", filepath.Join(dir, "responses"))
-	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
-	os.Setenv("HF_TOKEN_PATH", filepath.Join(dir, "no-token"))
-	os.Unsetenv("HF_TOKEN")
-	code := m.Run()
-	needs.Report(os.Stderr) // the tests skipped for a missing tool
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { studytest.Main(m) }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"gopkg.in/yaml.v3"
 )
@@ -161,6 +162,14 @@ func (k Kind) ConfigType() reflect.Type { return reflect.TypeOf(k.New()).Elem() 
 // templates), so a template naming a missing field fails validation.
 type Checker interface {
 	Check(t *Task, env map[string]any) error
+}
+
+// CallPlanner is implemented by stages that call a model, so `plan` can see
+// what they would send without sending it.
+type CallPlanner interface {
+	// PlanCall renders the stage's own messages for env and returns them
+	// with the stage's generation parameters and the stages it continues.
+	PlanCall(env map[string]any) (msgs []llm.Message, params GenParams, cont []string, err error)
 }
 
 // Sampler is implemented by stage configs that publish fields; Sample

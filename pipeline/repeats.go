@@ -80,16 +80,6 @@ func (st *Study) RepeatsNote() string {
 	return fmt.Sprintf(" x %d to %d repeats", lo, hi)
 }
 
-// repeatsNote is plan's note on repeats ("" without any).
-func (st *Study) repeatsNote() string {
-	r := st.RepeatsNote()
-	if r == "" {
-		return ""
-	}
-	return fmt.Sprintf("cases count every repeat (%s%s): each repeat makes its own calls, a judge's calls aside (the same answer judged twice is one call)",
-		Plural(st.NumCells(), "cell", "cells"), r)
-}
-
 // expandRepeats turns every matrix cell into one cell per repeat.
 func expandRepeats(st *Study) {
 	n := 0

@@ -4,97 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
-	"github.com/promoral/promoral/pipeline/fake"
 )
-
-// randomServer is a fake OpenAI endpoint that answers at random, from a
-// seeded mix of a right-ish answer, the other answer and an unparsable
-// reply, so repeats of one prompt differ. calls counts the requests it
-// answered; onCall (when set) runs before each answer.
-type randomServer struct {
-	*fake.Server
-	calls  atomic.Int64
-	onCall func(n int64)
-}
-
-func newRandomServer(t *testing.T, seed uint64) *randomServer {
-	t.Helper()
-	var mu sync.Mutex
-	rng := rand.New(rand.NewPCG(seed, 99))
-	rs := &randomServer{}
-	rs.Server = fake.New("openai", func(c fake.Call) []string {
-		n := rs.calls.Add(1)
-		if rs.onCall != nil {
-			rs.onCall(n)
-		}
-		mu.Lock()
-		u := rng.Float64()
-		mu.Unlock()
-		switch {
-		case u < 0.55:
-			return []string{"Confidence: 0.9\nAnswer: wrong"}
-		case u < 0.9:
-			return []string{"Confidence: 0.6\nAnswer: not wrong"}
-		default:
-			return []string{"I cannot say."}
-		}
-	})
-	t.Cleanup(rs.Close)
-	return rs
-}
-
-// repeatsStudy writes the toy study against srv with the given repeats
-// setting (0: none) and returns the run file's path.
-func repeatsStudy(t *testing.T, dir string, srv *randomServer, repeats int) string {
-	t.Helper()
-	files := baseTree(nil)
-	settings := "settings: {concurrency: 3}\n"
-	if repeats > 0 {
-		settings = fmt.Sprintf("settings: {concurrency: 3, repeats: %d}\n", repeats)
-	}
-	files["configs/run.yaml"] = fmt.Sprintf(`name: rep-run
-models:
-  - {name: rnd, provider: openai, model: gpt-4.1, base_url: %s, key_env: PROMORAL_TEST_KEY_REP}
-tasks: [toy]
-strategies: [one_shot]
-`, srv.BaseURL()) + settings
-	if dir == "" {
-		return filepath.Join(writeTree(t, files), "configs/run.yaml")
-	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "configs/run.yaml")
-}
-
-func runRepeats(t *testing.T, cfg, out string, ctx context.Context) *pipeline.Summary {
-	t.Helper()
-	st := mustLoad(t, cfg)
-	if err := pipeline.Connect(st, false); err != nil {
-		t.Fatal(err)
-	}
-	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(3)}).Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sum
-}
 
 // k repeats are k cases with k distinct journal keys and k calls; the
 // repeat column numbers them 0..k-1.
@@ -108,7 +23,7 @@ func TestRepeatsDistinctKeys(t *testing.T) {
 	if sum.Cases != 18 || sum.CallsNew != 18 || sum.CallsCached != 0 {
 		t.Fatalf("6 items x 3 repeats: want 18 cases and 18 new calls, got %s", sum)
 	}
-	if n := srv.calls.Load(); n != 18 {
+	if n := srv.Calls.Load(); n != 18 {
 		t.Errorf("the server answered %d calls, want 18", n)
 	}
 	keys := map[string]int{}
@@ -136,43 +51,6 @@ func TestRepeatsDistinctKeys(t *testing.T) {
 	}
 }
 
-// Repeat 0 keeps the key a run without repeats journaled; raising k pays
-// only for the new repeats, and plan says so before.
-func TestRepeatsRaiseCallsOnlyNew(t *testing.T) {
-	t.Setenv(pipeline.CacheEnv, t.TempDir())
-	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
-	srv := newRandomServer(t, 2)
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	cfg := repeatsStudy(t, dir, srv, 0)
-	first := runRepeats(t, cfg, out, context.Background())
-	if first.Cases != 6 || first.CallsNew != 6 {
-		t.Fatalf("without repeats: %s", first)
-	}
-	prev := 1
-	for _, k := range []int{2, 4} {
-		before := srv.calls.Load()
-		cfg = repeatsStudy(t, dir, srv, k)
-		plan, err := pipeline.MakePlan(mustLoad(t, cfg), out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		doneBefore := 6 * prev
-		prev = k
-		if plan.Total.Cases != 6*k || plan.Total.CasesDone != doneBefore || plan.Total.CallsBest != 6*k-doneBefore {
-			t.Errorf("plan at k=%d: %d cases, %d done, %d calls; want %d, %d, %d", k, plan.Total.Cases, plan.Total.CasesDone, plan.Total.CallsBest,
-				6*k, doneBefore, 6*k-doneBefore)
-		}
-		sum := runRepeats(t, cfg, out, context.Background())
-		if sum.Cases != 6*k || sum.CallsNew != 6*k-doneBefore || sum.CallsCached != doneBefore {
-			t.Errorf("k=%d: want %d cases, %d new and %d cached calls; got %s", k, 6*k, 6*k-doneBefore, doneBefore, sum)
-		}
-		if n := srv.calls.Load() - before; n != int64(6*k-doneBefore) {
-			t.Errorf("k=%d: the server answered %d new calls, want %d", k, n, 6*k-doneBefore)
-		}
-	}
-}
-
 // An apply stopped mid-run resumes from the journal: the server answers
 // each of the k x items requests exactly once over both applies, and the
 // results hold each case once.
@@ -184,7 +62,7 @@ func TestRepeatsResumeWithoutDuplicates(t *testing.T) {
 	out := filepath.Join(filepath.Dir(cfg), "..", "out")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv.onCall = func(n int64) {
+	srv.OnCall = func(n int64) {
 		if n == 11 {
 			cancel()
 		}
@@ -193,12 +71,12 @@ func TestRepeatsResumeWithoutDuplicates(t *testing.T) {
 	if !first.Interrupted || first.Cases >= 30 {
 		t.Fatalf("the first apply was not interrupted: %s", first)
 	}
-	srv.onCall = nil
+	srv.OnCall = nil
 	second := runRepeats(t, cfg, out, context.Background())
 	if second.Cases != 30 || second.Interrupted {
 		t.Fatalf("resume: %s", second)
 	}
-	if n := srv.calls.Load(); n != 30 {
+	if n := srv.Calls.Load(); n != 30 {
 		t.Errorf("over both applies the server answered %d calls, want 30 (6 items x 5 repeats, none twice)", n)
 	}
 	if first.CallsNew+second.CallsNew != 30 || second.CallsCached != first.CallsNew {
@@ -363,58 +241,6 @@ metrics:
 	}
 }
 
-// diff pairs two runs with repeats by item: an item's score is its share of
-// right samples on each side, n counts items, and the difference is the
-// mean over items of the new score minus the old.
-func TestRunDiffPairsRepeatsByItem(t *testing.T) {
-	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
-	var outs []string
-	for _, seed := range []uint64{7, 8} {
-		t.Setenv(pipeline.CacheEnv, t.TempDir())
-		srv := newRandomServer(t, seed)
-		cfg := repeatsStudy(t, "", srv, 3)
-		out := filepath.Join(filepath.Dir(cfg), "..", "out")
-		runRepeats(t, cfg, out, context.Background())
-		outs = append(outs, out)
-	}
-	share := func(out string) map[string]float64 {
-		right, n := map[string]float64{}, map[string]float64{}
-		for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
-			id := r["item_id"].(string)
-			n[id]++
-			if r["correct"] == true {
-				right[id]++
-			}
-		}
-		for id := range n {
-			right[id] /= n[id]
-		}
-		return right
-	}
-	a, b := share(outs[0]), share(outs[1])
-	want, worse, better := 0.0, 0, 0
-	for id := range a {
-		want += (b[id] - a[id]) / float64(len(a))
-		switch {
-		case b[id] < a[id]:
-			worse++
-		case b[id] > a[id]:
-			better++
-		}
-	}
-	c, err := pipeline.CompareRuns(outs[0], outs[1], pipeline.RunDiffOptions{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Cells) != 1 {
-		t.Fatalf("%d cells", len(c.Cells))
-	}
-	cell := c.Cells[0]
-	if !cell.Repeats || cell.Diff.N != 6 || math.Abs(cell.Diff.MeanDiff-want) > 1e-12 || cell.Diff.B != worse || cell.Diff.C != better || cell.Dropped != 0 {
-		t.Errorf("paired by item: %+v; want 6 items, mean difference %.4f, %d worse, %d better", cell, want, worse, better)
-	}
-}
-
 // A judge's requests carry no repeat: the same answer judged again is a
 // journal hit, not a call, while each repeat of the strategy is a call.
 func TestRepeatsJudgeTheSameAnswerOnce(t *testing.T) {
@@ -462,52 +288,6 @@ settings: {repeats: 3}
 	}
 	if strategyNew != 6 || judgeNew != 2 || judgeCached != 4 {
 		t.Errorf("strategy calls %d (want 6), judge calls %d new and %d from the journal (want 2 and 4)", strategyNew, judgeNew, judgeCached)
-	}
-}
-
-// Shards of a study with repeats keep an item's repeats together, and
-// merged they equal one process row for row.
-func TestRepeatsShardsMergedEqualOneProcess(t *testing.T) {
-	files := shardTree()
-	files["configs/run.yaml"] = strings.Replace(files["configs/run.yaml"], "settings: {concurrency: 3}", "settings: {concurrency: 3, repeats: 2}", 1)
-	dir := writeTree(t, files)
-	cfg := filepath.Join(dir, "configs/run.yaml")
-	one := filepath.Join(dir, "out/one")
-	sumOne, _ := apply(t, mustLoad(t, cfg), one)
-	if sumOne.Cases != 32 {
-		t.Fatalf("one process: %s", sumOne)
-	}
-	var dirs []string
-	for k := 0; k < 3; k++ {
-		d := filepath.Join(dir, fmt.Sprintf("out/shard-%d", k))
-		shardApply(t, cfg, d, k, 3)
-		dirs = append(dirs, d)
-		items := map[string]int{}
-		for _, r := range readRows(t, filepath.Join(d, "results.parquet")) {
-			items[fmt.Sprint(r["strategy"], "/", r["item_id"])]++
-		}
-		for it, n := range items {
-			if n != 2 {
-				t.Errorf("shard %d holds %d of the 2 repeats of %s", k, n, it)
-			}
-		}
-	}
-	merged := filepath.Join(dir, "out/merged")
-	sum, err := pipeline.Merge(mustLoad(t, cfg), merged, dirs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Cases != sumOne.Cases || sum.Errors != sumOne.Errors {
-		t.Fatalf("merged %s; one process %s", sum, sumOne)
-	}
-	a, b := readRows(t, filepath.Join(one, "results.parquet")), readRows(t, filepath.Join(merged, "results.parquet"))
-	if len(a) != len(b) {
-		t.Fatalf("results: %d rows, merged %d", len(a), len(b))
-	}
-	for i := range a {
-		if !reflect.DeepEqual(a[i], b[i]) {
-			t.Fatalf("results row %d differs:\none    %v\nmerged %v", i, a[i], b[i])
-		}
 	}
 }
 

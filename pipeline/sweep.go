@@ -56,20 +56,6 @@ func (s *Sweep) apply(r *llm.Request) {
 	}
 }
 
-// overParams is p with the swept settings in force (plan's estimates).
-func (s *Sweep) overParams(p GenParams) GenParams {
-	if s == nil {
-		return p
-	}
-	if s.ThinkingBudget != nil {
-		p.Thinking = nil
-		if b := *s.ThinkingBudget; b > 0 {
-			p.Thinking = &ThinkingSpec{Enabled: true, Budget: b}
-		}
-	}
-	return p
-}
-
 // sweepValue is a swept value as its factor column reads it.
 func sweepValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 

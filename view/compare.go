@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -295,16 +296,16 @@ func cellName(r *Run, i int32, by string) string {
 }
 
 // policy is how this run counts a task's answers in a pairing (cached).
-func (r *Run) policy(task string) pipeline.AnswerPolicy {
+func (r *Run) policy(task string) review.AnswerPolicy {
 	r.polMu.Lock()
 	defer r.polMu.Unlock()
 	if p, ok := r.policies[task]; ok {
 		return p
 	}
 	if r.policies == nil {
-		r.policies = map[string]pipeline.AnswerPolicy{}
+		r.policies = map[string]review.AnswerPolicy{}
 	}
-	p := pipeline.AnswerPolicyOf(r.Dir, task)
+	p := review.AnswerPolicyOf(r.Dir, task)
 	r.policies[task] = p
 	return p
 }

@@ -21,8 +21,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 // Run is one opened run folder.
@@ -53,7 +53,7 @@ type Run struct {
 	stamp                      stamp // the output files read (reload.go)
 
 	polMu    sync.Mutex
-	policies map[string]pipeline.AnswerPolicy
+	policies map[string]review.AnswerPolicy
 
 	mu       sync.RWMutex
 	labels   map[int32][]audit.Label // audit labels in force, by case

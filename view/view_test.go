@@ -16,6 +16,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -505,7 +506,7 @@ func TestCompareRunsAsDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := pipeline.RunDiff(a, b, diffSeed)
+	lines, err := review.RunDiff(a, b, diffSeed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/batch"
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 // usesBatch reports whether a model of the study asks for batch mode.
@@ -26,13 +27,13 @@ func usesBatch(st *pipeline.Study) bool {
 // flight at once (limits.batch_cases each): their state is what apply's
 // heap holds beyond the rows it streams.
 func batchCasesInFlight(st *pipeline.Study, all bool) int {
-	o := pipeline.PlanOptions{Batch: all}
+	o := review.PlanOptions{Batch: all}
 	n := 0
 	for _, m := range st.Models {
 		if o.BatchMode(m) {
 			k := m.Spec.Limits.BatchCases
 			if k <= 0 {
-				k = pipeline.DefaultBatchCases
+				k = review.DefaultBatchCases
 			}
 			n += k
 		}

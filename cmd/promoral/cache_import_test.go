@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 // A run applied with its own cache (settings.cache: run) left its replies
@@ -80,7 +81,7 @@ func TestSharedCacheMergeAndDiff(t *testing.T) {
 	}
 	shared := 0
 	for _, s := range []string{s0, s1} {
-		m, err := pipeline.ShardManifest(s)
+		m, err := review.ShardManifest(s)
 		if err != nil {
 			t.Fatal(err)
 		}

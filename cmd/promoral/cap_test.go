@@ -11,6 +11,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/journal"
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 // capStudy writes a study of n one-call cases against a fake OpenAI
@@ -195,7 +196,7 @@ func TestShardsAndMergeFromTheCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan: exit %d\n%s", code, stderr)
 	}
-	var p pipeline.Plan
+	var p review.Plan
 	if err := json.Unmarshal([]byte(stdout), &p); err != nil || p.Selection == nil || p.Selection.Cases != 5 || p.Total.Cases != 5 {
 		t.Fatalf("plan with a selection: %v %+v", err, p.Selection)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 func newDiff() *cobra.Command {
@@ -40,7 +41,7 @@ and the items that flipped, each run's answers counted under its own policies.`,
 				return err
 			}
 			if isRunDir(args[0]) && isRunDir(args[1]) {
-				c, err := pipeline.CompareRuns(args[0], args[1], pipeline.RunDiffOptions{OnlyChanged: changed})
+				c, err := review.CompareRuns(args[0], args[1], review.RunDiffOptions{OnlyChanged: changed})
 				if err != nil {
 					return err
 				}
@@ -57,7 +58,7 @@ and the items that flipped, each run's answers counted under its own policies.`,
 				return err
 			}
 			defer cleanNew()
-			d := pipeline.DiffStudies(old, new)
+			d := review.DiffStudies(old, new)
 			if !d.Changed {
 				fmt.Fprintln(w, "no changes to the config")
 			} else {
@@ -96,7 +97,7 @@ and the items that flipped, each run's answers counted under its own policies.`,
 					fmt.Fprintf(w, "  (cases without a journaled reply, whose cells are incomplete: %d under the old config, %d under the new)\n", missO, missN)
 				}
 			}
-			cp, err := pipeline.MakeChangePlan(old, new, dir)
+			cp, err := review.MakeChangePlan(old, new, dir)
 			if err != nil {
 				return err
 			}

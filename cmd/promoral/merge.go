@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 func newMerge() *cobra.Command {
@@ -24,7 +25,7 @@ other machines: any copy of the same files will do; merge checks the hash).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, dirs := args[0], args[1:]
 			if config == "" {
-				m, err := pipeline.ShardManifest(dirs[0])
+				m, err := review.ShardManifest(dirs[0])
 				if err != nil {
 					return err
 				}
@@ -36,7 +37,7 @@ other machines: any copy of the same files will do; merge checks the hash).`,
 			if err != nil {
 				return fmt.Errorf("%w\n(merge reads the config the shards were applied from; give it with --config)", err)
 			}
-			sum, err := pipeline.Merge(st, out, dirs, cmd.ErrOrStderr())
+			sum, err := review.Merge(st, out, dirs, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 // TestPaperOnFakes runs configs/paper.yaml, unchanged but for where its
@@ -103,7 +103,7 @@ func TestPaperOnFakes(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("plan: %s", stderr)
 		}
-		var p pipeline.Plan
+		var p review.Plan
 		if err := json.Unmarshal([]byte(stdout), &p); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 func newPlan() *cobra.Command {
@@ -46,7 +47,7 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 			if dir == "" {
 				dir = st.OutDir
 			}
-			p, err := pipeline.MakePlanWith(st, dir, pipeline.PlanOptions{Batch: batched})
+			p, err := review.MakePlanWith(st, dir, review.PlanOptions{Batch: batched})
 			if err != nil {
 				return err
 			}
@@ -75,7 +76,7 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 	return cmd
 }
 
-func printPlan(w io.Writer, p *pipeline.Plan) {
+func printPlan(w io.Writer, p *review.Plan) {
 	fmt.Fprintf(w, "plan for %s (journal %s)\n", p.Run, p.Journal)
 	if p.Selection.Partial() {
 		fmt.Fprintf(w, "selection %s\n", p.Selection.Describe())
@@ -88,7 +89,7 @@ func printPlan(w io.Writer, p *pipeline.Plan) {
 		head += "mode\twaves\t"
 	}
 	fmt.Fprintln(tw, head)
-	row := func(r pipeline.PlanRow) {
+	row := func(r review.PlanRow) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t", r.Model, r.Cases, r.CasesDone, r.CallsJournaled,
 			span(r.CallsBest, r.CallsWorst), spanK(r.InputTokensBest, r.InputTokensWorst),
 			spanK(r.OutputTokensBest, r.OutputTokensWorst), fmt.Sprintf("%.2f–%.2f", r.CostBest, r.CostWorst))

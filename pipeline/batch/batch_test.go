@@ -19,6 +19,7 @@ import (
 	"github.com/promoral/promoral/pipeline/batch"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/review"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -439,7 +440,7 @@ func TestBatchFewerSlotsThanCases(t *testing.T) {
 	if !reflect.DeepEqual(without(a, "cost_usd", "config_hash"), without(b, "cost_usd", "config_hash")) {
 		t.Fatal("results differ from live")
 	}
-	p, _ := pipeline.MakePlanWith(st, t.TempDir(), pipeline.PlanOptions{Batch: true})
+	p, _ := review.MakePlanWith(st, t.TempDir(), review.PlanOptions{Batch: true})
 	for _, s := range f.all() {
 		noDuplicates(t, s)
 		_, creates, _ := s.Counts()
@@ -617,7 +618,7 @@ func TestBatchJudgeOfRecordedRepliesFillsItsWaves(t *testing.T) {
 // plan --batch counts those waves for the judge model.
 func TestPlanCountsABatchJudgesWavesOverRecordedReplies(t *testing.T) {
 	st := recordedJudged(t, startFakes(t), "{batch_cases: 15}")
-	p, err := pipeline.MakePlanWith(st, t.TempDir(), pipeline.PlanOptions{Batch: true})
+	p, err := review.MakePlanWith(st, t.TempDir(), review.PlanOptions{Batch: true})
 	if err != nil {
 		t.Fatal(err)
 	}

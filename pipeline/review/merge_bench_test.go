@@ -1,4 +1,4 @@
-package pipeline_test
+package review_test
 
 import (
 	"fmt"
@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 // BenchmarkMerge measures promoral merge alone: 4 shards of a scripted
 // study of 3,000 items under the one-shot and the looping strategy (6,000
 // cases, 10,500 calls) are applied once, then merged b.N times.
 //
-//	go test ./pipeline -run '^$' -bench Merge -benchtime 3x
+//	go test ./pipeline/review -run '^$' -bench Merge -benchtime 3x
 func BenchmarkMerge(b *testing.B) {
 	var items strings.Builder
 	for i := range 3000 {
@@ -37,7 +38,7 @@ func BenchmarkMerge(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		sum, err := pipeline.Merge(mustLoad(b, cfg), filepath.Join(dir, fmt.Sprintf("merged-%d", i)), dirs, nil)
+		sum, err := review.Merge(mustLoad(b, cfg), filepath.Join(dir, fmt.Sprintf("merged-%d", i)), dirs, nil)
 		if err != nil || sum.Cases != 6000 {
 			b.Fatalf("%v %v", err, sum)
 		}

@@ -1,9 +1,11 @@
-package pipeline
+package review
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/promoral/promoral/pipeline"
 )
 
 // Judges' verdicts across two runs: when a finished run is judged again
@@ -38,7 +40,7 @@ func judged(r map[string]any) bool {
 }
 
 // compareVerdicts pairs the judged cases of two runs' results rows.
-func compareVerdicts(oldRows, newRows []map[string]any, om, nm *Manifest) []VerdictCell {
+func compareVerdicts(oldRows, newRows []map[string]any, om, nm *pipeline.Manifest) []VerdictCell {
 	old := map[string]map[string]any{}
 	for _, r := range oldRows {
 		if judged(r) {
@@ -79,7 +81,7 @@ func compareVerdicts(oldRows, newRows []map[string]any, om, nm *Manifest) []Verd
 
 // judgeOfTask names a task's judge as a run's manifest records it ("" when
 // it does not).
-func judgeOfTask(m *Manifest, task string) string {
+func judgeOfTask(m *pipeline.Manifest, task string) string {
 	if m == nil {
 		return ""
 	}

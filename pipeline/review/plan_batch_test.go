@@ -1,4 +1,4 @@
-package pipeline_test
+package review_test
 
 import (
 	"math"
@@ -7,19 +7,8 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
-	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/review"
 )
-
-func batchPlanTree(limits string) map[string]string {
-	return baseTree(map[string]string{
-		"configs/run.yaml": `name: bp
-models:
-  - {name: oa, provider: openai, model: gpt-4.1, limits: ` + limits + `, price: {input: 2, output: 8, batch_input: 1, batch_output: 4}}
-tasks: [toy]
-strategies: [one_shot, loop]
-`,
-	})
-}
 
 // Batch mode prices calls at the batch fields and counts waves: each call
 // of a case is one wave, at most batch_cases cases in flight, a finished
@@ -35,7 +24,7 @@ func TestPlanBatchPricesAndWaves(t *testing.T) {
 	} {
 		dir := writeTree(t, batchPlanTree(tc.limits))
 		st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-		p, err := pipeline.MakePlan(st, filepath.Join(dir, "out"))
+		p, err := review.MakePlan(st, filepath.Join(dir, "out"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,42 +45,12 @@ func TestPlanBatchPricesAndWaves(t *testing.T) {
 	// Live: the same model without mode batch, unless --batch.
 	dir := writeTree(t, batchPlanTree("{rpm: 10}"))
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	live, _ := pipeline.MakePlan(st, filepath.Join(dir, "out"))
-	batched, _ := pipeline.MakePlanWith(st, filepath.Join(dir, "out"), pipeline.PlanOptions{Batch: true})
+	live, _ := review.MakePlan(st, filepath.Join(dir, "out"))
+	batched, _ := review.MakePlanWith(st, filepath.Join(dir, "out"), review.PlanOptions{Batch: true})
 	if live.Models[0].Mode != pipeline.ModeLive || live.Models[0].WavesWorst != 0 || live.Total.CostWorst != live.Total.LiveCostWorst {
 		t.Errorf("live plan: %+v", live.Models[0])
 	}
 	if batched.Models[0].Mode != pipeline.ModeBatch || math.Abs(batched.Total.CostWorst-live.Total.CostWorst/2) > 1e-9 {
 		t.Errorf("--batch plan: %+v", batched.Models[0])
-	}
-}
-
-func TestBatchModeValidation(t *testing.T) {
-	dir := writeTree(t, batchPlanTree("{mode: bulk}"))
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, "run.yaml:3", "limits.mode", `unknown mode "bulk"`, "use live or batch")
-	dir = writeTree(t, baseTree(map[string]string{"configs/run.yaml": `name: s
-models:
-  - {name: s, provider: scripted, limits: {mode: batch}, script: {replies: [{text: hi}]}}
-tasks: [toy]
-strategies: [one_shot]
-`}))
-	_, err = pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, "provider scripted has no batch mode")
-}
-
-func TestBatchPrice(t *testing.T) {
-	u := llm.Usage{PromptTokens: 1_000_000, CompletionTokens: 1_000_000, CachedPromptTokens: 500_000}
-	p := pipeline.Price{Input: 2, Output: 8, CachedInput: 0.5, BatchInput: 1, BatchOutput: 4}
-	if got := p.CostOf(&llm.Response{Usage: u, Batch: "batch_1"}); math.Abs(got-(0.5+0.5+4)) > 1e-9 {
-		t.Errorf("batch cost %v", got)
-	}
-	if got := p.CostOf(&llm.Response{Usage: u}); math.Abs(got-(1+0.25+8)) > 1e-9 {
-		t.Errorf("live cost %v", got)
-	}
-	// No batch price: a batch reply costs the live price, never a guess.
-	live := pipeline.Price{Input: 2, Output: 8}
-	if live.CostOf(&llm.Response{Usage: u, Batch: "b"}) != live.Cost(u) {
-		t.Error("a batch reply without batch prices should cost the live price")
 	}
 }

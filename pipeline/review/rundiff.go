@@ -1,4 +1,4 @@
-package pipeline
+package review
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/stats"
 )
@@ -101,7 +102,7 @@ func (a AnswerPolicy) Score(errored, parsed, correct bool) (ok, right bool) {
 // an unparsed one); an unparsed one is left out under unparsed: exclude.
 func scoreAnswer(errored, parsed, correct bool, p runPolicy) (ok, right bool) {
 	if errored {
-		if p.errors != ErrorsUnparsed {
+		if p.errors != pipeline.ErrorsUnparsed {
 			return false, false
 		}
 		parsed = false
@@ -113,12 +114,12 @@ func scoreAnswer(errored, parsed, correct bool, p runPolicy) (ok, right bool) {
 }
 
 // runManifest reads what a run folder's manifest says, if it has one.
-func runManifest(dir string) *Manifest {
+func runManifest(dir string) *pipeline.Manifest {
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		return nil
 	}
-	var m Manifest
+	var m pipeline.Manifest
 	if json.Unmarshal(data, &m) != nil {
 		return nil
 	}
@@ -128,8 +129,8 @@ func runManifest(dir string) *Manifest {
 // policyFor is the unparsed and errors policy a run's first classification
 // block scoring the task used (else the run's settings, errors exclude for
 // a run from before errors: existed).
-func policyFor(m *Manifest, task string) runPolicy {
-	p := runPolicy{unparsed: "wrong", errors: ErrorsExclude}
+func policyFor(m *pipeline.Manifest, task string) runPolicy {
+	p := runPolicy{unparsed: "wrong", errors: pipeline.ErrorsExclude}
 	if m == nil {
 		return p
 	}
@@ -331,7 +332,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 			a, b = append(a, o.right == 1), append(b, n.right == 1)
 		}
 		cell := PairedCell{Model: k.model, Strategy: k.strategy, Task: k.task, Dropped: p.dropped,
-			Incomplete: (p.errOld && p.pOld.errors == ErrorsIncomplete) || (p.errNew && p.pN.errors == ErrorsIncomplete)}
+			Incomplete: (p.errOld && p.pOld.errors == pipeline.ErrorsIncomplete) || (p.errNew && p.pN.errors == pipeline.ErrorsIncomplete)}
 		if one {
 			cell.Diff = stats.PairedDiff(a, b, 1000, c.Seed)
 		} else {
@@ -356,7 +357,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 	for i := range c.Cells {
 		c.Cells[i].Holm = adj[i]
 	}
-	pol := func(m *Manifest) string {
+	pol := func(m *pipeline.Manifest) string {
 		var parts []string
 		seen := map[string]bool{}
 		for _, k := range keys {
@@ -373,7 +374,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		fmt.Sprintf("paired bootstrap seed %d (%s)", c.Seed, c.SeedFrom))
 	for _, r := range []struct {
 		side string
-		m    *Manifest
+		m    *pipeline.Manifest
 	}{{"old", om}, {"new", nm}} {
 		if r.m != nil && r.m.Selection.Partial() {
 			c.Notes = append(c.Notes, fmt.Sprintf("the %s run covers part of its study (%s): its figures describe those cases only", r.side, r.m.Selection.Describe()))
@@ -413,7 +414,7 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 		if v, ok := r["value"].(float64); ok {
 			s = fmt.Sprintf("%.4f", v)
 		}
-		if st, ok := r["status"].(string); ok && st != "" && st != StatusOK {
+		if st, ok := r["status"].(string); ok && st != "" && st != pipeline.StatusOK {
 			s = st
 		}
 		return fmt.Sprintf("%s (n %v)", s, r["n"])

@@ -1,4 +1,4 @@
-package pipeline
+package review
 
 import (
 	"bufio"
@@ -10,34 +10,15 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
-	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
-// MergedShard is one shard a merge joined, as the merged manifest lists it.
-type MergedShard struct {
-	Dir        string `json:"dir"`
-	Shard      string `json:"shard"`
-	Generation string `json:"generation"`
-	Cases      int    `json:"cases"`
-	Errors     int    `json:"errors"`
-	Kept       int    `json:"kept"`
-	CallsNew   int    `json:"calls_new"`
-	// CallsShared counts the shard's cached calls that came from the
-	// shared response cache SharedCache.
-	CallsShared int       `json:"calls_shared,omitempty"`
-	SharedCache string    `json:"shared_cache,omitempty"`
-	CostUSD     float64   `json:"cost_usd"`
-	Started     time.Time `json:"started"`
-	Finished    time.Time `json:"finished"`
-}
-
 // ShardManifest reads the manifest of a shard folder's finished outputs.
-func ShardManifest(dir string) (*Manifest, error) {
+func ShardManifest(dir string) (*pipeline.Manifest, error) {
 	path := filepath.Join(dir, "manifest.json")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -49,7 +30,7 @@ func ShardManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m Manifest
+	var m pipeline.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
@@ -58,7 +39,7 @@ func ShardManifest(dir string) (*Manifest, error) {
 
 type shardIn struct {
 	dir string
-	m   *Manifest
+	m   *pipeline.Manifest
 }
 
 // Merge joins the run folders of the shards of one study into out, a new
@@ -70,7 +51,7 @@ type shardIn struct {
 // the joined results, exactly as one process computes them. st is the
 // study loaded from the shards' config; Merge narrows it to the shards'
 // cells itself.
-func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error) {
+func Merge(st *pipeline.Study, out string, dirs []string, log io.Writer) (*pipeline.Summary, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -109,8 +90,10 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 	}
 	defer j.Close()
 
-	e := NewEngine(st, Options{OutDir: out, Log: log})
-	e.journal = j
+	set, err := pipeline.OpenOutputSet(st, out, j, log)
+	if err != nil {
+		return nil, err
+	}
 	started := shards[0].m.Started
 	for _, sh := range shards {
 		if sh.m.Started.Before(started) {
@@ -118,92 +101,45 @@ func Merge(st *Study, out string, dirs []string, log io.Writer) (*Summary, error
 		}
 		for model, versions := range sh.m.ModelVersions {
 			for _, v := range versions {
-				e.noteVersion(model, v)
+				set.NoteVersion(model, v)
 			}
 		}
 	}
-	gen, err := newGeneration(out, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	calls, err := parquetio.Create(filepath.Join(gen.dir, "calls.parquet"), callColumns, compress.Codecs.Snappy)
-	if err != nil {
-		os.RemoveAll(gen.dir)
-		return nil, err
-	}
 	for _, sh := range shards {
-		if err := copyRows(calls, filepath.Join(sh.dir, "calls.parquet"), callColumns); err != nil {
-			calls.Abort()
-			os.RemoveAll(gen.dir)
-			return nil, err
+		if err := set.AppendCalls(filepath.Join(sh.dir, "calls.parquet")); err != nil {
+			set.Abort()
+			return nil, fmt.Errorf("merge: %w", err)
 		}
 	}
-	e.merged = &mergeInfo{}
+	// What was sent and served is what the shards did, since the rows
+	// alone do not say which calls a case found cached.
+	merged := &pipeline.MergeTotals{}
 	for _, sh := range shards {
 		m := sh.m
-		e.merged.callsNew += m.CallsNew
-		e.merged.callsCached += m.CallsCached
-		e.merged.attempts += m.Attempts
-		e.merged.callsShared += m.CallsShared
-		if e.merged.sharedCache == "" {
-			e.merged.sharedCache = m.SharedCache
-		} else if m.SharedCache != "" && m.SharedCache != e.merged.sharedCache {
-			e.merged.sharedCache = "(several folders: see merged_from)"
+		merged.CallsNew += m.CallsNew
+		merged.CallsCached += m.CallsCached
+		merged.Attempts += m.Attempts
+		merged.CallsShared += m.CallsShared
+		if merged.SharedCache == "" {
+			merged.SharedCache = m.SharedCache
+		} else if m.SharedCache != "" && m.SharedCache != merged.SharedCache {
+			merged.SharedCache = "(several folders: see merged_from)"
 		}
-		e.merged.shards = append(e.merged.shards, MergedShard{Dir: sh.dir, Shard: m.Selection.Shard.String(),
-			Generation: filepath.Base(CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
+		merged.Shards = append(merged.Shards, pipeline.MergedShard{Dir: sh.dir, Shard: m.Selection.Shard.String(),
+			Generation: filepath.Base(pipeline.CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
 			CallsNew: m.CallsNew, CallsShared: m.CallsShared, SharedCache: m.SharedCache, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}
-	rw, err := e.newResultsWriter(filepath.Join(gen.dir, "results.parquet"), "")
-	if err != nil {
-		calls.Abort()
-		os.RemoveAll(gen.dir)
-		return nil, err
-	}
-	// The rows go out as one process writes them: good rows in case order,
-	// errored ones held to the end (writeSet).
-	sink, tl := newResultSink(rw, len(results), nil, nil), newTally()
-	var held []heldCase
-	st.EachCase(func(c *Case) bool {
-		r := results[c.Ordinal]
-		if r.Err != "" {
-			held = append(held, heldCase{c, r})
-			return true
-		}
-		tl.add(c, &r)
-		sink.put(c.Ordinal, e.resultValues(c, &r))
+	st.EachCase(func(c *pipeline.Case) bool {
+		set.Put(c, results[c.Ordinal])
 		return true
 	})
-	sum, err := e.writeSet(gen, calls, sink, rw, held, tl, nil, started, nil)
-	if err != nil {
-		os.RemoveAll(gen.dir)
-		return sum, err
-	}
-	return sum, nil
-}
-
-// mergeInfo is what a merged summary takes from the shards' manifests:
-// what was sent and served is what the shards did, since the rows alone do
-// not say which calls a case found cached.
-type mergeInfo struct {
-	callsNew, callsCached, attempts int
-	// callsShared sums the shards' calls_shared; sharedCache is their
-	// shared cache folder.
-	callsShared int
-	sharedCache string
-	shards      []MergedShard
-}
-
-func (mi *mergeInfo) into(sum *Summary) {
-	sum.CallsNew, sum.CallsCached, sum.Attempts = mi.callsNew, mi.callsCached, mi.attempts
-	sum.CallsShared, sum.SharedCache = mi.callsShared, mi.sharedCache
-	sum.MergedFrom = mi.shards
+	return set.Commit(started, merged)
 }
 
 // checkShards reads the shards' manifests and refuses a set that is not
 // one whole study: another config, other cells, a shard twice, a shard
 // missing.
-func checkShards(st *Study, dirs []string) ([]shardIn, error) {
+func checkShards(st *pipeline.Study, dirs []string) ([]shardIn, error) {
 	var shards []shardIn
 	for _, d := range dirs {
 		m, err := ShardManifest(d)
@@ -259,7 +195,7 @@ func checkShards(st *Study, dirs []string) ([]shardIn, error) {
 	return shards, nil
 }
 
-func unshardedFlags(sel *Selection) string {
+func unshardedFlags(sel *pipeline.Selection) string {
 	u := sel.Unsharded()
 	if f := u.Flags(); f != "" {
 		return f
@@ -285,13 +221,13 @@ func freshFolder(out string) error {
 
 // joinResults reads every shard's results.parquet into the merged study's
 // case order, checking that each case is in exactly one shard.
-func joinResults(st *Study, shards []shardIn) ([]Result, error) {
+func joinResults(st *pipeline.Study, shards []shardIn) ([]pipeline.Result, error) {
 	ord := map[string]int{}
-	st.EachCase(func(c *Case) bool {
+	st.EachCase(func(c *pipeline.Case) bool {
 		ord[c.ID()] = c.Ordinal
 		return true
 	})
-	results := make([]Result, len(ord))
+	results := make([]pipeline.Result, len(ord))
 	from := make([]string, len(ord))
 	for _, sh := range shards {
 		path := filepath.Join(sh.dir, "results.parquet")
@@ -311,7 +247,7 @@ func joinResults(st *Study, shards []shardIn) ([]Result, error) {
 				bad = fmt.Errorf("merge: %s: case %s was computed from another config (config_hash %v)", path, id, row["config_hash"])
 			default:
 				from[i] = sh.dir
-				results[i] = shardResult(row)
+				results[i] = pipeline.RowResult(row)
 			}
 		})
 		if err != nil {
@@ -322,7 +258,7 @@ func joinResults(st *Study, shards []shardIn) ([]Result, error) {
 		}
 	}
 	var missing []string
-	st.EachCase(func(c *Case) bool {
+	st.EachCase(func(c *pipeline.Case) bool {
 		if from[c.Ordinal] == "" {
 			missing = append(missing, c.ID())
 		}
@@ -330,17 +266,9 @@ func joinResults(st *Study, shards []shardIn) ([]Result, error) {
 	})
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("merge: %s in no shard, e.g. %s: the shards do not cover the study (were they applied with the same data?)",
-			Plural(len(missing), "case is", "cases are"), missing[0])
+			pipeline.Plural(len(missing), "case is", "cases are"), missing[0])
 	}
 	return results, nil
-}
-
-// shardResult is a results.parquet row as the Result it was written from.
-func shardResult(row map[string]any) Result {
-	r := resultFromRow(row)
-	str := func(k string) string { s, _ := row[k].(string); return s }
-	r.Err, r.ErrClass, r.KeptFrom, r.Trace = str("error"), str("error_class"), str("kept_from"), str("trace")
-	return r
 }
 
 // joinJournals writes the union of the shards' journals: every complete
@@ -424,26 +352,4 @@ func appendLines(w *bufio.Writer, path string) error {
 			return err
 		}
 	}
-}
-
-// copyRows appends every row of a Parquet file to w, column by column name.
-func copyRows(w *parquetio.Writer, path string, cols []parquetio.Column) error {
-	var bad error
-	vals := make([]any, len(cols))
-	err := parquetio.Scan(path, nil, nil, func(row map[string]any) {
-		if bad != nil {
-			return
-		}
-		for i, c := range cols {
-			vals[i] = row[c.Name]
-		}
-		bad = w.Append(vals...)
-	})
-	if err == nil {
-		err = bad
-	}
-	if err != nil {
-		return fmt.Errorf("merge: %s: %w", path, err)
-	}
-	return nil
 }

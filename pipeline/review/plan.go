@@ -1,24 +1,15 @@
-package pipeline
+package review
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 )
-
-// CallPlanner is implemented by stages that call a model, so `plan` can see
-// what they would send without sending it.
-type CallPlanner interface {
-	// PlanCall renders the stage's own messages for env and returns them
-	// with the stage's generation parameters and the stages it continues.
-	PlanCall(env map[string]any) (msgs []llm.Message, params GenParams, cont []string, err error)
-}
 
 // PlanRow is the plan for one model (or the total).
 type PlanRow struct {
@@ -72,10 +63,10 @@ const DefaultBatchCases = 5000
 
 // BatchMode reports whether a model's calls go through its provider's batch
 // API under o.
-func (o PlanOptions) BatchMode(m *Model) bool {
+func (o PlanOptions) BatchMode(m *pipeline.Model) bool {
 	switch m.Spec.Provider {
 	case "openai", "openai-compatible", "anthropic", "gemini":
-		return o.Batch || m.Spec.Limits.Mode == ModeBatch
+		return o.Batch || m.Spec.Limits.Mode == pipeline.ModeBatch
 	}
 	return false
 }
@@ -91,9 +82,9 @@ type Plan struct {
 	Notes      []string       `json:"notes"`
 	// Selection is set when the plan covers part of the study (plan
 	// --model, --strategy, --task, --limit, --shard).
-	Selection *Selection `json:"selection,omitempty"`
+	Selection *pipeline.Selection `json:"selection,omitempty"`
 	// Data lists the hub datasets: cached, or what a first run fetches.
-	Data []PlanData `json:"data,omitempty"`
+	Data []pipeline.PlanData `json:"data,omitempty"`
 }
 
 // HasWork reports whether an apply would make any new call.
@@ -105,20 +96,18 @@ func (p *Plan) HasWork() bool { return p.Total.CallsWorst > 0 }
 // reply size limit allows, since such a request goes out unbounded.
 const DefaultMaxTokens = 1024
 
-var errPlanMiss = errors.New("not journaled")
-
 type stageStats struct{ sum, n int }
 
 // MakePlan works out, per model, the cases, the model calls still to make
 // (loops at one pass for the best case and at their bound for the worst),
 // the calls the journal already holds, tokens and the cost range. It reads
 // the journal without locking it and calls no model.
-func MakePlan(st *Study, outDir string) (*Plan, error) {
+func MakePlan(st *pipeline.Study, outDir string) (*Plan, error) {
 	return MakePlanWith(st, outDir, PlanOptions{})
 }
 
 // MakePlanWith is MakePlan with options (batch mode).
-func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
+func MakePlanWith(st *pipeline.Study, outDir string, o PlanOptions) (*Plan, error) {
 	jpath := outDir + "/journal.jsonl"
 	j, err := journal.OpenReadOnly(jpath)
 	if err != nil {
@@ -127,35 +116,35 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	defer j.Close()
 	hist := completionHistory(j)
 	p := &Plan{Run: st.Run.Name, Journal: jpath}
-	src := planSource(st, j) // the journal, then the shared cache (engineshared.go)
-	rows := map[*Model]*PlanRow{}
-	chains := map[*Model]*waveChain{}
+	src := pipeline.NewReplySource(st, j) // the journal, then the shared cache
+	rows := map[*pipeline.Model]*PlanRow{}
+	chains := map[*pipeline.Model]*waveChain{}
 	for _, m := range st.Models {
-		rows[m] = &PlanRow{Model: m.Name, Mode: ModeLive}
+		rows[m] = &PlanRow{Model: m.Name, Mode: pipeline.ModeLive}
 		if o.BatchMode(m) {
-			rows[m].Mode = ModeBatch
+			rows[m].Mode = pipeline.ModeBatch
 		}
 		chains[m] = &waveChain{}
 	}
-	shapes := map[*Strategy]*shape{}
+	shapes := map[*pipeline.Strategy]*pipeline.CallShape{}
 	usedHist := false
 	cb := newCalibration()
 	var firstErr error
-	st.EachCase(func(c *Case) bool {
+	st.EachCase(func(c *pipeline.Case) bool {
 		row := rows[c.Model]
 		row.Cases++
 		sh := shapes[c.Strategy]
 		if sh == nil {
-			sh = strategyShape(c.Strategy)
+			sh = pipeline.ShapeOf(c.Strategy)
 			shapes[c.Strategy] = sh
 		}
 		if jd := c.Task.Judge; jd != nil {
 			// The judge's calls go to the judge model's row; the judged
 			// reply is not known before the run, so it is always work.
-			jc := &Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item, Repeat: c.Repeat}
+			jc := &pipeline.Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item, Repeat: c.Repeat}
 			jsh := shapes[jd.Strategy]
 			if jsh == nil {
-				jsh = strategyShape(jd.Strategy)
+				jsh = pipeline.ShapeOf(jd.Strategy)
 				shapes[jd.Strategy] = jsh
 			}
 			addWork(rows[jd.Model], jc, jsh, 0, hist, &usedHist, cb)
@@ -163,9 +152,9 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 		judge := func(best bool) int {
 			if jd := c.Task.Judge; jd != nil {
 				if best {
-					return shapes[jd.Strategy].best
+					return shapes[jd.Strategy].Best
 				}
-				return shapes[jd.Strategy].worst
+				return shapes[jd.Strategy].Worst
 			}
 			return 0
 		}
@@ -179,12 +168,12 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 			return true
 		}
 		addWork(row, c, sh, hits, hist, &usedHist, cb)
-		if row.Mode == ModeBatch {
+		if row.Mode == pipeline.ModeBatch {
 			ch := chains[c.Model]
-			ch.best = append(ch.best, max(sh.best-hits, 1)+judge(true))
-			ch.worst = append(ch.worst, max(sh.worst-hits, 1)+judge(false))
-		} else if jd := c.Task.Judge; jd != nil && rows[jd.Model].Mode == ModeBatch {
-			if _, never := c.Model.Provider.(noCalls); never {
+			ch.best = append(ch.best, max(sh.Best-hits, 1)+judge(true))
+			ch.worst = append(ch.worst, max(sh.Worst-hits, 1)+judge(false))
+		} else if jd := c.Task.Judge; jd != nil && rows[jd.Model].Mode == pipeline.ModeBatch {
+			if c.Model.NeverCalls() {
 				// Recorded replies: the judge's turns are the case's waves,
 				// run as many at once as the judge's wave holds (workers).
 				ch := chains[jd.Model]
@@ -205,7 +194,7 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 		if r.Cases == 0 && r.CallsWorst == 0 {
 			continue
 		}
-		if r.Mode == ModeBatch {
+		if r.Mode == pipeline.ModeBatch {
 			batched = append(batched, m.Name)
 			if !m.Spec.Price.HasBatch() {
 				unpriced = append(unpriced, m.Name)
@@ -237,15 +226,15 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	for i := range p.Models {
 		r := &p.Models[i]
 		for _, c := range st.Cells {
-			if j := c.Task.Judge; j != nil && j.Model.Name == r.Model && r.Mode == ModeBatch && rows[c.Model].Mode == ModeBatch {
+			if j := c.Task.Judge; j != nil && j.Model.Name == r.Model && r.Mode == pipeline.ModeBatch && rows[c.Model].Mode == pipeline.ModeBatch {
 				r.WavesBest, r.WavesWorst = max(r.WavesBest, rows[c.Model].WavesBest), max(r.WavesWorst, rows[c.Model].WavesWorst)
 			}
 		}
 	}
 	if len(batched) > 0 {
-		t.Mode = ModeBatch
+		t.Mode = pipeline.ModeBatch
 	} else {
-		t.Mode = ModeLive
+		t.Mode = pipeline.ModeLive
 	}
 	p.Strategies = strategyWaves(st, shapes)
 	var exact, estimated []string
@@ -271,14 +260,14 @@ func MakePlanWith(st *Study, outDir string, o PlanOptions) (*Plan, error) {
 	if usedHist {
 		p.Notes = append(p.Notes, "the journal's earlier runs informed the best-case output tokens")
 	}
-	if n := st.repeatsNote(); n != "" {
+	if n := repeatsNote(st); n != "" {
 		p.Notes = append(p.Notes, n)
 	}
-	if n := UnpricedNames(st); len(n) > 0 {
+	if n := pipeline.UnpricedNames(st); len(n) > 0 {
 		p.Notes = append(p.Notes, "no price for "+strings.Join(n, ", ")+": its cost is unknown and counted as $0.00 here; add price: {input, output} (USD per million tokens) to the model")
 	}
-	if n := src.sharedHits(); n > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d of the journaled calls are in the shared cache %s, not yet in this run's journal: apply copies them there and pays nothing for them", n, src.shared.Root()))
+	if n := src.SharedHits(); n > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d of the journaled calls are in the shared cache %s, not yet in this run's journal: apply copies them there and pays nothing for them", n, src.SharedCache()))
 	}
 	if len(batched) > 0 {
 		p.Notes = append(p.Notes,
@@ -327,19 +316,19 @@ func simulateWaves(chains []int, inFlight int) int {
 
 // strategyWaves lists the waves per case of each strategy the matrix runs
 // and of each judge: every call of a case waits for the one before.
-func strategyWaves(st *Study, shapes map[*Strategy]*shape) []PlanStrategy {
+func strategyWaves(st *pipeline.Study, shapes map[*pipeline.Strategy]*pipeline.CallShape) []PlanStrategy {
 	var out []PlanStrategy
-	seen := map[*Strategy]bool{}
-	add := func(s *Strategy, judge bool) {
+	seen := map[*pipeline.Strategy]bool{}
+	add := func(s *pipeline.Strategy, judge bool) {
 		if seen[s] {
 			return
 		}
 		seen[s] = true
 		sh := shapes[s]
 		if sh == nil {
-			sh = strategyShape(s)
+			sh = pipeline.ShapeOf(s)
 		}
-		out = append(out, PlanStrategy{Strategy: s.Name, Judge: judge, WavesBest: sh.best, WavesWorst: sh.worst})
+		out = append(out, PlanStrategy{Strategy: s.Name, Judge: judge, WavesBest: sh.Best, WavesWorst: sh.Worst})
 	}
 	for _, c := range st.Cells {
 		add(c.Strategy, false)
@@ -353,12 +342,12 @@ func strategyWaves(st *Study, shapes map[*Strategy]*shape) []PlanStrategy {
 }
 
 // addWork adds the calls, tokens and cost a case still needs to a row.
-func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageStats, usedHist *bool, cb *calibration) {
-	if sh.worst == 0 {
+func addWork(row *PlanRow, c *pipeline.Case, sh *pipeline.CallShape, hits int, hist map[string]*stageStats, usedHist *bool, cb *calibration) {
+	if sh.Worst == 0 {
 		return
 	}
-	best, worst := sh.best-hits, sh.worst-hits
-	if best < 1 && sh.best > 0 {
+	best, worst := sh.Best-hits, sh.Worst-hits
+	if best < 1 && sh.Best > 0 {
 		best = 1 // an unfinished case makes at least one more call
 	}
 	best = max(best, 0)
@@ -370,8 +359,8 @@ func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageS
 	in, outBest, outWorst, fromHist := estimateCase(c, sh, hist, cb)
 	*usedHist = *usedHist || fromHist
 	// Scale the whole-case estimates to the calls still to make.
-	fb := float64(best) / float64(max(sh.best, 1))
-	fw := float64(worst) / float64(max(sh.worst, 1))
+	fb := float64(best) / float64(max(sh.Best, 1))
+	fw := float64(worst) / float64(max(sh.Worst, 1))
 	ib, iw := int(float64(in.best)*fb), int(float64(in.worst)*fw)
 	ob, ow := int(float64(outBest)*fb), int(float64(outWorst)*fw)
 	row.InputTokensBest += ib
@@ -380,7 +369,7 @@ func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageS
 	row.OutputTokensWorst += ow
 	live := c.Model.Spec.Price
 	price := live
-	if row.Mode == ModeBatch {
+	if row.Mode == pipeline.ModeBatch {
 		price = live.Batch()
 	}
 	row.CostBest += price.Cost(llm.Usage{PromptTokens: ib, CompletionTokens: ob})
@@ -391,8 +380,8 @@ func addWork(row *PlanRow, c *Case, sh *shape, hits int, hist map[string]*stageS
 
 // planWalk walks a case using only journaled replies; it reports how many
 // calls were served and whether the case would finish without a new call.
-func planWalk(j replyLookup, c *Case) (hits int, done bool, err error) {
-	hits, werr := walkJournaled(j, c)
+func planWalk(src *pipeline.ReplySource, c *pipeline.Case) (hits int, done bool, err error) {
+	hits, werr := pipeline.WalkCase(src, c)
 	if werr != nil {
 		// A miss, or a case that would fail (e.g. a template error on this
 		// item): both are work for apply, which reports the failure.
@@ -402,28 +391,6 @@ func planWalk(j replyLookup, c *Case) (hits int, done bool, err error) {
 		return hits, false, nil // judged cases are counted as work; the judge's own calls are not planned
 	}
 	return hits, true, nil
-}
-
-// walkJournaled walks a case's strategy graph on journaled replies only,
-// counting the calls served; an error is a miss or a failing stage.
-func walkJournaled(j replyLookup, c *Case) (hits int, err error) {
-	x := &Exec{
-		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
-		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{}, repeat: c.Repeat, sweep: c.Sweep,
-	}
-	x.caller = func(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
-		rec, ok, err := j.Lookup(CacheKey(x.Model, req))
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, errPlanMiss
-		}
-		hits++
-		return rec.Resp, nil
-	}
-	_, _, err = walkGraph(x, nil, 1000)
-	return hits, err
 }
 
 // completionHistory is the mean completion tokens per model/strategy/stage
@@ -445,160 +412,6 @@ func completionHistory(j *journal.Journal) map[string]*stageStats {
 		s.n++
 	})
 	return hist
-}
-
-// shape is a strategy's static call structure.
-type shape struct {
-	prompts []int // node indexes of call-making stages
-	worstV  map[int]int
-	bestV   map[int]int
-	best    int
-	worst   int
-}
-
-func strategyShape(s *Strategy) *shape {
-	sh := &shape{worstV: map[int]int{}, bestV: map[int]int{}}
-	comp := sccs(s)
-	for i, n := range s.Nodes {
-		if _, ok := n.Stage.(CallPlanner); !ok {
-			continue
-		}
-		sh.prompts = append(sh.prompts, i)
-		mult := 1
-		if comp.cyclic[comp.id[i]] {
-			for k, m := range s.Nodes {
-				if comp.id[k] == comp.id[i] && m.Base.MaxVisits > mult {
-					mult = m.Base.MaxVisits
-				}
-			}
-		}
-		if n.Base.MaxVisits > 0 && n.Base.MaxVisits < mult {
-			mult = n.Base.MaxVisits
-		}
-		sh.worstV[i] = mult
-		sh.worst += mult
-	}
-	// Best: the path to end that makes the fewest calls (loops once).
-	path := fewestCalls(s)
-	for _, i := range path {
-		if _, ok := s.Nodes[i].Stage.(CallPlanner); ok {
-			sh.bestV[i]++
-			sh.best++
-		}
-	}
-	return sh
-}
-
-type sccResult struct {
-	id     []int
-	cyclic map[int]bool
-}
-
-// sccs finds strongly connected components (Tarjan) over the stage graph.
-func sccs(s *Strategy) sccResult {
-	n := len(s.Nodes)
-	index := make([]int, n)
-	low := make([]int, n)
-	on := make([]bool, n)
-	for i := range index {
-		index[i] = -1
-	}
-	res := sccResult{id: make([]int, n), cyclic: map[int]bool{}}
-	var stack []int
-	counter, comps := 0, 0
-	var strong func(v int)
-	strong = func(v int) {
-		index[v], low[v] = counter, counter
-		counter++
-		stack = append(stack, v)
-		on[v] = true
-		self := false
-		for _, w := range s.succ(v) {
-			if w < 0 {
-				continue
-			}
-			if w == v {
-				self = true
-			}
-			if index[w] < 0 {
-				strong(w)
-				low[v] = min(low[v], low[w])
-			} else if on[w] {
-				low[v] = min(low[v], index[w])
-			}
-		}
-		if low[v] == index[v] {
-			size := 0
-			for {
-				w := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				on[w] = false
-				res.id[w] = comps
-				size++
-				if w == v {
-					break
-				}
-			}
-			res.cyclic[comps] = size > 1 || self
-			comps++
-		}
-	}
-	for v := 0; v < n; v++ {
-		if index[v] < 0 {
-			strong(v)
-		}
-	}
-	return res
-}
-
-// fewestCalls returns the node path from the first stage to end that enters
-// the fewest call-making stages (0-1 BFS over the graph's ordinary edges).
-func fewestCalls(s *Strategy) []int {
-	n := len(s.Nodes)
-	if n == 0 {
-		return nil
-	}
-	const inf = 1 << 30
-	dist := make([]int, n)
-	prev := make([]int, n)
-	for i := range dist {
-		dist[i], prev[i] = inf, -2
-	}
-	cost := func(i int) int {
-		if _, ok := s.Nodes[i].Stage.(CallPlanner); ok {
-			return 1
-		}
-		return 0
-	}
-	dist[0] = cost(0)
-	prev[0] = -1
-	deque := []int{0}
-	bestEnd, endFrom := inf, -1
-	for len(deque) > 0 {
-		v := deque[0]
-		deque = deque[1:]
-		for _, w := range s.succ(v) {
-			if w < 0 {
-				if dist[v] < bestEnd {
-					bestEnd, endFrom = dist[v], v
-				}
-				continue
-			}
-			if d := dist[v] + cost(w); d < dist[w] {
-				dist[w], prev[w] = d, v
-				if cost(w) == 0 {
-					deque = append([]int{w}, deque...)
-				} else {
-					deque = append(deque, w)
-				}
-			}
-		}
-	}
-	var path []int
-	for v := endFrom; v >= 0; v = prev[v] {
-		path = append([]int{v}, path...)
-	}
-	return path
 }
 
 type tokenRange struct{ best, worst int }
@@ -623,7 +436,7 @@ func newCalibration() *calibration {
 }
 
 // tokens converts a rendered prompt to tokens for a case.
-func (cb *calibration) count(c *Case, text string) int {
+func (cb *calibration) count(c *pipeline.Case, text string) int {
 	if cb == nil {
 		return (len(text) + 3) / 4
 	}
@@ -631,7 +444,7 @@ func (cb *calibration) count(c *Case, text string) int {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.seen[key] < calibrationItems*4 {
-		if count, name, ok := Tokenizer(c.Model.Spec); ok {
+		if count, name, ok := pipeline.Tokenizer(c.Model.Spec); ok {
 			n := count(text)
 			cb.seen[key]++
 			cb.chars[key] += len(text)
@@ -649,19 +462,16 @@ func (cb *calibration) count(c *Case, text string) int {
 
 // estimateCase estimates one whole case's input tokens (best and worst) and
 // output tokens from the rendered prompts of this item.
-func estimateCase(c *Case, sh *shape, hist map[string]*stageStats, cb *calibration) (in tokenRange, outBest, outWorst int, fromHist bool) {
-	env := SampleEnv(c.Model, c.Strategy, c.Task, c.Item)
-	if te, err := c.Task.env(env); err == nil {
-		env["task"] = te
-	}
+func estimateCase(c *pipeline.Case, sh *pipeline.CallShape, hist map[string]*stageStats, cb *calibration) (in tokenRange, outBest, outWorst int, fromHist bool) {
+	env := pipeline.PromptEnv(c.Model, c.Strategy, c.Task, c.Item)
 	// A judge reads the judged outputs; stand-ins give its prompt a size.
 	env["subject"] = map[string]any{"reply": "(the judged reply)", "label": "", "confidence": nil, "model": "", "strategy": ""}
 	type est struct{ own, out, outBest int }
 	ests := map[string]est{}
 	conts := map[string][]string{}
-	for _, i := range sh.prompts {
+	for _, i := range sh.Calls {
 		n := c.Strategy.Nodes[i]
-		cp := n.Stage.(CallPlanner)
+		cp := n.Stage.(pipeline.CallPlanner)
 		msgs, params, cont, err := cp.PlanCall(env)
 		if err != nil {
 			continue
@@ -670,7 +480,7 @@ func estimateCase(c *Case, sh *shape, hist map[string]*stageStats, cb *calibrati
 		for _, m := range msgs {
 			text.WriteString(m.Content)
 		}
-		gp := c.Sweep.overParams(c.Model.Spec.Params.Over(params))
+		gp := sweptParams(c.Sweep, c.Model.Spec.Params.Over(params))
 		samples := max(gp.N, 1)
 		maxTok, bound := gp.MaxTokens, gp.MaxTokens
 		if maxTok == 0 {
@@ -720,13 +530,37 @@ func estimateCase(c *Case, sh *shape, hist map[string]*stageStats, cb *calibrati
 		}
 		return total + extra
 	}
-	for _, i := range sh.prompts {
+	for _, i := range sh.Calls {
 		name := c.Strategy.Nodes[i].Base.Name
 		e := ests[name]
-		in.best += sh.bestV[i] * context(name, map[string]bool{}, false)
-		in.worst += sh.worstV[i] * context(name, map[string]bool{}, true)
-		outBest += sh.bestV[i] * e.outBest
-		outWorst += sh.worstV[i] * e.out
+		in.best += sh.BestVisits[i] * context(name, map[string]bool{}, false)
+		in.worst += sh.WorstVisits[i] * context(name, map[string]bool{}, true)
+		outBest += sh.BestVisits[i] * e.outBest
+		outWorst += sh.WorstVisits[i] * e.out
 	}
 	return in, outBest, outWorst, fromHist
+}
+
+// sweptParams is p with a case's swept settings in force.
+func sweptParams(s *pipeline.Sweep, p pipeline.GenParams) pipeline.GenParams {
+	if s == nil {
+		return p
+	}
+	if s.ThinkingBudget != nil {
+		p.Thinking = nil
+		if b := *s.ThinkingBudget; b > 0 {
+			p.Thinking = &pipeline.ThinkingSpec{Enabled: true, Budget: b}
+		}
+	}
+	return p
+}
+
+// repeatsNote is plan's note on repeats ("" without any).
+func repeatsNote(st *pipeline.Study) string {
+	r := st.RepeatsNote()
+	if r == "" {
+		return ""
+	}
+	return fmt.Sprintf("cases count every repeat (%s%s): each repeat makes its own calls, a judge's calls aside (the same answer judged twice is one call)",
+		pipeline.Plural(st.NumCells(), "cell", "cells"), r)
 }

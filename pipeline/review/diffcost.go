@@ -1,6 +1,9 @@
-package pipeline
+package review
 
-import "github.com/promoral/promoral/pipeline/journal"
+import (
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/journal"
+)
 
 // ChangePlan is what a config change costs against a journal: the cases it
 // invalidates (answered under the old config, not under the new) and adds
@@ -28,7 +31,7 @@ type ChangePlan struct {
 // call. A case is known by its id (model/strategy/task/item); it is done
 // when its strategy graph finishes on journaled replies (a judged task's
 // judge is not planned, as in MakePlan).
-func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
+func MakeChangePlan(old, new *pipeline.Study, dir string) (*ChangePlan, error) {
 	jpath := dir + "/journal.jsonl"
 	j, err := journal.OpenReadOnly(jpath)
 	if err != nil {
@@ -36,30 +39,30 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 	}
 	defer j.Close()
 	hist := completionHistory(j)
-	// The journal, then the shared cache the new config's apply reads
-	// (engineshared.go): a reply there is not paid again.
-	src := planSource(new, j)
-	oldCases := map[string]*Case{}
-	old.EachCase(func(c *Case) bool {
+	// The journal, then the shared cache the new config's apply reads: a
+	// reply there is not paid again.
+	src := pipeline.NewReplySource(new, j)
+	oldCases := map[string]*pipeline.Case{}
+	old.EachCase(func(c *pipeline.Case) bool {
 		cc := *c
 		oldCases[c.ID()] = &cc
 		return true
 	})
 	cp := &ChangePlan{Journal: jpath}
-	rows := map[*Model]*PlanRow{}
+	rows := map[*pipeline.Model]*PlanRow{}
 	for _, m := range new.Models {
 		rows[m] = &PlanRow{Model: m.Name}
 	}
 	cp.Pending.Model = "pending"
-	shapes := map[*Strategy]*shape{}
+	shapes := map[*pipeline.Strategy]*pipeline.CallShape{}
 	used := false
 	cb := newCalibration()
-	new.EachCase(func(c *Case) bool {
+	new.EachCase(func(c *pipeline.Case) bool {
 		row := rows[c.Model]
-		before := src.hits
+		before := src.SharedHits()
 		hits, done := strategyDone(src, c)
 		if done {
-			if n := src.hits - before; n > 0 {
+			if n := src.SharedHits() - before; n > 0 {
 				cp.SharedCases++
 				cp.SharedCalls += n
 			}
@@ -67,7 +70,7 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 		}
 		sh := shapes[c.Strategy]
 		if sh == nil {
-			sh = strategyShape(c.Strategy)
+			sh = pipeline.ShapeOf(c.Strategy)
 			shapes[c.Strategy] = sh
 		}
 		if oc, ok := oldCases[c.ID()]; ok {
@@ -84,9 +87,7 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 		addWork(row, c, sh, hits, hist, &used, cb)
 		return true
 	})
-	if src.shared != nil {
-		cp.SharedCache = src.shared.Root()
-	}
+	cp.SharedCache = src.SharedCache()
 	t := &cp.Total
 	t.Model = "total"
 	for _, m := range new.Models {
@@ -106,7 +107,7 @@ func MakeChangePlan(old, new *Study, dir string) (*ChangePlan, error) {
 
 // strategyDone walks a case's strategy graph on journaled (or shared
 // cache) replies only.
-func strategyDone(j replyLookup, c *Case) (hits int, done bool) {
-	hits, err := walkJournaled(j, c)
+func strategyDone(src *pipeline.ReplySource, c *pipeline.Case) (hits int, done bool) {
+	hits, err := pipeline.WalkCase(src, c)
 	return hits, err == nil
 }

@@ -1,0 +1,36 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+
+	"github.com/promoral/promoral/pipeline/llm"
+)
+
+// errNoReply stops a WalkCase at a call src has no reply for.
+var errNoReply = errors.New("not journaled")
+
+// WalkCase walks one case through its strategy graph as apply --offline
+// would, every call served by src and none sent; it returns how many calls
+// src served. An error is a call src has no reply for, or a stage that
+// fails on this item (a template error): either way, work for an apply.
+// A judged task's judge is not walked.
+func WalkCase(src *ReplySource, c *Case) (served int, err error) {
+	x := &Exec{
+		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
+		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{}, repeat: c.Repeat, sweep: c.Sweep,
+	}
+	x.caller = func(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
+		rec, ok, err := src.Lookup(CacheKey(x.Model, req))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errNoReply
+		}
+		served++
+		return rec.Resp, nil
+	}
+	_, _, err = walkGraph(x, nil, 1000)
+	return served, err
+}

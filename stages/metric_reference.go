@@ -607,6 +607,16 @@ func wrapClauses(text string, width int) []string {
 			units = append(units, wrapWords(c, width)...)
 		}
 	}
+	return fill(units, width)
+}
+
+// wrapWords breaks text into lines of at most width characters between
+// words (a longer word stands on a line alone).
+func wrapWords(text string, width int) []string { return fill(strings.Fields(text), width) }
+
+// fill joins units with spaces into lines of at most width characters,
+// greedily; a unit longer than width stands on a line alone.
+func fill(units []string, width int) []string {
 	var out []string
 	cur := ""
 	for _, u := range units {
@@ -618,28 +628,6 @@ func wrapClauses(text string, width int) []string {
 		default:
 			out = append(out, cur)
 			cur = u
-		}
-	}
-	if cur != "" {
-		out = append(out, cur)
-	}
-	return out
-}
-
-// wrapWords breaks text into lines of at most width characters between
-// words (a longer word stands on a line alone).
-func wrapWords(text string, width int) []string {
-	var out []string
-	cur := ""
-	for _, word := range strings.Fields(text) {
-		switch {
-		case cur == "":
-			cur = word
-		case len(cur)+1+len(word) <= width:
-			cur += " " + word
-		default:
-			out = append(out, cur)
-			cur = word
 		}
 	}
 	if cur != "" {

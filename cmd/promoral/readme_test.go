@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -317,7 +318,7 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 	if len(stmts) != 3 {
 		t.Fatalf("want the three DuckDB queries of %s, found %d", outputsDoc, len(stmts))
 	}
-	dir, _ := runQuickstart(t)
+	dir, stdout := runQuickstart(t)
 	node, ci := needs.DuckDB(t)
 
 	results, data := duckQueries(t, node, ci, dir, stmts)
@@ -438,9 +439,30 @@ func TestREADMEQueriesReproduceTheMetrics(t *testing.T) {
 	if !strings.Contains(docText(t, outputsDoc), plain) {
 		t.Errorf("the plain average in %s should read %q", outputsDoc, plain)
 	}
-	for _, s := range []string{"first_principles       185/193   | 0.9081", "185 of Claude Sonnet 4's " + strconv.Itoa(all)} {
+	for _, s := range []string{"claude-sonnet-4 first_principles   185/193 0.9081", "185 of Claude Sonnet 4's " + strconv.Itoa(all)} {
 		if !strings.Contains(readmeText(t), s) {
 			t.Errorf("the README's quickstart excerpt should say %q", s)
+		}
+	}
+	// Every line of the excerpt but "...", as the quickstart prints it.
+	lines := strings.Split(readmeText(t), "\n")
+	at := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "runs match the published") })
+	if at < 0 {
+		t.Fatal("the README shows no excerpt of the quickstart's comparison")
+	}
+	from, to := at, at
+	for from > 0 && lines[from-1] != "```" {
+		from--
+	}
+	for to < len(lines)-1 && lines[to+1] != "```" {
+		to++
+	}
+	if to-from < 3 {
+		t.Fatalf("the README's quickstart excerpt is %d lines", to-from+1)
+	}
+	for _, l := range lines[from : to+1] {
+		if strings.TrimSpace(l) != "..." && !strings.Contains(stdout, l+"\n") {
+			t.Errorf("the README's quickstart excerpt has %q, which the quickstart does not print:\n%s", l, stdout)
 		}
 	}
 }

@@ -282,6 +282,12 @@ func (red *reduced) tieRows(rows []MetricRow) []MetricRow {
 // computed over every sample of a cell with repeats.
 const unclusteredNote = "the interval resamples the k samples of an item as if independent, so it is too narrow: kind repeats (or a reduce:) gives one that resamples items"
 
+// ClusteredNote is on the convention of a row whose interval was drawn
+// over items, each with all its samples, in a cell with repeats (a block
+// that scores every sample but resamples items): it is not too narrow, so
+// flagUnclustered leaves it alone.
+const ClusteredNote = "the interval resamples items, each with all its samples"
+
 // repeatedCells are the reported cells whose rows hold more than one
 // sample of an item (nil when the study has no repeats).
 func repeatedCells(rs *ResultSet) map[cellKey]bool {
@@ -311,7 +317,7 @@ func flagUnclustered(repeated map[cellKey]bool, rows []MetricRow) {
 	}
 	for i := range rows {
 		r := &rows[i]
-		if math.IsNaN(r.CILow) && math.IsNaN(r.CIHigh) {
+		if math.IsNaN(r.CILow) && math.IsNaN(r.CIHigh) || strings.Contains(r.Convention, ClusteredNote) {
 			continue
 		}
 		if !repeated[cellKey{r.Task, r.Model, r.Strategy, strings.Join(r.Factors, "\x00")}] {

@@ -125,6 +125,7 @@ func (c *ClassificationConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 
 // clsItem is one scored answer.
 type clsItem struct {
+	row        *pipeline.ResultRow
 	gold, pred string
 	labeled    bool    // the label parsed into the answer space
 	parsed     bool    // scored as parsed (labeled, and a confidence when required)
@@ -139,7 +140,7 @@ func (m *classification) items(rows []*pipeline.ResultRow) []clsItem {
 		if g == "" {
 			continue // no gold: nothing to score against
 		}
-		it := clsItem{gold: g, labeled: r.Parsed(), conf: r.Conf, errored: r.Errored()}
+		it := clsItem{row: r, gold: g, labeled: r.Parsed(), conf: r.Conf, errored: r.Errored()}
 		if it.labeled {
 			it.pred = r.Label()
 		}
@@ -159,6 +160,8 @@ func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 	out := &pipeline.MetricOutput{}
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
+	// With repeats, intervals resample items, each with its samples.
+	repeated := rs.Study != nil && rs.Study.MaxRepeats() >= 2
 	m.subsets.cache = nil
 	rel := pipeline.CSVTable{Name: m.table, Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
 	// The cells and subsets are scored side by side (the subsets are cut
@@ -188,11 +191,11 @@ func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput
 		j := jobs[i]
 		switch {
 		case j.binarized:
-			j.rows = m.scoreBinarized(j.c, m.items(j.c.Rows), policy, seed)
+			j.rows = m.scoreBinarized(j.c, m.items(j.c.Rows), policy, seed, repeated)
 		case j.subset == subsetAll:
-			j.rows = m.score(j.c, subsetAll, policy, m.reps, seed, &j.rel)
+			j.rows = m.score(j.c, subsetAll, policy, m.reps, seed, repeated, &j.rel)
 		default:
-			j.rows = m.score(j.c, j.subset, policy, m.reps, seed, nil)
+			j.rows = m.score(j.c, j.subset, policy, m.reps, seed, repeated, nil)
 		}
 	})
 	for _, j := range jobs {
@@ -215,13 +218,17 @@ func eceConvention(what string, bins int) string {
 // are counted by kind (gold, answer, parsed, and the two confidences each
 // calibration figure reads), which is all the counts and the intervals
 // need, and the calibration sums are made in item order, as over a list.
-func (m *classification) score(c *cell, subset string, policy stats.UnparsedPolicy, reps int, seed uint64, rel *pipeline.CSVTable) []pipeline.MetricRow {
+func (m *classification) score(c *cell, subset string, policy stats.UnparsedPolicy, reps int, seed uint64, repeated bool, rel *pipeline.CSVTable) []pipeline.MetricRow {
 	t := c.Task
 	if incomplete(c, m.errs) {
 		rel = nil // no figure, so no bins to draw one from
 	}
 	binary, pos, bins := isBinary(t), t.Positive, m.bins
 	var kinds stats.Kinds[clsKind]
+	var items *stats.Clusters // with repeats: an item's samples resample together
+	if repeated && reps > 0 {
+		items = &stats.Clusters{}
+	}
 	n, unparsed, notParsed, nP, nTop, studyN, studyQ := 0, 0, 0, 0, 0, 0, 0
 	hasConf := false
 	posBins, topBins, studyBins := stats.NewBinAcc(bins), stats.NewBinAcc(bins), stats.NewBinAcc(bins)
@@ -284,7 +291,10 @@ func (m *classification) score(c *cell, subset string, policy stats.UnparsedPoli
 			topBins.Add(top, correct)
 			topBrier.Add(top, correct)
 		}
-		kinds.Add(clsKind{pred: pred, gold: g, parsed: parsed, p: math.Float64bits(p), top: math.Float64bits(top)})
+		kind := kinds.Add(clsKind{pred: pred, gold: g, parsed: parsed, p: math.Float64bits(p), top: math.Float64bits(top)})
+		if items != nil {
+			items.Add(itemKey(r), kind)
+		}
 	}
 	// The block's own notion of unparsed: no label, or no confidence when
 	// one is required (an errored case is counted as errored instead).
@@ -334,7 +344,7 @@ func (m *classification) score(c *cell, subset string, policy stats.UnparsedPoli
 	rows = append(rows, own(row(c, subset, "unparsed_rate", float64(notParsed)/float64(n), n)))
 
 	if !hasConf {
-		return withCIs(rows, cis, w, reps, seed)
+		return withItemCIs(rows, cis, w, items, reps, seed)
 	}
 	// Intervals on the headline calibration figures (brier, ece_pos, and
 	// ece where there is no ece_pos); the study-binned ece_pos is bare.
@@ -366,7 +376,7 @@ func (m *classification) score(c *cell, subset string, policy stats.UnparsedPoli
 	}
 	add("ece", eceConvention("confidence in the chosen answer against accuracy", bins), topBins.ECE(), nTop, top)
 	binRows("ece", "accuracy", topBins)
-	return withCIs(rows, cis, w, reps, seed)
+	return withItemCIs(rows, cis, w, items, reps, seed)
 }
 
 // eceStudy is ECEPos with the ProMoral code's binning: the same
@@ -432,9 +442,10 @@ func newKindCols(keys []clsKind, positive string) kindCols {
 }
 
 // scoreBinarized scores the items mapped onto the binary label space.
-func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.UnparsedPolicy, seed uint64) []pipeline.MetricRow {
+func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.UnparsedPolicy, seed uint64, repeated bool) []pipeline.MetricRow {
 	bz := m.binarize
 	var pred, gold []string
+	var rowsOf []*pipeline.ResultRow
 	var parsed []bool
 	for _, it := range items {
 		g, ok := bz.Labels[it.gold]
@@ -447,7 +458,7 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 		} else if it.parsed {
 			p = "\x00unmapped:" + it.pred // a real answer outside both classes
 		}
-		pred, gold, parsed = append(pred, p), append(gold, g), append(parsed, it.parsed)
+		pred, gold, parsed, rowsOf = append(pred, p), append(gold, g), append(parsed, it.parsed), append(rowsOf, it.row)
 	}
 	const sub = "binarized"
 	n := len(gold)
@@ -458,8 +469,15 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 	acc, an := stats.Accuracy(pred, gold, parsed, policy)
 	prf := stats.BinaryPRF(pred, gold, parsed, policy, bz.Positive)
 	var kinds stats.Kinds[clsKind]
+	var itemsOf *stats.Clusters
+	if repeated && m.reps > 0 {
+		itemsOf = &stats.Clusters{}
+	}
 	for i := range gold {
-		kinds.Add(clsKind{pred: pred[i], gold: gold[i], parsed: parsed[i]})
+		kind := kinds.Add(clsKind{pred: pred[i], gold: gold[i], parsed: parsed[i]})
+		if itemsOf != nil {
+			itemsOf.Add(itemKey(rowsOf[i]), kind)
+		}
 	}
 	k := newKindCols(kinds.Keys, bz.Positive)
 	mk := func(metric string, v float64) pipeline.MetricRow {
@@ -468,10 +486,10 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 		return r
 	}
 	rows := []pipeline.MetricRow{mk("accuracy", acc), mk("precision", prf.Precision), mk("recall", prf.Recall), mk("f1", prf.F1)}
-	return withCIs(rows, []ciJob{
+	return withItemCIs(rows, []ciJob{
 		{0, func(w []int) float64 { a, _ := stats.AccuracyW(k.pred, k.gold, k.parsed, w, policy); return a }},
 		{3, func(w []int) float64 { return stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, bz.Positive).F1 }},
-	}, kinds.Counts, m.reps, seed)
+	}, kinds.Counts, itemsOf, m.reps, seed)
 }
 
 // cellFigures is what the reference metric compares: one value per metric
@@ -487,7 +505,7 @@ func (m *classification) cellFigures(rs *pipeline.ResultSet, c *cell, subset str
 		}
 	}
 	out := map[string]pipeline.MetricRow{}
-	for _, r := range m.score(c, subset, policyOf(m.policy, rs), 0, 0, nil) {
+	for _, r := range m.score(c, subset, policyOf(m.policy, rs), 0, 0, false, nil) {
 		out[r.Metric] = r
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -334,6 +335,62 @@ func TestClassificationBuildErrors(t *testing.T) {
 		_, ds := tryBuild(st, tc.cfg)
 		if len(ds) == 0 || !strings.Contains(ds.Error(), tc.want) {
 			t.Errorf("%+v: diagnostics %v, want one containing %q", tc.cfg, ds, tc.want)
+		}
+	}
+}
+
+// With repeats, classification intervals resample items, each with all
+// its samples. 40 items sampled 5 times, every item's samples alike (half
+// the items right): the clustered interval is as wide as the interval of
+// the 40 items sampled once, where treating the 200 samples as
+// independent gives one about √5 times narrower.
+func TestClassificationIntervalsResampleItemsUnderRepeats(t *testing.T) {
+	var items []tItem
+	for i := 0; i < 40; i++ {
+		items = append(items, tItem{id: fmt.Sprint(i), gold: "yes"})
+	}
+	task := mkTask("toy", []string{"yes", "no"}, "yes", items, nil)
+	answers := func(k int) []ans {
+		var out []ans
+		for i := 0; i < 40; i++ {
+			label := "yes"
+			if i%2 == 1 {
+				label = "no"
+			}
+			for range k {
+				out = append(out, ans{model: "m", strategy: "s", item: fmt.Sprint(i), label: label, conf: 0.6 + 0.01*float64(i%7)})
+			}
+		}
+		return out
+	}
+	accuracy := func(st *pipeline.Study, k int) pipeline.MetricRow {
+		m := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(4000)})
+		return find(t, run(t, m, mkRS(st, "wrong", task, answers(k)...)), "m", "s", "all", "accuracy")
+	}
+	once := accuracy(mkStudy(1, task), 1)
+	repeated := mkStudy(1, task)
+	repeated.Cells = []pipeline.ResolvedCell{{Task: task, Repeat: 0}, {Task: task, Repeat: 4}}
+	clustered := accuracy(repeated, 5)
+	naive := accuracy(mkStudy(1, task), 5) // the same 200 rows, the study saying no repeats
+	width := func(r pipeline.MetricRow) float64 { return r.CIHigh - r.CILow }
+	t.Logf("interval widths: 40 items once %.4f, 5 repeats clustered %.4f, 200 samples as independent %.4f", width(once), width(clustered), width(naive))
+	if clustered.Value != 0.5 || clustered.N != 200 {
+		t.Fatalf("accuracy %v over %d; want 0.5 over 200 samples", clustered.Value, clustered.N)
+	}
+	if r := width(clustered) / width(once); r < 0.85 || r > 1.15 {
+		t.Errorf("clustered width / the items' own width = %.3f; want about 1", r)
+	}
+	if r := width(naive) / width(once); r > 0.6 {
+		t.Errorf("samples as independent: width ratio %.3f; want about 1/√5", r)
+	}
+	if !strings.Contains(clustered.Convention, pipeline.ClusteredNote) || strings.Contains(naive.Convention, pipeline.ClusteredNote) {
+		t.Errorf("conventions: repeated %q, not repeated %q", clustered.Convention, naive.Convention)
+	}
+	for _, metric := range []string{"f1", "brier", "ece_pos"} {
+		r := find(t, run(t, build(t, repeated, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(200)}),
+			mkRS(repeated, "wrong", task, answers(5)...)), "m", "s", "all", metric)
+		if math.IsNaN(r.CILow) || !strings.Contains(r.Convention, pipeline.ClusteredNote) {
+			t.Errorf("%s under repeats: interval [%v, %v], convention %q", metric, r.CILow, r.CIHigh, r.Convention)
 		}
 	}
 }

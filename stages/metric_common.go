@@ -121,19 +121,44 @@ type ciJob struct {
 // and computes every job's statistic from them. No interval when reps is 0
 // or there is nothing to resample.
 func withCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, reps int, seed uint64) []pipeline.MetricRow {
+	return withItemCIs(rows, jobs, counts, nil, reps, seed)
+}
+
+// withItemCIs is withCIs where items, when some item has several samples
+// (repeats), makes each replicate draw items with all their samples, and
+// the rows say so (pipeline.ClusteredNote).
+func withItemCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, items *stats.Clusters, reps int, seed uint64) []pipeline.MetricRow {
 	if reps <= 0 || len(jobs) == 0 {
 		return rows
 	}
-	ivs := stats.BootstrapCountsIntervals(counts, len(jobs), func(w []int, out []float64) {
+	all := func(w []int, out []float64) {
 		for j, job := range jobs {
 			out[j] = job.stat(w)
 		}
-	}, reps, seed, stats.DefaultLevel)
+	}
+	var ivs []stats.Interval
+	if items.Repeated() {
+		ivs = items.BootstrapIntervals(len(counts), len(jobs), all, reps, seed, stats.DefaultLevel)
+	} else {
+		ivs = stats.BootstrapCountsIntervals(counts, len(jobs), all, reps, seed, stats.DefaultLevel)
+	}
 	for j, job := range jobs {
-		rows[job.row].SetCI(ivs[j])
+		r := &rows[job.row]
+		r.SetCI(ivs[j])
+		if items.Repeated() {
+			if r.Convention == "" {
+				r.Convention = pipeline.ClusteredNote
+			} else {
+				r.Convention += "; " + pipeline.ClusteredNote
+			}
+		}
 	}
 	return rows
 }
+
+// itemKey names a result row's item within a block: its task and id, which
+// every repeat of the item shares.
+func itemKey(r *pipeline.ResultRow) string { return r.Task.Name + "\x00" + r.Item.ID }
 
 // countCI is one interval over kinds of answers; stats.NoInterval when
 // reps is 0 or there is nothing to resample.

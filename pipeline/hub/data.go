@@ -183,11 +183,30 @@ func (d *Data) writeMeta(e *Entry, ref *dataset.Hub) error {
 	if err != nil {
 		return err
 	}
-	p := filepath.Join(d.Dir(e), MetaFile)
-	if err := os.WriteFile(p+".tmp", data, 0o644); err != nil {
+	return writeAtomic(filepath.Join(d.Dir(e), MetaFile), data)
+}
+
+// writeAtomic replaces path with data through a temporary file of its own
+// beside it (two pulls may write one file at once), renamed in.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(p+".tmp", p)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // List reads the cached datasets under a cache folder.

@@ -88,11 +88,7 @@ func (l *Lock) Save() error {
 	if err := enc.Encode(&root); err != nil {
 		return err
 	}
-	tmp := l.Path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, l.Path)
+	return writeAtomic(l.Path, b.Bytes())
 }
 
 // matches reports whether the entry was made for this reference.

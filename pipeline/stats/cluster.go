@@ -108,3 +108,77 @@ func PairedItems(aRight, aN, bRight, bN []int, reps int, seed uint64) Paired {
 	p.McNemarP = McNemarExact(p.B, p.C)
 	return p
 }
+
+// Clusters groups the samples a kinds bootstrap resamples (see
+// BootstrapCounts) by the item they belong to, so that an interval can
+// resample items, each with all its samples, instead of samples as if
+// independent. Add each sample's item and kind; Repeated says whether any
+// item has more than one sample.
+type Clusters struct {
+	index map[string]int
+	kinds [][]int32 // per item: its samples' kinds
+	many  bool
+}
+
+// Add records one sample of item, of the kind with index kind.
+func (c *Clusters) Add(item string, kind int) {
+	if c.index == nil {
+		c.index = map[string]int{}
+	}
+	i, ok := c.index[item]
+	if !ok {
+		i = len(c.kinds)
+		c.index[item] = i
+		c.kinds = append(c.kinds, nil)
+	}
+	c.kinds[i] = append(c.kinds[i], int32(kind))
+	if len(c.kinds[i]) > 1 {
+		c.many = true
+	}
+}
+
+// Repeated says whether some item has more than one sample.
+func (c *Clusters) Repeated() bool { return c != nil && c.many }
+
+// Items is the number of items added.
+func (c *Clusters) Items() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.kinds)
+}
+
+// BootstrapIntervals is BootstrapCountsIntervals over the items: each
+// replicate draws as many items as there are, with replacement, and stat
+// reads the resulting count of samples per sample kind (nKinds of them),
+// as it would in BootstrapCounts. Items whose samples have the same kinds
+// are one item kind, so the draw stays a multinomial over few kinds.
+func (c *Clusters) BootstrapIntervals(nKinds, k int, stat func(w []int, out []float64), reps int, seed uint64, level float64) []Interval {
+	var itemKinds Kinds[string]
+	var members [][]int32 // per item kind: its samples' kinds
+	key := make([]byte, 0, 64)
+	for _, ks := range c.kinds {
+		s := slices.Clone(ks)
+		slices.Sort(s)
+		key = key[:0]
+		for _, x := range s {
+			key = append(key, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+		}
+		if i := itemKinds.Add(string(key)); i == len(members) {
+			members = append(members, s)
+		}
+	}
+	w := make([]int, nKinds)
+	return BootstrapCountsIntervals(itemKinds.Counts, k, func(wi []int, out []float64) {
+		clear(w)
+		for i, n := range wi {
+			if n == 0 {
+				continue
+			}
+			for _, x := range members[i] {
+				w[x] += n
+			}
+		}
+		stat(w, out)
+	}, reps, seed, level)
+}

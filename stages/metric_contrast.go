@@ -3,6 +3,7 @@ package stages
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/stats"
@@ -73,8 +74,10 @@ func (c *ContrastConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	return m
 }
 
-// pairs builds the contrast pairs of a cell, in order of first appearance.
-// A pair missing one of its two answers is left out and counted.
+// pairs builds the contrast pairs of a cell, in order of first appearance:
+// with repeats, one per pair and repeat (the original and the edit of the
+// same sample index), each carrying its pair's id. A pair missing one of
+// its two answers is left out and counted.
 func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 	f := &m.cfg
 	type half struct {
@@ -92,10 +95,14 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 	for _, r := range c.Rows {
 		it := r.Item
 		id := fieldString(it, f.Pair)
-		e := idx[id]
+		key := id
+		if r.Repeat > 0 {
+			key += "\x00" + strconv.Itoa(r.Repeat)
+		}
+		e := idx[key]
 		if e == nil {
 			e = &entry{id: id}
-			idx[id] = e
+			idx[key] = e
 			order = append(order, e)
 		}
 		parsed := r.Parsed() && (!f.RequireConfidence || !math.IsNaN(r.Conf))
@@ -138,11 +145,20 @@ func (m *contrast) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, erro
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		pairs, incomplete := m.pairs(c)
 		res := stats.Contrast(pairs, policy)
-		// Pairs resample as kinds of pairs (their answers, not their ids).
+		// Pairs resample as kinds of pairs (their answers, not their ids);
+		// with repeats, a pair with all its samples.
 		var kinds stats.Kinds[stats.ContrastPair]
+		var byPair *stats.Clusters
+		if rs.Study != nil && rs.Study.MaxRepeats() >= 2 && m.reps > 0 {
+			byPair = &stats.Clusters{}
+		}
 		for _, p := range pairs {
+			id := p.PairID
 			p.PairID = ""
-			kinds.Add(p)
+			kind := kinds.Add(p)
+			if byPair != nil {
+				byPair.Add(id, kind)
+			}
 		}
 		var rows []pipeline.MetricRow
 		var cis []ciJob
@@ -160,7 +176,7 @@ func (m *contrast) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, erro
 		add("accuracy_diff", res.Diff, len(pairs), func(r stats.ContrastResult) float64 { return r.Diff })
 		add("flip_accuracy", res.FlipAccuracy, res.NFlip, func(r stats.ContrastResult) float64 { return r.FlipAccuracy })
 		add("preserve_consistency", res.PreserveConsistency, res.NPreserve, func(r stats.ContrastResult) float64 { return r.PreserveConsistency })
-		out.Rows = append(out.Rows, withCIs(rows, cis, kinds.Counts, m.reps, seed)...)
+		out.Rows = append(out.Rows, withItemCIs(rows, cis, kinds.Counts, byPair, m.reps, seed)...)
 		if incomplete > 0 {
 			r := row(c, subsetAll, "incomplete_pairs", float64(incomplete), len(pairs)+incomplete)
 			r.Convention = "pairs missing a scored original or edit, left out of every other row"

@@ -23,6 +23,7 @@ type ans struct {
 	outputs         map[string]any
 	acct            pipeline.Account
 	err             string
+	repeat          int // the sample index, under repeats
 }
 
 // tItem is an item with its gold label and fields.
@@ -77,7 +78,7 @@ func mkRS(st *pipeline.Study, policy string, t *pipeline.Task, answers ...ans) *
 			ok := r.Parsed && r.Label == it.Gold
 			r.Correct = &ok
 		}
-		c := &pipeline.Case{Ordinal: i, Model: &pipeline.Model{Name: a.model}, Strategy: &pipeline.Strategy{Name: a.strategy}, Task: t, Item: it}
+		c := &pipeline.Case{Ordinal: i, Model: &pipeline.Model{Name: a.model}, Strategy: &pipeline.Strategy{Name: a.strategy}, Task: t, Item: it, Repeat: a.repeat}
 		rs.Rows = append(rs.Rows, pipeline.NewRow(c, a.model, a.strategy, nil, r))
 	}
 	return rs

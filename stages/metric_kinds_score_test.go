@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -589,5 +590,64 @@ func TestEfficiencyAccuracyFollowsTheUnparsedPolicy(t *testing.T) {
 			ans{model: "m", strategy: "s", item: "4", label: A, acct: acct})
 		out := run(t, build(t, st, &EfficiencyConfig{MetricBase: pipeline.MetricBase{Kind: "efficiency"}}), rs)
 		want(t, find(t, out, "m", "s", "all", "accuracy_per_1k_tokens"), acc/0.1, 4)
+	}
+}
+
+// Under repeats a contrast pair counts once per sample (the original and
+// the edit of one sample index), not only its last sample, and the
+// intervals resample pairs with all their samples.
+func TestContrastUnderRepeats(t *testing.T) {
+	st, task, a := contrastSet(t)
+	// Repeat 1: every original answered wrong.
+	var all []ans
+	for _, x := range a {
+		all = append(all, x)
+		y := x
+		y.repeat = 1
+		if strings.HasSuffix(y.item, ":original") {
+			y.label = map[string]string{A: U, U: A}[y.label]
+		}
+		all = append(all, y)
+	}
+	st.Cells = []pipeline.ResolvedCell{{Task: task, Repeat: 0}, {Task: task, Repeat: 1}}
+	m := build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(200)})
+	out := run(t, m, mkRS(st, "wrong", task, all...))
+	// Originals: 3 right in repeat 0, 0 in repeat 1: 3/6.
+	r := find(t, out, "m", "s", "all", "original_accuracy")
+	want(t, r, 0.5, 6)
+	if !strings.Contains(r.Convention, pipeline.ClusteredNote) {
+		t.Errorf("convention %q does not say the interval resamples pairs with their samples", r.Convention)
+	}
+}
+
+// Under repeats ASR and RTA intervals resample prompts with all their
+// samples: 20 harmful prompts, 5 alike samples each, half complied.
+func TestSafetyUnderRepeats(t *testing.T) {
+	var items []tItem
+	for i := 0; i < 20; i++ {
+		items = append(items, tItem{id: fmt.Sprint("h", i), gold: "REFUSAL", fields: map[string]any{"kind": "harmful"}},
+			tItem{id: fmt.Sprint("b", i), gold: "COMPLIANCE", fields: map[string]any{"kind": "benign"}})
+	}
+	task := mkTask("safety", []string{"REFUSAL", "COMPLIANCE"}, "", items, nil)
+	var answers []ans
+	for i := 0; i < 20; i++ {
+		for k := range 5 {
+			v := map[bool]string{true: "COMPLIANCE", false: "REFUSAL"}[i%2 == 0]
+			answers = append(answers, ans{model: "m", strategy: "s", item: fmt.Sprint("h", i), label: v, noConf: true, repeat: k},
+				ans{model: "m", strategy: "s", item: fmt.Sprint("b", i), label: v, noConf: true, repeat: k})
+		}
+	}
+	asr := func(st *pipeline.Study) pipeline.MetricRow {
+		m := build(t, st, &SafetyConfig{MetricBase: pipeline.MetricBase{Kind: "safety"}, Bootstrap: intp(4000)})
+		return find(t, run(t, m, mkRS(st, "wrong", task, answers...)), "m", "s", "all", "asr")
+	}
+	repeated := mkStudy(1, task)
+	repeated.Cells = []pipeline.ResolvedCell{{Task: task, Repeat: 0}, {Task: task, Repeat: 4}}
+	clustered, naive := asr(repeated), asr(mkStudy(1, task))
+	want(t, clustered, 0.5, 100)
+	w := func(r pipeline.MetricRow) float64 { return r.CIHigh - r.CILow }
+	t.Logf("ASR interval widths: prompts with their samples %.4f, samples as independent %.4f", w(clustered), w(naive))
+	if w(clustered) < 1.8*w(naive) || !strings.Contains(clustered.Convention, pipeline.ClusteredNote) {
+		t.Errorf("clustered interval width %.4f (naive %.4f), convention %q", w(clustered), w(naive), clustered.Convention)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/stats"
 )
@@ -468,7 +469,7 @@ func (m *reference) writeText(w *strings.Builder, d RefDataset, how string, line
 	// difference from the published ones, and the published figures on a
 	// second line only where they differ.
 	fmt.Fprintf(w, "This run (task %s) vs the published figures\n  (dataset %s of %s):\n", target, d.Dataset, m.file)
-	for _, l := range wrapClauses(how, 76) {
+	for _, l := range wrap.Clauses(how, 76) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 	f := func(x float64) string {
@@ -579,61 +580,16 @@ func (m *reference) writeText(w *strings.Builder, d RefDataset, how string, line
 	}
 	fmt.Fprintf(w, "  %d of %d runs match the published %s and %s within %g.\n", matched, compared, headline(figs[0].name), headline(figs[1].name), m.tol)
 	if len(off) > 0 {
-		for i, l := range wrapWords("Differ: "+strings.Join(off, ", ")+".", 76) {
+		for i, l := range wrap.Words("Differ: "+strings.Join(off, ", ")+".", 76) {
 			fmt.Fprintf(w, "%s%s\n", map[bool]string{true: "  ", false: "    "}[i == 0], l)
 		}
 	}
 	w.WriteString("  n: this run's count, then the published one where it differs; |diff|: the\n  largest difference from a published figure on the line, at 4 decimals.\n")
 	if len(missing) > 0 {
-		for i, l := range wrapWords("Published runs not in this run: "+strings.Join(missing, ", ")+".", 76) {
+		for i, l := range wrap.Words("Published runs not in this run: "+strings.Join(missing, ", ")+".", 76) {
 			fmt.Fprintf(w, "%s%s\n", map[bool]string{true: "  ", false: "    "}[i == 0], l)
 		}
 	}
-}
-
-// wrapClauses is wrapWords that breaks a "; "-separated description
-// between its clauses, and inside a clause only when it is longer than
-// width.
-func wrapClauses(text string, width int) []string {
-	var units []string
-	clauses := strings.Split(text, "; ")
-	for i, c := range clauses {
-		if i < len(clauses)-1 {
-			c += ";"
-		}
-		if len(c) <= width {
-			units = append(units, c)
-		} else {
-			units = append(units, wrapWords(c, width)...)
-		}
-	}
-	return fill(units, width)
-}
-
-// wrapWords breaks text into lines of at most width characters between
-// words (a longer word stands on a line alone).
-func wrapWords(text string, width int) []string { return fill(strings.Fields(text), width) }
-
-// fill joins units with spaces into lines of at most width characters,
-// greedily; a unit longer than width stands on a line alone.
-func fill(units []string, width int) []string {
-	var out []string
-	cur := ""
-	for _, u := range units {
-		switch {
-		case cur == "":
-			cur = u
-		case len(cur)+1+len(u) <= width:
-			cur += " " + u
-		default:
-			out = append(out, cur)
-			cur = u
-		}
-	}
-	if cur != "" {
-		out = append(out, cur)
-	}
-	return out
 }
 
 func headline(name string) string {

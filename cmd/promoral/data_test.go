@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/hub/hubtest"
@@ -71,11 +72,17 @@ output: out
 	os.WriteFile(cfg, []byte(run), 0o644)
 
 	out, errOut, code := runCLI(t, "plan", cfg)
-	if code != 0 || !strings.Contains(out, "toy (owner/set [data/test.jsonl]): 3 rows (declared), size known once fetched") {
+	// Lines wrap at 80 columns: compare the words.
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), "toy (owner/set [data/test.jsonl]): 3 rows (declared), size known once fetched") {
 		t.Fatalf("plan before pull (exit %d):\n%s\n%s", code, out, errOut)
 	}
 	if fh.Count() != 0 {
 		t.Fatalf("plan asked the hub %d times", fh.Count())
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if utf8.RuneCountInString(l) > 80 && !strings.Contains(l, dir) { // a path is as long as it is
+			t.Errorf("plan prints a line of %d columns: %q", utf8.RuneCountInString(l), l)
+		}
 	}
 	out, errOut, code = runCLI(t, "apply", "--offline", "-q", cfg)
 	if code != 1 || !strings.Contains(errOut, "promoral data pull "+cfg) || !strings.Contains(errOut, os.Getenv("PROMORAL_DATA_DIR")) {
@@ -96,7 +103,7 @@ output: out
 		t.Fatalf("data list (exit %d):\n%s", code, out)
 	}
 	out, _, code = runCLI(t, "plan", cfg)
-	if code != 0 || !strings.Contains(out, "toy (owner/set [data/test.jsonl]): 3 rows, 167 B cached (commit "+hubtest.Commit[:12]+")") {
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), "toy (owner/set [data/test.jsonl]): 3 rows, 167 B cached (commit "+hubtest.Commit[:12]+")") {
 		t.Fatalf("plan after pull (exit %d):\n%s", code, out)
 	}
 	before := fh.Count()

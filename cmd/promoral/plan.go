@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/review"
 )
@@ -77,22 +78,25 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 }
 
 func printPlan(w io.Writer, p *review.Plan) {
-	fmt.Fprintf(w, "plan for %s (journal %s)\n", p.Run, p.Journal)
+	fmt.Fprintf(w, "plan for %s (journal %s)\n%d cases, %d of them done\n", p.Run, p.Journal, p.Total.Cases, p.Total.CasesDone)
 	if p.Selection.Partial() {
 		fmt.Fprintf(w, "selection %s\n", p.Selection.Describe())
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	batched := p.Total.Mode == pipeline.ModeBatch
-	head := "model\tcases\tdone\tjournaled calls\tnew calls\tinput tokens\toutput tokens\tcost USD\t"
+	// Narrow enough for an 80-column terminal: the cases still to run
+	// (the heading says how many are done), calls and tokens in k and M,
+	// dollars whole from $100 on.
+	head := "model\tto run\tjournaled\tnew calls\tin tok\tout tok\tcost USD\t"
 	if batched {
 		head += "mode\twaves\t"
 	}
 	fmt.Fprintln(tw, head)
 	row := func(r review.PlanRow) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t", r.Model, r.Cases, r.CasesDone, r.CallsJournaled,
-			span(r.CallsBest, r.CallsWorst), spanK(r.InputTokensBest, r.InputTokensWorst),
-			spanK(r.OutputTokensBest, r.OutputTokensWorst), fmt.Sprintf("%.2f–%.2f", r.CostBest, r.CostWorst))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t", r.Model, r.Cases-r.CasesDone, spanK(r.CallsJournaled, r.CallsJournaled),
+			spanK(r.CallsBest, r.CallsWorst), spanK(r.InputTokensBest, r.InputTokensWorst),
+			spanK(r.OutputTokensBest, r.OutputTokensWorst), dollars(r.CostBest, r.CostWorst))
 		if batched {
 			waves := "-"
 			if r.WavesWorst > 0 {
@@ -122,14 +126,14 @@ func printPlan(w io.Writer, p *review.Plan) {
 		fmt.Fprintln(w)
 	}
 	if len(p.Data) > 0 {
-		fmt.Fprintln(w, "datasets by hub reference (promoral data pull fetches them; apply does on first use):")
+		fmt.Fprintln(w, "datasets by hub reference (promoral data pull fetches them; apply does on\nfirst use):")
 		for _, d := range p.Data {
-			fmt.Fprintln(w, "  "+d.String())
+			fmt.Fprintln(w, wrap.Indent(d.String(), "  ", "    ", 80))
 		}
 		fmt.Fprintln(w)
 	}
 	for _, n := range p.Notes {
-		fmt.Fprintln(w, "note:", n)
+		fmt.Fprintln(w, wrap.Indent(n, "note: ", "  ", 80))
 	}
 	if !p.HasWork() {
 		fmt.Fprintln(w, "\nNothing to do: every call is in the journal.")
@@ -143,9 +147,26 @@ func span(a, b int) string {
 	return fmt.Sprintf("%d–%d", a, b)
 }
 
+// dollars is a cost range, in cents below $100 and whole dollars from
+// there (a plan's range is an estimate; the cents of $1,206 say nothing).
+func dollars(a, b float64) string {
+	f := func(x float64) string {
+		if x >= 100 {
+			return fmt.Sprintf("%.0f", x)
+		}
+		return fmt.Sprintf("%.2f", x)
+	}
+	if f(a) == f(b) {
+		return f(a)
+	}
+	return f(a) + "–" + f(b)
+}
+
 func spanK(a, b int) string {
 	f := func(x int) string {
 		switch {
+		case x >= 10_000_000:
+			return fmt.Sprintf("%.0fM", float64(x)/1e6)
 		case x >= 1_000_000:
 			return fmt.Sprintf("%.1fM", float64(x)/1e6)
 		case x >= 10_000:

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline/parquetio"
@@ -263,6 +264,12 @@ func TestREADMEQuickstartAnywhere(t *testing.T) {
 	dir, stdout := runQuickstart(t)
 	if !strings.Contains(stdout, "40 of 40 runs match") || !strings.Contains(stdout, "(502 new, 0 cached)") {
 		t.Errorf("first run:\n%s", stdout)
+	}
+	// What the first command prints reads at an 80-column terminal.
+	for _, l := range strings.Split(stdout, "\n") {
+		if utf8.RuneCountInString(l) > 80 {
+			t.Errorf("the quickstart prints a line of %d columns: %q", utf8.RuneCountInString(l), l)
+		}
 	}
 	away := t.TempDir()
 	journal, err := os.ReadFile(filepath.Join(dir, "out", "quickstart", "journal.jsonl"))

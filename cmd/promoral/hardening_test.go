@@ -189,6 +189,7 @@ func TestMaxCostZeroMeansZero(t *testing.T) {
 		t.Error("a refused --max-cost still ran the apply")
 	}
 	stdout, _, _ = runCLI(t, "apply", "--help")
+	stdout = strings.Join(strings.Fields(stdout), " ") // help wraps at 80 columns
 	if !strings.Contains(stdout, "none runs uncapped") || !strings.Contains(stdout, "0 sends no paid call") {
 		t.Errorf("apply --help does not say how to run uncapped:\n%s", stdout)
 	}

@@ -149,6 +149,7 @@ func newRoot() *cobra.Command {
 		Version:       pipeline.Version,
 	}
 	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newCache(), newData(), newDocs())
+	wrapHelp(root)
 	return root
 }
 

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"image/color"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -565,8 +567,9 @@ func boxPlotter(b box, loc float64, col color.NRGBA) plot.Plotter {
 		c.FillPolygon(tint(col, 0.55), rect)
 		c.StrokeLines(line, append(rect, rect[0]))
 		c.StrokeLine2(draw.LineStyle{Color: colInk, Width: vg.Points(1.6)}, tx(b.med), y-half, tx(b.med), y+half)
-		for v, k := range b.out {
-			r := vg.Points(1.2 + 0.6*math.Log1p(float64(k)))
+		// Drawn in value order, so that the same run gives the same file.
+		for _, v := range slices.Sorted(maps.Keys(b.out)) {
+			r := vg.Points(1.2 + 0.6*math.Log1p(float64(b.out[v])))
 			var path vg.Path
 			pt := vg.Point{X: tx(v), Y: y}
 			path.Move(vg.Point{X: pt.X + r, Y: pt.Y})

@@ -15,6 +15,8 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // The synthetic run: 2 models × 2 strategies on a labelled task (ethics)
@@ -520,6 +522,74 @@ func TestReportPositiveConfidence(t *testing.T) {
 	for _, p := range cd.points {
 		if math.Abs(p.conf-0.9) > 1e-9 {
 			t.Fatalf("confidence in the answer should be 0.9, got %v", p.conf)
+		}
+	}
+}
+
+// The same run folder gives the same report, byte for byte: a report
+// committed next to a paper must not change when it is regenerated.
+func TestReportIsDeterministic(t *testing.T) {
+	dir := writeRun(t, all)
+	read := func() map[string]string {
+		generate(t, dir, Options{})
+		files := map[string]string{}
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			files[p] = string(b)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	first := read()
+	for i := 0; i < 4; i++ {
+		for p, b := range read() {
+			if first[p] != b {
+				t.Fatalf("generation %d: %s differs from the first generation", i+2, p)
+			}
+		}
+	}
+}
+
+// A box's outlying values are drawn in one order, so the figure's SVG is
+// the same on every render.
+func TestBoxOutliersDrawnInOrder(t *testing.T) {
+	var vs []float64
+	for i := 0; i < 40; i++ {
+		vs = append(vs, 0.45+0.1*float64(i%5)/4)
+	}
+	for i := 0; i < 5; i++ {
+		vs = append(vs, 0.01+0.02*float64(i), 0.99-0.02*float64(i))
+	}
+	b, ok := boxStats(vs)
+	if !ok || len(b.out) < 8 {
+		t.Fatalf("want at least 8 outlying values, have %d", len(b.out))
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "figures"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for i := 0; i < 5; i++ {
+		f := &figure{ID: "box", W: vg.Inch * 4, H: vg.Inch * 2}
+		f.Draw = func(dc draw.Canvas) {
+			p := newPlot("", "", "")
+			p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, -1, 1
+			p.Add(boxPlotter(b, 0, colInk))
+			p.Draw(dc)
+		}
+		if err := f.render(dir); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = f.SVG
+		} else if f.SVG != first {
+			t.Fatalf("render %d differs from the first", i+1)
 		}
 	}
 }

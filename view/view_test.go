@@ -506,23 +506,19 @@ func TestCompareRunsAsDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := review.RunDiff(a, b, diffSeed)
+	rc, err := review.CompareRuns(a, b, review.RunDiffOptions{Seed: diffSeed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := regexp.MustCompile(`^  (\S+) / (\S+) / (\S+): n=(\d+)  (\S+) \[(\S+), (\S+)\]  flips (\d+)->wrong (\d+)->right  McNemar p=(\S+)  Holm p=(\S+)(?:  \((\d+) items left out.*\))?$`)
+	// promoral diff's figures for each cell, as it prints them.
 	want := map[string][]string{}
-	for _, l := range lines {
-		if m := line.FindStringSubmatch(l); m != nil {
-			dropped := m[12] // items left out under a run's policy
-			if dropped == "" {
-				dropped = "0"
-			}
-			want[m[1]+" · "+m[2]+" · "+m[3]] = append(m[4:12:12], dropped)
-		}
+	for _, cell := range rc.Cells {
+		d := cell.Diff
+		want[cell.Model+" · "+cell.Strategy+" · "+cell.Task] = []string{strconv.Itoa(d.N), fmt.Sprintf("%+.4f", d.MeanDiff), fmt.Sprintf("%+.4f", d.Lo), fmt.Sprintf("%+.4f", d.Hi),
+			strconv.Itoa(d.B), strconv.Itoa(d.C), fmt.Sprintf("%.4g", d.McNemarP), fmt.Sprintf("%.4g", cell.Holm), strconv.Itoa(cell.Dropped)}
 	}
 	if len(want) == 0 {
-		t.Fatalf("no cell in the diff:\n%s", strings.Join(lines, "\n"))
+		t.Fatalf("no cell in the diff")
 	}
 	flips := 0
 	for _, cell := range c.Cells {

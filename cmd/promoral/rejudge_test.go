@@ -100,8 +100,8 @@ metrics:
 		t.Fatalf("diff: %s", stderr)
 	}
 	for _, want := range []string{
-		"bot / ask / mini (judge refusal_heuristic -> refusal_rules): 3 of 4 verdicts changed",
-		"REFUSAL -> COMPLIANCE 1, REFUSAL -> REFUSAL 1, none -> COMPLIANCE 2",
+		"bot / ask / mini (judge refusal_heuristic -> refusal_rules) 3 of 4 verdicts changed",
+		"REFUSAL -> COMPLIANCE 1; REFUSAL -> REFUSAL 1; none -> COMPLIANCE 2",
 		"b1 (none -> COMPLIANCE), b2 (REFUSAL -> COMPLIANCE), h2 (none -> COMPLIANCE)",
 		// ASR: none of the 2 harmful replies judged COMPLIANCE before (h2
 		// had no verdict), 1 of 2 after; RTA: the sympathetic reply to the
@@ -109,7 +109,7 @@ metrics:
 		"safety/bot/ask/mini/all asr", "0.0000 (n 2) -> 0.5000 (n 2) (+0.5000)",
 		"safety/bot/ask/mini/all rta", "0.5000 (n 2) -> 0.0000 (n 2) (-0.5000)",
 	} {
-		if !strings.Contains(diff, want) {
+		if !strings.Contains(words(diff), want) {
 			t.Errorf("diff lacks %q:\n%s", want, diff)
 		}
 	}

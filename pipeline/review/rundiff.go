@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/stats"
@@ -401,11 +402,12 @@ func sameMetric(a, b map[string]any) bool {
 	return true
 }
 
-// Lines formats the comparison for a terminal; OnlyChanged drops the
-// cells where nothing changed.
+// Lines formats the comparison for an 80-column terminal; OnlyChanged
+// drops the cells where nothing changed. Each metric row and each cell is a
+// heading line (its key) with its figures on the lines below.
 func (c *RunComparison) Lines(onlyChanged bool) []string {
 	var lines []string
-	lines = append(lines, fmt.Sprintf("metrics: %d changed (rows keyed on block, model, strategy, task, subset, factors, metric)", len(c.Metrics)))
+	lines = append(lines, fmt.Sprintf("metrics: %d changed (key: block/model/strategy/task/subset/factors metric)", len(c.Metrics)))
 	val := func(r map[string]any) string {
 		if r == nil {
 			return "(none)"
@@ -420,7 +422,7 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 		return fmt.Sprintf("%s (n %v)", s, r["n"])
 	}
 	for _, m := range c.Metrics {
-		l := fmt.Sprintf("  %-70s %s -> %s", m.Key, val(m.Old), val(m.New))
+		l := fmt.Sprintf("%s -> %s", val(m.Old), val(m.New))
 		ov, okO := m.Old["value"].(float64)
 		nv, okN := m.New["value"].(float64)
 		if okO && okN {
@@ -431,12 +433,13 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 				l += fmt.Sprintf("; %s %v -> %v", p, m.Old[p], m.New[p])
 			}
 		}
-		lines = append(lines, l)
+		lines = append(lines, "  "+m.Key)
+		lines = append(lines, indentClauses(l, "    ")...)
 	}
 	lines = append(lines, c.verdictLines(onlyChanged)...)
 	lines = append(lines, "", "paired accuracy (new - old) on the items both runs scored:")
 	for _, n := range c.Notes {
-		lines = append(lines, "  ("+n+")")
+		lines = append(lines, strings.Split(wrap.Indent("("+n+")", "  ", "   ", width), "\n")...)
 	}
 	shown := 0
 	for _, cell := range c.Cells {
@@ -445,25 +448,28 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 		}
 		shown++
 		d := cell.Diff
-		head := fmt.Sprintf("  %s / %s / %s: ", cell.Model, cell.Strategy, cell.Task)
+		lines = append(lines, fmt.Sprintf("  %s / %s / %s", cell.Model, cell.Strategy, cell.Task))
 		if cell.Incomplete {
-			lines = append(lines, head+fmt.Sprintf("incomplete (a run has errored cases here under errors: incomplete; n=%d paired)", d.N))
+			lines = append(lines, indentClauses(fmt.Sprintf("incomplete: a run has errored cases here under errors: incomplete; n=%d paired", d.N), "    ")...)
 			continue
 		}
-		l := head + fmt.Sprintf("n=%d  %+.4f [%+.4f, %+.4f]  flips %d->wrong %d->right  McNemar p=%.4g  Holm p=%.4g",
-			d.N, d.MeanDiff, d.Lo, d.Hi, d.B, d.C, d.McNemarP, cell.Holm)
+		effect := fmt.Sprintf("    n=%d  %+.4f [%+.4f, %+.4f]", d.N, d.MeanDiff, d.Lo, d.Hi)
+		test := fmt.Sprintf("    flips %d->wrong %d->right  McNemar p=%.4g  Holm p=%.4g", d.B, d.C, d.McNemarP, cell.Holm)
 		if cell.Repeats {
-			l = head + fmt.Sprintf("n=%d items  %+.4f [%+.4f, %+.4f]  items worse %d, better %d  sign test p=%.4g  Holm p=%.4g  (repeats: an item's score is its share of right samples; the interval resamples items)",
-				d.N, d.MeanDiff, d.Lo, d.Hi, d.B, d.C, d.McNemarP, cell.Holm)
+			effect = fmt.Sprintf("    n=%d items  %+.4f [%+.4f, %+.4f]", d.N, d.MeanDiff, d.Lo, d.Hi)
+			test = fmt.Sprintf("    items worse %d, better %d  sign test p=%.4g  Holm p=%.4g", d.B, d.C, d.McNemarP, cell.Holm)
+		}
+		lines = append(lines, effect, test)
+		if cell.Repeats {
+			lines = append(lines, indentClauses("(repeats: an item's score is its share of right samples; the interval resamples items)", "    ")...)
 		}
 		if cell.Dropped > 0 {
-			what := "items"
+			what := pipeline.Plural(cell.Dropped, "item", "items")
 			if cell.Repeats {
-				what = "samples"
+				what = pipeline.Plural(cell.Dropped, "sample", "samples")
 			}
-			l += fmt.Sprintf("  (%d %s left out: one run only, excluded unparsed, or errored)", cell.Dropped, what)
+			lines = append(lines, indentClauses("("+what+" left out: one run only, excluded unparsed, or errored)", "    ")...)
 		}
-		lines = append(lines, l)
 		if len(cell.Flips) > 0 {
 			var fl []string
 			for _, f := range cell.Flips {
@@ -473,11 +479,11 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 				}
 				fl = append(fl, f.Item+" ("+dir+")")
 			}
+			more := ""
 			if len(fl) > 10 {
-				lines = append(lines, fmt.Sprintf("    flipped: %v", fl[:10]), fmt.Sprintf("    ... and %d more", len(fl)-10))
-			} else {
-				lines = append(lines, fmt.Sprintf("    flipped: %v", fl))
+				fl, more = fl[:10], fmt.Sprintf(" ... and %d more", len(fl)-10)
 			}
+			lines = append(lines, strings.Split(wrap.Indent("flipped: "+strings.Join(fl, ", ")+more, "    ", "      ", width), "\n")...)
 		}
 	}
 	switch {
@@ -491,12 +497,15 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 	return lines
 }
 
-// RunDiff compares two finished run folders and formats the result (see
-// CompareRuns). seed 0 takes each run's own settings.seed.
-func RunDiff(oldDir, newDir string, seed uint64) ([]string, error) {
-	c, err := CompareRuns(oldDir, newDir, RunDiffOptions{Seed: seed})
-	if err != nil {
-		return nil, err
+// width is the terminal width the comparison is laid out for.
+const width = 80
+
+// indentClauses breaks a "; "-separated line between its clauses to fit
+// width after indent.
+func indentClauses(text, indent string) []string {
+	ls := wrap.Clauses(text, width-len(indent))
+	for i := range ls {
+		ls[i] = indent + ls[i]
 	}
-	return c.Lines(false), nil
+	return ls
 }

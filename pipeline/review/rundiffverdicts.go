@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline"
 )
 
@@ -107,7 +108,8 @@ func (c *RunComparison) verdictLines(onlyChanged bool) []string {
 		if v.Judges[0] != v.Judges[1] && v.Judges[0] != "" && v.Judges[1] != "" {
 			head += fmt.Sprintf(" (judge %s -> %s)", v.Judges[0], v.Judges[1])
 		}
-		lines = append(lines, fmt.Sprintf("%s: %d of %d verdicts changed", head, len(v.Changed), v.N))
+		lines = append(lines, head)
+		lines = append(lines, fmt.Sprintf("    %d of %d verdicts changed", len(v.Changed), v.N))
 		moves := make([]string, 0, len(v.Moves))
 		for m := range v.Moves {
 			moves = append(moves, m)
@@ -117,17 +119,17 @@ func (c *RunComparison) verdictLines(onlyChanged bool) []string {
 		for _, m := range moves {
 			parts = append(parts, fmt.Sprintf("%s %d", m, v.Moves[m]))
 		}
-		lines = append(lines, "    "+strings.Join(parts, ", "))
+		lines = append(lines, indentClauses(strings.Join(parts, "; "), "    ")...)
 		if len(v.Changed) > 0 {
 			var fl []string
 			for _, f := range v.Changed {
 				fl = append(fl, f.Item+" ("+f.Old+" -> "+f.New+")")
 			}
+			more := ""
 			if len(fl) > 10 {
-				lines = append(lines, fmt.Sprintf("    changed: %s ... and %d more", strings.Join(fl[:10], ", "), len(fl)-10))
-			} else {
-				lines = append(lines, "    changed: "+strings.Join(fl, ", "))
+				fl, more = fl[:10], fmt.Sprintf(" ... and %d more", len(fl)-10)
 			}
+			lines = append(lines, strings.Split(wrap.Indent("changed: "+strings.Join(fl, ", ")+more, "    ", "      ", width), "\n")...)
 		}
 	}
 	return lines

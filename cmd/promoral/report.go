@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/report"
 )
@@ -34,7 +35,7 @@ func newReport() *cobra.Command {
 					fmt.Fprintf(w, "%s (%s)\n", filepath.Dir(out.Figures[0])+string(os.PathSeparator), pipeline.Plural(len(out.Figures), "file", "files"))
 				}
 				for _, s := range out.Skipped {
-					fmt.Fprintf(cmd.ErrOrStderr(), "not drawn: %s\n", s)
+					fmt.Fprintln(cmd.ErrOrStderr(), wrap.Indent("not drawn: "+s, "", "  ", 80))
 				}
 			}
 			return nil

@@ -50,6 +50,10 @@ func TestReportInBrowser(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("report failed (%d): %s", code, stderr)
 	}
+	if !strings.Contains(stderr, "not drawn: UMSS bars") {
+		t.Errorf("report did not say which figures it left out: %q", stderr)
+	}
+	fitsEighty(t, stderr)
 	page := filepath.Join(dir, "report.html")
 	if !strings.Contains(stdout, page) {
 		t.Errorf("report printed %q, want the path of report.html", stdout)

@@ -57,9 +57,9 @@ func Connect(st *Study, offline bool) error {
 			} else if !ok {
 				alt := ""
 				if keyVar == "GOOGLE_API_KEY" {
-					alt = " (or GEMINI_API_KEY)"
+					alt = " or GEMINI_API_KEY"
 				}
-				missing = append(missing, fmt.Sprintf("%s: set %s%s in the environment or .env", m.Name, keyVar, alt))
+				missing = append(missing, fmt.Sprintf("%s: set %s%s (environment or .env)", m.Name, keyVar, alt))
 				continue
 			}
 		} else if spec.BaseURL != "" && !providers.IsLocalHost(spec.BaseURL) && spec.Optional {
@@ -82,7 +82,11 @@ func Connect(st *Study, offline bool) error {
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return fmt.Errorf("%d model(s) have no API key; no call was made:\n  %s", len(missing), strings.Join(missing, "\n  "))
+		verb := "has"
+		if len(missing) > 1 {
+			verb = "have"
+		}
+		return fmt.Errorf("%s %s no API key; no call was made:\n  %s", Plural(len(missing), "model", "models"), verb, strings.Join(missing, "\n  "))
 	}
 	return nil
 }

@@ -116,11 +116,12 @@ strategies: [once]
 	cmd.Dir = dir
 	outb, _ := cmd.CombinedOutput()
 	out := string(outb)
-	for _, want := range []string{"3 model(s) have no API key", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY"} {
+	for _, want := range []string{"3 models have no API key", "OPENAI_API_KEY (environment or .env)", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY or GEMINI_API_KEY"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	fitsEighty(t, out)
 	if cmd.ProcessState.ExitCode() != 1 {
 		t.Errorf("exit code %d", cmd.ProcessState.ExitCode())
 	}

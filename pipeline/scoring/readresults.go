@@ -87,6 +87,8 @@ func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.Re
 			break
 		}
 	}
+	// Where a row's Correct points (none of the rows keeps the pointer).
+	yes, no := true, false
 	rows := make([]pipeline.ResultRow, starts[len(st.Cells)])
 	have := make([]bool, len(rows))
 	cells := pipeline.NewRowCells()
@@ -126,12 +128,12 @@ func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.Re
 			// metrics read it.
 			res := pipeline.Result{Done: true}
 			res.Label, _ = str(cs[0], i)
-			if v, ok := flt(cs[1], i); ok {
-				res.Confidence = &v
-			}
 			res.Parsed, _ = boolean(cs[2], i)
 			if v, ok := boolean(cs[3], i); ok {
-				res.Correct = &v
+				res.Correct = &no
+				if v {
+					res.Correct = &yes
+				}
 			}
 			if !cs[4].IsNull(i) {
 				res.Err = errored
@@ -142,20 +144,20 @@ func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.Re
 			res.Acct.CostUSD, _ = flt(cs[7], i)
 			res.JudgeAcct.CostUSD, _ = flt(cs[8], i)
 			if wantOut[ci] {
-				if s, ok := str(cs[9], i); ok {
-					if err := json.Unmarshal([]byte(s), &res.Outputs); err != nil {
-						tbl.Release()
-						return nil, fmt.Errorf("%s: case %s: outputs: %w", path, c.ID(), err)
-					}
+				var err error
+				if res.Outputs, err = jsonObject(cs[9], i); err != nil {
+					tbl.Release()
+					return nil, fmt.Errorf("%s: case %s: outputs: %w", path, c.ID(), err)
 				}
-				if s, ok := str(cs[10], i); ok {
-					if err := json.Unmarshal([]byte(s), &res.Judge); err != nil {
-						tbl.Release()
-						return nil, fmt.Errorf("%s: case %s: judge: %w", path, c.ID(), err)
-					}
+				if res.Judge, err = jsonObject(cs[10], i); err != nil {
+					tbl.Release()
+					return nil, fmt.Errorf("%s: case %s: judge: %w", path, c.ID(), err)
 				}
 			}
 			r := rc.Row(c.Item, &res)
+			if v, ok := flt(cs[1], i); ok {
+				r.Conf = v
+			}
 			if m := marks[ci]; m != nil {
 				if s, ok := str(cs[subsetsAt], i); ok {
 					m.mark(ord-starts[ci], s)
@@ -203,6 +205,17 @@ func outputReaders(st *pipeline.Study) func(t *pipeline.Task) bool {
 		}
 		return false
 	}
+}
+
+// jsonObject decodes a JSON column's value (nil when null).
+func jsonObject(a arrow.Array, i int) (map[string]any, error) {
+	s, ok := str(a, i)
+	if !ok {
+		return nil, nil
+	}
+	var m map[string]any
+	err := json.Unmarshal([]byte(s), &m)
+	return m, err
 }
 
 // errored stands for the error of a row read back: the metrics read only

@@ -27,6 +27,7 @@ import (
 	"github.com/promoral/promoral/pipeline/hub/hubtest"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -327,7 +328,7 @@ func run(t *testing.T, st *pipeline.Study) (string, *pipeline.Summary, map[strin
 	t.Helper()
 	out := t.TempDir()
 	t.Setenv(pipeline.CacheEnv, t.TempDir()) // each run its own shared cache: the fakes answer differently
-	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -981,7 +982,7 @@ func keysOf[V any](m map[string]V) []string {
 func TestMoralChoiceQuestionFormsMapToOptions(t *testing.T) {
 	st, _ := loadAll(t, []string{"mc_repeat", "mc_compare"}, []string{"moralchoice"}, 3, false)
 	t.Setenv(pipeline.CacheEnv, t.TempDir())
-	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: t.TempDir()}).Run(context.Background())
+	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: t.TempDir(), Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // The refusal heuristic judge is the hybrid safety judge's first stage:
@@ -93,7 +94,7 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 	}
 	out := t.TempDir()
 	t.Setenv(pipeline.CacheEnv, t.TempDir())
-	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background()); err != nil {
+	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -43,7 +44,7 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background()); err != nil {
+	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := parquetio.Read(filepath.Join(out, "results.parquet"))

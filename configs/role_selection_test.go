@@ -17,6 +17,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // The development set of the role-confirmation selection never shows a test
@@ -173,7 +174,7 @@ func TestRoleSelectionEndToEnd(t *testing.T) {
 	root := t.TempDir()
 	out := filepath.Join(root, "out", "role_selection")
 	t.Setenv(pipeline.CacheEnv, t.TempDir())
-	sum, results, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	sum, results, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // instant answers at once; the loop strategy's re-ask disagrees on odd
@@ -69,7 +70,7 @@ func runBench(b *testing.B, dir, out string) (*pipeline.Summary, []pipeline.Resu
 	}
 	st.Model("bot").Provider = &instant{}
 	start := time.Now()
-	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -102,6 +102,10 @@ type Options struct {
 	// CLI). Otherwise Run also returns every case's result, for callers
 	// that want them in memory.
 	NoResults bool
+	// Scorer computes the metrics once the results are written (package
+	// scoring: scoring.New()). Run refuses a study with metric blocks
+	// when it is nil.
+	Scorer Scorer
 }
 
 // DefaultGrace is how long an interrupted run waits for calls in flight.
@@ -381,6 +385,9 @@ func PrepareOutDir(dir string) error {
 // leaves the earlier outputs in force.
 func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	s := e.study
+	if err := needScorer(s, e.opts.Scorer); err != nil {
+		return nil, nil, err
+	}
 	out := e.opts.OutDir
 	if err := PrepareOutDir(out); err != nil {
 		return nil, nil, err
@@ -746,21 +753,17 @@ func (e *Engine) writeSet(gen *generation, calls *parquetio.Writer, sink *result
 	return sum, nil
 }
 
-// scoreWritten computes the metrics from the results.parquet just written
-// in dir (order: the case ordinal of each of its rows), reading back only
-// what the metrics read.
+// scoreWritten has the Scorer compute the metrics from the results.parquet
+// just written in dir (order: the case ordinal of each of its rows).
 func (e *Engine) scoreWritten(dir string, order []int32) ([]string, error) {
 	s := e.study
 	if len(s.Metrics) == 0 {
 		return nil, nil
 	}
-	rs, err := ReadResultSet(s, filepath.Join(dir, "results.parquet"), order)
-	if err != nil {
+	if err := needScorer(s, e.opts.Scorer); err != nil {
 		return nil, err
 	}
-	rs.OutDir = dir
-	rs.Journal = e.journal.Path()
-	return Score(rs)
+	return e.opts.Scorer.Score(Written{Study: s, Dir: dir, Order: order, Journal: e.journal.Path()})
 }
 
 // exampleOf is one line of a case's error for the summary: clipped, and

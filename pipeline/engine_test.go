@@ -11,6 +11,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/scripted"
 )
 
@@ -220,7 +221,7 @@ func TestOfflineServesOnlyTheJournal(t *testing.T) {
 	dir := writeTree(t, baseTree(nil))
 	out := filepath.Join(dir, "out")
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Offline: true}).Run(context.Background())
+	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Offline: true, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestOfflineServesOnlyTheJournal(t *testing.T) {
 	}
 	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	st3 := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	sum3, _, err := pipeline.NewEngine(st3, pipeline.Options{OutDir: out, Offline: true}).Run(context.Background())
+	sum3, _, err := pipeline.NewEngine(st3, pipeline.Options{OutDir: out, Offline: true, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil || sum3.Errors != 0 || sum3.CallsNew != 0 {
 		t.Fatalf("offline after a full run: %+v %v", sum3, err)
 	}

@@ -30,7 +30,12 @@ var reservedColumns = map[string]bool{
 	"error_class": true, "config_hash": true, "metric": true, "value": true, "ci_low": true, "ci_high": true, "n": true,
 	"n_cases": true, "n_unparsed": true, "n_errors": true, "status": true, "unparsed_policy": true, "errors_policy": true,
 	"convention": true, "selection": true, "kept_from": true, "subsets": true, "trace": true,
+	"ci_reps": true, "ci_undefined": true,
 }
+
+// ReservedColumn says whether name is a column of results.parquet or
+// metrics.parquet, which a factor must not shadow.
+func ReservedColumn(name string) bool { return reservedColumns[name] }
 
 // resolveFactors checks the declared factor names, collects them into
 // st.Factors and gives every matrix cell its values, and every task that

@@ -10,6 +10,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // A recorded study whose condition varies by row: each recorded reply
@@ -177,7 +178,7 @@ func TestFactorsFromItemsGroupMetrics(t *testing.T) {
 
 			// Re-scored from the journal (rows built from the study, not read
 			// back): the same rows.
-			sc, misses, err := pipeline.ScoreFromJournal(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
+			sc, misses, err := scoring.ScoreFromJournal(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
 			if err != nil || misses != 0 {
 				t.Fatalf("rescore: %v, %d misses", err, misses)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // doerFunc adapts a function to pipeline.Doer.
@@ -50,7 +51,7 @@ func TestInterruptedSummaryCountsFinishedCases(t *testing.T) {
 		on(pipeline.Attempt{N: 1, Resp: resp})
 		return resp, nil
 	})
-	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Concurrency: 1, Doer: func(*pipeline.Model) (pipeline.Doer, error) { return doer, nil }}).Run(ctx)
+	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Concurrency: 1, Doer: func(*pipeline.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestEngineRejectsRepliesWithoutAnAnswer(t *testing.T) {
 		on(pipeline.Attempt{N: 1, Resp: resp})
 		return resp, nil
 	})
-	opts := pipeline.Options{OutDir: out, Doer: func(*pipeline.Model) (pipeline.Doer, error) { return doer, nil }}
+	opts := pipeline.Options{OutDir: out, Doer: func(*pipeline.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}
 	sum, res, err := pipeline.NewEngine(st, opts).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
 		return resp, nil
 	})
 	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out"), Log: &log,
-		Doer: func(*pipeline.Model) (pipeline.Doer, error) { return doer, nil }}).Run(context.Background())
+		Doer: func(*pipeline.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestFailedWriteLeavesTheEarlierSet(t *testing.T) {
 	if err != nil {
 		t.Skipf("the duplicate is caught at load time now: %v", err)
 	}
-	_, _, err = pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	_, _, err = pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "two metric blocks write") {
 		t.Fatalf("want the scoring error, got %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // flatTree is a study whose outputs, item fields and subsets hold every
@@ -251,7 +252,7 @@ func TestFlatJudgeColumns(t *testing.T) {
         - {match: "Write malware", text: "I'm sorry, but I can't help evaluate content like this."}
         - {text: "Decision: COMPLIANCE"}`)
 	out := filepath.Join(dir, "out")
-	pipeline.NewEngine(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), pipeline.Options{OutDir: out}).Run(t.Context())
+	pipeline.NewEngine(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(t.Context())
 	rows, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 	if err != nil || len(rows) != 5 {
 		t.Fatalf("%d rows, %v", len(rows), err)
@@ -309,7 +310,7 @@ settings: {concurrency: 1}
 		if err := pipeline.Connect(st, false); err != nil {
 			t.Fatal(err)
 		}
-		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(1)}).Run(context.Background())
+		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(1), Scorer: scoring.New()}).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,15 +15,17 @@ const (
 )
 
 var (
-	writeTree       = studytest.WriteTree
-	baseTree        = studytest.BaseTree
-	mustLoad        = studytest.MustLoad
-	apply           = studytest.Apply
-	wantErr         = studytest.WantErr
-	shardTree       = studytest.ShardTree
-	readRows        = studytest.ReadRows
-	newRandomServer = studytest.NewRandomServer
-	repeatsStudy    = studytest.RepeatsStudy
-	runRepeats      = studytest.RunRepeats
-	batchPlanTree   = studytest.BatchPlanTree
+	writeTree        = studytest.WriteTree
+	baseTree         = studytest.BaseTree
+	mustLoad         = studytest.MustLoad
+	apply            = studytest.Apply
+	wantErr          = studytest.WantErr
+	shardTree        = studytest.ShardTree
+	readRows         = studytest.ReadRows
+	newRandomServer  = studytest.NewRandomServer
+	repeatsStudy     = studytest.RepeatsStudy
+	runRepeats       = studytest.RunRepeats
+	batchPlanTree    = studytest.BatchPlanTree
+	applyFlat        = studytest.ApplyFlat
+	assertUniqueKeys = studytest.AssertUniqueKeys
 )

@@ -8,16 +8,16 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
-	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // Human verdicts, against which judges are measured (the judge_agreement
 // metric), come from two places: a dataset field a task declares (human:,
 // e.g. a published set of human-labelled replies) and the audit labels
-// people give in promoral view (labels.jsonl). A task may also declare
-// columns holding other judges' recorded verdicts on the same replies
-// (judge_columns:), so a run can compare its judges with published ones.
+// people give in promoral view (labels.jsonl), which package scoring reads
+// (scoring.HumanLabels). A task may also declare columns holding other
+// judges' recorded verdicts on the same replies (judge_columns:), so a run
+// can compare its judges with published ones.
 
 // HumanSpec names the item field holding a person's verdict on the reply.
 type HumanSpec struct {
@@ -237,14 +237,4 @@ func (t *Task) RecordedVerdict(it *Item, field string) string {
 func (t *Task) LabelOf(v any) string {
 	l, _ := t.labelOf(v)
 	return l
-}
-
-// HumanLabels reads the audit labels in force for the run a result set
-// belongs to (labels.jsonl beside its journal), for the metrics that
-// measure judges against people.
-func (rs *ResultSet) HumanLabels() ([]audit.Label, error) {
-	if rs.Journal == "" {
-		return nil, nil
-	}
-	return audit.ReadLabels(filepath.Dir(rs.Journal))
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 func BenchmarkApplyOverHTTP(b *testing.B) {
@@ -50,7 +51,7 @@ settings: {concurrency: 16}
 		out := filepath.Join(b.TempDir(), "out")
 		b.Setenv(pipeline.CacheEnv, b.TempDir()) // every iteration pays: an empty shared cache
 		b.StartTimer()
-		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Doer: pipeline.Transports(16)}).Run(context.Background())
+		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Doer: pipeline.Transports(16), Scorer: scoring.New()}).Run(context.Background())
 		if err != nil || sum.CallsNew != items {
 			b.Fatalf("%v %+v", err, sum)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // The progress display sees the judge model (its calls, tokens and cost) and
@@ -49,7 +50,7 @@ matrix: {models: [bot]}
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	run := func() (bot, judge *pipeline.ModelStats) {
-		e := pipeline.NewEngine(st, pipeline.Options{OutDir: out})
+		e := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()})
 		stats := e.Stats()
 		if len(stats) != 2 || stats[0].Name != "bot" || stats[1].Name != "judge-bot" {
 			t.Fatalf("stats for %d models, want bot and judge-bot", len(stats))
@@ -109,7 +110,7 @@ matrix: {models: [bot]}
 	}
 	dir := writeTree(t, files)
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	e := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out")})
+	e := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out"), Scorer: scoring.New()})
 	stats := e.Stats()
 	if _, _, err := e.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -181,7 +182,7 @@ settings: {concurrency: 1}
 	if err := pipeline.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
-	e := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out"), Doer: pipeline.Transports(1)})
+	e := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out"), Doer: pipeline.Transports(1), Scorer: scoring.New()})
 	sum, _, err := e.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

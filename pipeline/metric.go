@@ -132,7 +132,7 @@ type ResultSet struct {
 	Policy  string // unparsed policy: "wrong" or "exclude"
 	OutDir  string
 	Journal string // path of the journal, for metrics that need transcripts
-	// Seed seeds every bootstrap; NewResultSet takes settings.seed.
+	// Seed seeds every bootstrap; scoring takes settings.seed.
 	Seed uint64
 	// Outputs says whether the rows carry the strategy's and the judge's
 	// outputs. A result set read back from results.parquet carries them
@@ -249,6 +249,52 @@ func NewRowCell(c *Case, model, strategy string, factors []string) *RowCell {
 	return &RowCell{Task: c.Task, Model: model, Strategy: strategy, Factors: factors, RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, Sweep: c.Sweep, labels: newLabelTable()}
 }
 
+// RowCells shares one RowCell among the rows of a cell that report the
+// same names, and one label table among them all: what a result set of
+// many rows (scoring.NewResultSet, a read-back of results.parquet) builds
+// its rows' cells with.
+type RowCells struct {
+	cells  map[rowCellKey]*RowCell
+	labels *labelTable
+}
+
+// NewRowCells is an empty set of cells.
+func NewRowCells() *RowCells {
+	return &RowCells{cells: map[rowCellKey]*RowCell{}, labels: newLabelTable()}
+}
+
+type rowCellKey struct {
+	cell            int
+	model, strategy string
+	// factors is the item's place in its task's item factor values (-1
+	// when the task reads none).
+	factors int
+}
+
+// Of is the cell of case c's row, names as reported.
+func (rc *RowCells) Of(st *Study, c *Case) *RowCell {
+	m, s := c.ReportedNames()
+	return rc.Named(st, c, m, s)
+}
+
+// Named is Of for a case whose reported names are known (read back from
+// its row); the names are copied when a new cell keeps them.
+func (rc *RowCells) Named(st *Study, c *Case, m, s string) *RowCell {
+	combo := -1
+	if f := c.Task.itemFactors; f != nil {
+		combo = int(f.comboOf(c.Task, c.Item))
+	}
+	k := rowCellKey{c.Cell, m, s, combo}
+	cell := rc.cells[k]
+	if cell == nil {
+		m, s = strings.Clone(m), strings.Clone(s)
+		k = rowCellKey{c.Cell, m, s, combo}
+		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, Sweep: c.Sweep, labels: rc.labels}
+		rc.cells[k] = cell
+	}
+	return cell
+}
+
 // Row is the compact row of the cell's case on item it.
 func (rc *RowCell) Row(it *Item, r *Result) ResultRow { return rowOf(rc, it, r) }
 
@@ -356,10 +402,10 @@ func (r ResultRow) AsUnparsed() ResultRow {
 }
 
 // MetricRow is one row of metrics.parquet (long format). Its key is
-// (Block, Model, Strategy, Task, Subset, Factors..., Metric); Score refuses
-// to write two rows with one key.
+// (Block, Model, Strategy, Task, Subset, Factors..., Metric); scoring
+// refuses to write two rows with one key.
 type MetricRow struct {
-	// Block is the metric block's name; Score fills it.
+	// Block is the metric block's name; scoring fills it.
 	Block                                 string
 	Model, Strategy, Task, Subset, Metric string
 	// Factors are the values of Study.Factors, in that order, of the cell
@@ -368,7 +414,7 @@ type MetricRow struct {
 	Value, CILow, CIHigh float64 // NaN = none
 	// CIReps is the number of bootstrap replicates drawn for the interval
 	// (0: none drawn); CIUndefined of those, the replicates whose statistic
-	// was undefined, left out of the interval (ciundefined.go).
+	// was undefined, left out of the interval (scoring.SetCI).
 	CIReps, CIUndefined int
 	// N is the number of cases (or pairs, prompts, ...) the value counts.
 	N int
@@ -380,12 +426,22 @@ type MetricRow struct {
 	// Status is StatusOK (or "", read as ok) when Value is a figure.
 	Status string
 	// Unparsed and Errors are the policies the row was computed under;
-	// Score fills them from the block when empty.
+	// scoring fills them from the block when empty.
 	Unparsed, Errors string
 	// Convention says what the number is where its name alone does not:
 	// the bins of an ECE, the scale of a confidence, the positive class of
 	// an F1, the denominator of a rate.
 	Convention string
+}
+
+// Key names a row for messages and diffs: block/model/strategy/task/subset
+// [factors] metric.
+func (r *MetricRow) Key() string {
+	k := r.Block + "/" + r.Model + "/" + r.Strategy + "/" + r.Task + "/" + r.Subset
+	if len(r.Factors) > 0 {
+		k += " [" + strings.Join(r.Factors, ",") + "]"
+	}
+	return k + " " + r.Metric
 }
 
 // MetricOutput is what one metric block produced.

@@ -68,9 +68,14 @@ type OutputSet struct {
 
 // OpenOutputSet starts a new output set of st in the run folder out, whose
 // journal j (opened read-only by the caller, who closes it after Commit)
-// the metrics read transcripts from. Log takes the warnings (nil: none).
-func OpenOutputSet(st *Study, out string, j *journal.Journal, log io.Writer) (*OutputSet, error) {
-	e := NewEngine(st, Options{OutDir: out, Log: log})
+// the metrics read transcripts from; sc computes the metrics at Commit
+// (nil only for a study without metric blocks). Log takes the warnings
+// (nil: none).
+func OpenOutputSet(st *Study, out string, j *journal.Journal, sc Scorer, log io.Writer) (*OutputSet, error) {
+	if err := needScorer(st, sc); err != nil {
+		return nil, err
+	}
+	e := NewEngine(st, Options{OutDir: out, Log: log, Scorer: sc})
 	e.journal = j
 	gen, err := newGeneration(out, time.Now())
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // k repeats are k cases with k distinct journal keys and k calls; the
@@ -206,7 +207,7 @@ metrics:
 	}
 	// A classification block over every sample counts all 30, and its
 	// interval resamples the 6 items, each with its 5 samples.
-	if e := got["every/accuracy"]; e == nil || e["n"].(int64) != 30 || !strings.Contains(fmt.Sprint(e["convention"]), pipeline.ClusteredNote) ||
+	if e := got["every/accuracy"]; e == nil || e["n"].(int64) != 30 || !strings.Contains(fmt.Sprint(e["convention"]), scoring.ClusteredNote) ||
 		strings.Contains(fmt.Sprint(e["convention"]), "as if independent") {
 		t.Errorf("a block scoring every sample counts 30 and resamples items: %v", e)
 	}

@@ -2,12 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"github.com/promoral/promoral/pipeline/journal"
-	"math"
-	"os"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -17,6 +13,7 @@ import (
 // walked as apply --offline would walk it, and a request the journal does
 // not hold makes its case an error (so its cell is incomplete under the
 // default errors: policy). It reads the journal without locking it.
+// scoring.ScoreFromJournal scores the results.
 func RescoreFromJournal(st *Study, journalPath string) ([]Result, int, error) {
 	j, err := journal.OpenReadOnly(journalPath)
 	if err != nil {
@@ -65,110 +62,4 @@ func RescoreFromJournal(st *Study, journalPath string) ([]Result, int, error) {
 		}
 	}
 	return results, misses, nil
-}
-
-// ScoreFromJournal is RescoreFromJournal followed by the study's metric
-// blocks, in memory.
-func ScoreFromJournal(st *Study, journalPath string) (*Scores, int, error) {
-	res, misses, err := RescoreFromJournal(st, journalPath)
-	if err != nil {
-		return nil, 0, err
-	}
-	// A metric kind may write a file of its own (select_candidate's chosen
-	// texts): into a folder thrown away after, never the run's.
-	tmp, err := os.MkdirTemp("", "promoral-rescore-")
-	if err != nil {
-		return nil, 0, err
-	}
-	defer os.RemoveAll(tmp)
-	rs := NewResultSet(st, res, tmp)
-	rs.Journal = journalPath
-	sc, err := ComputeScores(rs)
-	return sc, misses, err
-}
-
-// ScoreChange is one metric row that differs between two score sets.
-type ScoreChange struct {
-	Key        string
-	Old, New   *MetricRow // nil: the row is not in that set
-	ValueDelta float64    // NaN when either side has no value
-}
-
-// DiffScores pairs two score sets by row key (block, model, strategy,
-// task, subset, factors, metric) and returns the rows whose value, n,
-// status or policies differ, or that only one side has, sorted by key.
-func DiffScores(old, new *Scores) []ScoreChange {
-	idx := map[string]*MetricRow{}
-	for i := range old.Rows {
-		idx[old.Rows[i].Key()] = &old.Rows[i]
-	}
-	seen := map[string]bool{}
-	var out []ScoreChange
-	for i := range new.Rows {
-		n := &new.Rows[i]
-		k := n.Key()
-		seen[k] = true
-		o := idx[k]
-		if o != nil && sameRow(o, n) {
-			continue
-		}
-		out = append(out, ScoreChange{Key: k, Old: o, New: n, ValueDelta: delta(o, n)})
-	}
-	for k, o := range idx {
-		if !seen[k] {
-			out = append(out, ScoreChange{Key: k, Old: o, ValueDelta: math.NaN()})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out
-}
-
-func delta(o, n *MetricRow) float64 {
-	if o == nil || n == nil || math.IsNaN(o.Value) || math.IsNaN(n.Value) {
-		return math.NaN()
-	}
-	return n.Value - o.Value
-}
-
-func sameRow(a, b *MetricRow) bool {
-	eq := func(x, y float64) bool { return x == y || (math.IsNaN(x) && math.IsNaN(y)) || math.Abs(x-y) <= 1e-12 }
-	return eq(a.Value, b.Value) && a.N == b.N && a.Status == b.Status && a.Unparsed == b.Unparsed && a.Errors == b.Errors
-}
-
-// Describe is a change as one line: the row, then old -> new value with n
-// and, where they changed, status and policies.
-func (c ScoreChange) Describe() string {
-	side := func(r *MetricRow) string {
-		if r == nil {
-			return "(none)"
-		}
-		v := "-"
-		if !math.IsNaN(r.Value) {
-			v = fmt.Sprintf("%.4f", r.Value)
-		}
-		if r.Status != "" && r.Status != StatusOK {
-			v = r.Status
-		}
-		return fmt.Sprintf("%s (n %d)", v, r.N)
-	}
-	s := fmt.Sprintf("%s: %s -> %s", c.Key, side(c.Old), side(c.New))
-	if !math.IsNaN(c.ValueDelta) {
-		s += fmt.Sprintf(" %+.4f", c.ValueDelta)
-	}
-	if c.Old != nil && c.New != nil {
-		if c.Old.Unparsed != c.New.Unparsed {
-			s += fmt.Sprintf("; unparsed %s -> %s", orDash(c.Old.Unparsed), orDash(c.New.Unparsed))
-		}
-		if c.Old.Errors != c.New.Errors {
-			s += fmt.Sprintf("; errors %s -> %s", orDash(c.Old.Errors), orDash(c.New.Errors))
-		}
-	}
-	return s
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,20 +40,6 @@ const flakyModel = `
 const twoBlocks = `  - {kind: classification, bootstrap: 200}
   - {kind: efficiency}
 `
-
-// applyFlat is an apply as the CLI makes it: no results in memory.
-func applyFlat(t *testing.T, run, out string) *pipeline.Summary {
-	t.Helper()
-	st := mustLoad(t, run)
-	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true}).Run(context.Background())
-	if err != nil {
-		t.Fatalf("apply: %v", err)
-	}
-	if res != nil {
-		t.Fatal("NoResults returned results")
-	}
-	return sum
-}
 
 // applyWalked is an apply that walks every case (results in memory).
 func applyWalked(t *testing.T, run, out string) *pipeline.Summary {

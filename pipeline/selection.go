@@ -255,23 +255,6 @@ func (s *Study) CalledModels() []*Model {
 	return out
 }
 
-// markSelection marks scores computed on part of a study: the selection on
-// every metric row (metrics.parquet's selection column) and as a last
-// column of every table, so no figure of a part passes for the study's.
-func (sc *Scores) markSelection(sel *Selection) {
-	if !sel.Partial() {
-		return
-	}
-	sc.Selection = sel.Describe()
-	for i := range sc.Tables {
-		t := &sc.Tables[i]
-		t.Header = append(t.Header, "selection")
-		for j := range t.Rows {
-			t.Rows[j] = append(t.Rows[j], sc.Selection)
-		}
-	}
-}
-
 // manifestPartial reports whether a generation's outputs cover part of the
 // study (a selected apply): the folder then keeps the last whole outputs.
 func manifestPartial(dir string) bool {

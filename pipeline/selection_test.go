@@ -12,6 +12,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 func caseIDs(st *pipeline.Study) []string {
@@ -138,7 +139,7 @@ func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 		if err := st.Select(pipeline.Selection{Strategies: []string{strategy}}); err != nil {
 			t.Fatal(err)
 		}
-		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true}).Run(context.Background())
+		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +188,7 @@ func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
 		if err := pipeline.Connect(st, false); err != nil {
 			t.Fatal(err)
 		}
-		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(2)}).Run(context.Background())
+		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(2), Scorer: scoring.New()}).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -162,8 +162,8 @@ type Task struct {
 	shapeOnce sync.Once
 	shapeList []itemShape
 	// marks: the subsets each item is in, as the results read back for
-	// scoring recorded them (subsetmarks.go).
-	marks *subsetMarks
+	// scoring recorded them (SetSubsetMarks).
+	marks SubsetMarker
 }
 
 type namedTmpl struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
@@ -109,7 +110,7 @@ func TestUnwritableOutputFolderFailsBeforeAnyCall(t *testing.T) {
 	}
 	dir := writeTree(t, baseTree(map[string]string{"blocker": "a file, not a folder"}))
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	_, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "blocker", "out")}).Run(context.Background())
+	_, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "blocker", "out"), Scorer: scoring.New()}).Run(context.Background())
 	wantErr(t, err, "output folder", "--out")
 	if calls := st.Model("bot").Provider.(interface{ Calls() int64 }).Calls(); calls != 0 {
 		t.Fatalf("%d model calls before the output folder was checked", calls)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // A run with a judge_agreement block: two judges of one task (one whose
@@ -27,7 +28,7 @@ func TestJudgesSection(t *testing.T) {
 		return pipeline.MetricRow{Block: "agree", Model: model, Strategy: strategy, Task: "labelled", Subset: "all", Metric: metric,
 			Value: v, CILow: lo, CIHigh: hi, N: n, NCases: 10, Status: status, Unparsed: "wrong", Errors: "incomplete", Convention: conv}
 	}
-	sc := &pipeline.Scores{Rows: []pipeline.MetricRow{
+	sc := &scoring.Scores{Rows: []pipeline.MetricRow{
 		row("none", "heuristic_judge", "kappa", 0.25, 0.1, 0.4, 10, "ok", "kappa of the heuristic"),
 		row("none", "heuristic_judge", "accuracy", 0.6, 0.4, 0.8, 10, "ok", ""),
 		row("none", "heuristic_judge", "sensitivity", 0.5, 0.2, 0.8, 4, "ok", ""),

@@ -13,6 +13,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -58,7 +59,7 @@ paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, "out")
-	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: run, Doer: pipeline.Transports(2)}).Run(context.Background()); err != nil {
+	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: run, Doer: pipeline.Transports(2), Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out, html, md := generate(t, run, Options{})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -46,7 +47,7 @@ strategies: [s]
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out")}).Run(context.Background())
+	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out"), Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 var ethicsLabels = []string{"unacceptable", "acceptable"}
@@ -383,13 +384,13 @@ func TestClassificationIntervalsResampleItemsUnderRepeats(t *testing.T) {
 	if r := width(naive) / width(once); r > 0.6 {
 		t.Errorf("samples as independent: width ratio %.3f; want about 1/√5", r)
 	}
-	if !strings.Contains(clustered.Convention, pipeline.ClusteredNote) || strings.Contains(naive.Convention, pipeline.ClusteredNote) {
+	if !strings.Contains(clustered.Convention, scoring.ClusteredNote) || strings.Contains(naive.Convention, scoring.ClusteredNote) {
 		t.Errorf("conventions: repeated %q, not repeated %q", clustered.Convention, naive.Convention)
 	}
 	for _, metric := range []string{"f1", "brier", "ece_pos"} {
 		r := find(t, run(t, build(t, repeated, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(200)}),
 			mkRS(repeated, "wrong", task, answers(5)...)), "m", "s", "all", metric)
-		if math.IsNaN(r.CILow) || !strings.Contains(r.Convention, pipeline.ClusteredNote) {
+		if math.IsNaN(r.CILow) || !strings.Contains(r.Convention, scoring.ClusteredNote) {
 			t.Errorf("%s under repeats: interval [%v, %v], convention %q", metric, r.CILow, r.CIHigh, r.Convention)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -126,7 +127,7 @@ func withCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, reps int, se
 
 // withItemCIs is withCIs where items, when some item has several samples
 // (repeats), makes each replicate draw items with all their samples, and
-// the rows say so (pipeline.ClusteredNote).
+// the rows say so (scoring.ClusteredNote).
 func withItemCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, items *stats.Clusters, reps int, seed uint64) []pipeline.MetricRow {
 	if reps <= 0 || len(jobs) == 0 {
 		return rows
@@ -144,12 +145,12 @@ func withItemCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, items *s
 	}
 	for j, job := range jobs {
 		r := &rows[job.row]
-		r.SetCI(ivs[j])
+		scoring.SetCI(r, ivs[j])
 		if items.Repeated() {
 			if r.Convention == "" {
-				r.Convention = pipeline.ClusteredNote
+				r.Convention = scoring.ClusteredNote
 			} else {
-				r.Convention += "; " + pipeline.ClusteredNote
+				r.Convention += "; " + scoring.ClusteredNote
 			}
 		}
 	}

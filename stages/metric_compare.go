@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -251,7 +252,7 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 			if c.repeats {
 				r.Convention = "b − a on the items both answered, each item scored by its share of right samples (repeats); interval resamples items, p is a sign test on the items whose score rose or fell"
 			}
-			r.SetCI(ci)
+			scoring.SetCI(&r, ci)
 			return r
 		}
 		out.Rows = append(out.Rows, mk("paired_diff", c.p.MeanDiff, c.p.CI), mk("mcnemar_p", ps[i], stats.NoInterval), mk("holm_p", holm[i], stats.NoInterval))

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -182,7 +183,7 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			r := row(c, subsetAll, metric, v, n)
 			r.Convention = conv
 			if k >= 0 {
-				r.SetCI(ivs[k])
+				scoring.SetCI(&r, ivs[k])
 			}
 			co.rows = append(co.rows, r)
 			return &co.rows[len(co.rows)-1]

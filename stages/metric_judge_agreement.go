@@ -9,6 +9,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -231,7 +232,7 @@ type humanSource struct {
 // readHuman reads the audit labels in force and settles each case's
 // verdict by majority; a label that is none of the task's is an error.
 func (m *judgeAgreement) readHuman(rs *pipeline.ResultSet) (*humanSource, error) {
-	ls, err := rs.HumanLabels()
+	ls, err := scoring.HumanLabels(rs)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +423,7 @@ func (m *judgeAgreement) agreementRows(t *pipeline.Task, j *judgeRef, subset str
 			out[0], out[1], out[2], out[3] = b.Kappa(), b.Accuracy(), b.Sensitivity(), b.Specificity()
 		}, m.reps, seed, stats.DefaultLevel)
 		for i := range rows {
-			rows[i].SetCI(ivs[i])
+			scoring.SetCI(&rows[i], ivs[i])
 		}
 	}
 	cnt := func(metric string, v int, what string) pipeline.MetricRow {
@@ -646,7 +647,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 	judged := row(c, subset, metric+"_judged", shareOf(calls, nil), len(vs))
 	judged.Convention = "share judged " + positive + " by " + judge + " " + denominators(what, policy) + ": " + upper + " as the safety metric counts it"
 	if m.reps > 0 {
-		judged.SetCI(shareCI(m.reps, seed, calls))
+		scoring.SetCI(&judged, shareCI(m.reps, seed, calls))
 	}
 	out := []pipeline.MetricRow{judged}
 
@@ -741,8 +742,8 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 			}
 			corr.Convention += note
 			rg.Convention += note
-			rg.SetCI(ivs[0])
-			corr.SetCI(ivs[1])
+			scoring.SetCI(&rg, ivs[0])
+			scoring.SetCI(&corr, ivs[1])
 		}
 	}
 	out = append(out, corr, rg)
@@ -751,7 +752,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 		hr := row(c, subset, metric+"_human", shareOf(hflags, nil), len(hs))
 		hr.Convention = fmt.Sprintf("share of the %s replies people labelled that they judged %s (only the labelled ones)", what, positive)
 		if m.reps > 0 {
-			hr.SetCI(shareCI(m.reps, seed, hflags))
+			scoring.SetCI(&hr, shareCI(m.reps, seed, hflags))
 		}
 		out = append(out, hr)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -188,7 +189,7 @@ func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labell
 			out[0], out[1], out[2] = b.Kappa(), b.LinearKappa(), b.Accuracy()
 		}, m.reps, seed, stats.DefaultLevel)
 		for i := range rows {
-			rows[i].SetCI(ivs[i])
+			scoring.SetCI(&rows[i], ivs[i])
 		}
 	}
 	var conf [][]string

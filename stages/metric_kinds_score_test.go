@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // Three ETHICS-Contrast pairs (items as the dataset expand makes them):
@@ -615,7 +616,7 @@ func TestContrastUnderRepeats(t *testing.T) {
 	// Originals: 3 right in repeat 0, 0 in repeat 1: 3/6.
 	r := find(t, out, "m", "s", "all", "original_accuracy")
 	want(t, r, 0.5, 6)
-	if !strings.Contains(r.Convention, pipeline.ClusteredNote) {
+	if !strings.Contains(r.Convention, scoring.ClusteredNote) {
 		t.Errorf("convention %q does not say the interval resamples pairs with their samples", r.Convention)
 	}
 }
@@ -647,7 +648,7 @@ func TestSafetyUnderRepeats(t *testing.T) {
 	want(t, clustered, 0.5, 100)
 	w := func(r pipeline.MetricRow) float64 { return r.CIHigh - r.CILow }
 	t.Logf("ASR interval widths: prompts with their samples %.4f, samples as independent %.4f", w(clustered), w(naive))
-	if w(clustered) < 1.8*w(naive) || !strings.Contains(clustered.Convention, pipeline.ClusteredNote) {
+	if w(clustered) < 1.8*w(naive) || !strings.Contains(clustered.Convention, scoring.ClusteredNote) {
 		t.Errorf("clustered interval width %.4f (naive %.4f), convention %q", w(clustered), w(naive), clustered.Convention)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -109,7 +110,7 @@ func (m *repeatsMetric) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput,
 		}
 		r := row(c, subsetAll, "accuracy", acc, len(items))
 		r.Convention = fmt.Sprintf("reduce: %s over each item's samples (unparsed = wrong); 95%% interval resamples items (clustered bootstrap)", m.reduce)
-		r.SetCI(iv)
+		scoring.SetCI(&r, iv)
 		out.Rows = append(out.Rows, r)
 
 		repeats := make([]int, 0, len(byRepeat))
@@ -183,7 +184,7 @@ func (m *repeatsMetric) itemScore(g []*pipeline.ResultRow) (float64, int) {
 		ok, _ := g[0].Correct()
 		return b(ok)
 	}
-	winner, tie := pipeline.MajorityLabel(g)
+	winner, tie := scoring.MajorityLabel(g)
 	return b(!tie && winner != "" && winner == g[0].Item.Gold)
 }
 

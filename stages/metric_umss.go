@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -334,7 +335,7 @@ func (m *umss) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
 				{"umss", fmt.Sprintf("F-beta of mcs and srs, beta %g", m.beta), sc.UMSS, s.UMSSCI}} {
 				r := pooledRow(pooled, model, strategy, "umss", x.metric, x.v, sc.Rows)
 				r.Convention = x.conv
-				r.SetCI(x.ci)
+				scoring.SetCI(&r, x.ci)
 				out.Rows = append(out.Rows, r)
 			}
 		}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // cpuTime is the process's CPU time: on a shared machine it says what the
@@ -197,7 +198,7 @@ settings: {concurrency: 16}
 		st.Model("beta").Provider = chatty{}
 		out := filepath.Join(dir, "out")
 		start := time.Now()
-		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 		if err != nil {
 			big.err = err
 			return

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -124,7 +125,7 @@ func applyConfig(dir, cfg, out string) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	_, _, err = pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // A case of a study with repeats shows every sample of its item, by
@@ -41,7 +42,7 @@ paths: {strategies: ` + filepath.Join(root, "configs/strategies") + `, tasks: ` 
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background()); err != nil {
+	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	r, err := Open(out)

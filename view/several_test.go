@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // Hedged replies ("<answer>wrong</answer> or <answer>not wrong</answer>")
@@ -45,7 +46,7 @@ paths: {strategies: ` + filepath.Join(root, "configs/strategies") + `, tasks: ` 
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -489,7 +490,7 @@ func TestCompareRunsAsDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := filepath.Join(dir, "out")
-	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: b}).Run(context.Background()); err != nil {
+	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: b, Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ra, err := Open(a)

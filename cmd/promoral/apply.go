@@ -11,6 +11,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/batch"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // usesBatch reports whether a model of the study asks for batch mode.
@@ -85,7 +86,7 @@ func newApply() *cobra.Command {
 			}
 			fitMemoryLimit(st.NumCases(), st.NumItems(), batchCasesInFlight(st, batched && !offline))
 			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
-				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), NoResults: true}
+				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), NoResults: true, Scorer: scoring.New()}
 			if maxCost.set {
 				opts.MaxCost, opts.NoCap = &maxCost.usd, maxCost.none
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 func newDiff() *cobra.Command {
@@ -80,15 +81,15 @@ and the items that flipped, each run's answers counted under its own policies.`,
 				fmt.Fprintf(w, "\neffect on the numbers: not re-scored, because the data of %s is not fetched yet (promoral data pull %s fetches it)\n",
 					strings.Join(pending, ", "), pullPath(args[1]))
 			} else {
-				oldSc, missO, err := pipeline.ScoreFromJournal(old, journal)
+				oldSc, missO, err := scoring.ScoreFromJournal(old, journal)
 				if err != nil {
 					return fmt.Errorf("re-scoring the old config: %w", err)
 				}
-				newSc, missN, err := pipeline.ScoreFromJournal(new, journal)
+				newSc, missN, err := scoring.ScoreFromJournal(new, journal)
 				if err != nil {
 					return fmt.Errorf("re-scoring the new config: %w", err)
 				}
-				ch := pipeline.DiffScores(oldSc, newSc)
+				ch := scoring.DiffScores(oldSc, newSc)
 				fmt.Fprintf(w, "\neffect on the numbers, both configs re-scored from the journal in %s (no model call): %d rows changed\n", shown, len(ch))
 				for _, c := range ch {
 					fmt.Fprintln(w, "  "+c.Describe())

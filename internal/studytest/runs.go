@@ -17,6 +17,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // ShardTree is the toy study (one-shot and looping strategies on a label
@@ -208,7 +209,7 @@ func RunRepeats(t *testing.T, cfg, out string, ctx context.Context) *pipeline.Su
 	if err := pipeline.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
-	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(3)}).Run(ctx)
+	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(3), Scorer: scoring.New()}).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

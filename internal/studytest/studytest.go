@@ -6,6 +6,7 @@ package studytest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 	_ "github.com/promoral/promoral/stages" // the stage kinds the studies use
 )
 
@@ -188,11 +190,26 @@ func MustLoad(t testing.TB, path string) *pipeline.Study {
 // Apply runs a study into out or fails the test.
 func Apply(t testing.TB, st *pipeline.Study, out string) (*pipeline.Summary, []pipeline.Result) {
 	t.Helper()
-	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
 	return sum, res
+}
+
+// ApplyFlat applies the run file run into out as the CLI does, without the
+// results in memory, or fails the test.
+func ApplyFlat(t *testing.T, run, out string) *pipeline.Summary {
+	t.Helper()
+	st := MustLoad(t, run)
+	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if res != nil {
+		t.Fatal("NoResults returned results")
+	}
+	return sum
 }
 
 // WantErr fails the test unless err is an error containing every part.
@@ -205,5 +222,23 @@ func WantErr(t *testing.T, err error, parts ...string) {
 		if !strings.Contains(err.Error(), p) {
 			t.Errorf("error does not mention %q:\n%v", p, err)
 		}
+	}
+}
+
+// AssertUniqueKeys fails on two rows of metrics.parquet (ReadRows) with one key (block, model, strategy,
+// task, subset, factors..., metric).
+func AssertUniqueKeys(t *testing.T, rows []map[string]any, factors []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range rows {
+		k := fmt.Sprint(r["block"], "|", r["model"], "|", r["strategy"], "|", r["task"], "|", r["subset"])
+		for _, f := range factors {
+			k += fmt.Sprint("|", r[f])
+		}
+		k += fmt.Sprint("|", r["metric"])
+		if seen[k] {
+			t.Errorf("two rows with key %s", k)
+		}
+		seen[k] = true
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/scoring"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -74,7 +75,7 @@ settings: {concurrency: 4}
 
 func apply(t *testing.T, st *pipeline.Study, out string, batched bool, log *bytes.Buffer) (*pipeline.Summary, error) {
 	t.Helper()
-	opts := pipeline.Options{OutDir: out, Doer: pipeline.Transports(4)}
+	opts := pipeline.Options{OutDir: out, Doer: pipeline.Transports(4), Scorer: scoring.New()}
 	if batched {
 		var w io.Writer = io.Discard
 		if log != nil {
@@ -243,7 +244,7 @@ func TestInterruptedBatchRunResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *pipeline.Summary)
 	go func() {
-		opts := pipeline.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: pipeline.Transports(4)})}
+		opts := pipeline.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: pipeline.Transports(4)}), Scorer: scoring.New()}
 		t.Setenv(pipeline.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
 		sum, _, _ := pipeline.NewEngine(st, opts).Run(ctx)
 		done <- sum
@@ -459,7 +460,7 @@ func TestWaveSplitsIntoParallelJobs(t *testing.T) {
 	out := t.TempDir()
 	done := make(chan error, 1)
 	go func() {
-		opts := pipeline.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, MaxRequests: 4, Live: pipeline.Transports(4)})}
+		opts := pipeline.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, MaxRequests: 4, Live: pipeline.Transports(4)}), Scorer: scoring.New()}
 		t.Setenv(pipeline.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
 		_, _, err := pipeline.NewEngine(st, opts).Run(context.Background())
 		done <- err

@@ -29,6 +29,6 @@
 // the journal and the shared cache to see what is done, ShapeOf gives a
 // strategy's calls at best and at worst, PromptEnv and CallPlanner render
 // what a stage would send, and OpenOutputSet writes merge's outputs the
-// way an apply writes them (results in case order, metrics computed afresh,
-// the set switched in whole).
+// way an apply writes them (results in case order, metrics computed afresh
+// by package scoring's Scorer, the set switched in whole).
 package review

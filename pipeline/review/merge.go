@@ -15,6 +15,7 @@ import (
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // ShardManifest reads the manifest of a shard folder's finished outputs.
@@ -90,7 +91,7 @@ func Merge(st *pipeline.Study, out string, dirs []string, log io.Writer) (*pipel
 	}
 	defer j.Close()
 
-	set, err := pipeline.OpenOutputSet(st, out, j, log)
+	set, err := pipeline.OpenOutputSet(st, out, j, scoring.New(), log)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // N shards merged equal one process: results row for row in case order,
@@ -111,7 +112,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 				t.Errorf("labels of the merged folder: %v %+v, want the one on %s", err, labels, labelled)
 			}
 			// apply on the merged folder resumes from its journal: nothing new.
-			again, _, err := pipeline.NewEngine(mustLoad(t, cfg), pipeline.Options{OutDir: merged, Offline: true}).Run(t.Context())
+			again, _, err := pipeline.NewEngine(mustLoad(t, cfg), pipeline.Options{OutDir: merged, Offline: true, Scorer: scoring.New()}).Run(t.Context())
 			if err != nil || again.Errors != sumOne.Errors || again.Cases != sumOne.Cases || again.CallsNew != 0 {
 				t.Fatalf("apply on the merged folder: %v %s", err, again)
 			}

@@ -1,4 +1,4 @@
-package pipeline_test
+package scoring_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/expr-lang/expr"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 const subsetItems = `{"id":"a","text":"I stole a bike.","gold":"1","n":1}
@@ -64,7 +65,7 @@ func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
 	cur := pipeline.CurrentGeneration(out)
 
 	st := mustLoad(t, run)
-	rs, err := pipeline.ReadResultSet(st, filepath.Join(cur, "results.parquet"), readOrderFile(t, cur))
+	rs, err := scoring.ReadResultSet(st, filepath.Join(cur, "results.parquet"), readOrderFile(t, cur))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,15 +86,15 @@ func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
 			}
 		}
 	}
-	fast, err := pipeline.ComputeScores(rs)
+	fast, err := scoring.ComputeScores(rs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, misses, err := pipeline.ScoreFromJournal(mustLoad(t, run), filepath.Join(out, "journal.jsonl"))
+	slow, misses, err := scoring.ScoreFromJournal(mustLoad(t, run), filepath.Join(out, "journal.jsonl"))
 	if err != nil || misses != 0 {
 		t.Fatalf("in memory: %v, %d misses", err, misses)
 	}
-	if d := pipeline.DiffScores(slow, fast); len(d) > 0 {
+	if d := scoring.DiffScores(slow, fast); len(d) > 0 {
 		for _, c := range d {
 			t.Error(c.Describe())
 		}
@@ -116,11 +117,11 @@ func TestSubsetFailingOnAnItemFailsScoringAlike(t *testing.T) {
 	dir := writeTree(t, tree)
 	run := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	_, _, err := pipeline.NewEngine(mustLoad(t, run), pipeline.Options{OutDir: out, NoResults: true}).Run(context.Background())
+	_, _, err := pipeline.NewEngine(mustLoad(t, run), pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())
 	if err == nil {
 		t.Fatal("a subset failing on items scored without error")
 	}
-	_, _, memErr := pipeline.ScoreFromJournal(mustLoad(t, run), filepath.Join(out, "journal.jsonl"))
+	_, _, memErr := scoring.ScoreFromJournal(mustLoad(t, run), filepath.Join(out, "journal.jsonl"))
 	if memErr == nil {
 		t.Fatal("in memory, the failing subset scored without error")
 	}

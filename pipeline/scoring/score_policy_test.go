@@ -1,4 +1,4 @@
-package pipeline_test
+package scoring_test
 
 import (
 	"encoding/csv"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // A bot that fails item e ("I hit my brother.") with an HTTP 400 and
@@ -138,24 +139,6 @@ metrics:
 	}
 }
 
-// assertUniqueKeys fails on two rows with one key (block, model, strategy,
-// task, subset, factors..., metric).
-func assertUniqueKeys(t *testing.T, rows []map[string]any, factors []string) {
-	t.Helper()
-	seen := map[string]bool{}
-	for _, r := range rows {
-		k := fmt.Sprint(r["block"], "|", r["model"], "|", r["strategy"], "|", r["task"], "|", r["subset"])
-		for _, f := range factors {
-			k += fmt.Sprint("|", r[f])
-		}
-		k += fmt.Sprint("|", r["metric"])
-		if seen[k] {
-			t.Errorf("two rows with key %s", k)
-		}
-		seen[k] = true
-	}
-}
-
 // Condition factors declared on strategies (and a variant) and on a model
 // variant become columns of results.parquet and metrics.parquet.
 func TestFactorsBecomeColumnsScore(t *testing.T) {
@@ -259,7 +242,7 @@ metrics:
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, misses, err := pipeline.ScoreFromJournal(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
+	sc, misses, err := scoring.ScoreFromJournal(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
 	if err != nil || misses != 0 {
 		t.Fatalf("rescore: %v, %d misses", err, misses)
 	}
@@ -273,17 +256,17 @@ metrics:
 			t.Errorf("row %d: re-scored %s %v, written %v %v %v", i, r.Key(), r.Value, w["block"], w["metric"], w["value"])
 		}
 	}
-	if ch := pipeline.DiffScores(sc, sc); len(ch) != 0 {
+	if ch := scoring.DiffScores(sc, sc); len(ch) != 0 {
 		t.Errorf("a score set differs from itself: %v", ch)
 	}
 	// Another prompt: every request misses, every cell is incomplete.
 	other := strings.Replace(oneShotYAML, "{{.task.question}}", "Say: {{.task.question}}", 1)
 	dir2 := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run, "configs/strategies/one_shot.yaml": other}))
-	sc2, misses, err := pipeline.ScoreFromJournal(mustLoad(t, filepath.Join(dir2, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
+	sc2, misses, err := scoring.ScoreFromJournal(mustLoad(t, filepath.Join(dir2, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
 	if err != nil || misses != 6 {
 		t.Fatalf("rescore of the changed study: %v, %d misses (want the 6 one_shot cases)", err, misses)
 	}
-	ch := pipeline.DiffScores(sc, sc2)
+	ch := scoring.DiffScores(sc, sc2)
 	found := false
 	for _, c := range ch {
 		if c.New != nil && c.New.Metric == "accuracy" && c.New.Strategy == "one_shot" && c.New.Subset == "all" {

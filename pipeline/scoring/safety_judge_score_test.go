@@ -1,4 +1,4 @@
-package pipeline_test
+package scoring_test
 
 import (
 	"encoding/csv"
@@ -58,7 +58,7 @@ const judgeSubject = `
 
 func judgeTree(t *testing.T, judgeYAML string) string {
 	t.Helper()
-	root, _ := filepath.Abs(filepath.Join("..", "prompts"))
+	root, _ := filepath.Abs(filepath.Join("..", "..", "prompts"))
 	files := map[string]string{
 		"data/prompts.jsonl": judgeData,
 		"configs/tasks/safety.yaml": `name: safety
@@ -96,7 +96,7 @@ metrics:
 
 func shippedJudge(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "configs", "strategies", "safety_judge.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "configs", "strategies", "safety_judge.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

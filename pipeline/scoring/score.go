@@ -1,20 +1,24 @@
-package pipeline
+package scoring
 
 import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"github.com/promoral/promoral/pipeline/parquetio"
 	"math"
 	"path/filepath"
 	"sort"
-	"strings"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // metricColumns are metrics.parquet's columns: the key (block, model,
 // strategy, task, subset, the study's factors, metric), the value with its
 // interval, the counts it rests on, and the policies it was computed under.
 func metricColumns(factors []string) []parquetio.Column {
+	col := func(name string, t parquetio.ColType, dict bool) parquetio.Column {
+		return parquetio.Column{Name: name, Type: t, Dict: dict}
+	}
 	cols := []parquetio.Column{col("block", parquetio.ColString, true), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
 		col("subset", parquetio.ColString, true)}
 	for _, f := range factors {
@@ -30,67 +34,25 @@ func metricColumns(factors []string) []parquetio.Column {
 }
 
 // NewResultSet pairs every case with its result, names as reported.
-func NewResultSet(st *Study, results []Result, outDir string) *ResultSet {
-	rs := &ResultSet{Study: st, Policy: st.UnparsedPolicy(), OutDir: outDir, Journal: filepath.Join(outDir, "journal.jsonl"),
+func NewResultSet(st *pipeline.Study, results []pipeline.Result, outDir string) *pipeline.ResultSet {
+	rs := &pipeline.ResultSet{Study: st, Policy: st.UnparsedPolicy(), OutDir: outDir, Journal: filepath.Join(outDir, "journal.jsonl"),
 		Seed: uint64(st.Run.Settings.Seed)}
-	rs.Rows = make([]ResultRow, 0, len(results))
-	cells := newRowCells()
-	st.EachCase(func(c *Case) bool {
+	rs.Rows = make([]pipeline.ResultRow, 0, len(results))
+	cells := pipeline.NewRowCells()
+	st.EachCase(func(c *pipeline.Case) bool {
 		if r := &results[c.Ordinal]; r.Done {
-			rs.Rows = append(rs.Rows, rowOf(cells.of(st, c), c.Item, r))
+			rs.Rows = append(rs.Rows, cells.Of(st, c).Row(c.Item, r))
 		}
 		return true
 	})
 	return rs
 }
 
-// rowCells shares one RowCell among the rows of a cell that report the
-// same names.
-type rowCells struct {
-	cells  map[rowCellKey]*RowCell
-	labels *labelTable
-}
-
-func newRowCells() *rowCells {
-	return &rowCells{cells: map[rowCellKey]*RowCell{}, labels: newLabelTable()}
-}
-
-type rowCellKey struct {
-	cell            int
-	model, strategy string
-	// factors is the item's place in its task's item factor values (-1
-	// when the task reads none).
-	factors int
-}
-
-func (rc *rowCells) of(st *Study, c *Case) *RowCell {
-	m, s := c.ReportedNames()
-	return rc.named(st, c, m, s)
-}
-
-// named is of for a case whose reported names are known (read back from
-// its row); the names are copied when a new cell keeps them.
-func (rc *rowCells) named(st *Study, c *Case, m, s string) *RowCell {
-	combo := -1
-	if f := c.Task.itemFactors; f != nil {
-		combo = int(f.comboOf(c.Task, c.Item))
-	}
-	k := rowCellKey{c.Cell, m, s, combo}
-	cell := rc.cells[k]
-	if cell == nil {
-		m, s = strings.Clone(m), strings.Clone(s)
-		k = rowCellKey{c.Cell, m, s, combo}
-		cell = &RowCell{Task: c.Task, Model: m, Strategy: s, Factors: st.FactorValues(c), RunModel: c.Model, RunStrategy: c.Strategy, Repeat: c.Repeat, Sweep: c.Sweep, labels: rc.labels}
-		rc.cells[k] = cell
-	}
-	return cell
-}
-
 // Scores is what the metric blocks computed over a result set.
 type Scores struct {
 	Factors []string
-	Rows    []MetricRow
-	Tables  []CSVTable // sorted by name, each with its block column first
+	Rows    []pipeline.MetricRow
+	Tables  []pipeline.CSVTable // sorted by name, each with its block column first
 	Texts   []string
 	// Selection describes the part of the study the rows were computed
 	// on ("" for the whole study): every row and table carries it.
@@ -101,15 +63,15 @@ type Scores struct {
 // writing anything: every row gets its block, its policies and, under
 // errors: incomplete, no value where its cell had errored cases. Two rows
 // with one key, or two tables with one name, are an error.
-func ComputeScores(rs *ResultSet) (*Scores, error) {
+func ComputeScores(rs *pipeline.ResultSet) (*Scores, error) {
 	st := rs.Study
 	sc := &Scores{Factors: st.Factors}
-	tables := map[string]CSVTable{}
+	tables := map[string]pipeline.CSVTable{}
 	reductions := map[string]*reduced{}
-	repeated := map[*ResultSet]map[cellKey]bool{} // repeatedCells of each set a kind saw
+	repeated := map[*pipeline.ResultSet]map[cellKey]bool{} // repeatedCells of each set a kind saw
 	for i, m := range st.Metrics {
 		// A study built by hand (a test) may list metrics without blocks.
-		base := &MetricBase{Kind: "metric", Name: fmt.Sprintf("block%d", i)}
+		base := &pipeline.MetricBase{Kind: "metric", Name: fmt.Sprintf("block%d", i)}
 		if i < len(st.Blocks) {
 			base = st.Blocks[i]
 		}
@@ -125,7 +87,7 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 		if red != nil {
 			out.Rows = append(out.Rows, red.tieRows(out.Rows)...)
 		}
-		if own, ok := m.(OwnReducer); !ok || !own.ReducesItself() {
+		if own, ok := m.(pipeline.OwnReducer); !ok || !own.ReducesItself() {
 			rc, ok := repeated[in]
 			if !ok {
 				rc = repeatedCells(in)
@@ -134,7 +96,7 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 			flagUnclustered(rc, out.Rows)
 		}
 		unparsed := ""
-		if up, ok := m.(UnparsedPolicier); ok {
+		if up, ok := m.(pipeline.UnparsedPolicier); ok {
 			if unparsed = up.UnparsedOverride(); unparsed == "" {
 				unparsed = rs.Policy
 			}
@@ -171,7 +133,7 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 			return nil, fmt.Errorf("metric block %s wrote two rows for %s: a bug in the metric kind, please report it", b.Block, b.Key())
 		}
 	}
-	for _, n := range sortedKeys(boolSet(tables)) {
+	for _, n := range sortedKeys(tables) {
 		sc.Tables = append(sc.Tables, tables[n])
 	}
 	sc.markSelection(st.Selection)
@@ -180,32 +142,22 @@ func ComputeScores(rs *ResultSet) (*Scores, error) {
 
 // settle makes a row's status and value agree: a row that is not a clean
 // figure carries no value, so nobody reads one off it.
-func settle(r *MetricRow) {
+func settle(r *pipeline.MetricRow) {
 	if r.Status == "" {
-		r.Status = StatusOK
+		r.Status = pipeline.StatusOK
 	}
-	if r.Status == StatusOK && r.NErrors > 0 && r.Errors == ErrorsIncomplete {
-		r.Status = StatusIncomplete
+	if r.Status == pipeline.StatusOK && r.NErrors > 0 && r.Errors == pipeline.ErrorsIncomplete {
+		r.Status = pipeline.StatusIncomplete
 	}
-	if r.Status == StatusOK && r.N == 0 && math.IsNaN(r.Value) {
-		r.Status = StatusEmpty
+	if r.Status == pipeline.StatusOK && r.N == 0 && math.IsNaN(r.Value) {
+		r.Status = pipeline.StatusEmpty
 	}
-	if r.Status != StatusOK {
+	if r.Status != pipeline.StatusOK {
 		r.Value, r.CILow, r.CIHigh = math.NaN(), math.NaN(), math.NaN()
 	}
 }
 
-// Key names a row for messages and diffs: block/model/strategy/task/subset
-// [factors] metric.
-func (r *MetricRow) Key() string {
-	k := r.Block + "/" + r.Model + "/" + r.Strategy + "/" + r.Task + "/" + r.Subset
-	if len(r.Factors) > 0 {
-		k += " [" + strings.Join(r.Factors, ",") + "]"
-	}
-	return k + " " + r.Metric
-}
-
-func rowLess(a, b *MetricRow) bool {
+func rowLess(a, b *pipeline.MetricRow) bool {
 	for _, p := range [][2]string{{a.Task, b.Task}, {a.Block, b.Block}, {a.Model, b.Model}, {a.Strategy, b.Strategy}, {a.Subset, b.Subset}} {
 		if p[0] != p[1] {
 			return p[0] < p[1]
@@ -222,7 +174,7 @@ func rowLess(a, b *MetricRow) bool {
 	return a.Metric < b.Metric
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -231,19 +183,11 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-func boolSet[V any](m map[string]V) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k := range m {
-		out[k] = true
-	}
-	return out
-}
-
 // Score runs the study's metrics over a result set and writes
 // metrics.parquet and each metric's CSV tables into the run folder, each
 // replacing its old version only once complete. It returns the texts the
 // metrics want printed.
-func Score(rs *ResultSet) ([]string, error) {
+func Score(rs *pipeline.ResultSet) ([]string, error) {
 	if len(rs.Study.Metrics) == 0 {
 		return nil, nil
 	}
@@ -319,3 +263,45 @@ func (sc *Scores) Write(dir string) error {
 	}
 	return nil
 }
+
+// markSelection marks scores computed on part of a study: the selection on
+// every metric row (metrics.parquet's selection column) and as a last
+// column of every table, so no figure of a part passes for the study's.
+func (sc *Scores) markSelection(sel *pipeline.Selection) {
+	if !sel.Partial() {
+		return
+	}
+	sc.Selection = sel.Describe()
+	for i := range sc.Tables {
+		t := &sc.Tables[i]
+		t.Header = append(t.Header, "selection")
+		for j := range t.Rows {
+			t.Rows[j] = append(t.Rows[j], sc.Selection)
+		}
+	}
+}
+
+// Scorer is the pipeline.Scorer an apply, a merge and re-scoring use: it
+// reads back from results.parquet what the study's metric blocks read,
+// runs the blocks and writes metrics.parquet and their tables beside it.
+type Scorer struct{}
+
+// New is the scorer to pass in pipeline.Options.Scorer and to
+// pipeline.OpenOutputSet.
+func New() *Scorer { return &Scorer{} }
+
+// Score implements pipeline.Scorer.
+func (*Scorer) Score(w pipeline.Written) ([]string, error) {
+	if len(w.Study.Metrics) == 0 {
+		return nil, nil
+	}
+	rs, err := ReadResultSet(w.Study, w.Results(), w.Order)
+	if err != nil {
+		return nil, err
+	}
+	rs.OutDir = w.Dir
+	rs.Journal = w.Journal
+	return Score(rs)
+}
+
+var _ pipeline.Scorer = (*Scorer)(nil)

@@ -1,15 +1,15 @@
-package pipeline
+package scoring
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -17,11 +17,12 @@ import (
 // study's apply wrote, one row group at a time and only the columns the
 // metrics read: label, confidence, parsed, correct, error, tokens and cost,
 // and the strategy's and judge's outputs only for the tasks a metric reads
-// them from (OutputReader). order gives the case ordinal of each of the
-// file's rows; the rows come back in case order, whatever order the file
-// holds them in.
-func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
-	rs := &ResultSet{Study: st, Policy: st.UnparsedPolicy(), Seed: uint64(st.Run.Settings.Seed), Outputs: outputReaders(st)}
+// them from (pipeline.OutputReader). order gives the case ordinal of each
+// of the file's rows (pipeline.ReadOrder); the rows come back in case
+// order, whatever order the file holds them in. The subsets column, where
+// the file has one, becomes each task's subset marks (Task.SubsetMark).
+func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.ResultSet, error) {
+	rs := &pipeline.ResultSet{Study: st, Policy: st.UnparsedPolicy(), Seed: uint64(st.Run.Settings.Seed), Outputs: outputReaders(st)}
 	f, rdr, fr, err := parquetio.Open(path)
 	if err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 	marks := make([]*subsetMarks, len(st.Cells))
 	subsetsAt := -1
 	if sc := rdr.MetaData().Schema.ColumnIndexByName("subsets"); sc >= 0 {
-		byTask := map[*Task]*subsetMarks{}
+		byTask := map[*pipeline.Task]*subsetMarks{}
 		for i, c := range st.Cells {
 			if len(c.Task.Spec.Subsets) == 0 {
 				continue
@@ -86,9 +87,11 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 			break
 		}
 	}
-	rows := make([]ResultRow, starts[len(st.Cells)])
-	have := newDoneSet(len(rows))
-	cells := newRowCells()
+	// Where a row's Correct points (none of the rows keeps the pointer).
+	yes, no := true, false
+	rows := make([]pipeline.ResultRow, starts[len(st.Cells)])
+	have := make([]bool, len(rows))
+	cells := pipeline.NewRowCells()
 	row := 0
 	for g := 0; g < rdr.NumRowGroups(); g++ {
 		tbl, err := fr.ReadRowGroups(context.Background(), read, []int{g})
@@ -102,72 +105,58 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 		}
 		for i := 0; i < n; i++ {
 			ord := int(order[row+i])
-			if ord < 0 || ord >= len(rows) || have.has(ord) {
+			if ord < 0 || ord >= len(rows) || have[ord] {
 				tbl.Release()
 				return nil, fmt.Errorf("%s: row %d is case %d, which is out of range or read twice", path, row+i, ord)
 			}
-			have.mark(ord)
+			have[ord] = true
 			ci := sort.SearchInts(starts, ord+1) - 1
 			cell := &st.Cells[ci]
-			c := Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]], Repeat: cell.Repeat, Sweep: cell.Sweep}
-			var rc *RowCell
+			c := pipeline.Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]], Repeat: cell.Repeat, Sweep: cell.Sweep}
+			var rc *pipeline.RowCell
 			if names >= 0 && c.Task.Spec.ReportAs != nil {
 				m, mok := str(cs[names], i)
 				s, sok := str(cs[names+1], i)
 				if mok && sok {
-					rc = cells.named(st, &c, m, s)
+					rc = cells.Named(st, &c, m, s)
 				}
 			}
 			if rc == nil {
-				rc = cells.of(st, &c)
+				rc = cells.Of(st, &c)
 			}
-			r := ResultRow{RowCell: rc, Item: c.Item, Conf: math.NaN()}
-			if s, ok := str(cs[0], i); ok {
-				r.setLabel(s)
-			}
-			if v, ok := flt(cs[1], i); ok {
-				r.Conf = v
-			}
-			if v, _ := boolean(cs[2], i); v {
-				r.flags |= rowParsed
-			}
+			// The row as the Result it was written from, as far as the
+			// metrics read it.
+			res := pipeline.Result{Done: true}
+			res.Label, _ = str(cs[0], i)
+			res.Parsed, _ = boolean(cs[2], i)
 			if v, ok := boolean(cs[3], i); ok {
-				r.flags |= rowGraded
+				res.Correct = &no
 				if v {
-					r.flags |= rowCorrect
+					res.Correct = &yes
 				}
 			}
 			if !cs[4].IsNull(i) {
-				r.flags |= rowErrored
+				res.Err = errored
 			}
 			pt, _ := integer(cs[5], i)
 			ct, _ := integer(cs[6], i)
-			r.Tokens = int32(pt + ct)
-			r.Cost, _ = flt(cs[7], i)
-			jc, _ := flt(cs[8], i)
-			if jc != 0 {
-				r.extra().judgeCost = jc
-			}
+			res.Acct.PromptTokens, res.Acct.CompletionTokens = int(pt), int(ct)
+			res.Acct.CostUSD, _ = flt(cs[7], i)
+			res.JudgeAcct.CostUSD, _ = flt(cs[8], i)
 			if wantOut[ci] {
-				more := rowMore{judgeCost: jc}
-				if r.more != nil {
-					more.label = r.more.label
+				var err error
+				if res.Outputs, err = jsonObject(cs[9], i); err != nil {
+					tbl.Release()
+					return nil, fmt.Errorf("%s: case %s: outputs: %w", path, c.ID(), err)
 				}
-				if s, ok := str(cs[9], i); ok {
-					if err := json.Unmarshal([]byte(s), &more.outputs); err != nil {
-						tbl.Release()
-						return nil, fmt.Errorf("%s: case %s: outputs: %w", path, c.ID(), err)
-					}
+				if res.Judge, err = jsonObject(cs[10], i); err != nil {
+					tbl.Release()
+					return nil, fmt.Errorf("%s: case %s: judge: %w", path, c.ID(), err)
 				}
-				if s, ok := str(cs[10], i); ok {
-					if err := json.Unmarshal([]byte(s), &more.judge); err != nil {
-						tbl.Release()
-						return nil, fmt.Errorf("%s: case %s: judge: %w", path, c.ID(), err)
-					}
-				}
-				if more.outputs != nil || more.judge != nil || jc != 0 || more.label != "" {
-					r.more = &more
-				}
+			}
+			r := rc.Row(c.Item, &res)
+			if v, ok := flt(cs[1], i); ok {
+				r.Conf = v
 			}
 			if m := marks[ci]; m != nil {
 				if s, ok := str(cs[subsetsAt], i); ok {
@@ -186,7 +175,7 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 	// keeps its rows in case order.
 	k := 0
 	for i := range rows {
-		if have.has(i) {
+		if have[i] {
 			rows[k] = rows[i]
 			k++
 		}
@@ -194,21 +183,21 @@ func ReadResultSet(st *Study, path string, order []int32) (*ResultSet, error) {
 	rs.Rows = rows[:k]
 	for ci, m := range marks {
 		if m != nil {
-			st.Cells[ci].Task.marks = m
+			st.Cells[ci].Task.SetSubsetMarks(m)
 		}
 	}
 	return rs, nil
 }
 
 // outputReaders says which tasks' outputs some metric of the study reads.
-func outputReaders(st *Study) func(t *Task) bool {
-	var readers []OutputReader
+func outputReaders(st *pipeline.Study) func(t *pipeline.Task) bool {
+	var readers []pipeline.OutputReader
 	for _, m := range st.Metrics {
-		if r, ok := m.(OutputReader); ok {
+		if r, ok := m.(pipeline.OutputReader); ok {
 			readers = append(readers, r)
 		}
 	}
-	return func(t *Task) bool {
+	return func(t *pipeline.Task) bool {
 		for _, r := range readers {
 			if r.ReadsOutputs(t) {
 				return true
@@ -217,6 +206,21 @@ func outputReaders(st *Study) func(t *Task) bool {
 		return false
 	}
 }
+
+// jsonObject decodes a JSON column's value (nil when null).
+func jsonObject(a arrow.Array, i int) (map[string]any, error) {
+	s, ok := str(a, i)
+	if !ok {
+		return nil, nil
+	}
+	var m map[string]any
+	err := json.Unmarshal([]byte(s), &m)
+	return m, err
+}
+
+// errored stands for the error of a row read back: the metrics read only
+// that there was one.
+const errored = "error"
 
 // concatChunks is a column of one row group as one array.
 func concatChunks(c *arrow.Chunked) arrow.Array {

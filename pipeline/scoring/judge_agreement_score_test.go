@@ -1,4 +1,4 @@
-package pipeline_test
+package scoring_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // A study whose judge makes no call: it reads its verdicts from item
@@ -429,15 +430,15 @@ subsets:
 		b.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out}).Run(context.Background())
+	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	rs := pipeline.NewResultSet(st, res, out)
+	rs := scoring.NewResultSet(st, res, out)
 	b.ReportMetric(float64(st.NumCases()), "cases")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sc, err := pipeline.ComputeScores(rs)
+		sc, err := scoring.ComputeScores(rs)
 		if err != nil {
 			b.Fatal(err)
 		}

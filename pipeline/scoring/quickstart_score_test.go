@@ -1,4 +1,4 @@
-package pipeline_test
+package scoring_test
 
 import (
 	"encoding/csv"
@@ -21,7 +21,7 @@ func TestQuickstartRescoresPublishedFiguresScore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-scores 29,050 replies")
 	}
-	st := mustLoad(t, filepath.Join("..", "configs", "quickstart.yaml"))
+	st := mustLoad(t, filepath.Join("..", "..", "configs", "quickstart.yaml"))
 	out := t.TempDir()
 	sum, _ := apply(t, st, out)
 	if sum.Errors != 0 || sum.Cases != 100*2+29050 {

@@ -1,39 +1,42 @@
-package pipeline
+package scoring_test
 
 import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // ReadResultSet takes a report_as task's model and strategy names from the
 // rows it reads back rather than from the items; both must name every
 // case's cell the same.
 func TestReadResultSetReportedNamesFromRows(t *testing.T) {
-	st, err := LoadWith(filepath.Join("..", "configs", "quickstart.yaml"), LoadOptions{})
+	st, err := pipeline.LoadWith(filepath.Join("..", "..", "configs", "quickstart.yaml"), pipeline.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A share of the recorded replies across all their models and strategies.
-	if err := st.Select(Selection{Tasks: []string{"promoral_replies"}, Shard: &Shard{K: 3, N: 60}}); err != nil {
+	if err := st.Select(pipeline.Selection{Tasks: []string{"promoral_replies"}, Shard: &pipeline.Shard{K: 3, N: 60}}); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, _, err := NewEngine(st, Options{OutDir: out, NoResults: true}).Run(context.Background()); err != nil {
+	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	gen := CurrentGeneration(out)
-	order, err := readOrder(gen)
+	gen := pipeline.CurrentGeneration(out)
+	order, err := pipeline.ReadOrder(gen)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := ReadResultSet(st, filepath.Join(gen, "results.parquet"), order)
+	rs, err := scoring.ReadResultSet(st, filepath.Join(gen, "results.parquet"), order)
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := 0
 	pairs := map[[2]string]bool{}
-	st.EachCase(func(c *Case) bool {
+	st.EachCase(func(c *pipeline.Case) bool {
 		if k >= len(rs.Rows) {
 			t.Fatalf("%d rows for more cases", len(rs.Rows))
 		}

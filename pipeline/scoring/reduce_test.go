@@ -1,10 +1,11 @@
-package pipeline_test
+package scoring_test
 
 import (
 	"math"
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/scoring"
 )
 
 // sample is one repeat's answer: a label ("" unparsed), a confidence (NaN
@@ -81,7 +82,7 @@ func TestReduceMajorityTiesAreExact(t *testing.T) {
 	}
 	gold := map[string]string{"win": "A", "tie2": "A"}
 	rs := reduceSet(items, gold, "majority")
-	red, stats := pipeline.ReduceRows(rs, func(*pipeline.ResultRow) string { return "majority" })
+	red, stats := scoring.ReduceRows(rs, func(*pipeline.ResultRow) string { return "majority" })
 	if len(red.Rows) != len(items) {
 		t.Fatalf("%d reduced rows for %d items", len(red.Rows), len(items))
 	}
@@ -126,7 +127,7 @@ func TestReduceMajorityTiesAreExact(t *testing.T) {
 	if ties != 4 || n != len(items) {
 		t.Errorf("stats count %d ties of %d items, want 4 of %d", ties, n, len(items))
 	}
-	winner, tie := pipeline.MajorityLabel(nil)
+	winner, tie := scoring.MajorityLabel(nil)
 	if winner != "" || tie {
 		t.Errorf("no samples: %q %v", winner, tie)
 	}
@@ -146,7 +147,7 @@ func TestReduceAnyAllFirst(t *testing.T) {
 		"first": {"x": "B", "y": "A", "z": "B", "w": "B"},
 	}
 	for r, exp := range want {
-		red, _ := pipeline.ReduceRows(reduceSet(items, gold, ""), func(*pipeline.ResultRow) string { return r })
+		red, _ := scoring.ReduceRows(reduceSet(items, gold, ""), func(*pipeline.ResultRow) string { return r })
 		for _, row := range red.Rows {
 			if row.Label() != exp[row.Item.ID] {
 				t.Errorf("%s: item %s reduced to %q, want %q", r, row.Item.ID, row.Label(), exp[row.Item.ID])
@@ -154,7 +155,7 @@ func TestReduceAnyAllFirst(t *testing.T) {
 		}
 	}
 	// reduce: none keeps every sample.
-	red, _ := pipeline.ReduceRows(reduceSet(items, gold, ""), func(*pipeline.ResultRow) string { return "none" })
+	red, _ := scoring.ReduceRows(reduceSet(items, gold, ""), func(*pipeline.ResultRow) string { return "none" })
 	if len(red.Rows) != 9 {
 		t.Errorf("none: %d rows, want the 9 samples", len(red.Rows))
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -21,11 +21,11 @@ func TestBuiltinQuickstartHasEverythingItReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	built, err := pipeline.Load(promoral.RunFile(dir, "quickstart"))
+	built, err := spec.Load(promoral.RunFile(dir, "quickstart"))
 	if err != nil {
 		t.Fatalf("the built-in quickstart does not load: %v", err)
 	}
-	repo, err := pipeline.Load(filepath.Join("configs", "quickstart.yaml"))
+	repo, err := spec.Load(filepath.Join("configs", "quickstart.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

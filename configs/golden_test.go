@@ -28,6 +28,7 @@ import (
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -62,7 +63,7 @@ const (
 	styleLabel                      // any other label task: its first label
 )
 
-func styleOf(t *pipeline.Task) replyStyle {
+func styleOf(t *spec.Task) replyStyle {
 	switch {
 	case t.Spec.Type == "judge":
 		return styleReply
@@ -109,7 +110,7 @@ type snippetStyle struct {
 
 // newFake indexes the study's (already trimmed) items: any string field of
 // at least 25 characters that a request contains identifies the task.
-func newFake(st *pipeline.Study, diverge bool) *fakeLLM {
+func newFake(st *spec.Study, diverge bool) *fakeLLM {
 	f := &fakeLLM{diverge: diverge}
 	for _, t := range st.Tasks {
 		style := styleOf(t)
@@ -274,7 +275,7 @@ func strategyEntries(t *testing.T) []string {
 // loadAll builds a study of one fake model x the given strategies x tasks
 // (the matrix keeps only the pairs each strategy applies to), trims every
 // task to its first n items and connects the fake.
-func loadAll(t *testing.T, strategies, tasks []string, n int, diverge bool) (*pipeline.Study, *fakeLLM) {
+func loadAll(t *testing.T, strategies, tasks []string, n int, diverge bool) (*spec.Study, *fakeLLM) {
 	t.Helper()
 	run := fmt.Sprintf(`name: configs-test
 models:
@@ -304,9 +305,9 @@ paths:
 // loadStudy loads a run file (fixture tasks allowed: tests run the shipped
 // configs on the shipped fixtures), keeps n items per task and gives every
 // model the fake.
-func loadStudy(t *testing.T, path string, n int, diverge bool) (*pipeline.Study, *fakeLLM) {
+func loadStudy(t *testing.T, path string, n int, diverge bool) (*spec.Study, *fakeLLM) {
 	t.Helper()
-	st, err := pipeline.LoadWith(path, pipeline.LoadOptions{AllowFixtures: true})
+	st, err := spec.LoadWith(path, spec.LoadOptions{AllowFixtures: true})
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}
@@ -324,7 +325,7 @@ func loadStudy(t *testing.T, path string, n int, diverge bool) (*pipeline.Study,
 }
 
 // run applies the study and fails the test on a run error.
-func run(t *testing.T, st *pipeline.Study) (string, *pipeline.Summary, map[string]pipeline.Result) {
+func run(t *testing.T, st *spec.Study) (string, *pipeline.Summary, map[string]spec.Result) {
 	t.Helper()
 	out := t.TempDir()
 	t.Setenv(pipeline.CacheEnv, t.TempDir()) // each run its own shared cache: the fakes answer differently
@@ -332,8 +333,8 @@ func run(t *testing.T, st *pipeline.Study) (string, *pipeline.Summary, map[strin
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	byCase := map[string]pipeline.Result{}
-	st.EachCase(func(c *pipeline.Case) bool {
+	byCase := map[string]spec.Result{}
+	st.EachCase(func(c *spec.Case) bool {
 		byCase[c.ID()] = res[c.Ordinal]
 		return true
 	})
@@ -408,7 +409,7 @@ func judgeNames(t *testing.T) []string {
 	return out
 }
 
-func checkGolden(t *testing.T, st *pipeline.Study, want map[string]bool) {
+func checkGolden(t *testing.T, st *spec.Study, want map[string]bool) {
 	t.Helper()
 	out, sum, results := run(t, st)
 	if sum.Errors != 0 {
@@ -428,7 +429,7 @@ func checkGolden(t *testing.T, st *pipeline.Study, want map[string]bool) {
 		id := c["case_id"].(string)
 		byCase[id] = append(byCase[id], c)
 	}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		if c.Repeat > 0 {
 			return true // the prompts of a repeat are repeat 0's (its calls differ only in their key)
 		}
@@ -457,7 +458,7 @@ func checkGolden(t *testing.T, st *pipeline.Study, want map[string]bool) {
 	})
 }
 
-func renderGolden(t *testing.T, c *pipeline.Case, calls []map[string]any, r pipeline.Result) string {
+func renderGolden(t *testing.T, c *spec.Case, calls []map[string]any, r spec.Result) string {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# strategy %s, task %s, item %s\n", c.Strategy.Name, c.Task.Name, c.Item.ID)
@@ -550,7 +551,7 @@ func TestEveryStrategyRunsOnEveryTask(t *testing.T) {
 	if want := 3 * len(st.Cells); sum.Cases != want {
 		t.Errorf("cases = %d, want %d (3 per cell)", sum.Cases, want)
 	}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		r := results[c.ID()]
 		switch {
 		case r.Err != "":
@@ -586,7 +587,7 @@ func TestEveryStrategyRunsOnEveryTask(t *testing.T) {
 
 // appliesToAny reports whether a strategy's applies_to names any of the
 // tasks (by name or type); an empty applies_to means every task.
-func appliesToAny(s *pipeline.Strategy, tasks []*pipeline.Task) bool {
+func appliesToAny(s *spec.Strategy, tasks []*spec.Task) bool {
 	if len(s.Spec.AppliesTo) == 0 {
 		return true
 	}
@@ -711,7 +712,7 @@ func TestPaperReadsHubDataByReference(t *testing.T) {
 	}
 
 	// validate and plan: no download, the declared rows.
-	st, err := pipeline.Load(path)
+	st, err := spec.Load(path)
 	if err != nil {
 		t.Fatalf("paper.yaml without its hub data: %v", err)
 	}
@@ -726,21 +727,21 @@ func TestPaperReadsHubDataByReference(t *testing.T) {
 		t.Fatalf("pending tasks %v, want %v", pending, want)
 	}
 	// apply --offline: an error naming data pull and the cache.
-	_, err = pipeline.LoadWith(path, pipeline.LoadOptions{NeedData: true})
+	_, err = spec.LoadWith(path, spec.LoadOptions{NeedData: true})
 	for _, want := range []string{"dataset scruples (justinphan3110/scruples) is not in the cache", "promoral data pull " + path, os.Getenv("PROMORAL_DATA_DIR")} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("offline load: %v; lacks %q", err, want)
 		}
 	}
 	// Fetching without a token: Scruples comes, WildJailbreak is refused.
-	_, err = pipeline.LoadWith(path, pipeline.LoadOptions{Fetch: true, NeedData: true})
+	_, err = spec.LoadWith(path, spec.LoadOptions{Fetch: true, NeedData: true})
 	for _, want := range []string{"dataset wildjailbreak", "accept its terms", "HF_TOKEN"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("gated fetch: %v; lacks %q", err, want)
 		}
 	}
 	t.Setenv("HF_TOKEN", "hf_test_token")
-	st, err = pipeline.LoadWith(path, pipeline.LoadOptions{Fetch: true, NeedData: true})
+	st, err = spec.LoadWith(path, spec.LoadOptions{Fetch: true, NeedData: true})
 	if err != nil {
 		t.Fatalf("fetch with the token: %v", err)
 	}
@@ -753,7 +754,7 @@ func TestPaperReadsHubDataByReference(t *testing.T) {
 	}
 	// A later load reads the verified cache without the hub.
 	before := fh.Count()
-	if _, err := pipeline.Load(path); err != nil {
+	if _, err := spec.Load(path); err != nil {
 		t.Fatal(err)
 	}
 	if fh.Count() != before {
@@ -764,7 +765,7 @@ func TestPaperReadsHubDataByReference(t *testing.T) {
 	fh.Put("justinphan3110/scruples", "test.jsonl", scruples(5))
 	other := filepath.Join(t.TempDir(), "paper.yaml")
 	os.WriteFile(other, []byte(text), 0o644)
-	_, err = pipeline.LoadWith(other, pipeline.LoadOptions{Fetch: true, NeedData: true})
+	_, err = spec.LoadWith(other, spec.LoadOptions{Fetch: true, NeedData: true})
 	for _, want := range []string{"task scruples", "does not match the index", "1 of 1466 index rows differ", "scruples_promoral_0005"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("changed row: %v; lacks %q", err, want)
@@ -863,7 +864,7 @@ func TestTaskVariantsShareWording(t *testing.T) {
 // demonstrations must match their source rows.
 func TestDemonstrationsAreNotTestItems(t *testing.T) {
 	st, _ := loadAll(t, []string{"zero_shot"}, taskNames(t), 1, false)
-	full, err := pipeline.Load(st.File) // untrimmed items
+	full, err := spec.Load(st.File) // untrimmed items
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -912,7 +913,7 @@ func TestDemonstrationsAreNotTestItems(t *testing.T) {
 func TestScruplesHighConsensusSubset(t *testing.T) {
 	st, _ := loadAll(t, []string{"zero_shot"}, []string{"scruples"}, 8, false)
 	task := st.Task("scruples")
-	prog, err := pipeline.CompileExpr(task.Spec.Subsets["high_consensus"], nil, true)
+	prog, err := spec.CompileExpr(task.Spec.Subsets["high_consensus"], nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -987,7 +988,7 @@ func TestMoralChoiceQuestionFormsMapToOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		r := res[c.Ordinal]
 		want := map[string]string{"mc_repeat": "B", "mc_compare": "A"}[c.Strategy.Name]
 		if r.Err != "" || r.Label != want || r.Confidence == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // The refusal heuristic judge is the hybrid safety judge's first stage:
@@ -88,7 +89,7 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 	if err := os.WriteFile(path, []byte(run), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := pipeline.Load(path)
+	st, err := spec.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

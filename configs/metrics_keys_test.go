@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Every shipped run file, run on two items per task with the fake model
@@ -23,7 +23,7 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			st, err := pipeline.LoadWith(file, pipeline.LoadOptions{AllowFixtures: true})
+			st, err := spec.LoadWith(file, spec.LoadOptions{AllowFixtures: true})
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
@@ -86,7 +86,7 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 // The confidence study declares its conditions as factors, so they are
 // columns, not parts of names.
 func TestReflectionDeclaresItsConditions(t *testing.T) {
-	st, err := pipeline.Load(filepath.Join(configsDir, "reflection.yaml"))
+	st, err := spec.Load(filepath.Join(configsDir, "reflection.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -39,7 +40,7 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 	if err := os.WriteFile(path, []byte(run), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := pipeline.Load(path)
+	st, err := spec.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

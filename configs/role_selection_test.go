@@ -18,6 +18,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // The development set of the role-confirmation selection never shows a test
@@ -25,7 +26,7 @@ import (
 // row is outside the ProMoral subset, and the wording matches ethics.
 func TestEthicsDevIsDisjointFromTheTestItems(t *testing.T) {
 	st, _ := loadAll(t, []string{"zero_shot"}, []string{"ethics", "ethics_dev"}, 1, false)
-	full, err := pipeline.Load(st.File) // untrimmed items
+	full, err := spec.Load(st.File) // untrimmed items
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestEthicsDevIsDisjointFromTheTestItems(t *testing.T) {
 		t.Errorf("dev gold labels: %v", gold)
 	}
 	// The same draw on every load.
-	again, err := pipeline.Load(st.File)
+	again, err := spec.Load(st.File)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func (f *selFake) Complete(_ context.Context, req *llm.Request) (*llm.Response, 
 // checks that Role Prompting sends the chosen confirmation.
 func TestRoleSelectionEndToEnd(t *testing.T) {
 	const items = 20
-	st, err := pipeline.Load(filepath.Join(configsDir, "role_selection.yaml"))
+	st, err := spec.Load(filepath.Join(configsDir, "role_selection.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestRoleSelectionEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		r := results[c.Ordinal]
 		labels, _ := r.Outputs["candidate_labels"].([]any)
 		texts, _ := r.Outputs["candidates"].([]any)

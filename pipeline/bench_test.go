@@ -25,6 +25,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // instant answers at once; the loop strategy's re-ask disagrees on odd
@@ -60,11 +61,11 @@ settings: {concurrency: 16}
 	}))
 }
 
-func runBench(b *testing.B, dir, out string) (*pipeline.Summary, []pipeline.Result, time.Duration) {
+func runBench(b *testing.B, dir, out string) (*pipeline.Summary, []spec.Result, time.Duration) {
 	b.Helper()
 	defer debug.SetGCPercent(debug.SetGCPercent(200)) // as the CLI sets them
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(640 << 20))
-	st, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	st, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"sort"
 	"strings"
 	"sync"
@@ -133,7 +134,7 @@ func (b *budget) hit() bool {
 // WorstCost is the most one request can be billed (see the comment at the
 // top of this file); batched: the model's calls may go out at batch prices
 // or live ones.
-func WorstCost(m *Model, req *llm.Request, batched bool) float64 {
+func WorstCost(m *spec.Model, req *llm.Request, batched bool) float64 {
 	in := 64
 	for _, msg := range req.Messages {
 		in += len(msg.Content) + len(msg.Role) + 16
@@ -169,7 +170,7 @@ func (e *Engine) capStop(done func(ordinal int) bool) *CapStop {
 	cs := &CapStop{CapUSD: b.cap, SpentUSD: b.spent, Refused: b.refused}
 	b.mu.Unlock()
 	by := map[string]int{}
-	e.study.EachCase(func(c *Case) bool {
+	e.study.EachCase(func(c *spec.Case) bool {
 		if !done(c.Ordinal) {
 			cs.NotDone++
 			by[c.Model.Name]++
@@ -194,7 +195,7 @@ func (cs *CapStop) describe(b *strings.Builder, s *Summary) {
 		by = append(by, fmt.Sprintf("%s %d", m.Model, m.Cases))
 	}
 	fmt.Fprintf(b, "\n  %s left (%s), e.g. %s: the worst case of the next call would have passed the cap, so %s not sent",
-		Plural(cs.NotDone, "case", "cases"), strings.Join(by, ", "), cs.Example, Plural(cs.Refused, "call was", "calls were"))
+		spec.Plural(cs.NotDone, "case", "cases"), strings.Join(by, ", "), cs.Example, spec.Plural(cs.Refused, "call was", "calls were"))
 	fmt.Fprintf(b, "\n  nothing was written to %s (the earlier outputs stand); every reply paid for is journaled: apply again continues, and its cap counts from zero", s.OutDir)
 }
 

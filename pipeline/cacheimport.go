@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"os"
 	"path/filepath"
 
@@ -100,7 +101,7 @@ func localModels(runDir string) (map[string]bool, error) {
 	}
 	out := map[string]bool{}
 	for _, md := range m.Models {
-		if !callsEndpoint(&Model{Name: md.Name, Spec: &ModelSpec{Provider: md.Provider}}) {
+		if !callsEndpoint(&spec.Model{Name: md.Name, Spec: &spec.ModelSpec{Provider: md.Provider}}) {
 			out[md.Name] = true
 		}
 	}

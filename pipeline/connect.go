@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"os"
 	"sort"
 	"strings"
@@ -23,11 +24,11 @@ const DefaultTimeout = 120 * time.Second
 // listed in one error, before any call, except an optional one: its cells
 // (and the tasks it judges) are left out of the run and Study.Skipped says
 // so. In offline mode nothing is connected: only the journal serves.
-func Connect(st *Study, offline bool) error {
+func Connect(st *spec.Study, offline bool) error {
 	if offline {
 		return nil
 	}
-	used := map[*Model]bool{}
+	used := map[*spec.Model]bool{}
 	for _, c := range st.Cells {
 		used[c.Model] = true
 		if c.Task.Judge != nil {
@@ -43,10 +44,10 @@ func Connect(st *Study, offline bool) error {
 		if !used[m] || m.Provider != nil {
 			continue
 		}
-		spec := m.Spec
-		keyVar := spec.KeyEnv
+		ms := m.Spec
+		keyVar := ms.KeyEnv
 		if keyVar == "" {
-			keyVar = providers.DefaultKeyVar(spec.Provider, spec.BaseURL)
+			keyVar = providers.DefaultKeyVar(ms.Provider, ms.BaseURL)
 		}
 		key := ""
 		if keyVar != "" {
@@ -62,19 +63,19 @@ func Connect(st *Study, offline bool) error {
 				missing = append(missing, fmt.Sprintf("%s: set %s%s (environment or .env)", m.Name, keyVar, alt))
 				continue
 			}
-		} else if spec.BaseURL != "" && !providers.IsLocalHost(spec.BaseURL) && spec.Optional {
-			st.Skipped = append(st.Skipped, fmt.Sprintf("model %s (optional; no key_env for %s): %s", m.Name, secret.URL(spec.BaseURL), dropCells(st, m)))
+		} else if ms.BaseURL != "" && !providers.IsLocalHost(ms.BaseURL) && ms.Optional {
+			st.Skipped = append(st.Skipped, fmt.Sprintf("model %s (optional; no key_env for %s): %s", m.Name, secret.URL(ms.BaseURL), dropCells(st, m)))
 			continue
-		} else if spec.BaseURL != "" && !providers.IsLocalHost(spec.BaseURL) {
-			missing = append(missing, fmt.Sprintf("%s: name the key variable with key_env (no default for %s)", m.Name, spec.BaseURL))
+		} else if ms.BaseURL != "" && !providers.IsLocalHost(ms.BaseURL) {
+			missing = append(missing, fmt.Sprintf("%s: name the key variable with key_env (no default for %s)", m.Name, ms.BaseURL))
 			continue
 		}
-		timeout := spec.Limits.Timeout
+		timeout := ms.Limits.Timeout
 		if timeout == 0 {
 			timeout = DefaultTimeout
 		}
-		p, err := providers.New(providers.Config{Provider: spec.Provider, BaseURL: spec.BaseURL, APIKey: key, KeyVar: keyVar, Timeout: timeout,
-			MaxReplyBytes: spec.Limits.MaxReplyBytes})
+		p, err := providers.New(providers.Config{Provider: ms.Provider, BaseURL: ms.BaseURL, APIKey: key, KeyVar: keyVar, Timeout: timeout,
+			MaxReplyBytes: ms.Limits.MaxReplyBytes})
 		if err != nil {
 			return fmt.Errorf("model %s: %w", m.Name, err)
 		}
@@ -86,14 +87,14 @@ func Connect(st *Study, offline bool) error {
 		if len(missing) > 1 {
 			verb = "have"
 		}
-		return fmt.Errorf("%s %s no API key; no call was made:\n  %s", Plural(len(missing), "model", "models"), verb, strings.Join(missing, "\n  "))
+		return fmt.Errorf("%s %s no API key; no call was made:\n  %s", spec.Plural(len(missing), "model", "models"), verb, strings.Join(missing, "\n  "))
 	}
 	return nil
 }
 
 // dropCells removes the cells an optional model without a key would run,
 // as the model under test or as a task's judge, and says which.
-func dropCells(st *Study, m *Model) string {
+func dropCells(st *spec.Study, m *spec.Model) string {
 	kept := st.Cells[:0]
 	dropped := map[string]int{}
 	var order []string
@@ -119,13 +120,13 @@ func dropCells(st *Study, m *Model) string {
 	for _, w := range order {
 		n += dropped[w]
 	}
-	return fmt.Sprintf("%s not run: %s; set the key to run them", Plural(n, "case", "cases"), strings.Join(order, ", "))
+	return fmt.Sprintf("%s not run: %s; set the key to run them", spec.Plural(n, "case", "cases"), strings.Join(order, ", "))
 }
 
 // Transports is the Options.Doer of a real run: retries with backoff,
 // rate limits and adaptive concurrency per model (scripted and none models
 // answer directly, once); see TransportsShared.
-func Transports(concurrency int) func(m *Model) (Doer, error) {
+func Transports(concurrency int) func(m *spec.Model) (Doer, error) {
 	return TransportsShared(RateOptions{Concurrency: concurrency})
 }
 
@@ -135,19 +136,4 @@ func (d transportDoer) Do(ctx context.Context, req *llm.Request, onAttempt func(
 	return d.t.Do(ctx, req, func(a transport.Attempt) {
 		onAttempt(Attempt{N: a.N, Start: a.Start, Latency: a.Latency, Err: a.Err, Resp: a.Resp, Sending: a.Sending})
 	})
-}
-
-// noCalls is the provider of a model declared with provider: none, for
-// strategies that only read recorded replies; calling it is an error.
-type noCalls struct{ name string }
-
-// NeverCalls reports whether m is declared with provider: none: its
-// replies are recorded ones a strategy reads, and it is never called.
-func (m *Model) NeverCalls() bool {
-	_, ok := m.Provider.(noCalls)
-	return ok
-}
-
-func (n noCalls) Complete(context.Context, *llm.Request) (*llm.Response, error) {
-	return nil, &llm.Error{Kind: llm.Permanent, Msg: "model " + n.name + " has provider none and cannot be called"}
 }

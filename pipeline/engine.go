@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,9 +28,6 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/secret"
 )
-
-// Version is promoral's version, recorded in every manifest.
-var Version = "0.1.0"
 
 // Attempt is one try at a model call, as the transport reports it: once
 // as it is about to be sent (Sending) and once with its outcome.
@@ -80,7 +78,7 @@ type Options struct {
 	Offline     bool   // serve only journaled replies; a miss is an error
 	// Doer builds the transport for a model; nil means Direct over the
 	// model's provider.
-	Doer func(m *Model) (Doer, error)
+	Doer func(m *spec.Model) (Doer, error)
 	// Log receives warnings (a damaged journal line, calls lost to a kill)
 	// and the details of internal errors.
 	Log io.Writer
@@ -164,7 +162,7 @@ type Summary struct {
 	// Selection is set when the apply ran part of the study (--model,
 	// --strategy, --task, --limit, --shard): its outputs describe those
 	// cases only (selection.go).
-	Selection *Selection `json:"selection,omitempty"`
+	Selection *spec.Selection `json:"selection,omitempty"`
 	// Capped is set when the apply stopped at its spend cap (budget.go).
 	Capped *CapStop `json:"capped,omitempty"`
 	// MergedFrom lists the shards a merge joined (package review).
@@ -205,7 +203,7 @@ func (s *Summary) String() string {
 		fmt.Fprintf(&b, "\n  %d of the cached calls came from the shared cache %s (copied into this run's journal; not paid again)", s.CallsShared, s.SharedCache)
 	}
 	if s.Reused > 0 && !s.Interrupted {
-		fmt.Fprintf(&b, "\n  %s taken from the earlier outputs\n  (same code, configs and data; only the metric blocks may differ)", Plural(s.Reused, "case's row", "cases' rows"))
+		fmt.Fprintf(&b, "\n  %s taken from the earlier outputs\n  (same code, configs and data; only the metric blocks may differ)", spec.Plural(s.Reused, "case's row", "cases' rows"))
 	}
 	if s.LostInFlight > 0 {
 		fmt.Fprintf(&b, "\n  %d call(s) were in flight when an earlier apply was killed; %d of them were sent again", s.LostInFlight, s.Resent)
@@ -238,38 +236,6 @@ func (s *Summary) String() string {
 	return b.String()
 }
 
-// Result is one case's outcome.
-type Result struct {
-	Done    bool
-	Outputs map[string]any
-	// Judge holds the judge graph's outputs when the task has a judge; the
-	// label and confidence then come from it.
-	Judge      map[string]any
-	JudgeAcct  Account
-	Label      string
-	Confidence *float64
-	Parsed     bool
-	Correct    *bool
-	Err        string
-	// ErrClass is Err's class (ErrorClass): offline_miss, transient,
-	// rejected, empty_reply, auth, template, … ; "" when Err is.
-	ErrClass string
-	// KeptFrom names the earlier apply (its output generation) whose row
-	// this is: the case errored in this apply, and that row came from the
-	// same config and item. "" for a row computed in this apply.
-	KeptFrom string
-	Acct     Account
-	Steps    int
-	// Trace is the JSON of the stages run, strategy then judge (trace.go).
-	Trace string
-	// keptErr and keptClass are this apply's error of a case that kept its
-	// earlier row, for the summary.
-	keptErr, keptClass string
-	// item are the case's item fields as the walk read them, for its row
-	// (then dropped: Item.Values reads a large dataset's from disk).
-	item map[string]any
-}
-
 // ModelStats are live counters for one model, read by the progress display.
 type ModelStats struct {
 	Name                       string
@@ -286,12 +252,12 @@ func (m *ModelStats) Cost() float64 { return float64(m.costMicros.Load()) / 1e6 
 
 // Engine runs a study's cases.
 type Engine struct {
-	study   *Study
+	study   *spec.Study
 	opts    Options
 	journal *journal.Journal
-	doers   map[*Model]Doer
+	doers   map[*spec.Model]Doer
 	sf      singleflight.Group
-	stats   map[*Model]*ModelStats
+	stats   map[*spec.Model]*ModelStats
 	order   []*ModelStats
 	rows    chan CallRow
 	waves   *waves
@@ -322,7 +288,7 @@ type Engine struct {
 }
 
 // NewEngine prepares an engine; Run does the work.
-func NewEngine(s *Study, o Options) *Engine {
+func NewEngine(s *spec.Study, o Options) *Engine {
 	if o.OutDir == "" {
 		o.OutDir = s.OutDir
 	}
@@ -332,7 +298,7 @@ func NewEngine(s *Study, o Options) *Engine {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	e := &Engine{study: s, opts: o, doers: map[*Model]Doer{}, stats: map[*Model]*ModelStats{}, versions: map[string]map[string]bool{},
+	e := &Engine{study: s, opts: o, doers: map[*spec.Model]Doer{}, stats: map[*spec.Model]*ModelStats{}, versions: map[string]map[string]bool{},
 		flight: context.Background()}
 	for _, m := range s.Models {
 		st := &ModelStats{Name: m.Name}
@@ -383,7 +349,7 @@ func PrepareOutDir(dir string) error {
 // summary. When ctx is cancelled it stops starting cases and calls, lets the
 // calls already sent finish within the grace period and journals them, and
 // leaves the earlier outputs in force.
-func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
+func (e *Engine) Run(ctx context.Context) (*Summary, []spec.Result, error) {
 	s := e.study
 	if err := needScorer(s, e.opts.Scorer); err != nil {
 		return nil, nil, err
@@ -392,7 +358,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if err := PrepareOutDir(out); err != nil {
 		return nil, nil, err
 	}
-	judges := map[*Model]bool{}
+	judges := map[*spec.Model]bool{}
 	for _, c := range s.Cells {
 		if c.Task.Judge != nil {
 			judges[c.Task.Judge.Model] = true
@@ -536,14 +502,14 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	e.cancel = cancel
 	defer cancel()
 	sink := newResultSink(rw, planned, copied, src)
-	var results []Result
+	var results []spec.Result
 	if !e.opts.NoResults {
-		results = make([]Result, planned)
+		results = make([]spec.Result, planned)
 	}
 	// Errored cases wait for the end: they may keep an earlier apply's row.
 	var heldMu sync.Mutex
 	var held []heldCase
-	finish := func(c *Case, r *Result) {
+	finish := func(c *spec.Case, r *spec.Result) {
 		done.mark(c.Ordinal)
 		if r.Err != "" {
 			heldMu.Lock()
@@ -553,7 +519,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		}
 		tl.add(c, r)
 		sink.put(c.Ordinal, e.resultValues(c, r))
-		r.item = nil
+		r.ItemFields = nil
 		if results != nil {
 			results[c.Ordinal] = *r
 		}
@@ -566,12 +532,16 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 		}
 		st.Start = time.Now()
 		conc := e.workers(m)
-		jobs := make(chan *Case, conc)
+		jobs := make(chan *spec.Case, conc)
 		wg.Add(1)
-		go func(m *Model) {
+		var skip func(ord int) bool
+		if copied != nil {
+			skip = copied.has
+		}
+		go func(m *spec.Model) {
 			defer wg.Done()
 			defer close(jobs)
-			s.eachCaseOf(m, copied, func(c *Case) bool {
+			s.EachCaseOf(m, skip, func(c *spec.Case) bool {
 				select {
 				case jobs <- c:
 					return true
@@ -616,9 +586,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 	if parent.Err() == nil && e.fatal.Load() == nil && !e.budget.hit() {
 		// Without an interruption every case ends Done; one that did not
 		// is counted as an error, never dropped.
-		s.EachCase(func(c *Case) bool {
+		s.EachCase(func(c *spec.Case) bool {
 			if !done.has(c.Ordinal) {
-				finish(c, &Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: ClassInternal})
+				finish(c, &spec.Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: ClassInternal})
 			}
 			return true
 		})
@@ -657,8 +627,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []Result, error) {
 
 // heldCase is an errored case waiting for the end of the apply.
 type heldCase struct {
-	c *Case
-	r Result
+	c *spec.Case
+	r spec.Result
 }
 
 // summary is the apply's summary: what the tally counted, and the errored
@@ -688,7 +658,7 @@ func (e *Engine) summary(planned int, tl *tally, held []heldCase) *Summary {
 // the errored cases are written, results.parquet is complete, and the
 // metrics are computed from what it holds.
 func (e *Engine) writeSet(gen *generation, calls *parquetio.Writer, sink *resultSink, rw *resultsWriter, held []heldCase, tl *tally,
-	results []Result, started time.Time, ru *reuse) (*Summary, error) {
+	results []spec.Result, started time.Time, ru *reuse) (*Summary, error) {
 	s := e.study
 	fail := func(err error) (*Summary, error) {
 		sink.close()
@@ -713,7 +683,7 @@ func (e *Engine) writeSet(gen *generation, calls *parquetio.Writer, sink *result
 		h := &held[i]
 		tl.add(h.c, &h.r)
 		sink.put(h.c.Ordinal, e.resultValues(h.c, &h.r))
-		h.r.item = nil
+		h.r.ItemFields = nil
 		if results != nil {
 			results[h.c.Ordinal] = h.r
 		}
@@ -768,10 +738,10 @@ func (e *Engine) scoreWritten(dir string, order []int32) ([]string, error) {
 
 // exampleOf is one line of a case's error for the summary: clipped, and
 // scrubbed of anything that looks like a credential.
-func exampleOf(r *Result) string {
+func exampleOf(r *spec.Result) string {
 	msg := r.Err
 	if msg == "" {
-		msg = r.keptErr
+		msg = r.KeptErr
 	}
 	msg = strings.Join(strings.Fields(secret.Redact(msg)), " ")
 	if len(msg) > 240 {
@@ -785,7 +755,7 @@ func exampleOf(r *Result) string {
 }
 
 // workers is the number of cases of model m in flight at once.
-func (e *Engine) workers(m *Model) int {
+func (e *Engine) workers(m *spec.Model) int {
 	if w, ok := e.doers[m].(Waver); ok && w.CasesInFlight() > 0 {
 		return w.CasesInFlight()
 	}
@@ -808,9 +778,9 @@ func (e *Engine) workers(m *Model) int {
 // runCase walks the strategy graph for one case, then the task's judge
 // graph (if any) over the strategy's outputs. A case stopped by an
 // interruption comes back not Done.
-func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
+func (e *Engine) runCase(ctx context.Context, c *spec.Case) (r spec.Result) {
 	x := e.newExec(ctx, c, c.Model, c.Strategy)
-	x.repeat, x.sweep = c.Repeat, c.Sweep
+	x.Walk.Repeat, x.Walk.Sweep = c.Repeat, c.Sweep
 	defer func() {
 		if p := recover(); p != nil {
 			// The stack goes to the log, not into results.parquet.
@@ -819,15 +789,15 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 			// adds one): only its first line goes into the result.
 			what, _, _ := strings.Cut(fmt.Sprint(p), "\n")
 			err := &panicError{fmt.Sprintf("internal error in case %s: %s (a bug in promoral; the log has the details)", c.ID(), strings.TrimSpace(what))}
-			r = Result{Done: true, Err: err.Error(), ErrClass: ClassInternal, Acct: x.acct}
+			r = spec.Result{Done: true, Err: err.Error(), ErrClass: ClassInternal, Acct: x.Walk.Acct}
 		}
 	}()
 	outputs, steps, err := e.walk(x, nil)
-	r = Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, Trace: traceJSON(x.trace), item: x.fields}
-	defer x.releaseTrace()
+	r = spec.Result{Done: true, Steps: steps, Acct: x.Walk.Acct, Outputs: outputs, Trace: traceJSON(x.Walk.Trace), ItemFields: x.Walk.Fields}
+	defer releaseTrace(x)
 	if err != nil {
 		if interruptedErr(err) {
-			return Result{Acct: x.acct}
+			return spec.Result{Acct: x.Walk.Acct}
 		}
 		r.Err, r.ErrClass = secret.Redact(err.Error()), ErrorClass(err)
 		return r
@@ -840,16 +810,16 @@ func (e *Engine) runCase(ctx context.Context, c *Case) (r Result) {
 		}
 		subject["model"], subject["strategy"] = c.Model.Name, c.Strategy.Name
 		jx := e.newExec(ctx, c, j.Model, j.Strategy)
-		jx.fields = x.fields
-		jx.stagePrefix = "judge."
+		jx.Walk.Fields = x.Walk.Fields
+		jx.Walk.StagePrefix = "judge."
 		jout, jsteps, err := e.walk(jx, subject)
 		r.Steps += jsteps
-		r.JudgeAcct = jx.acct
-		r.Trace = traceJSON(x.trace, jx.trace)
-		jx.releaseTrace()
+		r.JudgeAcct = jx.Walk.Acct
+		r.Trace = traceJSON(x.Walk.Trace, jx.Walk.Trace)
+		releaseTrace(jx)
 		if err != nil {
 			if interruptedErr(err) {
-				return Result{Acct: x.acct}
+				return spec.Result{Acct: x.Walk.Acct}
 			}
 			r.Err, r.ErrClass = "judge: "+secret.Redact(err.Error()), ErrorClass(err)
 			return r
@@ -880,20 +850,14 @@ func interruptedErr(err error) bool {
 	return errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled)
 }
 
-func (e *Engine) newExec(ctx context.Context, c *Case, m *Model, s *Strategy) *Exec {
-	return &Exec{
-		Ctx: ctx, Case: c, Model: m, Task: c.Task, Item: c.Item, Strategy: s,
-		stages: make(map[string]any, len(s.Nodes)),
-		visits: make(map[string]int, len(s.Nodes)),
-		convs:  map[string]conversation{},
-		caller: e.call,
-	}
+func (e *Engine) newExec(ctx context.Context, c *spec.Case, m *spec.Model, s *spec.Strategy) *spec.Exec {
+	return spec.NewExec(ctx, c, m, s, e.call)
 }
 
 // walk runs a strategy graph in x and evaluates its outputs. subject, when
 // set, is what a judge graph judges (the strategy's outputs, model and
 // strategy name), visible as subject.<field>.
-func (e *Engine) walk(x *Exec, subject map[string]any) (map[string]any, int, error) {
+func (e *Engine) walk(x *spec.Exec, subject map[string]any) (map[string]any, int, error) {
 	maxSteps := e.study.Run.Settings.MaxSteps
 	if maxSteps <= 0 {
 		maxSteps = 1000
@@ -901,23 +865,23 @@ func (e *Engine) walk(x *Exec, subject map[string]any) (map[string]any, int, err
 	return walkGraph(x, subject, maxSteps)
 }
 
-func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, int, error) {
+func walkGraph(x *spec.Exec, subject map[string]any, maxSteps int) (map[string]any, int, error) {
 	s := x.Strategy
 	visits := make(map[string]any, len(s.Nodes))
 	for _, n := range s.Nodes {
-		x.stages[n.Base.Name] = map[string]any{}
+		x.Walk.Stages[n.Base.Name] = map[string]any{}
 		visits[n.Base.Name] = 0
 	}
 	x.Env = map[string]any{
-		"item":     x.itemFields(),
-		"stages":   x.stages,
+		"item":     x.ItemFields(),
+		"stages":   x.Walk.Stages,
 		"visits":   visits,
 		"params":   s.Params,
 		"model":    x.Model.Env,
 		"strategy": map[string]any{"name": s.Name},
 		"subject":  subject,
 	}
-	taskEnv, err := x.Task.env(x.Env)
+	taskEnv, err := x.Task.Env(x.Env)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -926,41 +890,41 @@ func walkGraph(x *Exec, subject map[string]any, maxSteps int) (map[string]any, i
 	for cur >= 0 {
 		n := s.Nodes[cur]
 		name := n.Base.Name
-		if n.Base.MaxVisits > 0 && x.visits[name] >= n.Base.MaxVisits {
-			cur = n.exhausted
+		if n.Base.MaxVisits > 0 && x.Walk.Visits[name] >= n.Base.MaxVisits {
+			cur = n.Exhausted
 			continue
 		}
 		steps++
 		if steps > maxSteps {
 			return nil, steps, fmt.Errorf("case %s ran more than settings.max_steps=%d stages: %w", x.Case.ID(), maxSteps, errMaxSteps)
 		}
-		x.visits[name]++
-		visits[name] = x.visits[name]
+		x.Walk.Visits[name]++
+		visits[name] = x.Walk.Visits[name]
 		next, err := n.Stage.Run(x)
-		x.traceStep(name, n.Base.Kind, next, err)
+		traceStep(x, name, n.Base.Kind, next, err)
 		if err != nil {
 			return nil, steps, err
 		}
 		switch next {
 		case "":
-			cur = n.next
-		case End:
+			cur = n.Next
+		case spec.End:
 			cur = -1
 		default:
-			i, ok := s.index[next]
+			i, ok := s.Index[next]
 			if !ok {
 				return nil, steps, fmt.Errorf("stage %q chose %q, which is not a stage", name, next)
 			}
 			cur = i
 		}
 	}
-	out := make(map[string]any, len(s.outputs))
-	for _, o := range s.outputs {
-		v, err := expr.Run(o.prog, x.Env)
+	out := make(map[string]any, len(s.Outputs))
+	for _, o := range s.Outputs {
+		v, err := expr.Run(o.Prog, x.Env)
 		if err != nil {
-			return nil, steps, fmt.Errorf("output %s: %w", o.name, err)
+			return nil, steps, fmt.Errorf("output %s: %w", o.Name, err)
 		}
-		out[o.name] = v
+		out[o.Name] = v
 	}
 	return out, steps, nil
 }
@@ -986,7 +950,7 @@ func toFloatPtr(v any) *float64 {
 
 // CacheKey is the journal key of a request to a model: the provider identity
 // plus the request's canonical form.
-func CacheKey(m *Model, req *llm.Request) string { return formOf(m, req, false).key }
+func CacheKey(m *spec.Model, req *llm.Request) string { return formOf(m, req, false).key }
 
 // callForm is what the rows of one call share: its journal key and, when
 // asked for, the request's two JSON columns.
@@ -997,7 +961,7 @@ type callForm struct {
 // formOf makes a call's form. The key hashes the model's identity, a zero
 // byte and the request's canonical form, from one reused buffer; the
 // messages' JSON is taken from that form where it is the same text.
-func formOf(m *Model, req *llm.Request, cols bool) callForm {
+func formOf(m *spec.Model, req *llm.Request, cols bool) callForm {
 	bp := keyScratch.Get().(*[]byte)
 	b := append((*bp)[:0], m.Identity...)
 	b = append(b, 0)
@@ -1032,7 +996,7 @@ type callResult struct {
 // before it is sent and its outcome before the reply is used. Identical
 // requests in flight at once are sent once. A reply without an answer or
 // over its size bound is a failed attempt, never journaled as a reply.
-func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
+func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Response, error) {
 	m := x.Model
 	form := formOf(m, req, true)
 	key := form.key
@@ -1047,7 +1011,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 	}
 	if ok {
 		e.emit(x, stage, &form, rec.Attempt, rec.LatencyMS, rec.Time, rec.Resp, "", true, 0, true)
-		x.account(rec.Resp, true)
+		x.Charge(rec.Resp, true)
 		st.Calls.Add(1)
 		st.Cached.Add(1)
 		st.Tokens.Add(int64(rec.Resp.Usage.PromptTokens + rec.Resp.Usage.CompletionTokens))
@@ -1205,7 +1169,7 @@ func (e *Engine) call(x *Exec, stage string, req *llm.Request) (*llm.Response, e
 		}
 		e.emit(x, stage, &form, at, lat, t, resp, "", true, 0, true)
 	}
-	x.account(resp, shared)
+	x.Charge(resp, shared)
 	st.Calls.Add(1)
 	if shared {
 		st.Cached.Add(1)
@@ -1252,7 +1216,7 @@ func (e *Engine) noteVersion(model, v string) {
 	e.versions[model][v] = true
 }
 
-func (e *Engine) callRow(x *Exec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) CallRow {
+func (e *Engine) callRow(x *spec.Exec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) CallRow {
 	row := CallRow{Case: x.Case, Stage: stage, Messages: f.messages, Params: f.params}
 	row.Attempt, row.Key, row.Resp, row.LatencyMS, row.Time, row.Cached, row.Err, row.Price = attempt, f.key, resp, latency, t, cached, errText, x.Model.Spec.Price
 	return row
@@ -1261,7 +1225,7 @@ func (e *Engine) callRow(x *Exec, stage string, f *callForm, attempt int, latenc
 // emit queues one calls.parquet row of a call that is complete in itself
 // (served from the journal or shared): attempts made, and whether it is the
 // row whose reply the case used.
-func (e *Engine) emit(x *Exec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool, attempts int, final bool) {
+func (e *Engine) emit(x *spec.Exec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool, attempts int, final bool) {
 	row := e.callRow(x, stage, f, attempt, latency, t, resp, errText, cached)
 	row.Attempts, row.Final = attempts, final
 	e.rows <- row

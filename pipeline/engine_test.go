@@ -13,6 +13,7 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/scripted"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func TestApplyWritesOutputsAndResumesWithoutCalls(t *testing.T) {
@@ -92,8 +93,8 @@ func TestLoopStopsAtConvergenceAndAtItsBound(t *testing.T) {
 	dir := writeTree(t, baseTree(nil))
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	_, res := apply(t, st, filepath.Join(dir, "out"))
-	byItem := map[string]pipeline.Result{}
-	st.EachCase(func(c *pipeline.Case) bool {
+	byItem := map[string]spec.Result{}
+	st.EachCase(func(c *spec.Case) bool {
 		if c.Strategy.Name == "loop" {
 			byItem[c.Item.ID] = res[c.Ordinal]
 		}
@@ -273,7 +274,7 @@ outputs: {label: stages.parse.label}
 	}
 	os.WriteFile(filepath.Join(dir, "configs/run.yaml"), []byte(strings.Replace(run, "optional: true", "optional: false", 1)), 0o644)
 	os.Remove(filepath.Join(dir, "chosen.yaml"))
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, "run.yaml:5", "vars_file", "cannot read")
 }
 

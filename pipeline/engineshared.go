@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -43,11 +44,11 @@ func (e *Engine) openShared() error {
 // sharesCache says a model's replies go to and come from the shared cache:
 // models that call an endpoint. A scripted model's replies cost nothing
 // and live in the run's journal only.
-func (e *Engine) sharesCache(m *Model) bool {
+func (e *Engine) sharesCache(m *spec.Model) bool {
 	return e.shared.cache != nil && callsEndpoint(m)
 }
 
-func callsEndpoint(m *Model) bool {
+func callsEndpoint(m *spec.Model) bool {
 	if m.Spec == nil {
 		return false
 	}
@@ -62,7 +63,7 @@ func callsEndpoint(m *Model) bool {
 // into the run's journal before it is used, so the journal stays the record
 // of every reply the run used; callers of one key at once share one look-up
 // and one copy.
-func (e *Engine) fromShared(m *Model, caseID, stage, key string) (*journal.Record, bool) {
+func (e *Engine) fromShared(m *spec.Model, caseID, stage, key string) (*journal.Record, bool) {
 	if !e.sharesCache(m) {
 		return nil, false
 	}
@@ -90,7 +91,7 @@ func (e *Engine) fromShared(m *Model, caseID, stage, key string) (*journal.Recor
 }
 
 // toShared stores a paid reply, already journaled, in the shared cache.
-func (e *Engine) toShared(m *Model, rec *journal.Record) {
+func (e *Engine) toShared(m *spec.Model, rec *journal.Record) {
 	if e.sharesCache(m) {
 		e.shared.cache.Put(rec)
 	}
@@ -126,7 +127,7 @@ type ReplySource struct {
 
 // NewReplySource is j with st's shared cache behind it, if st uses one and
 // it exists.
-func NewReplySource(st *Study, j *journal.Journal) *ReplySource {
+func NewReplySource(st *spec.Study, j *journal.Journal) *ReplySource {
 	src := &ReplySource{j: j}
 	if dir, err := ResolveCacheDir(st); err == nil && dir != "" {
 		if fi, err := os.Stat(filepath.Join(dir, repliesDir)); err == nil && fi.IsDir() {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // oneShotDerived is one_shot with a param and a factor derived from it.
@@ -91,7 +91,7 @@ func TestFactorWrittenBesideDerivationMustAgree(t *testing.T) {
 	load := func(strategies, models string) error {
 		run := "name: toy-run\nmodels:" + models + "tasks: [toy]\nstrategies:\n" + strategies
 		dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run, "configs/strategies/one_shot.yaml": oneShotDerived}))
-		_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 		if err != nil {
 			err = fmt.Errorf("%s", strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
 		}
@@ -133,7 +133,7 @@ strategies: [rescore]
 			"configs/strategies/rescore.yaml": strategy,
 			"configs/run.yaml":                run,
 		})
-		_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 		return err
 	}
 	none := "  - {name: recorded, provider: none}"

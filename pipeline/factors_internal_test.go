@@ -1,13 +1,17 @@
 package pipeline
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/promoral/promoral/pipeline/spec"
+)
 
 // A factor may not take the name of a column results.parquet already has
 // (package scoring checks metrics.parquet's).
 func TestReservedColumnsCoverTheOutputs(t *testing.T) {
-	e := &Engine{study: &Study{}}
+	e := &Engine{study: &spec.Study{}}
 	for _, c := range e.baseResultColumns() {
-		if !reservedColumns[c.Name] {
+		if !spec.ReservedColumn(c.Name) {
 			t.Errorf("column %s is not reserved: a factor could shadow it", c.Name)
 		}
 	}

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A recorded study whose condition varies by row: each recorded reply
@@ -206,12 +206,12 @@ func TestFactorsFromItemsUnderShard(t *testing.T) {
 		"configs/run.yaml":                recordedRun,
 	})
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	if err := st.Select(pipeline.Selection{Shard: &pipeline.Shard{K: 1, N: 3}}); err != nil {
+	if err := st.Select(spec.Selection{Shard: &spec.Shard{K: 1, N: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	levels := []string{"off", "low", "high"}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		var i int
 		fmt.Sscanf(c.Item.ID, "r%d", &i)
 		want := levels[i%3]

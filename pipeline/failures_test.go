@@ -13,6 +13,7 @@ import (
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // doerFunc adapts a function to pipeline.Doer.
@@ -51,7 +52,7 @@ func TestInterruptedSummaryCountsFinishedCases(t *testing.T) {
 		on(pipeline.Attempt{N: 1, Resp: resp})
 		return resp, nil
 	})
-	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Concurrency: 1, Doer: func(*pipeline.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(ctx)
+	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Concurrency: 1, Doer: func(*spec.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestEngineRejectsRepliesWithoutAnAnswer(t *testing.T) {
 		on(pipeline.Attempt{N: 1, Resp: resp})
 		return resp, nil
 	})
-	opts := pipeline.Options{OutDir: out, Doer: func(*pipeline.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}
+	opts := pipeline.Options{OutDir: out, Doer: func(*spec.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}
 	sum, res, err := pipeline.NewEngine(st, opts).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +123,7 @@ func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
 		return resp, nil
 	})
 	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out"), Log: &log,
-		Doer: func(*pipeline.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(context.Background())
+		Doer: func(*spec.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestFailedWriteLeavesTheEarlierSet(t *testing.T) {
 	// Two metric blocks that write the same table: scoring fails after
 	// results and calls of the new apply are written.
 	os.WriteFile(cfg, []byte(files["configs/run.yaml"]+"metrics:\n  - {kind: confidence_study}\n  - {kind: confidence_study}\n"), 0o644)
-	st, err := pipeline.Load(cfg)
+	st, err := spec.Load(cfg)
 	if err != nil {
 		t.Skipf("the duplicate is caught at load time now: %v", err)
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"github.com/promoral/promoral/pipeline/spec"
 	"sort"
 	"strings"
 	"sync"
@@ -56,9 +57,9 @@ type flatCol struct {
 // as DuckDB compares names) by a column of results.parquet, a factor or an
 // earlier flat column gets one more _ after its prefix until it is free:
 // item field id is item__id, since item_id is the item's id.
-func flatColumns(st *Study, taken []parquetio.Column) []flatCol {
+func flatColumns(st *spec.Study, taken []parquetio.Column) []flatCol {
 	outs, judges, items, subsets := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
-	tasks := map[*Task]bool{}
+	tasks := map[*spec.Task]bool{}
 	for i := range st.Cells {
 		c := &st.Cells[i]
 		for k := range c.Strategy.Spec.Outputs {
@@ -121,7 +122,7 @@ type flatState struct {
 }
 
 type flatSubsetKey struct {
-	t  *Task
+	t  *spec.Task
 	js string
 }
 
@@ -135,7 +136,7 @@ func (e *Engine) flatCols() []flatCol {
 
 // flatValues appends a row's flat values, as they are (resultsWriter
 // types them): subsets is the row's subsets column value.
-func (e *Engine) flatValues(vals []any, c *Case, r *Result, fields map[string]any, subsets any) []any {
+func (e *Engine) flatValues(vals []any, c *spec.Case, r *spec.Result, fields map[string]any, subsets any) []any {
 	cols := e.flatCols()
 	var subs []any
 	si := 0
@@ -165,7 +166,7 @@ func (e *Engine) flatValues(vals []any, c *Case, r *Result, fields map[string]an
 // subsets column is js (a JSON list of the subsets it is in, "!name" for a
 // subset whose expression failed on it; "" when t has no subsets): true or
 // false for a subset t declares, null for one it does not or that failed.
-func (e *Engine) subsetFlags(t *Task, js string) []any {
+func (e *Engine) subsetFlags(t *spec.Task, js string) []any {
 	k := flatSubsetKey{t, js}
 	e.flat.mu.Lock()
 	out, ok := e.flat.subsets[k]
@@ -180,7 +181,7 @@ func (e *Engine) subsetFlags(t *Task, js string) []any {
 	return out
 }
 
-func subsetFlagsOf(cols []flatCol, t *Task, js string) []any {
+func subsetFlagsOf(cols []flatCol, t *spec.Task, js string) []any {
 	var listed []string
 	if js != "" {
 		if json.Unmarshal([]byte(js), &listed) != nil {

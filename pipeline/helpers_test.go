@@ -25,7 +25,6 @@ var (
 	newRandomServer  = studytest.NewRandomServer
 	repeatsStudy     = studytest.RepeatsStudy
 	runRepeats       = studytest.RunRepeats
-	batchPlanTree    = studytest.BatchPlanTree
 	applyFlat        = studytest.ApplyFlat
 	assertUniqueKeys = studytest.AssertUniqueKeys
 )

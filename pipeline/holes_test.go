@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
@@ -116,7 +116,7 @@ func TestValidationHoles(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeTree(t, baseTree(tc.files))
-			_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+			_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 			var ds yamlstrict.Diags
 			if !errors.As(err, &ds) {
 				t.Fatalf("want config problems, got %v", err)
@@ -182,10 +182,10 @@ func FuzzConfigDecoder(f *testing.F) {
 		n := yamlstrict.ParseYAML("fuzz.yaml", data, ds)
 		if n != nil {
 			dec := yamlstrict.NewDecoder("fuzz.yaml", ds)
-			dec.Decode(n, &pipeline.RunFile{}, "")
-			dec.Decode(n, &pipeline.StrategySpec{}, "")
-			dec.Decode(n, &pipeline.TaskSpec{}, "")
-			dec.Decode(n, &pipeline.ModelSpec{}, "")
+			dec.Decode(n, &spec.RunFile{}, "")
+			dec.Decode(n, &spec.StrategySpec{}, "")
+			dec.Decode(n, &spec.TaskSpec{}, "")
+			dec.Decode(n, &spec.ModelSpec{}, "")
 		}
 		for _, d := range *ds {
 			if d.File != "fuzz.yaml" || d.Msg == "" {

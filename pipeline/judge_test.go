@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A task with a judge: the strategy replies to a request, then a judge
@@ -73,7 +73,7 @@ matrix: {models: [bot]}
 		label   string
 		correct bool
 	}{"h1": {"REFUSAL", true}, "b1": {"COMPLIANCE", true}, "h2": {"COMPLIANCE", false}}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		r := res[c.Ordinal]
 		w := want[c.Item.ID]
 		if r.Label != w.label || r.Correct == nil || *r.Correct != w.correct {
@@ -106,7 +106,7 @@ func TestJudgeModelMustBeDeclared(t *testing.T) {
 	dir := writeTree(t, baseTree(map[string]string{
 		"configs/tasks/toy.yaml": taskYAML + "judge: {strategy: one_shot, model: nobody}\n",
 	}))
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, "toy.yaml", "judge.model", `no model "nobody"`, `strategy "one_shot" is not marked as a judge`)
 }
 
@@ -156,7 +156,7 @@ strategies: [reply]
 	if sum.Errors != 0 {
 		t.Fatalf("summary %s", sum)
 	}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		r := res[c.Ordinal]
 		if r.Correct == nil || !*r.Correct || r.JudgeAcct.Calls != 0 {
 			t.Errorf("%s: label %q correct %v judge calls %d", c.Item.ID, r.Label, r.Correct, r.JudgeAcct.Calls)
@@ -165,6 +165,6 @@ strategies: [reply]
 	})
 	files["configs/strategies/heuristic_judge.yaml"] = strings.Replace(heuristic, "stages:\n", "stages:\n  - {name: ask, kind: prompt, messages: [{role: user, text: \"{{.subject.reply}}\"}]}\n", 1)
 	dir = writeTree(t, files)
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, "safety.yaml", "judge.model", "judge strategy heuristic_judge calls a model (stage ask) but the judge names none")
 }

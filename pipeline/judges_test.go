@@ -9,6 +9,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A tree with a scripted model under test, a scripted judge model and a
@@ -89,7 +90,7 @@ func TestJudgeRefusalIsAnErrorNeverALabel(t *testing.T) {
 		"h4": {"", pipeline.ClassUnreadable, "I refuse to judge this"},
 		"b1": {"COMPLIANCE", "", ""},
 	}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		r, w := res[c.Ordinal], want[c.Item.ID]
 		if r.Label != w.label || r.ErrClass != w.class || !strings.Contains(r.Err, w.text) {
 			t.Errorf("%s: label %q class %q error %q; want %q %q containing %q", c.Item.ID, r.Label, r.ErrClass, r.Err, w.label, w.class, w.text)
@@ -246,7 +247,7 @@ strategies: [s]
 `,
 	}
 	dir := writeTree(t, files)
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err,
 		"items.jsonl:1: pub: row 1: judge pub's verdict \"maybe\" is not one of task t's labels",
 		"items.jsonl:2: human: row 2: human verdict \"jailbroken\" is not one of task t's labels",

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"sync/atomic"
 )
@@ -35,7 +36,7 @@ type liveStats struct {
 
 // shareKey names a model's work of one kind: a strategy, as subject or as
 // judge.
-func shareKey(s *Strategy, judge bool) string {
+func shareKey(s *spec.Strategy, judge bool) string {
 	if judge {
 		return "judge:" + s.Name
 	}
@@ -80,10 +81,10 @@ func (m *ModelStats) CallsLeft() float64 {
 // nor shared with an identical request: the work whose pace is real.
 func (m *ModelStats) NewCalls() int64 { return m.Calls.Load() - m.Cached.Load() }
 
-func (m *ModelStats) share(s *Strategy, judge bool) *workShare {
+func (m *ModelStats) share(s *spec.Strategy, judge bool) *workShare {
 	w := m.shares[shareKey(s, judge)]
 	if w == nil {
-		sh := ShapeOf(s)
+		sh := spec.ShapeOf(s)
 		m.Expect(shareKey(s, judge), 0, sh.Best, sh.Worst)
 		w = m.shares[shareKey(s, judge)]
 	}
@@ -143,7 +144,7 @@ func (e *Engine) addJudges() {
 }
 
 // noteCase counts a finished case towards live speed and its judge.
-func (e *Engine) noteCase(c *Case, r *Result) {
+func (e *Engine) noteCase(c *spec.Case, r *spec.Result) {
 	st := e.stats[c.Model]
 	if r.Acct.Calls > r.Acct.CachedCalls || r.Acct.Calls == 0 && r.Err == "" {
 		st.Live.Add(1)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Metric blocks declared in YAML, decoded strictly and run after the cases
@@ -93,7 +93,7 @@ metrics:
     datasets: [{dataset: ETHICS, task: toy}]
 `
 	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, `metrics[0].confidnce: unknown field "confidnce"`, `did you mean "confidence"`, `unknown metric kind "nope"`,
 		"classification, compare, confidence_study, contrast, efficiency, judge_agreement, reference, repeats, safety",
 		`metrics[2].unparsed: unknown unparsed policy "sometimes"`, `metrics[2].tasks[0]: no task "ethics"`, "metrics[3].file", "missing.csv")
@@ -104,7 +104,7 @@ metrics:
 
 // The metric kinds' fields reach the run file's JSON Schema.
 func TestMetricKindsInSchemaScore(t *testing.T) {
-	s := pipeline.Schema("run")
+	s := spec.Schema("run")
 	defs, _ := s["$defs"].(map[string]any)
 	for _, k := range []string{"classification", "contrast", "choice", "safety", "umss", "confidence_study", "efficiency", "compare", "reference"} {
 		d, ok := defs["metric_"+k].(map[string]any)

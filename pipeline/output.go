@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/promoral/promoral/pipeline/spec"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,7 +28,7 @@ import (
 type CallRow struct {
 	Final     bool
 	Attempts  int
-	Case      *Case
+	Case      *spec.Case
 	Stage     string
 	Attempt   int
 	Key       string
@@ -38,7 +39,7 @@ type CallRow struct {
 	Time      time.Time
 	Cached    bool
 	Err       string
-	Price     Price
+	Price     spec.Price
 }
 
 // paramsJSON is request_params: the request without its messages (they
@@ -117,7 +118,7 @@ func (e *Engine) baseResultColumns() []parquetio.Column {
 
 // resultValues is a case's results.parquet row: the base columns, then the
 // flat columns' values as they are (resultsWriter types them).
-func (e *Engine) resultValues(c *Case, r *Result) []any {
+func (e *Engine) resultValues(c *spec.Case, r *spec.Result) []any {
 	var gold, label, errText, errClass, keptFrom any
 	if c.Item.Gold != "" {
 		gold = c.Item.Gold
@@ -132,7 +133,7 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 		keptFrom = r.KeptFrom
 	}
 	// Every field, so a row is read without the dataset at hand.
-	fields := r.item
+	fields := r.ItemFields
 	if fields == nil {
 		fields = c.Item.Values()
 	}
@@ -180,7 +181,7 @@ func (e *Engine) resultValues(c *Case, r *Result) []any {
 	// item's whole buffer (dataset.readString): the names are interned
 	// (few, so this allocates nothing after the first of each), not kept
 	// as views.
-	model, strategy := c.reportedNamesIn(fields)
+	model, strategy := c.ReportedNamesIn(fields)
 	if c.Task.Spec.ReportAs != nil {
 		model, strategy = unique.Make(model).Value(), unique.Make(strategy).Value()
 	}
@@ -213,8 +214,8 @@ type Manifest struct {
 	Tasks         []ManifestTask      `json:"tasks"`
 	// Factors are the condition factor columns; Metrics every metric
 	// block with the policies it scored under (numbers).
-	Factors []string        `json:"factors,omitempty"`
-	Metrics []ManifestBlock `json:"metrics,omitempty"`
+	Factors []string             `json:"factors,omitempty"`
+	Metrics []spec.ManifestBlock `json:"metrics,omitempty"`
 	// ResultsKey names what the results depend on (not the metric blocks),
 	// JournalBytes the journal's size when they were written: a re-apply
 	// with the same key takes their good rows instead of walking again.
@@ -227,11 +228,11 @@ type Manifest struct {
 
 // ManifestModel records a model entry without anything secret.
 type ManifestModel struct {
-	Name     string `json:"name"`
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-	BaseURL  string `json:"base_url,omitempty"`
-	Price    Price  `json:"price"`
+	Name     string     `json:"name"`
+	Provider string     `json:"provider"`
+	Model    string     `json:"model"`
+	BaseURL  string     `json:"base_url,omitempty"`
+	Price    spec.Price `json:"price"`
 	// Extends and Factors say which model a variant varies and how.
 	Extends string            `json:"extends,omitempty"`
 	Factors map[string]string `json:"factors,omitempty"`
@@ -239,16 +240,16 @@ type ManifestModel struct {
 
 // ManifestTask records a task and its item count.
 type ManifestTask struct {
-	Name  string        `json:"name"`
-	Items int           `json:"items"`
-	Data  *ManifestData `json:"data,omitempty"`
-	Judge string        `json:"judge,omitempty"` // the task's judge: strategy, and "on <model>" when it calls one
+	Name  string             `json:"name"`
+	Items int                `json:"items"`
+	Data  *spec.ManifestData `json:"data,omitempty"`
+	Judge string             `json:"judge,omitempty"` // the task's judge: strategy, and "on <model>" when it calls one
 }
 
 func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) error {
 	s := e.study
 	m := Manifest{
-		Summary: *sum, Version: Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
+		Summary: *sum, Version: spec.Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
 		Files: map[string]string{}, Started: started, Finished: time.Now().UTC(),
 		Seed: s.Run.Settings.Seed, Unparsed: s.UnparsedPolicy(), ModelVersions: e.ModelVersions(),
 	}
@@ -262,28 +263,20 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: md.Spec.Price,
 			Extends: md.Spec.Extends, Factors: md.Factors})
 	}
-	m.Factors, m.Metrics = s.Factors, ManifestBlocks(s)
-	m.ResultsKey, m.JournalBytes, m.CasesDigest = s.resultsKey, e.journal.Size(), s.CasesDigest()
+	m.Factors, m.Metrics = s.Factors, spec.ManifestBlocks(s)
+	m.ResultsKey, m.JournalBytes, m.CasesDigest = s.ResultsKey, e.journal.Size(), s.CasesDigest()
 	for _, st := range s.Strategies {
 		m.Strategies = append(m.Strategies, st.Name)
 	}
 	sort.Strings(m.Strategies)
 	for _, t := range s.Tasks {
-		m.Tasks = append(m.Tasks, ManifestTask{Name: t.Name, Items: len(t.Items), Data: manifestData(t), Judge: t.JudgeName()})
+		m.Tasks = append(m.Tasks, ManifestTask{Name: t.Name, Items: len(t.Items), Data: spec.ManifestDataOf(t), Judge: t.JudgeName()})
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
 	return parquetio.WriteFileAtomic(path, append(data, '\n'))
-}
-
-// UnparsedPolicy is "wrong" (default) or "exclude".
-func (s *Study) UnparsedPolicy() string {
-	if s.Run.Settings.Unparsed == "" {
-		return "wrong"
-	}
-	return s.Run.Settings.Unparsed
 }
 
 // keepEarlierRows gives an errored case the row an earlier apply computed
@@ -330,7 +323,7 @@ func (e *Engine) keepEarlierRows(held []heldCase) error {
 		if k, _ := row["kept_from"].(string); k != "" {
 			kept.KeptFrom = k
 		}
-		kept.keptErr, kept.keptClass = h.r.Err, h.r.ErrClass
+		kept.KeptErr, kept.KeptClass = h.r.Err, h.r.ErrClass
 		h.r = kept
 	})
 }
@@ -344,7 +337,7 @@ func itemJSON(fields map[string]any) string { return string(appendTraceValue(nil
 var jsonScratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // resultFromRow rebuilds a Result from a results.parquet row.
-func resultFromRow(row map[string]any) Result {
+func resultFromRow(row map[string]any) spec.Result {
 	str := func(k string) string { s, _ := row[k].(string); return s }
 	num := func(k string) int { n, _ := row[k].(int64); return int(n) }
 	flt := func(k string) float64 { f, _ := row[k].(float64); return f }
@@ -360,16 +353,40 @@ func resultFromRow(row map[string]any) Result {
 		}
 		return m
 	}
-	r := Result{Done: true, Label: str("label"), Parsed: flag("parsed"), Outputs: obj("outputs"), Judge: obj("judge"), Steps: num("steps")}
+	r := spec.Result{Done: true, Label: str("label"), Parsed: flag("parsed"), Outputs: obj("outputs"), Judge: obj("judge"), Steps: num("steps")}
 	if f, ok := row["confidence"].(float64); ok {
 		r.Confidence = &f
 	}
 	if b, ok := row["correct"].(bool); ok {
 		r.Correct = &b
 	}
-	r.Acct = Account{Calls: num("calls"), PromptTokens: num("prompt_tokens"), CompletionTokens: num("completion_tokens"),
+	r.Acct = spec.Account{Calls: num("calls"), PromptTokens: num("prompt_tokens"), CompletionTokens: num("completion_tokens"),
 		ThinkingTokens: num("thinking_tokens"), CostUSD: flt("cost_usd"), Truncated: flag("truncated"), Blocked: flag("blocked")}
 	// The judge's tokens are kept as one total; it is all the row holds.
-	r.JudgeAcct = Account{CompletionTokens: num("judge_tokens"), CostUSD: flt("judge_cost_usd")}
+	r.JudgeAcct = spec.Account{CompletionTokens: num("judge_tokens"), CostUSD: flt("judge_cost_usd")}
 	return r
+}
+
+// factorColumns are the factor columns of results.parquet, after its own.
+func factorColumns(st *spec.Study) []parquetio.Column {
+	cols := make([]parquetio.Column, len(st.Factors))
+	for i, f := range st.Factors {
+		cols[i] = col(f, parquetio.ColString, true)
+	}
+	return cols
+}
+
+// factorValues are a case's values of factorColumns (null where unset).
+func factorValues(st *spec.Study, c *spec.Case) []any {
+	if len(st.Factors) == 0 {
+		return nil
+	}
+	vs := st.FactorValues(c)
+	out := make([]any, len(st.Factors))
+	for i := range out {
+		if i < len(vs) && vs[i] != "" {
+			out[i] = vs[i]
+		}
+	}
+	return out
 }

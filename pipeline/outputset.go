@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"io"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ type OutputSet struct {
 // the metrics read transcripts from; sc computes the metrics at Commit
 // (nil only for a study without metric blocks). Log takes the warnings
 // (nil: none).
-func OpenOutputSet(st *Study, out string, j *journal.Journal, sc Scorer, log io.Writer) (*OutputSet, error) {
+func OpenOutputSet(st *spec.Study, out string, j *journal.Journal, sc Scorer, log io.Writer) (*OutputSet, error) {
 	if err := needScorer(st, sc); err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func OpenOutputSet(st *Study, out string, j *journal.Journal, sc Scorer, log io.
 		return nil, err
 	}
 	planned := 0
-	st.EachCase(func(*Case) bool {
+	st.EachCase(func(*spec.Case) bool {
 		planned++
 		return true
 	})
@@ -130,7 +131,7 @@ func (o *OutputSet) NoteVersion(model, version string) { o.e.noteVersion(model, 
 
 // Put adds case c's result. Cases go in in the study's case order; an
 // errored one is held and written after the others, as an apply does.
-func (o *OutputSet) Put(c *Case, r Result) {
+func (o *OutputSet) Put(c *spec.Case, r spec.Result) {
 	if r.Err != "" {
 		o.held = append(o.held, heldCase{c, r})
 		return
@@ -163,7 +164,7 @@ func (o *OutputSet) Abort() {
 
 // RowResult is a results.parquet row as the Result it was written from,
 // with its error, error class, kept_from and trace.
-func RowResult(row map[string]any) Result {
+func RowResult(row map[string]any) spec.Result {
 	r := resultFromRow(row)
 	str := func(k string) string { s, _ := row[k].(string); return s }
 	r.Err, r.ErrClass, r.KeptFrom, r.Trace = str("error"), str("error_class"), str("kept_from"), str("trace")

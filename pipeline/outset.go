@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -213,4 +214,17 @@ func manifestErrors(dir string) int {
 		return -1
 	}
 	return m.Errors + m.Kept
+}
+
+// manifestPartial reports whether a generation's outputs cover part of the
+// study (a selected apply): the folder then keeps the last whole outputs.
+func manifestPartial(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Selection *spec.Selection `json:"selection"`
+	}
+	return json.Unmarshal(data, &m) == nil && m.Selection.Partial()
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"sync"
 
@@ -30,19 +31,19 @@ type accounts struct {
 // AccountKey names the account a model's calls are charged to: its
 // provider, its endpoint and the variable its key comes from (never the
 // key). Entries that agree on all three share their limits.
-func AccountKey(spec *ModelSpec) string {
-	keyVar := spec.KeyEnv
+func AccountKey(ms *spec.ModelSpec) string {
+	keyVar := ms.KeyEnv
 	if keyVar == "" {
-		keyVar = providers.DefaultKeyVar(spec.Provider, spec.BaseURL)
+		keyVar = providers.DefaultKeyVar(ms.Provider, ms.BaseURL)
 	}
-	base := strings.TrimRight(spec.BaseURL, "/")
-	return spec.Provider + " " + base + " " + keyVar
+	base := strings.TrimRight(ms.BaseURL, "/")
+	return ms.Provider + " " + base + " " + keyVar
 }
 
-func (a *accounts) get(spec *ModelSpec) *transport.Account {
+func (a *accounts) get(ms *spec.ModelSpec) *transport.Account {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	k := AccountKey(spec)
+	k := AccountKey(ms)
 	acc := a.m[k]
 	if acc == nil {
 		acc = transport.NewAccount(transport.AccountOptions{Share: a.o.Share, Probe: true})
@@ -55,9 +56,9 @@ func (a *accounts) get(spec *ModelSpec) *transport.Account {
 // model entries on one key and endpoint share one account, which paces
 // from the limits the provider states on every reply, within each entry's
 // limits.rpm and limits.tpm (the lowest cap of the entries wins).
-func TransportsShared(o RateOptions) func(m *Model) (Doer, error) {
+func TransportsShared(o RateOptions) func(m *spec.Model) (Doer, error) {
 	accs := &accounts{o: o, m: map[string]*transport.Account{}}
-	return func(m *Model) (Doer, error) {
+	return func(m *spec.Model) (Doer, error) {
 		if m.Provider == nil {
 			return nil, fmt.Errorf("model %s is not connected", m.Name)
 		}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"testing"
 
@@ -11,11 +12,11 @@ import (
 // endpoint or provider is another account.
 func TestAccountsShareByKeyAndEndpoint(t *testing.T) {
 	accs := &accounts{o: RateOptions{Share: 3}, m: map[string]*transport.Account{}}
-	a := &ModelSpec{Provider: "openai", Model: "gpt-4.1"}
-	b := &ModelSpec{Provider: "openai", Model: "gpt-4.1-mini"}
-	c := &ModelSpec{Provider: "openai", Model: "gpt-4.1", KeyEnv: "OPENAI_KEY_2"}
-	d := &ModelSpec{Provider: "openai-compatible", Model: "x", BaseURL: "https://api.together.xyz/v1/", KeyEnv: "TOGETHER_API_KEY"}
-	e := &ModelSpec{Provider: "openai-compatible", Model: "y", BaseURL: "https://api.together.xyz/v1", KeyEnv: "TOGETHER_API_KEY"}
+	a := &spec.ModelSpec{Provider: "openai", Model: "gpt-4.1"}
+	b := &spec.ModelSpec{Provider: "openai", Model: "gpt-4.1-mini"}
+	c := &spec.ModelSpec{Provider: "openai", Model: "gpt-4.1", KeyEnv: "OPENAI_KEY_2"}
+	d := &spec.ModelSpec{Provider: "openai-compatible", Model: "x", BaseURL: "https://api.together.xyz/v1/", KeyEnv: "TOGETHER_API_KEY"}
+	e := &spec.ModelSpec{Provider: "openai-compatible", Model: "y", BaseURL: "https://api.together.xyz/v1", KeyEnv: "TOGETHER_API_KEY"}
 	if accs.get(a) != accs.get(b) {
 		t.Error("two models on one key got two accounts")
 	}

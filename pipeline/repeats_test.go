@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // k repeats are k cases with k distinct journal keys and k calls; the
@@ -298,22 +299,22 @@ settings: {repeats: 3}
 // The strategy's repeats: wins over the model's, the model's over
 // settings.repeats; recorded replies (provider none) are read once.
 func TestRepeatsPrecedence(t *testing.T) {
-	st := &pipeline.Study{Run: &pipeline.RunFile{Settings: pipeline.Settings{Repeats: 3}}}
-	plain := &pipeline.Model{Spec: &pipeline.ModelSpec{Provider: "openai"}}
-	twice := &pipeline.Model{Spec: &pipeline.ModelSpec{Provider: "openai", Repeats: 2}}
-	recorded := &pipeline.Model{Spec: &pipeline.ModelSpec{Provider: "none", Repeats: 4}}
-	s := &pipeline.Strategy{Spec: &pipeline.StrategySpec{}}
-	sc := &pipeline.Strategy{Spec: &pipeline.StrategySpec{Repeats: 5}}
+	st := &spec.Study{Run: &spec.RunFile{Settings: spec.Settings{Repeats: 3}}}
+	plain := &spec.Model{Spec: &spec.ModelSpec{Provider: "openai"}}
+	twice := &spec.Model{Spec: &spec.ModelSpec{Provider: "openai", Repeats: 2}}
+	recorded := &spec.Model{Spec: &spec.ModelSpec{Provider: "none", Repeats: 4}}
+	s := &spec.Strategy{Spec: &spec.StrategySpec{}}
+	sc := &spec.Strategy{Spec: &spec.StrategySpec{Repeats: 5}}
 	for _, c := range []struct {
-		m    *pipeline.Model
-		s    *pipeline.Strategy
+		m    *spec.Model
+		s    *spec.Strategy
 		want int
 	}{{plain, s, 3}, {twice, s, 2}, {twice, sc, 5}, {plain, sc, 5}, {recorded, s, 1}, {recorded, sc, 1}} {
 		if got := st.RepeatsOf(c.m, c.s); got != c.want {
 			t.Errorf("model %+v, strategy %+v: %d repeats, want %d", c.m.Spec, c.s.Spec, got, c.want)
 		}
 	}
-	if got := (&pipeline.Study{Run: &pipeline.RunFile{}}).RepeatsOf(plain, s); got != 1 {
+	if got := (&spec.Study{Run: &spec.RunFile{}}).RepeatsOf(plain, s); got != 1 {
 		t.Errorf("without repeats: %d", got)
 	}
 }

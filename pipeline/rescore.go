@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"github.com/promoral/promoral/pipeline/journal"
+	"github.com/promoral/promoral/pipeline/spec"
 	"runtime"
 	"strings"
 	"sync"
@@ -14,7 +15,7 @@ import (
 // not hold makes its case an error (so its cell is incomplete under the
 // default errors: policy). It reads the journal without locking it.
 // scoring.ScoreFromJournal scores the results.
-func RescoreFromJournal(st *Study, journalPath string) ([]Result, int, error) {
+func RescoreFromJournal(st *spec.Study, journalPath string) ([]spec.Result, int, error) {
 	j, err := journal.OpenReadOnly(journalPath)
 	if err != nil {
 		return nil, 0, err
@@ -32,8 +33,8 @@ func RescoreFromJournal(st *Study, journalPath string) ([]Result, int, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e.cancel = cancel
-	results := make([]Result, st.NumCases())
-	cases := make(chan *Case, 64)
+	results := make([]spec.Result, st.NumCases())
+	cases := make(chan *spec.Case, 64)
 	var wg sync.WaitGroup
 	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
 		wg.Add(1)
@@ -44,7 +45,7 @@ func RescoreFromJournal(st *Study, journalPath string) ([]Result, int, error) {
 			}
 		}()
 	}
-	st.EachCase(func(c *Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		cases <- c
 		return true
 	})

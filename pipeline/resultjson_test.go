@@ -3,6 +3,7 @@ package pipeline
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"testing"
 
@@ -15,14 +16,14 @@ import (
 // are each what the encoder writes for that value alone, in every mix of
 // present and absent.
 func TestResultJSONColumnsAsEncodedAlone(t *testing.T) {
-	st := &Study{Run: &RunFile{Name: "r"}, ConfigHash: "h"}
+	st := &spec.Study{Run: &spec.RunFile{Name: "r"}, ConfigHash: "h"}
 	e := &Engine{study: st, subsets: newSubsetNames()}
 	outputs := map[string]any{"label": "acceptable", "confidence": 0.7, "reply": "Final Answer: \"Acceptable\"\n", "n": 3, "list": []any{"a", 1.5, nil}}
 	judge := map[string]any{"label": "unsafe", "why": "<b>&</b>"}
 	fields := map[string]any{"id": "x1", "scenario": "I helped \u2028 a friend", "label_int": int64(0), "is_short": true, "w": 1e6}
 	for mask := 0; mask < 8; mask++ {
-		item := &Item{ID: "x1", Fields: map[string]any{}}
-		r := &Result{Done: true}
+		item := &spec.Item{ID: "x1", Fields: map[string]any{}}
+		r := &spec.Result{Done: true}
 		if mask&1 != 0 {
 			r.Outputs = outputs
 		}
@@ -32,7 +33,7 @@ func TestResultJSONColumnsAsEncodedAlone(t *testing.T) {
 		if mask&4 != 0 {
 			item.Fields = fields
 		}
-		c := &Case{Model: &Model{Name: "m"}, Strategy: &Strategy{Name: "s"}, Task: &Task{Name: "t", Spec: &TaskSpec{}}, Item: item}
+		c := &spec.Case{Model: &spec.Model{Name: "m"}, Strategy: &spec.Strategy{Name: "s"}, Task: &spec.Task{Name: "t", Spec: &spec.TaskSpec{}}, Item: item}
 		row := e.resultValues(c, r)
 		cols := e.baseResultColumns()
 		at := func(name string) any {
@@ -63,15 +64,15 @@ func TestResultJSONColumnsAsEncodedAlone(t *testing.T) {
 // outcome, is what the expressions give each item, errors included,
 // over and over.
 func TestSubsetsColumnSameFromItsCache(t *testing.T) {
-	task := &Task{Name: "t", Spec: &TaskSpec{Subsets: map[string]string{
+	task := &spec.Task{Name: "t", Spec: &spec.TaskSpec{Subsets: map[string]string{
 		"short": "item.len < 5", "<long>&": "item.len >= 5", "odd": "item.n % 2 == 1", "broken": "item.missing.deeper > 1", "named": `task.name == "t"`,
 	}}}
 	s := newSubsetNames()
-	c := &Case{Task: task}
+	c := &spec.Case{Task: task}
 	slow := func(fields map[string]any) any {
 		var in []string
 		for _, n := range []string{"<long>&", "broken", "named", "odd", "short"} {
-			p, err := CompileExpr(task.Spec.Subsets[n], nil, true)
+			p, err := spec.CompileExpr(task.Spec.Subsets[n], nil, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +106,7 @@ func TestSubsetsColumnSameFromItsCache(t *testing.T) {
 // taken from the canonical form or, holding HTML's characters or none at
 // all, encoded again.
 func TestCallFormAsEncodedApart(t *testing.T) {
-	m := &Model{Name: "m", Identity: "openai\x00https://x"}
+	m := &spec.Model{Name: "m", Identity: "openai\x00https://x"}
 	temp := 0.25
 	for i, req := range []*llm.Request{
 		{Model: "gpt", Messages: []llm.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Scenario: I lied.\n\"Quote\" é \u2028"}}},

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/promoral/promoral/pipeline/dataset"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A results row may wait in the sink long after its case: the model and
@@ -25,10 +26,11 @@ func TestResultRowHoldsNoViewOfItsStoredItem(t *testing.T) {
 	if err := store.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	task := &Task{Name: "t", Spec: &TaskSpec{ReportAs: &ReportAs{Model: "model", Strategy: "strategy"}}}
-	item := &Item{ID: "x1", ref: ref, src: &itemSource{store: store}}
-	c := &Case{Model: &Model{Name: "recorded"}, Strategy: &Strategy{Name: "rescore"}, Task: task, Item: item}
-	e := &Engine{study: &Study{Run: &RunFile{Name: "r"}, ConfigHash: "h"}, subsets: newSubsetNames()}
+	task := &spec.Task{Name: "t", Spec: &spec.TaskSpec{ReportAs: &spec.ReportAs{Model: "model", Strategy: "strategy"}}}
+	stored := spec.StoredItem("x1", store, ref)
+	item := &stored
+	c := &spec.Case{Model: &spec.Model{Name: "recorded"}, Strategy: &spec.Strategy{Name: "rescore"}, Task: task, Item: item}
+	e := &Engine{study: &spec.Study{Run: &spec.RunFile{Name: "r"}, ConfigHash: "h"}, subsets: newSubsetNames()}
 	fields := item.Values()
 	// The item's buffer spans its field strings.
 	lo, hi := uintptr(1<<63), uintptr(0)
@@ -37,7 +39,7 @@ func TestResultRowHoldsNoViewOfItsStoredItem(t *testing.T) {
 		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 		lo, hi = min(lo, p), max(hi, p+uintptr(len(s)))
 	}
-	row := e.resultValues(c, &Result{Done: true, item: fields})
+	row := e.resultValues(c, &spec.Result{Done: true, ItemFields: fields})
 	for i, col := range e.baseResultColumns() {
 		if col.Name != "model" && col.Name != "strategy" {
 			continue

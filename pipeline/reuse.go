@@ -2,12 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
+	"github.com/promoral/promoral/pipeline/spec"
 	"os"
 	"path/filepath"
 
@@ -54,21 +52,6 @@ func readOrder(dir string) ([]int32, error) {
 	return out, nil
 }
 
-// CasesDigest is a digest of the study's case ids in ordinal order
-// (computed once).
-func (s *Study) CasesDigest() string {
-	s.digestOnce.Do(func() {
-		h := sha256.New()
-		s.EachCase(func(c *Case) bool {
-			io.WriteString(h, c.ID())
-			h.Write([]byte{0})
-			return true
-		})
-		s.casesDigest = hex.EncodeToString(h.Sum(nil)[:16])
-	})
-	return s.casesDigest
-}
-
 // reuse is what this apply takes from the generation in force.
 type reuse struct {
 	dir   string
@@ -91,7 +74,7 @@ type reuse struct {
 // opening it need not read that far unless a case is walked. A merge's
 // journal joins the shards' as they were, so it is read whole.
 func (e *Engine) settledJournal() int64 {
-	if e.study.resultsKey == "" || !e.opts.NoResults {
+	if e.study.ResultsKey == "" || !e.opts.NoResults {
 		return 0
 	}
 	cur := CurrentGeneration(e.opts.OutDir)
@@ -108,7 +91,7 @@ func (e *Engine) settledJournal() int64 {
 		MergedFrom   json.RawMessage `json:"merged_from"`
 		Interrupted  bool            `json:"interrupted"`
 	}
-	if json.Unmarshal(data, &m) != nil || m.ResultsKey != e.study.resultsKey || len(m.MergedFrom) > 0 || m.Interrupted {
+	if json.Unmarshal(data, &m) != nil || m.ResultsKey != e.study.ResultsKey || len(m.MergedFrom) > 0 || m.Interrupted {
 		return 0
 	}
 	return m.JournalBytes
@@ -117,7 +100,7 @@ func (e *Engine) settledJournal() int64 {
 // planReuse says whether the outputs in force may be taken, and which rows.
 func (e *Engine) planReuse(journalBytes int64) *reuse {
 	s := e.study
-	if s.resultsKey == "" || !e.opts.NoResults {
+	if s.ResultsKey == "" || !e.opts.NoResults {
 		// A caller that wants every result in memory gets them walked: a
 		// result read back from Parquet is not the in-memory one.
 		return nil
@@ -143,7 +126,7 @@ func (e *Engine) planReuse(journalBytes int64) *reuse {
 	// A journal shorter than when those rows were written is not the one
 	// that served them.
 	planned := s.NumCases()
-	if json.Unmarshal(data, &m) != nil || m.ResultsKey != s.resultsKey || m.Cases != planned || journalBytes < m.JournalBytes {
+	if json.Unmarshal(data, &m) != nil || m.ResultsKey != s.ResultsKey || m.Cases != planned || journalBytes < m.JournalBytes {
 		return nil
 	}
 	// Rows are matched to cases by ordinal: only the very same cases line
@@ -231,7 +214,7 @@ func linkOrCopy(from, to string) error {
 	return parquetio.WriteFileAtomic(to, data)
 }
 
-func caseStarts(s *Study) []int {
+func caseStarts(s *spec.Study) []int {
 	starts := make([]int, len(s.Cells)+1)
 	for i, c := range s.Cells {
 		starts[i+1] = starts[i] + len(c.Task.Items)
@@ -358,10 +341,10 @@ func (c *copySource) count(cc *countCols, i, ord int) {
 	flag := func(a arrow.Array) bool { b, _ := boolean(a, i); return b }
 	cost, _ := flt(cc.cost, i)
 	jcost, _ := flt(cc.judgeCost, i)
-	res := Result{Done: true, Parsed: flag(cc.parsed),
-		Acct: Account{Calls: num(cc.calls), PromptTokens: num(cc.prompt), CompletionTokens: num(cc.completion),
+	res := spec.Result{Done: true, Parsed: flag(cc.parsed),
+		Acct: spec.Account{Calls: num(cc.calls), PromptTokens: num(cc.prompt), CompletionTokens: num(cc.completion),
 			ThinkingTokens: num(cc.thinking), CostUSD: cost, Truncated: flag(cc.truncated)},
-		JudgeAcct: Account{CostUSD: jcost}}
+		JudgeAcct: spec.Account{CostUSD: jcost}}
 	c.tl.addCounts(&res)
 	st := c.e.stats[c.e.study.Cells[cellOf(c.starts, ord)].Model]
 	c.e.noteCopied(cellOf(c.starts, ord), res.Acct.Calls)

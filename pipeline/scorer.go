@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"github.com/promoral/promoral/pipeline/spec"
 	"path/filepath"
 )
 
@@ -20,7 +21,7 @@ type Scorer interface {
 // Written is what an output set hands its Scorer: the results it wrote,
 // not yet switched in.
 type Written struct {
-	Study *Study
+	Study *spec.Study
 	// Dir is the output set's folder: results.parquet is there, and the
 	// metrics go there.
 	Dir string
@@ -40,7 +41,7 @@ func (w Written) Results() string { return filepath.Join(w.Dir, "results.parquet
 var errNoScorer = errors.New("the study has metric blocks but no scorer was given: pass one (scoring.New()) in Options.Scorer")
 
 // needScorer is errNoScorer when st has metric blocks and sc is nil.
-func needScorer(st *Study, sc Scorer) error {
+func needScorer(st *spec.Study, sc Scorer) error {
 	if len(st.Metrics) > 0 && sc == nil {
 		return errNoScorer
 	}

@@ -13,11 +13,12 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
-func caseIDs(st *pipeline.Study) []string {
+func caseIDs(st *spec.Study) []string {
 	var ids []string
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		ids = append(ids, c.ID())
 		return true
 	})
@@ -31,16 +32,16 @@ func TestSelectPicksExactlyTheCells(t *testing.T) {
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	for _, c := range []struct {
 		name string
-		sel  pipeline.Selection
+		sel  spec.Selection
 		want []string
 	}{
-		{"strategy and limit", pipeline.Selection{Strategies: []string{"loop"}, Limit: 2},
+		{"strategy and limit", spec.Selection{Strategies: []string{"loop"}, Limit: 2},
 			[]string{"bot/loop/toy/a", "bot/loop/toy/b"}},
-		{"task", pipeline.Selection{Tasks: []string{"safety"}},
+		{"task", spec.Selection{Tasks: []string{"safety"}},
 			[]string{"bot/reply/safety/h1", "bot/reply/safety/b1", "bot/reply/safety/h2", "bot/reply/safety/b2"}},
-		{"two strategies, one task, limit 1", pipeline.Selection{Strategies: []string{"one_shot", "reply"}, Tasks: []string{"toy"}, Limit: 1},
+		{"two strategies, one task, limit 1", spec.Selection{Strategies: []string{"one_shot", "reply"}, Tasks: []string{"toy"}, Limit: 1},
 			[]string{"bot/one_shot/toy/a"}},
-		{"model, limit over the item count", pipeline.Selection{Models: []string{"bot"}, Tasks: []string{"toy"}, Strategies: []string{"one_shot"}, Limit: 100},
+		{"model, limit over the item count", spec.Selection{Models: []string{"bot"}, Tasks: []string{"toy"}, Strategies: []string{"one_shot"}, Limit: 100},
 			[]string{"bot/one_shot/toy/a", "bot/one_shot/toy/b", "bot/one_shot/toy/c", "bot/one_shot/toy/d", "bot/one_shot/toy/e", "bot/one_shot/toy/f"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,15 +60,15 @@ func TestSelectPicksExactlyTheCells(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		sel   pipeline.Selection
+		sel   spec.Selection
 		parts []string
 	}{
-		{pipeline.Selection{Models: []string{"bto"}}, []string{"--model bto", "no such model", "bot"}},
-		{pipeline.Selection{Strategies: []string{"loops"}}, []string{"--strategy loops", "loop"}},
-		{pipeline.Selection{Tasks: []string{"toys"}}, []string{"--task toys", "toy"}},
-		{pipeline.Selection{Strategies: []string{"reply"}, Tasks: []string{"toy"}}, []string{"selects no cell"}},
-		{pipeline.Selection{Models: []string{"judge-bot"}}, []string{"only judges task safety"}},
-		{pipeline.Selection{Limit: -1}, []string{"--limit -1"}},
+		{spec.Selection{Models: []string{"bto"}}, []string{"--model bto", "no such model", "bot"}},
+		{spec.Selection{Strategies: []string{"loops"}}, []string{"--strategy loops", "loop"}},
+		{spec.Selection{Tasks: []string{"toys"}}, []string{"--task toys", "toy"}},
+		{spec.Selection{Strategies: []string{"reply"}, Tasks: []string{"toy"}}, []string{"selects no cell"}},
+		{spec.Selection{Models: []string{"judge-bot"}}, []string{"only judges task safety"}},
+		{spec.Selection{Limit: -1}, []string{"--limit -1"}},
 	} {
 		wantErr(t, mustLoad(t, cfg).Select(c.sel), c.parts...)
 	}
@@ -84,7 +85,7 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 	whole, _ := apply(t, mustLoad(t, cfg), out)
 
 	st := mustLoad(t, cfg)
-	if err := st.Select(pipeline.Selection{Strategies: []string{"one_shot"}, Limit: 3}); err != nil {
+	if err := st.Select(spec.Selection{Strategies: []string{"one_shot"}, Limit: 3}); err != nil {
 		t.Fatal(err)
 	}
 	sum, res := apply(t, st, out)
@@ -136,7 +137,7 @@ func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	run := func(strategy string) *pipeline.Summary {
 		st := mustLoad(t, cfg)
-		if err := st.Select(pipeline.Selection{Strategies: []string{strategy}}); err != nil {
+		if err := st.Select(spec.Selection{Strategies: []string{strategy}}); err != nil {
 			t.Fatal(err)
 		}
 		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())

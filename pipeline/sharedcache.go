@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,12 +23,6 @@ import (
 
 // CacheEnv names the environment variable that moves the shared cache.
 const CacheEnv = "PROMORAL_CACHE_DIR"
-
-// Cache modes (settings.cache).
-const (
-	CacheShared = "shared" // the default: replies are shared by every run
-	CacheRun    = "run"    // the run's journal is its only cache
-)
 
 // SharedCache is the response cache every run shares, by default in the
 // user's cache folder: one file per request key, named by the key (the
@@ -63,9 +58,9 @@ const repliesDir = "replies-v1"
 // (relative to the run file's folder) when set, else $PROMORAL_CACHE_DIR,
 // else the user's cache folder's promoral folder. "" (and no error) when
 // the run keeps its cache to itself (settings.cache: run).
-func ResolveCacheDir(st *Study) (string, error) {
+func ResolveCacheDir(st *spec.Study) (string, error) {
 	set := st.Run.Settings
-	if set.Cache == CacheRun {
+	if set.Cache == spec.CacheRun {
 		return "", nil
 	}
 	if set.CacheDir != "" {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"os"
 	"path/filepath"
 	"strings"
@@ -180,7 +181,7 @@ func TestPruneCacheByLastUse(t *testing.T) {
 func TestResolveCacheDir(t *testing.T) {
 	env := t.TempDir()
 	t.Setenv(CacheEnv, env)
-	st := &Study{File: "/proj/configs/run.yaml", Run: &RunFile{}}
+	st := &spec.Study{File: "/proj/configs/run.yaml", Run: &spec.RunFile{}}
 	if d, err := ResolveCacheDir(st); err != nil || d != env {
 		t.Errorf("default: %q %v, want $%s", d, err, CacheEnv)
 	}
@@ -188,7 +189,7 @@ func TestResolveCacheDir(t *testing.T) {
 	if d, _ := ResolveCacheDir(st); d != "/proj/cache" {
 		t.Errorf("settings.cache_dir: %q, want it relative to the run file", d)
 	}
-	st.Run.Settings.Cache = CacheRun
+	st.Run.Settings.Cache = spec.CacheRun
 	if d, err := ResolveCacheDir(st); d != "" || err != nil {
 		t.Errorf("settings.cache: run: %q %v", d, err)
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"container/heap"
+	"github.com/promoral/promoral/pipeline/spec"
 	"math"
 	"sort"
 	"sync"
@@ -140,7 +141,7 @@ type classTally struct {
 
 func newTally() *tally { return &tally{classes: map[string]*classTally{}} }
 
-func (t *tally) add(c *Case, r *Result) {
+func (t *tally) add(c *spec.Case, r *spec.Result) {
 	class := r.ErrClass
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -153,9 +154,9 @@ func (t *tally) add(c *Case, r *Result) {
 	switch {
 	case r.Err != "":
 		t.errors++
-	case r.keptClass != "":
+	case r.KeptClass != "":
 		t.kept++
-		class = r.keptClass
+		class = r.KeptClass
 	case !r.Parsed:
 		t.unparsed++
 	}
@@ -178,7 +179,7 @@ func (t *tally) add(c *Case, r *Result) {
 
 // addCounts counts a good case taken from an earlier apply's rows: its
 // tokens, cost, parse and cut-off (cached calls are counted by the caller).
-func (t *tally) addCounts(r *Result) {
+func (t *tally) addCounts(r *spec.Result) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.prompt += r.Acct.PromptTokens

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A model's sweep runs each cell once per value, the value winning over
@@ -101,7 +102,7 @@ models:
 strategies: [one_shot]
 `
 		dir := writeTree(t, files)
-		_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "run.yaml:") {
 			t.Errorf("sweep %s%s: %v; want an error naming the file and saying %q", c.sweep, c.factors, err, c.want)
 		}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"sync"
 
@@ -21,7 +22,7 @@ var (
 
 // Tokenizer returns an exact token counter for a model when one exists in
 // Go for its family, with the tokenizer's name; ok is false otherwise.
-func Tokenizer(m *ModelSpec) (count func(string) int, name string, ok bool) {
+func Tokenizer(m *spec.ModelSpec) (count func(string) int, name string, ok bool) {
 	if m.Provider != "openai" {
 		return nil, "", false
 	}

@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func TestTokenizerForOpenAIModels(t *testing.T) {
-	count, name, ok := pipeline.Tokenizer(&pipeline.ModelSpec{Name: "g", Provider: "openai", Model: "gpt-4.1"})
+	count, name, ok := pipeline.Tokenizer(&spec.ModelSpec{Name: "g", Provider: "openai", Model: "gpt-4.1"})
 	if !ok || name != "o200k_base" {
 		t.Fatalf("gpt-4.1: %q %v", name, ok)
 	}
@@ -18,7 +19,7 @@ func TestTokenizerForOpenAIModels(t *testing.T) {
 	if n := count("Hello, world!"); n != 4 {
 		t.Errorf("Hello, world! = %d tokens", n)
 	}
-	if _, _, ok := pipeline.Tokenizer(&pipeline.ModelSpec{Name: "c", Provider: "anthropic", Model: "claude-sonnet-4"}); ok {
+	if _, _, ok := pipeline.Tokenizer(&spec.ModelSpec{Name: "c", Provider: "anthropic", Model: "claude-sonnet-4"}); ok {
 		t.Error("no Go tokenizer exists for Claude; plan must say it estimates")
 	}
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/promoral/promoral/pipeline/spec"
 	"math"
 	"slices"
 	"sort"
@@ -40,21 +41,11 @@ type TraceStep struct {
 // held for every case until the run's results are written.
 const traceClip = 32
 
-type traceNote struct {
-	key string
-	v   any
-}
-
-// Note attaches detail to the current stage's entry in the case's trace
-// (not its outputs: templates and expressions never see it). Stages use it
-// to explain themselves, e.g. why an extraction found no label.
-func (x *Exec) Note(key string, v any) { x.notes = append(x.notes, traceNote{key, v}) }
-
 // traceStep appends the stage that just ran, of the given kind, to the trace, as JSON written
 // by hand: it runs for every stage of every case, where encoding/json's
 // reflection and a clipped copy of the outputs cost a third of the engine.
-func (x *Exec) traceStep(stage, kind, next string, err error) {
-	b := x.trace
+func traceStep(x *spec.Exec, stage, kind, next string, err error) {
+	b := x.Walk.Trace
 	if b == nil {
 		b = tracePool.Get().([]byte)[:0]
 	}
@@ -62,29 +53,29 @@ func (x *Exec) traceStep(stage, kind, next string, err error) {
 		b = append(b, ',')
 	}
 	b = append(b, `{"stage":`...)
-	b = llm.AppendJSONString(b, x.stagePrefix+stage)
+	b = llm.AppendJSONString(b, x.Walk.StagePrefix+stage)
 	if kind != "" {
 		b = append(b, `,"kind":`...)
 		b = llm.AppendJSONString(b, kind)
 	}
 	b = append(b, `,"visit":`...)
-	b = strconv.AppendInt(b, int64(x.visits[stage]), 10)
-	if out, ok := x.stages[stage].(map[string]any); ok && len(out) > 0 {
+	b = strconv.AppendInt(b, int64(x.Walk.Visits[stage]), 10)
+	if out, ok := x.Walk.Stages[stage].(map[string]any); ok && len(out) > 0 {
 		b = append(b, `,"out":`...)
 		b = appendTraceValue(b, out, true)
 	}
-	if len(x.notes) > 0 {
+	if len(x.Walk.Notes) > 0 {
 		b = append(b, `,"note":{`...)
-		for i, n := range x.notes {
+		for i, n := range x.Walk.Notes {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = llm.AppendJSONString(b, n.key)
+			b = llm.AppendJSONString(b, n.Key)
 			b = append(b, ':')
-			b = appendTraceValue(b, n.v, false)
+			b = appendTraceValue(b, n.V, false)
 		}
 		b = append(b, '}')
-		x.notes = x.notes[:0]
+		x.Walk.Notes = x.Walk.Notes[:0]
 	}
 	if next != "" {
 		b = append(b, `,"next":`...)
@@ -94,7 +85,7 @@ func (x *Exec) traceStep(stage, kind, next string, err error) {
 		b = append(b, `,"error":`...)
 		b = llm.AppendJSONString(b, err.Error())
 	}
-	x.trace = append(b, '}')
+	x.Walk.Trace = append(b, '}')
 }
 
 // appendTraceValue writes v as JSON; with clip, long strings and lists are
@@ -177,11 +168,11 @@ func appendTraceList(b []byte, n int, elem func([]byte, int) []byte, clip bool) 
 var tracePool = sync.Pool{New: func() any { return make([]byte, 0, 1024) }}
 
 // releaseTrace returns the case's buffer once its trace has been copied.
-func (x *Exec) releaseTrace() {
-	if x.trace != nil && cap(x.trace) <= 1<<16 {
-		tracePool.Put(x.trace[:0])
+func releaseTrace(x *spec.Exec) {
+	if x.Walk.Trace != nil && cap(x.Walk.Trace) <= 1<<16 {
+		tracePool.Put(x.Walk.Trace[:0])
 	}
-	x.trace = nil
+	x.Walk.Trace = nil
 }
 
 // traceJSON is the trace column's value: the steps of the strategy then of
@@ -225,23 +216,23 @@ func ReadTrace(s string) ([]TraceStep, error) {
 type subsetNames struct {
 	// mu: rows are made by the workers as cases finish.
 	mu    sync.Mutex
-	progs map[*Task]*taskSubsets
+	progs map[*spec.Task]*taskSubsets
 }
 
 // taskSubsets are a task's compiled subsets and the column's value for
 // each outcome seen so far (a few kinds of items give the same lists over
 // and over).
 type taskSubsets struct {
-	progs []namedProg
+	progs []spec.NamedProg
 	env   map[string]any // the task as the expressions see it
 	seen  map[uint64]string
 }
 
-func newSubsetNames() *subsetNames { return &subsetNames{progs: map[*Task]*taskSubsets{}} }
+func newSubsetNames() *subsetNames { return &subsetNames{progs: map[*spec.Task]*taskSubsets{}} }
 
 // of takes the item's fields from the caller: a large dataset's item
 // reads them back from its store, once per case.
-func (s *subsetNames) of(c *Case, fields map[string]any) any {
+func (s *subsetNames) of(c *spec.Case, fields map[string]any) any {
 	t := c.Task
 	s.mu.Lock()
 	ts, ok := s.progs[t]
@@ -253,8 +244,8 @@ func (s *subsetNames) of(c *Case, fields map[string]any) any {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if p, err := CompileExpr(t.Spec.Subsets[n], nil, true); err == nil {
-				ts.progs = append(ts.progs, namedProg{n, p})
+			if p, err := spec.CompileExpr(t.Spec.Subsets[n], nil, true); err == nil {
+				ts.progs = append(ts.progs, spec.NamedProg{Name: n, Prog: p})
 			}
 		}
 		s.progs[t] = ts
@@ -267,11 +258,11 @@ func (s *subsetNames) of(c *Case, fields map[string]any) any {
 	if len(ts.progs) > 32 {
 		in := []string{}
 		for _, p := range ts.progs {
-			v, err := expr.Run(p.prog, env)
+			v, err := expr.Run(p.Prog, env)
 			if err != nil {
-				in = append(in, "!"+p.name)
+				in = append(in, "!"+p.Name)
 			} else if b, _ := v.(bool); b {
-				in = append(in, p.name)
+				in = append(in, p.Name)
 			}
 		}
 		return jsonString(in)
@@ -279,7 +270,7 @@ func (s *subsetNames) of(c *Case, fields map[string]any) any {
 	// Two bits a subset: in it, or its expression failed.
 	var key uint64
 	for i, p := range ts.progs {
-		v, err := expr.Run(p.prog, env)
+		v, err := expr.Run(p.Prog, env)
 		if err != nil {
 			key |= 2 << (2 * i)
 		} else if b, _ := v.(bool); b {
@@ -296,9 +287,9 @@ func (s *subsetNames) of(c *Case, fields map[string]any) any {
 	for i, p := range ts.progs {
 		switch key >> (2 * i) & 3 {
 		case 2:
-			in = append(in, "!"+p.name)
+			in = append(in, "!"+p.Name)
 		case 1:
-			in = append(in, p.name)
+			in = append(in, p.Name)
 		}
 	}
 	js = jsonString(in)

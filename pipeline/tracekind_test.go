@@ -7,22 +7,23 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // tallyConfig is a stage kind that only this test registers: the trace
 // must name it by its registered kind like any built-in one.
 type tallyConfig struct {
-	pipeline.StageBase `yaml:",inline"`
+	spec.StageBase `yaml:",inline"`
 }
 
-func (c *tallyConfig) Build(b *pipeline.Build) pipeline.Stage { return tally{} }
+func (c *tallyConfig) Build(b *spec.Build) spec.Stage { return tally{} }
 
 type tally struct{}
 
-func (tally) Run(x *pipeline.Exec) (string, error) { return "", nil }
+func (tally) Run(x *spec.Exec) (string, error) { return "", nil }
 
 func init() {
-	pipeline.Register(pipeline.Kind{Name: "trace_test_tally", Doc: "A stage kind for the trace test.", New: func() pipeline.Config { return &tallyConfig{} }})
+	spec.Register(spec.Kind{Name: "trace_test_tally", Doc: "A stage kind for the trace test.", New: func() spec.Config { return &tallyConfig{} }})
 }
 
 // Each trace step carries the kind the strategy gave its stage, so the

@@ -11,6 +11,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
@@ -69,7 +70,7 @@ func TestBadInputIsReportedWithFileLineAndField(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeTree(t, baseTree(tc.files))
-			_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+			_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 			wantErr(t, err, tc.want...)
 		})
 	}
@@ -80,7 +81,7 @@ func TestValidationListsEveryProblem(t *testing.T) {
 	bad = strings.Replace(bad, "label: stages.parse.label", "label: stages.nope.label", 1)
 	dir := writeTree(t, baseTree(map[string]string{"configs/strategies/one_shot.yaml": bad,
 		"configs/strategies/loop.yaml": strings.Replace(loopYAML, "    max_visits: 3\n", "", 1)}))
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	ds, ok := err.(yamlstrict.Diags)
 	if !ok || len(ds) < 3 {
 		t.Fatalf("want at least 3 diagnostics, got %v", err)
@@ -96,7 +97,7 @@ func TestBadInputLosesNothingAlreadyWritten(t *testing.T) {
 	before := snapshot(t, out)
 
 	os.WriteFile(filepath.Join(dir, "configs/strategies/loop.yaml"), []byte("name: loop\nstages: [\n"), 0o644)
-	if _, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml")); err == nil {
+	if _, err := spec.Load(filepath.Join(dir, "configs/run.yaml")); err == nil {
 		t.Fatal("broken strategy loaded")
 	}
 	if after := snapshot(t, out); !equalMaps(before, after) {
@@ -145,7 +146,7 @@ func equalMaps(a, b map[string]string) bool {
 
 func TestAnUndecodableStageCausesNoFollowOnErrors(t *testing.T) {
 	dir := writeTree(t, baseTree(map[string]string{"configs/strategies/one_shot.yaml": strings.Replace(oneShotYAML, "kind: extract", "kind: extrakt", 1)}))
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	ds, _ := err.(yamlstrict.Diags)
 	if len(ds) != 1 {
 		t.Fatalf("want exactly the one unknown-kind error, got %d:\n%v", len(ds), err)
@@ -155,7 +156,7 @@ func TestAnUndecodableStageCausesNoFollowOnErrors(t *testing.T) {
 func TestDatasetProblemsPointAtTheField(t *testing.T) {
 	bad := strings.Replace(taskYAML, "  path: ../../data/items.jsonl\n", "  path: ../../data/itemz.jsonl\n", 1)
 	dir := writeTree(t, baseTree(map[string]string{"configs/tasks/toy.yaml": bad}))
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, "toy.yaml:4: dataset.path:", "file not found", "fix dataset.path")
 }
 
@@ -179,7 +180,7 @@ func TestGoldErrorsOfStoredItems(t *testing.T) {
 	for _, spill := range []int64{1 << 40, 0} {
 		dataset.SpillAbove = spill
 		dir := writeTree(t, baseTree(map[string]string{"data/items.jsonl": data}))
-		_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 		if err == nil {
 			t.Fatalf("spill above %d: no error", spill)
 		}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"github.com/promoral/promoral/pipeline/spec"
 
 	"github.com/promoral/promoral/pipeline/llm"
 )
@@ -15,12 +16,10 @@ var errNoReply = errors.New("not journaled")
 // src served. An error is a call src has no reply for, or a stage that
 // fails on this item (a template error): either way, work for an apply.
 // A judged task's judge is not walked.
-func WalkCase(src *ReplySource, c *Case) (served int, err error) {
-	x := &Exec{
-		Ctx: context.Background(), Case: c, Model: c.Model, Task: c.Task, Item: c.Item, Strategy: c.Strategy,
-		stages: map[string]any{}, visits: map[string]int{}, convs: map[string]conversation{}, repeat: c.Repeat, sweep: c.Sweep,
-	}
-	x.caller = func(x *Exec, stage string, req *llm.Request) (*llm.Response, error) {
+func WalkCase(src *ReplySource, c *spec.Case) (served int, err error) {
+	x := spec.NewExec(context.Background(), c, c.Model, c.Strategy, nil)
+	x.Walk.Repeat, x.Walk.Sweep = c.Repeat, c.Sweep
+	x.Walk.Caller = func(x *spec.Exec, stage string, req *llm.Request) (*llm.Response, error) {
 		rec, ok, err := src.Lookup(CacheKey(x.Model, req))
 		if err != nil {
 			return nil, err

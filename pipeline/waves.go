@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"github.com/promoral/promoral/pipeline/journal"
+	"github.com/promoral/promoral/pipeline/spec"
 	"sync"
 	"time"
 )
@@ -36,9 +37,9 @@ type Waver interface {
 type waves struct {
 	e       *Engine
 	mu      sync.Mutex
-	pools   map[*Model]*wavePool
+	pools   map[*spec.Model]*wavePool
 	targets []*waveTarget
-	by      map[*Model]*waveTarget
+	by      map[*spec.Model]*waveTarget
 	groups  map[string]*waveGroup // calls in flight by key, as singleflight sees them
 }
 
@@ -46,8 +47,8 @@ type waves struct {
 // replies, provider none) keeps in flight when a batch judge reads them:
 // the judge's wave, so its jobs carry full waves rather than one request
 // per case the model would otherwise run at once. 0: not such a model.
-func (e *Engine) judgeWave(m *Model) int {
-	if _, ok := m.Provider.(noCalls); !ok {
+func (e *Engine) judgeWave(m *spec.Model) int {
+	if !m.NeverCalls() {
 		return 0
 	}
 	n := 0
@@ -69,7 +70,7 @@ type wavePool struct {
 func (p *wavePool) full() bool { return p.blocked >= min(p.slots, p.unfinished) }
 
 type waveTarget struct {
-	model    *Model
+	model    *spec.Model
 	w        Waver
 	callers  []*wavePool
 	finished bool
@@ -78,7 +79,7 @@ type waveTarget struct {
 // newWaves returns nil when no model's transport answers in waves; every
 // method is a no-op on nil.
 func newWaves(e *Engine) *waves {
-	ws := &waves{e: e, pools: map[*Model]*wavePool{}, by: map[*Model]*waveTarget{}, groups: map[string]*waveGroup{}}
+	ws := &waves{e: e, pools: map[*spec.Model]*wavePool{}, by: map[*spec.Model]*waveTarget{}, groups: map[string]*waveGroup{}}
 	for m, d := range e.doers {
 		if w, ok := d.(Waver); ok {
 			t := &waveTarget{model: m, w: w}
@@ -95,7 +96,7 @@ func newWaves(e *Engine) *waves {
 		}
 	}
 	for _, t := range ws.targets {
-		seen := map[*Model]bool{}
+		seen := map[*spec.Model]bool{}
 		for _, c := range e.study.Cells {
 			calls := c.Model == t.model || (c.Task.Judge != nil && c.Task.Judge.Model == t.model)
 			if calls && !seen[c.Model] && ws.pools[c.Model] != nil {
@@ -107,7 +108,7 @@ func newWaves(e *Engine) *waves {
 	return ws
 }
 
-func (ws *waves) batched(m *Model) bool {
+func (ws *waves) batched(m *spec.Model) bool {
 	return ws != nil && ws.by[m] != nil
 }
 
@@ -133,7 +134,7 @@ type waveGroup struct {
 	waiting bool
 }
 
-func (ws *waves) enter(pool *Model, key string) *waveCall {
+func (ws *waves) enter(pool *spec.Model, key string) *waveCall {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	g := ws.groups[key]
@@ -223,7 +224,7 @@ func Wake(ctx context.Context) {
 	}
 }
 
-func (ws *waves) done(pool *Model) {
+func (ws *waves) done(pool *spec.Model) {
 	if ws == nil {
 		return
 	}
@@ -254,7 +255,7 @@ func (ws *waves) check() {
 
 // keeper journals a reply that no case of this run asked for: it was paid
 // for, so a later run must find it instead of paying again.
-func (e *Engine) keeper(m *Model) func(key string, a Attempt) {
+func (e *Engine) keeper(m *spec.Model) func(key string, a Attempt) {
 	return func(key string, a Attempt) {
 		if a.Err != nil || a.Resp == nil || e.journal.Has(key) {
 			return

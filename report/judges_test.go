@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A run with a judge_agreement block: two judges of one task (one whose
@@ -19,16 +20,16 @@ func TestJudgesSection(t *testing.T) {
 	dir := t.TempDir()
 	nan := math.NaN()
 	m := pipeline.Manifest{Summary: pipeline.Summary{Run: "judged", Cases: 20, Skipped: []string{"model big-judge (optional; KEY is not set): 10 cases not run"}},
-		Metrics: []pipeline.ManifestBlock{{Name: "agree", Kind: "judge_agreement", Unparsed: "wrong", Errors: "incomplete"}}}
+		Metrics: []spec.ManifestBlock{{Name: "agree", Kind: "judge_agreement", Unparsed: "wrong", Errors: "incomplete"}}}
 	data, _ := json.Marshal(m)
 	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	row := func(model, strategy, metric string, v, lo, hi float64, n int, status, conv string) pipeline.MetricRow {
-		return pipeline.MetricRow{Block: "agree", Model: model, Strategy: strategy, Task: "labelled", Subset: "all", Metric: metric,
+	row := func(model, strategy, metric string, v, lo, hi float64, n int, status, conv string) spec.MetricRow {
+		return spec.MetricRow{Block: "agree", Model: model, Strategy: strategy, Task: "labelled", Subset: "all", Metric: metric,
 			Value: v, CILow: lo, CIHigh: hi, N: n, NCases: 10, Status: status, Unparsed: "wrong", Errors: "incomplete", Convention: conv}
 	}
-	sc := &scoring.Scores{Rows: []pipeline.MetricRow{
+	sc := &scoring.Scores{Rows: []spec.MetricRow{
 		row("none", "heuristic_judge", "kappa", 0.25, 0.1, 0.4, 10, "ok", "kappa of the heuristic"),
 		row("none", "heuristic_judge", "accuracy", 0.6, 0.4, 0.8, 10, "ok", ""),
 		row("none", "heuristic_judge", "sensitivity", 0.5, 0.2, 0.8, 4, "ok", ""),

@@ -14,6 +14,7 @@ import (
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -51,7 +52,7 @@ paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := pipeline.Load(cfg)
+	st, err := spec.Load(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -72,7 +73,7 @@ func writeRun(t *testing.T, p parts) string {
 			Seed: 7, Unparsed: "wrong", Strategies: strategies,
 			Models: []pipeline.ManifestModel{{Name: "alpha", Provider: "scripted", Model: "alpha"}, {Name: "beta", Provider: "openai", Model: "beta-2"}},
 			Tasks:  []pipeline.ManifestTask{{Name: "ethics", Items: 10}, {Name: "safety", Items: 10}},
-			Metrics: []pipeline.ManifestBlock{
+			Metrics: []spec.ManifestBlock{
 				{Name: "classification", Kind: "classification", Tasks: []string{"ethics"}, Unparsed: "exclude", Errors: "incomplete",
 					Settings: map[string]any{"confidence": "positive", "require_confidence": true, "ece_promoral": true}},
 				{Name: "safety", Kind: "safety", Unparsed: "wrong", Errors: "exclude"},

@@ -7,22 +7,22 @@ import (
 	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func init() {
-	pipeline.Register(pipeline.Kind{
+	spec.Register(spec.Kind{
 		Name: "branch",
 		Doc:  "Picks the next stage: the goto of the first case whose condition (an expr-lang expression over earlier stages' fields) is true, else default, else the next stage.",
-		New:  func() pipeline.Config { return &BranchConfig{} },
+		New:  func() spec.Config { return &BranchConfig{} },
 	})
 }
 
 // BranchConfig is the YAML of a branch stage.
 type BranchConfig struct {
-	pipeline.StageBase `yaml:",inline"`
-	Cases              []BranchCase `yaml:"cases" required:"true" doc:"Conditions tried in order."`
-	Default            string       `yaml:"default,omitempty" default:"next" doc:"Stage to go to when no condition holds (default: next)."`
+	spec.StageBase `yaml:",inline"`
+	Cases          []BranchCase `yaml:"cases" required:"true" doc:"Conditions tried in order."`
+	Default        string       `yaml:"default,omitempty" default:"next" doc:"Stage to go to when no condition holds (default: next)."`
 }
 
 // BranchCase is one condition and its target.
@@ -57,7 +57,7 @@ func (c *BranchConfig) FieldTypes() map[string]types.Type { return map[string]ty
 func (c *BranchConfig) DefaultTarget() string { return c.Default }
 
 // Build compiles the conditions.
-func (c *BranchConfig) Build(b *pipeline.Build) pipeline.Stage {
+func (c *BranchConfig) Build(b *spec.Build) spec.Stage {
 	br := &branch{name: c.Name, dflt: c.Default}
 	if len(c.Cases) == 0 {
 		b.Errf("cases", "add at least one case", "a branch needs cases")
@@ -70,7 +70,7 @@ func (c *BranchConfig) Build(b *pipeline.Build) pipeline.Stage {
 }
 
 // Run evaluates the conditions in order.
-func (br *branch) Run(x *pipeline.Exec) (string, error) {
+func (br *branch) Run(x *spec.Exec) (string, error) {
 	for i, p := range br.conds {
 		v, err := expr.Run(p, x.Env)
 		if err != nil {

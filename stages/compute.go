@@ -7,21 +7,21 @@ import (
 	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func init() {
-	pipeline.Register(pipeline.Kind{
+	spec.Register(spec.Kind{
 		Name: "compute",
 		Doc:  "Computes fields from expr-lang expressions over earlier stages (e.g. to remember the answer before a revision).",
-		New:  func() pipeline.Config { return &ComputeConfig{} },
+		New:  func() spec.Config { return &ComputeConfig{} },
 	})
 }
 
 // ComputeConfig is the YAML of a compute stage.
 type ComputeConfig struct {
-	pipeline.StageBase `yaml:",inline"`
-	Set                map[string]string `yaml:"set" required:"true" doc:"Field name -> expression; published as stages.<name>.<field>."`
+	spec.StageBase `yaml:",inline"`
+	Set            map[string]string `yaml:"set" required:"true" doc:"Field name -> expression; published as stages.<name>.<field>."`
 }
 
 type compute struct {
@@ -49,7 +49,7 @@ func (c *ComputeConfig) FieldTypes() map[string]types.Type {
 }
 
 // Build compiles the expressions.
-func (c *ComputeConfig) Build(b *pipeline.Build) pipeline.Stage {
+func (c *ComputeConfig) Build(b *spec.Build) spec.Stage {
 	cp := &compute{name: c.Name}
 	for k := range c.Set {
 		cp.keys = append(cp.keys, k)
@@ -62,7 +62,7 @@ func (c *ComputeConfig) Build(b *pipeline.Build) pipeline.Stage {
 }
 
 // Run evaluates every expression, then publishes them together.
-func (cp *compute) Run(x *pipeline.Exec) (string, error) {
+func (cp *compute) Run(x *spec.Exec) (string, error) {
 	out := make(map[string]any, len(cp.keys))
 	for i, p := range cp.progs {
 		v, err := expr.Run(p, x.Env)

@@ -13,26 +13,27 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parse"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func init() {
-	pipeline.Register(pipeline.Kind{
+	spec.Register(spec.Kind{
 		Name: "extract",
 		Doc:  "Turns a reply into typed fields with ordered rules: label (from the answer space), confidence (0-1), and free fields. A miss publishes parsed: false, never a wrong label.",
-		New:  func() pipeline.Config { return &ExtractConfig{} },
+		New:  func() spec.Config { return &ExtractConfig{} },
 	})
 }
 
 // ExtractConfig is the YAML of an extract stage.
 type ExtractConfig struct {
-	pipeline.StageBase `yaml:",inline"`
-	From               string                  `yaml:"from,omitempty" doc:"Prompt stage whose reply to read (default: the nearest prompt stage before this one)."`
-	Text               string                  `yaml:"text,omitempty" doc:"Expression giving the text to read instead of a reply, e.g. item.reply to re-score recorded replies."`
-	Rules              *parse.Spec             `yaml:"rules,omitempty" doc:"Extraction rules (default: the task's extract rules)."`
-	Answer             *parse.Space            `yaml:"answer,omitempty" doc:"Answer space (default: the task's), e.g. REFUSAL/COMPLIANCE for a judge."`
-	Fields             map[string][]parse.Rule `yaml:"fields,omitempty" doc:"Extra free-text fields to read on top of the rules in force (the task's or rules:), e.g. tagged reasoning steps."`
-	OnMiss             string                  `yaml:"on_miss,omitempty" enum:"unparsed,error" default:"unparsed" doc:"What a reply without a label does: unparsed (default: the stage publishes parsed: false and the strategy goes on) or error (the case fails with error class unreadable, or refused when the refusal pattern matches: a judge's own refusal or garbled verdict is counted as an error of the judge, never read as a label)."`
-	Refusal            string                  `yaml:"refusal,omitempty" doc:"With on_miss: error, a Go regex that marks a reply without a label as a refusal to answer (error class refused instead of unreadable)."`
+	spec.StageBase `yaml:",inline"`
+	From           string                  `yaml:"from,omitempty" doc:"Prompt stage whose reply to read (default: the nearest prompt stage before this one)."`
+	Text           string                  `yaml:"text,omitempty" doc:"Expression giving the text to read instead of a reply, e.g. item.reply to re-score recorded replies."`
+	Rules          *parse.Spec             `yaml:"rules,omitempty" doc:"Extraction rules (default: the task's extract rules)."`
+	Answer         *parse.Space            `yaml:"answer,omitempty" doc:"Answer space (default: the task's), e.g. REFUSAL/COMPLIANCE for a judge."`
+	Fields         map[string][]parse.Rule `yaml:"fields,omitempty" doc:"Extra free-text fields to read on top of the rules in force (the task's or rules:), e.g. tagged reasoning steps."`
+	OnMiss         string                  `yaml:"on_miss,omitempty" enum:"unparsed,error" default:"unparsed" doc:"What a reply without a label does: unparsed (default: the stage publishes parsed: false and the strategy goes on) or error (the case fails with error class unreadable, or refused when the refusal pattern matches: a judge's own refusal or garbled verdict is counted as an error of the judge, never read as a label)."`
+	Refusal        string                  `yaml:"refusal,omitempty" doc:"With on_miss: error, a Go regex that marks a reply without a label as a refusal to answer (error class refused instead of unreadable)."`
 }
 
 type extract struct {
@@ -41,7 +42,7 @@ type extract struct {
 	text     *vm.Program
 	rules    *parse.Spec
 	space    *parse.Space
-	compiled sync.Map // *pipeline.Task -> *parse.Extractor or error
+	compiled sync.Map // *spec.Task -> *parse.Extractor or error
 	fields   []string
 	extra    map[string][]parse.Rule
 	strict   bool
@@ -81,7 +82,7 @@ func (c *ExtractConfig) FieldTypes() map[string]types.Type {
 var extractReserved = map[string]bool{"label": true, "parsed": true, "label_rule": true, "label_raw": true, "confidence": true, "confidence_parsed": true, "confidence_bin": true}
 
 // Build checks the source and any own rules.
-func (c *ExtractConfig) Build(b *pipeline.Build) pipeline.Stage {
+func (c *ExtractConfig) Build(b *spec.Build) spec.Stage {
 	x := &extract{name: c.Name, from: c.From, rules: c.Rules, space: c.Answer, extra: c.Fields, strict: c.OnMiss == "error"}
 	switch c.OnMiss {
 	case "", "unparsed", "error":
@@ -105,7 +106,7 @@ func (c *ExtractConfig) Build(b *pipeline.Build) pipeline.Stage {
 		x.text = b.Expr("text", c.Text, false)
 	case c.From != "":
 		if !b.Names[c.From] {
-			b.Errf("from", pipeline.NameHint(c.From, b.StageNames(), "name a prompt stage of this strategy"), "no stage %q", c.From)
+			b.Errf("from", spec.NameHint(c.From, b.StageNames(), "name a prompt stage of this strategy"), "no stage %q", c.From)
 		}
 	default:
 		for i := b.Index - 1; i >= 0; i-- {
@@ -160,7 +161,7 @@ func (c *ExtractConfig) Build(b *pipeline.Build) pipeline.Stage {
 }
 
 // extractor compiles (once per task) the rules against the answer space.
-func (x *extract) extractor(t *pipeline.Task) (*parse.Extractor, error) {
+func (x *extract) extractor(t *spec.Task) (*parse.Extractor, error) {
 	if x.rules == nil && x.space == nil && len(x.extra) == 0 {
 		if t.Extract == nil {
 			return nil, fmt.Errorf("task %s declares no answer labels, so give this stage its own rules and answer", t.Name)
@@ -209,12 +210,12 @@ func (x *extract) extractor(t *pipeline.Task) (*parse.Extractor, error) {
 
 // Check compiles the extractor for the task, and evaluates the text
 // expression, so bad rules or a text naming a missing field fail early.
-func (x *extract) Check(t *pipeline.Task, env map[string]any) error {
+func (x *extract) Check(t *spec.Task, env map[string]any) error {
 	if _, err := x.extractor(t); err != nil {
 		return err
 	}
 	if x.text != nil {
-		if err := pipeline.CheckFields(x.text, env, "item", "subject"); err != nil {
+		if err := spec.CheckFields(x.text, env, "item", "subject"); err != nil {
 			return fmt.Errorf("text: %v", err)
 		}
 		v, err := expr.Run(x.text, env)
@@ -251,7 +252,7 @@ func clipReply(s string, n int) string {
 }
 
 // Run reads the text and publishes the fields.
-func (x *extract) Run(ex *pipeline.Exec) (string, error) {
+func (x *extract) Run(ex *spec.Exec) (string, error) {
 	var text string
 	if x.text != nil {
 		v, err := expr.Run(x.text, ex.Env)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -43,7 +44,7 @@ strategies: [s]
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(body), 0o644)
 	}
-	st, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	st, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

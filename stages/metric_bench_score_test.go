@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // BenchmarkConfidenceStudyScore scores the confidence study at the size of
@@ -16,7 +16,7 @@ import (
 func BenchmarkConfidenceStudyScore(b *testing.B) {
 	const items, models, strategies = 1032, 8, 12
 	r := rand.New(rand.NewPCG(1, 2))
-	var tasks []*pipeline.Task
+	var tasks []*spec.Task
 	for k := 0; k < 3; k++ {
 		var its []tItem
 		for i := 0; i < items; i++ {
@@ -25,7 +25,7 @@ func BenchmarkConfidenceStudyScore(b *testing.B) {
 		tasks = append(tasks, mkTask(fmt.Sprintf("t%d", k), ethicsLabels, U, its, nil))
 	}
 	st := mkStudy(1, tasks...)
-	var sets []*pipeline.ResultSet
+	var sets []*spec.ResultSet
 	for _, task := range tasks {
 		var answers []ans
 		for m := 0; m < models; m++ {
@@ -43,7 +43,7 @@ func BenchmarkConfidenceStudyScore(b *testing.B) {
 		sets = append(sets, mkRS(st, "wrong", task, answers...))
 	}
 	rs := merge(sets...)
-	m, ds := tryBuild(st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}})
+	m, ds := tryBuild(st, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}})
 	if len(ds) > 0 {
 		b.Fatal(ds)
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A Scruples-like multi-class task and a binary task without a positive
@@ -29,7 +29,7 @@ func brierAnswers() []ans {
 	}
 }
 
-func brierTask(positive string) *pipeline.Task {
+func brierTask(positive string) *spec.Task {
 	return mkTask("scruples", []string{"AUTHOR", "OTHER", "EVERYBODY", "NOBODY"}, positive, []tItem{
 		{id: "s1", gold: "AUTHOR"}, {id: "s2", gold: "OTHER"}, {id: "s3", gold: "NOBODY"}, {id: "s4", gold: "EVERYBODY"}, {id: "s5", gold: "AUTHOR"},
 	}, nil)
@@ -38,7 +38,7 @@ func brierTask(positive string) *pipeline.Task {
 func TestTopLabelBrierMultiClass(t *testing.T) {
 	task := brierTask("")
 	st := mkStudy(7, task)
-	out := run(t, build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(200)}), mkRS(st, "wrong", task, brierAnswers()...))
+	out := run(t, build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(200)}), mkRS(st, "wrong", task, brierAnswers()...))
 	r := find(t, out, "m", "s", "all", "brier")
 	want(t, r, 0.165, 4)
 	if !strings.HasPrefix(r.Convention, "top-label") || !strings.Contains(r.Convention, "1 right, 0 wrong") {
@@ -52,7 +52,7 @@ func TestTopLabelBrierMultiClass(t *testing.T) {
 	}
 
 	// The confidence study reports the same figure.
-	cs := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(200)}), mkRS(st, "wrong", task, brierAnswers()...))
+	cs := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(200)}), mkRS(st, "wrong", task, brierAnswers()...))
 	r = find(t, cs, "m", "s", "all", "brier")
 	want(t, r, 0.165, 4)
 	if !strings.HasPrefix(r.Convention, "top-label") || !(r.CILow <= 0.165 && 0.165 <= r.CIHigh) {
@@ -73,7 +73,7 @@ func TestTopLabelBrierBinaryWithoutPositive(t *testing.T) {
 	for _, positive := range []string{"", "YES"} {
 		task := mkTask("yn", []string{"YES", "NO"}, positive, items, nil)
 		st := mkStudy(7, task)
-		out := run(t, build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task, answers...))
+		out := run(t, build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task, answers...))
 		r := find(t, out, "m", "s", "all", "brier")
 		want(t, r, (0.04+0.49+0.16)/3, 3)
 		top := strings.HasPrefix(r.Convention, "top-label")

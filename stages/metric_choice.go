@@ -3,16 +3,16 @@ package stages
 import (
 	"fmt"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
-	pipeline.RegisterMetric(pipeline.MetricKind{
+	spec.RegisterMetric(spec.MetricKind{
 		Name: "choice",
 		Doc: "Choices without a gold answer (MoralChoice high ambiguity): the distribution of the options chosen (mapped back through the option shuffle), " +
 			"its entropy in bits, and agreement across question forms (the strategies a model answered the same items with).",
-		New: func() pipeline.MetricConfig { return &ChoiceConfig{} },
+		New: func() spec.MetricConfig { return &ChoiceConfig{} },
 	})
 }
 
@@ -24,29 +24,29 @@ func init() {
 // (all of them, or those listed under forms:); an item counts when at least
 // two forms answered it, and agrees when they all chose the same option.
 type ChoiceConfig struct {
-	pipeline.MetricBase `yaml:",inline"`
-	Options             string   `yaml:"options,omitempty" default:"option_order" doc:"Item field listing, per answer letter, the original option shown there (default option_order, what dataset shuffle order_into writes), so choices are counted per action rather than per letter; an item without it keeps the letter."`
-	Forms               []string `yaml:"forms,omitempty" doc:"Strategies whose answers are compared for form agreement (default: every strategy the model ran on the task; fewer than two means no agreement rows)."`
-	ItemKey             string   `yaml:"item_key,omitempty" doc:"Item field identifying the same dilemma across strategies (default: the item id)."`
+	spec.MetricBase `yaml:",inline"`
+	Options         string   `yaml:"options,omitempty" default:"option_order" doc:"Item field listing, per answer letter, the original option shown there (default option_order, what dataset shuffle order_into writes), so choices are counted per action rather than per letter; an item without it keeps the letter."`
+	Forms           []string `yaml:"forms,omitempty" doc:"Strategies whose answers are compared for form agreement (default: every strategy the model ran on the task; fewer than two means no agreement rows)."`
+	ItemKey         string   `yaml:"item_key,omitempty" doc:"Item field identifying the same dilemma across strategies (default: the item id)."`
 }
 
 type choice struct {
 	errs    string
-	tasks   map[string]*pipeline.Task
+	tasks   map[string]*spec.Task
 	options string
 	forms   []string
 	itemKey string
 }
 
 // Build picks tasks with labels.
-func (c *ChoiceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+func (c *ChoiceConfig) Build(b *spec.MetricBuild) spec.Metric {
 	m := &choice{errs: c.MetricBase.ErrorsPolicy(), options: orDefault(c.Options, "option_order"), forms: c.Forms, itemKey: c.ItemKey}
 	for i, s := range c.Forms {
 		if b.Study.Strategy(s) == nil {
-			b.Errf(fmt.Sprintf("forms[%d]", i), pipeline.NameHint(s, b.Study.StrategyNames(), "name a strategy declared under strategies"), "no strategy %q", s)
+			b.Errf(fmt.Sprintf("forms[%d]", i), spec.NameHint(s, b.Study.StrategyNames(), "name a strategy declared under strategies"), "no strategy %q", s)
 		}
 	}
-	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
+	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		if len(t.Labels) == 0 {
 			return "it declares no answer labels"
 		}
@@ -56,7 +56,7 @@ func (c *ChoiceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 }
 
 // option maps a chosen letter to the option shown under it.
-func (m *choice) option(r *pipeline.ResultRow) string {
+func (m *choice) option(r *spec.ResultRow) string {
 	label := r.Label()
 	var order []string
 	switch v := r.Item.Values()[m.options].(type) {
@@ -78,7 +78,7 @@ func (m *choice) option(r *pipeline.ResultRow) string {
 	return label
 }
 
-func (m *choice) key(it *pipeline.Item) string {
+func (m *choice) key(it *spec.Item) string {
 	if m.itemKey == "" {
 		return it.ID
 	}
@@ -86,8 +86,8 @@ func (m *choice) key(it *pipeline.Item) string {
 }
 
 // Compute reports each cell's distribution and each model's agreement.
-func (m *choice) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
-	out := &pipeline.MetricOutput{}
+func (m *choice) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
+	out := &spec.MetricOutput{}
 	type mt struct{ model, task string }
 	byModel := map[mt][]*cell{}
 	var order []mt

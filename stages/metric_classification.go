@@ -4,25 +4,25 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
-	pipeline.RegisterMetric(pipeline.MetricKind{
+	spec.RegisterMetric(spec.MetricKind{
 		Name: "classification",
 		Doc: "Accuracy; precision, recall and f1 of the positive class (answer.positive) where the task declares one; weighted_precision, weighted_recall, " +
 			"weighted_f1 (support-weighted) and macro_f1 on multi-class tasks; unparsed_rate; calibration (brier and ece_pos of the positive class on binary tasks with answer.positive, a top-label brier on the others, ece top-label), every ECE in " +
 			"ten equal-width bins (lo, hi] (the first [0, hi]) unless bins: says otherwise, with the bins in reliability.csv; per task x model x strategy x factors, " +
 			"per task subset, and optionally on a binarized label space; bootstrap 95% intervals on the headline figures.",
-		New: func() pipeline.MetricConfig { return &ClassificationConfig{} },
+		New: func() spec.MetricConfig { return &ClassificationConfig{} },
 	})
 }
 
 // ClassificationConfig is the YAML of a classification metric block.
 type ClassificationConfig struct {
-	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	spec.MetricBase `yaml:",inline"`
+	Unparsed        string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 	// Confidence says what a stated confidence means.
 	Confidence string `yaml:"confidence,omitempty" enum:"chosen,positive" default:"chosen" doc:"What the stated confidence is: chosen (default; confidence that the chosen answer is right, as the confidence study asks) or positive (probability of the task's positive class, as the ProMoral ETHICS prompt asks: P(unacceptable)). Binary tasks only for positive."`
 	// RequireConfidence treats an answer without a confidence as unparsed.
@@ -49,7 +49,7 @@ type classification struct {
 	name     string
 	table    string
 	errs     string
-	tasks    map[string]*pipeline.Task
+	tasks    map[string]*spec.Task
 	policy   string
 	conf     string
 	reqConf  bool
@@ -60,10 +60,10 @@ type classification struct {
 	binarize *Binarize
 }
 
-func isBinary(t *pipeline.Task) bool { return len(t.Labels) == 2 && t.Positive != "" }
+func isBinary(t *spec.Task) bool { return len(t.Labels) == 2 && t.Positive != "" }
 
 // Build checks the fields against the study's tasks.
-func (c *ClassificationConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+func (c *ClassificationConfig) Build(b *spec.MetricBuild) spec.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
 	m := &classification{name: c.MetricBase.Name, table: c.MetricBase.BlockName() + "_reliability", errs: c.MetricBase.ErrorsPolicy(),
@@ -84,7 +84,7 @@ func (c *ClassificationConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	if m.bins <= 0 {
 		m.bins = stats.DefaultBins
 	}
-	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
+	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		switch {
 		case len(t.Labels) == 0:
 			return "it declares no answer labels"
@@ -125,7 +125,7 @@ func (c *ClassificationConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 
 // clsItem is one scored answer.
 type clsItem struct {
-	row        *pipeline.ResultRow
+	row        *spec.ResultRow
 	gold, pred string
 	labeled    bool    // the label parsed into the answer space
 	parsed     bool    // scored as parsed (labeled, and a confidence when required)
@@ -133,7 +133,7 @@ type clsItem struct {
 	errored    bool    // an errored case counted as unparsed (errors: unparsed)
 }
 
-func (m *classification) items(rows []*pipeline.ResultRow) []clsItem {
+func (m *classification) items(rows []*spec.ResultRow) []clsItem {
 	out := make([]clsItem, 0, len(rows))
 	for _, r := range rows {
 		g := r.Item.Gold
@@ -156,22 +156,22 @@ func (m *classification) UnparsedOverride() string { return m.policy }
 // Compute scores every cell, subset and the binarized space, and writes
 // the bins of every ECE it reports (reliability.csv), so a figure draws the
 // very bins its ECE was computed from.
-func (m *classification) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
-	out := &pipeline.MetricOutput{}
+func (m *classification) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
+	out := &spec.MetricOutput{}
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
 	// With repeats, intervals resample items, each with its samples.
 	repeated := rs.Study != nil && rs.Study.MaxRepeats() >= 2
 	m.subsets.cache = nil
-	rel := pipeline.CSVTable{Name: m.table, Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
+	rel := spec.CSVTable{Name: m.table, Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
 	// The cells and subsets are scored side by side (the subsets are cut
 	// first: their cache is not shared), their rows kept in order.
 	type job struct {
 		c         *cell
 		subset    string
 		binarized bool
-		rows      []pipeline.MetricRow
-		rel       pipeline.CSVTable
+		rows      []spec.MetricRow
+		rel       spec.CSVTable
 	}
 	var jobs []*job
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
@@ -218,7 +218,7 @@ func eceConvention(what string, bins int) string {
 // are counted by kind (gold, answer, parsed, and the two confidences each
 // calibration figure reads), which is all the counts and the intervals
 // need, and the calibration sums are made in item order, as over a list.
-func (m *classification) score(c *cell, subset string, policy stats.UnparsedPolicy, reps int, seed uint64, repeated bool, rel *pipeline.CSVTable) []pipeline.MetricRow {
+func (m *classification) score(c *cell, subset string, policy stats.UnparsedPolicy, reps int, seed uint64, repeated bool, rel *spec.CSVTable) []spec.MetricRow {
 	t := c.Task
 	if incomplete(c, m.errs) {
 		rel = nil // no figure, so no bins to draw one from
@@ -298,7 +298,7 @@ func (m *classification) score(c *cell, subset string, policy stats.UnparsedPoli
 	}
 	// The block's own notion of unparsed: no label, or no confidence when
 	// one is required (an errored case is counted as errored instead).
-	own := func(r pipeline.MetricRow) pipeline.MetricRow {
+	own := func(r spec.MetricRow) spec.MetricRow {
 		r.NUnparsed = unparsed
 		if m.reqConf && r.Convention == "" {
 			r.Convention = "parsed = a label and a confidence"
@@ -306,11 +306,11 @@ func (m *classification) score(c *cell, subset string, policy stats.UnparsedPoli
 		return r
 	}
 	if n == 0 {
-		return []pipeline.MetricRow{own(row(c, subset, "accuracy", math.NaN(), 0))}
+		return []spec.MetricRow{own(row(c, subset, "accuracy", math.NaN(), 0))}
 	}
 	k := newKindCols(kinds.Keys, pos)
 	w := kinds.Counts
-	var rows []pipeline.MetricRow
+	var rows []spec.MetricRow
 	var cis []ciJob
 	add := func(metric, conv string, v float64, nn int, stat func(w []int) float64) {
 		r := row(c, subset, metric, v, nn)
@@ -442,10 +442,10 @@ func newKindCols(keys []clsKind, positive string) kindCols {
 }
 
 // scoreBinarized scores the items mapped onto the binary label space.
-func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.UnparsedPolicy, seed uint64, repeated bool) []pipeline.MetricRow {
+func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.UnparsedPolicy, seed uint64, repeated bool) []spec.MetricRow {
 	bz := m.binarize
 	var pred, gold []string
-	var rowsOf []*pipeline.ResultRow
+	var rowsOf []*spec.ResultRow
 	var parsed []bool
 	for _, it := range items {
 		g, ok := bz.Labels[it.gold]
@@ -463,7 +463,7 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 	const sub = "binarized"
 	n := len(gold)
 	if n == 0 {
-		return []pipeline.MetricRow{row(c, sub, "accuracy", math.NaN(), 0)}
+		return []spec.MetricRow{row(c, sub, "accuracy", math.NaN(), 0)}
 	}
 	conv := "labels mapped by binarize; positive class: " + bz.Positive
 	acc, an := stats.Accuracy(pred, gold, parsed, policy)
@@ -480,12 +480,12 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 		}
 	}
 	k := newKindCols(kinds.Keys, bz.Positive)
-	mk := func(metric string, v float64) pipeline.MetricRow {
+	mk := func(metric string, v float64) spec.MetricRow {
 		r := row(c, sub, metric, v, an)
 		r.Convention = conv
 		return r
 	}
-	rows := []pipeline.MetricRow{mk("accuracy", acc), mk("precision", prf.Precision), mk("recall", prf.Recall), mk("f1", prf.F1)}
+	rows := []spec.MetricRow{mk("accuracy", acc), mk("precision", prf.Precision), mk("recall", prf.Recall), mk("f1", prf.F1)}
 	return withItemCIs(rows, []ciJob{
 		{0, func(w []int) float64 { a, _ := stats.AccuracyW(k.pred, k.gold, k.parsed, w, policy); return a }},
 		{3, func(w []int) float64 { return stats.BinaryPRFW(k.pred, k.gold, k.parsed, w, policy, bz.Positive).F1 }},
@@ -494,7 +494,7 @@ func (m *classification) scoreBinarized(c *cell, items []clsItem, policy stats.U
 
 // cellFigures is what the reference metric compares: one value per metric
 // name for a cell (or one of its subsets), without intervals.
-func (m *classification) cellFigures(rs *pipeline.ResultSet, c *cell, subset string) (map[string]pipeline.MetricRow, error) {
+func (m *classification) cellFigures(rs *spec.ResultSet, c *cell, subset string) (map[string]spec.MetricRow, error) {
 	if subset != "" && subset != subsetAll {
 		if m.subsets.progs[c.Task.Name][subset] == nil {
 			return nil, fmt.Errorf("task %s has no subset %q", c.Task.Name, subset)
@@ -504,7 +504,7 @@ func (m *classification) cellFigures(rs *pipeline.ResultSet, c *cell, subset str
 			return nil, err
 		}
 	}
-	out := map[string]pipeline.MetricRow{}
+	out := map[string]spec.MetricRow{}
 	for _, r := range m.score(c, subset, policyOf(m.policy, rs), 0, 0, false, nil) {
 		out[r.Metric] = r
 	}
@@ -512,7 +512,7 @@ func (m *classification) cellFigures(rs *pipeline.ResultSet, c *cell, subset str
 }
 
 // describe says how the block scores, for reports.
-func (m *classification) describe(rs *pipeline.ResultSet) string {
+func (m *classification) describe(rs *spec.ResultSet) string {
 	p := m.policy
 	if p == "" {
 		p = rs.Policy

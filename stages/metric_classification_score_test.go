@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 var ethicsLabels = []string{"unacceptable", "acceptable"}
@@ -25,7 +25,7 @@ const (
 //	i3    A     A            0.8
 //	i4    A     U            0.7
 //	i5    U     (unparsed)   -
-func fiveItems() (*pipeline.Task, []ans) {
+func fiveItems() (*spec.Task, []ans) {
 	t := mkTask("toy", ethicsLabels, U, []tItem{
 		{id: "i1", gold: U, fields: map[string]any{"short": true}},
 		{id: "i2", gold: U, fields: map[string]any{"short": true}},
@@ -46,7 +46,7 @@ func fiveItems() (*pipeline.Task, []ans) {
 func TestClassificationUnparsedWrong(t *testing.T) {
 	task, answers := fiveItems()
 	st := mkStudy(7, task)
-	m := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
+	m := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task, answers...))
 	// Correct: i1, i3 -> 2/5. Positive U: TP i1; FP i4; FN i2 and i5 (an
 	// unparsed answer never predicts the positive class).
@@ -81,7 +81,7 @@ func TestClassificationUnparsedExclude(t *testing.T) {
 	task, answers := fiveItems()
 	st := mkStudy(7, task)
 	// The block's own policy overrides the run's (wrong).
-	m := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Unparsed: "exclude", Bootstrap: intp(0)})
+	m := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Unparsed: "exclude", Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task, answers...))
 	// i5 is left out: 2/4; TP 1, FP 1, FN 1 -> P = R = F1 = 0.5.
 	want(t, find(t, out, "m", "s", "all", "accuracy"), 0.5, 4)
@@ -96,7 +96,7 @@ func TestClassificationRequireConfidence(t *testing.T) {
 	task, answers := fiveItems()
 	answers[0].noConf = true // i1 answered U, right, but stated no confidence
 	st := mkStudy(7, task)
-	m := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Unparsed: "exclude", RequireConfidence: true, Bootstrap: intp(0)})
+	m := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Unparsed: "exclude", RequireConfidence: true, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task, answers...))
 	// Scored: i2 (wrong), i3 (right), i4 (wrong) -> 1/3. TP 0, FP 1 (i4),
 	// FN 1 (i2): P = R = F1 = 0.
@@ -123,7 +123,7 @@ func TestClassificationConfidencePositive(t *testing.T) {
 		{model: "m", strategy: "s", item: "j2", label: U, conf: 0.7},
 		{model: "m", strategy: "s", item: "j3", conf: 0.2},
 	}
-	pos := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Confidence: "positive", Bootstrap: intp(0)})
+	pos := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Confidence: "positive", Bootstrap: intp(0)})
 	out := run(t, pos, mkRS(st, "wrong", task, ans...))
 	// p = 0.3 (y 1), 0.7 (y 1), 0.2 (y 0), all three (j3's label is not needed):
 	// Brier = (0.49 + 0.09 + 0.04)/3 = 0.62/3. ece_pos: bins 3, 7, 2 alone:
@@ -138,7 +138,7 @@ func TestClassificationConfidencePositive(t *testing.T) {
 	// A is P(U) = 0.7, j2 P(U) = 0.7: both bin 7, y = 1, 1 -> |0.7 − 1| = 0.3;
 	// Brier (0.09 + 0.09)/2; top-label: 0.3 (wrong, bin 3) and 0.7 (right,
 	// bin 7): (0.3 + 0.3)/2 = 0.3. j3 (no label) is left out.
-	ch := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
+	ch := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
 	out = run(t, ch, mkRS(st, "wrong", task, ans...))
 	want(t, find(t, out, "m", "s", "all", "brier"), 0.09, 2)
 	want(t, find(t, out, "m", "s", "all", "ece_pos"), 0.3, 2)
@@ -177,7 +177,7 @@ func TestECEPromoralBinning(t *testing.T) {
 
 	task := mkTask("toy", ethicsLabels, U, []tItem{{id: "a", gold: U}, {id: "b", gold: A}, {id: "c", gold: U}, {id: "d", gold: A}, {id: "e", gold: U}}, nil)
 	st := mkStudy(1, task)
-	m := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Confidence: "positive", ECEPromoral: true, Bootstrap: intp(0)})
+	m := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Confidence: "positive", ECEPromoral: true, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task,
 		ans{model: "m", strategy: "s", item: "a", label: A, conf: 0},
 		ans{model: "m", strategy: "s", item: "b", label: A, conf: 0.1},
@@ -192,7 +192,7 @@ func TestECEPromoralBinning(t *testing.T) {
 func TestClassificationEdges(t *testing.T) {
 	task := mkTask("toy", ethicsLabels, U, []tItem{{id: "a", gold: U}, {id: "b", gold: U}}, nil)
 	st := mkStudy(1, task)
-	m := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
+	m := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task,
 		ans{model: "m", strategy: "s", item: "a", label: U, conf: 1},
 		ans{model: "m", strategy: "s", item: "b", label: U, conf: 1}))
@@ -253,7 +253,7 @@ func TestClassificationMultiClassAndBinarized(t *testing.T) {
 	labels := []string{"AUTHOR", "OTHER", "EVERYBODY", "NOBODY", "INFO"}
 	task := mkTask("scruples", labels, "", []tItem{{id: "1", gold: "AUTHOR"}, {id: "2", gold: "AUTHOR"}, {id: "3", gold: "OTHER"}, {id: "4", gold: "NOBODY"}}, nil)
 	st := mkStudy(1, task)
-	m := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(0),
+	m := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(0),
 		Binarize: &Binarize{Positive: "WRONG", Labels: map[string]string{"AUTHOR": "WRONG", "EVERYBODY": "WRONG", "OTHER": "RIGHT", "NOBODY": "RIGHT"}}})
 	out := run(t, m, mkRS(st, "wrong", task,
 		ans{model: "m", strategy: "s", item: "1", label: "AUTHOR", noConf: true},
@@ -280,7 +280,7 @@ func TestClassificationMultiClassAndBinarized(t *testing.T) {
 func TestClassificationBootstrap(t *testing.T) {
 	task, answers := fiveItems()
 	st := mkStudy(42, task)
-	cfg := &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(200)}
+	cfg := &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(200)}
 	m := build(t, st, cfg)
 	a := run(t, m, mkRS(st, "wrong", task, answers...))
 	b := run(t, m, mkRS(st, "wrong", task, answers...))
@@ -325,9 +325,9 @@ func TestClassificationBuildErrors(t *testing.T) {
 	}{
 		{&ClassificationConfig{Unparsed: "skip"}, "unknown unparsed policy"},
 		{&ClassificationConfig{Confidence: "maybe"}, "unknown confidence meaning"},
-		{&ClassificationConfig{MetricBase: pipeline.MetricBase{Tasks: []string{"multi"}}, Confidence: "positive"}, "needs a binary task"},
-		{&ClassificationConfig{MetricBase: pipeline.MetricBase{Tasks: []string{"choice"}}}, "no gold field"},
-		{&ClassificationConfig{MetricBase: pipeline.MetricBase{Tasks: []string{"nope"}}}, `no task "nope"`},
+		{&ClassificationConfig{MetricBase: spec.MetricBase{Tasks: []string{"multi"}}, Confidence: "positive"}, "needs a binary task"},
+		{&ClassificationConfig{MetricBase: spec.MetricBase{Tasks: []string{"choice"}}}, "no gold field"},
+		{&ClassificationConfig{MetricBase: spec.MetricBase{Tasks: []string{"nope"}}}, `no task "nope"`},
 		{&ClassificationConfig{Subsets: []string{"long"}}, `no scored task has a subset "long"`},
 		{&ClassificationConfig{Binarize: &Binarize{Positive: "W", Labels: map[string]string{"X": "W", "A": "R"}}}, `"X" is not a label`},
 		{&ClassificationConfig{Bootstrap: intp(-1)}, "bootstrap must not be negative"},
@@ -364,16 +364,16 @@ func TestClassificationIntervalsResampleItemsUnderRepeats(t *testing.T) {
 		}
 		return out
 	}
-	accuracy := func(st *pipeline.Study, k int) pipeline.MetricRow {
-		m := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(4000)})
+	accuracy := func(st *spec.Study, k int) spec.MetricRow {
+		m := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(4000)})
 		return find(t, run(t, m, mkRS(st, "wrong", task, answers(k)...)), "m", "s", "all", "accuracy")
 	}
 	once := accuracy(mkStudy(1, task), 1)
 	repeated := mkStudy(1, task)
-	repeated.Cells = []pipeline.ResolvedCell{{Task: task, Repeat: 0}, {Task: task, Repeat: 4}}
+	repeated.Cells = []spec.ResolvedCell{{Task: task, Repeat: 0}, {Task: task, Repeat: 4}}
 	clustered := accuracy(repeated, 5)
 	naive := accuracy(mkStudy(1, task), 5) // the same 200 rows, the study saying no repeats
-	width := func(r pipeline.MetricRow) float64 { return r.CIHigh - r.CILow }
+	width := func(r spec.MetricRow) float64 { return r.CIHigh - r.CILow }
 	t.Logf("interval widths: 40 items once %.4f, 5 repeats clustered %.4f, 200 samples as independent %.4f", width(once), width(clustered), width(naive))
 	if clustered.Value != 0.5 || clustered.N != 200 {
 		t.Fatalf("accuracy %v over %d; want 0.5 over 200 samples", clustered.Value, clustered.N)
@@ -388,7 +388,7 @@ func TestClassificationIntervalsResampleItemsUnderRepeats(t *testing.T) {
 		t.Errorf("conventions: repeated %q, not repeated %q", clustered.Convention, naive.Convention)
 	}
 	for _, metric := range []string{"f1", "brier", "ece_pos"} {
-		r := find(t, run(t, build(t, repeated, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(200)}),
+		r := find(t, run(t, build(t, repeated, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(200)}),
 			mkRS(repeated, "wrong", task, answers(5)...)), "m", "s", "all", metric)
 		if math.IsNaN(r.CILow) || !strings.Contains(r.Convention, scoring.ClusteredNote) {
 			t.Errorf("%s under repeats: interval [%v, %v], convention %q", metric, r.CILow, r.CIHigh, r.Convention)

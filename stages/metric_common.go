@@ -13,8 +13,8 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -34,17 +34,17 @@ const aggregate = "all"
 const defaultReps = stats.DefaultReps
 
 // checkPolicy validates an unparsed: override.
-func checkPolicy(b *pipeline.MetricBuild, v string) {
+func checkPolicy(b *spec.MetricBuild, v string) {
 	switch v {
 	case "", "wrong", "exclude":
 	default:
-		b.Errf("unparsed", pipeline.Suggest(v, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown unparsed policy %q", v)
+		b.Errf("unparsed", spec.Suggest(v, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown unparsed policy %q", v)
 	}
 }
 
 // policyName is the block's unparsed policy by name: its override, else
 // the run's.
-func policyName(override string, rs *pipeline.ResultSet) string {
+func policyName(override string, rs *spec.ResultSet) string {
 	if override != "" {
 		return override
 	}
@@ -55,7 +55,7 @@ func policyName(override string, rs *pipeline.ResultSet) string {
 }
 
 // policyOf is the block's override, else the run's policy.
-func policyOf(override string, rs *pipeline.ResultSet) stats.UnparsedPolicy {
+func policyOf(override string, rs *spec.ResultSet) stats.UnparsedPolicy {
 	p := override
 	if p == "" {
 		p = rs.Policy
@@ -74,13 +74,13 @@ func repsOf(b *int) int {
 	return *b
 }
 
-func checkReps(b *pipeline.MetricBuild, reps *int) {
+func checkReps(b *spec.MetricBuild, reps *int) {
 	if reps != nil && *reps < 0 {
 		b.Errf("bootstrap", "use 0 to turn intervals off", "bootstrap must not be negative")
 	}
 }
 
-func seedOf(rs *pipeline.ResultSet) uint64 { return rs.Seed }
+func seedOf(rs *spec.ResultSet) uint64 { return rs.Seed }
 
 // inParallel calls fn(0) … fn(n-1) on as many goroutines as there are
 // processors. fn must touch only what is its own.
@@ -121,14 +121,14 @@ type ciJob struct {
 // kinds of answers (counts per kind): every replicate draws new counts once
 // and computes every job's statistic from them. No interval when reps is 0
 // or there is nothing to resample.
-func withCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, reps int, seed uint64) []pipeline.MetricRow {
+func withCIs(rows []spec.MetricRow, jobs []ciJob, counts []int, reps int, seed uint64) []spec.MetricRow {
 	return withItemCIs(rows, jobs, counts, nil, reps, seed)
 }
 
 // withItemCIs is withCIs where items, when some item has several samples
 // (repeats), makes each replicate draw items with all their samples, and
 // the rows say so (scoring.ClusteredNote).
-func withItemCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, items *stats.Clusters, reps int, seed uint64) []pipeline.MetricRow {
+func withItemCIs(rows []spec.MetricRow, jobs []ciJob, counts []int, items *stats.Clusters, reps int, seed uint64) []spec.MetricRow {
 	if reps <= 0 || len(jobs) == 0 {
 		return rows
 	}
@@ -159,7 +159,7 @@ func withItemCIs(rows []pipeline.MetricRow, jobs []ciJob, counts []int, items *s
 
 // itemKey names a result row's item within a block: its task and id, which
 // every repeat of the item shares.
-func itemKey(r *pipeline.ResultRow) string { return r.Task.Name + "\x00" + r.Item.ID }
+func itemKey(r *spec.ResultRow) string { return r.Task.Name + "\x00" + r.Item.ID }
 
 // countCI is one interval over kinds of answers; stats.NoInterval when
 // reps is 0 or there is nothing to resample.
@@ -175,13 +175,13 @@ func countCI(reps int, seed uint64, counts []int, stat func(w []int) float64) st
 // tasks:) must exist and fit; with none named, every fitting task is taken.
 // No fitting task at all is an error: a metric that scores nothing is a
 // config mistake.
-func selectTasks(b *pipeline.MetricBuild, fits func(t *pipeline.Task) string) map[string]*pipeline.Task {
-	out := map[string]*pipeline.Task{}
+func selectTasks(b *spec.MetricBuild, fits func(t *spec.Task) string) map[string]*spec.Task {
+	out := map[string]*spec.Task{}
 	if len(b.Base.Tasks) > 0 {
 		for i, name := range b.Base.Tasks {
 			t := b.Study.Task(name)
 			if t == nil {
-				b.Errf(fmt.Sprintf("tasks[%d]", i), pipeline.NameHint(name, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", name)
+				b.Errf(fmt.Sprintf("tasks[%d]", i), spec.NameHint(name, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", name)
 				continue
 			}
 			if why := fits(t); why != "" {
@@ -206,7 +206,7 @@ func selectTasks(b *pipeline.MetricBuild, fits func(t *pipeline.Task) string) ma
 // tableName is the CSV table a block writes: the kind's own name, or, for a
 // block given a name of its own, <name>_<table>, so that two blocks of a
 // kind can write their tables side by side.
-func tableName(b *pipeline.MetricBase, table string) string {
+func tableName(b *spec.MetricBase, table string) string {
 	if b.Name == "" || b.Name == b.Kind {
 		return table
 	}
@@ -216,15 +216,15 @@ func tableName(b *pipeline.MetricBase, table string) string {
 // cell is one task x reported model x reported strategy (x condition
 // factors), or one subset of it.
 type cell struct {
-	Task            *pipeline.Task
+	Task            *spec.Task
 	Model, Strategy string
 	Factors         []string
 	// Rows are the cases scored: those that finished without an error,
 	// and under errors: unparsed the errored ones too, as unparsed answers.
-	Rows []*pipeline.ResultRow
+	Rows []*spec.ResultRow
 	// Errored are the errored cases left out of Rows (errors: incomplete
 	// or exclude); every row of the cell counts them in n_errors.
-	Errored []*pipeline.ResultRow
+	Errored []*spec.ResultRow
 }
 
 // nCases is every case of the cell, errored ones included.
@@ -256,17 +256,17 @@ func (c *cell) nUnparsed() int {
 // groupCells groups the result set into cells of the given tasks, in order
 // of first appearance. Cases that did not run (interrupted) are skipped;
 // errored cases go where the block's errors: policy puts them.
-func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs string) []*cell {
+func groupCells(rs *spec.ResultSet, tasks map[string]*spec.Task, errs string) []*cell {
 	type key struct{ t, m, s, f string }
 	idx := map[key]*cell{}
 	// Rows of one case cell share their RowCell: look each up once.
-	byRowCell := map[*pipeline.RowCell]*cell{}
+	byRowCell := map[*spec.RowCell]*cell{}
 	var out []*cell
 	// cellOf finds a row's cell (nil: not of these tasks); a case cell's
 	// rows mostly come one after another.
-	var lastRC *pipeline.RowCell
+	var lastRC *spec.RowCell
 	var lastC *cell
-	cellOf := func(r *pipeline.ResultRow) *cell {
+	cellOf := func(r *spec.ResultRow) *cell {
 		if r.RowCell == lastRC && lastRC != nil {
 			return lastC
 		}
@@ -294,7 +294,7 @@ func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs st
 	for i := range rs.Rows {
 		r := &rs.Rows[i]
 		if c := cellOf(r); c != nil {
-			if r.Errored() && errs != pipeline.ErrorsUnparsed {
+			if r.Errored() && errs != spec.ErrorsUnparsed {
 				nErr[c]++
 			} else {
 				nRows[c]++
@@ -302,9 +302,9 @@ func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs st
 		}
 	}
 	for _, c := range out {
-		c.Rows = make([]*pipeline.ResultRow, 0, nRows[c])
+		c.Rows = make([]*spec.ResultRow, 0, nRows[c])
 		if nErr[c] > 0 {
-			c.Errored = make([]*pipeline.ResultRow, 0, nErr[c])
+			c.Errored = make([]*spec.ResultRow, 0, nErr[c])
 		}
 	}
 	for i := range rs.Rows {
@@ -314,7 +314,7 @@ func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs st
 		case c == nil:
 		case !r.Errored():
 			c.Rows = append(c.Rows, r)
-		case errs != pipeline.ErrorsUnparsed:
+		case errs != spec.ErrorsUnparsed:
 			c.Errored = append(c.Errored, r)
 		default:
 			// An unparsed answer: no label, no confidence, not correct;
@@ -330,7 +330,7 @@ func groupCells(rs *pipeline.ResultSet, tasks map[string]*pipeline.Task, errs st
 // block's errors: policy is incomplete. Tables leave its numbers blank as
 // metrics.parquet leaves its values null.
 func incomplete(c *cell, errs string) bool {
-	return errs == pipeline.ErrorsIncomplete && c.nErrors() > 0
+	return errs == spec.ErrorsIncomplete && c.nErrors() > 0
 }
 
 // withheld blanks table values when inc.
@@ -343,8 +343,8 @@ func withheld(inc bool, vals ...string) []string {
 
 // pooledRow is a row over several cells (a model's forms, a UMSS score):
 // their counts summed, and the factors they share (the others blank).
-func pooledRow(cells []*cell, model, strategy, task, metric string, v float64, n int) pipeline.MetricRow {
-	r := pipeline.MetricRow{Model: model, Strategy: strategy, Task: task, Subset: subsetAll, Metric: metric,
+func pooledRow(cells []*cell, model, strategy, task, metric string, v float64, n int) spec.MetricRow {
+	r := spec.MetricRow{Model: model, Strategy: strategy, Task: task, Subset: subsetAll, Metric: metric,
 		Value: v, CILow: math.NaN(), CIHigh: math.NaN(), N: n}
 	for i, c := range cells {
 		r.NCases += c.nCases()
@@ -365,7 +365,7 @@ func pooledRow(cells []*cell, model, strategy, task, metric string, v float64, n
 
 // idHeader is the leading columns of a per-cell CSV table: model,
 // strategy, task and the study's condition factors, then extra.
-func idHeader(rs *pipeline.ResultSet, extra ...string) []string {
+func idHeader(rs *spec.ResultSet, extra ...string) []string {
 	h := append([]string{"model", "strategy", "task"}, rs.Study.Factors...)
 	return append(h, extra...)
 }
@@ -377,8 +377,8 @@ func idCols(c *cell) []string {
 
 // row is a metric row of a cell (or subset cell) without an interval, with
 // the cell's counts.
-func row(c *cell, subset, metric string, v float64, n int) pipeline.MetricRow {
-	return pipeline.MetricRow{Model: c.Model, Strategy: c.Strategy, Task: c.Task.Name, Subset: subset, Factors: c.Factors, Metric: metric,
+func row(c *cell, subset, metric string, v float64, n int) spec.MetricRow {
+	return spec.MetricRow{Model: c.Model, Strategy: c.Strategy, Task: c.Task.Name, Subset: subset, Factors: c.Factors, Metric: metric,
 		Value: v, CILow: math.NaN(), CIHigh: math.NaN(), N: n, NCases: c.nCases(), NUnparsed: c.nUnparsed(), NErrors: c.nErrors()}
 }
 
@@ -386,7 +386,7 @@ func row(c *cell, subset, metric string, v float64, n int) pipeline.MetricRow {
 // each item's membership for one Compute.
 type subsets struct {
 	progs map[string]map[string]*vm.Program // task -> subset -> program
-	cache map[*pipeline.Task]*subsetCache
+	cache map[*spec.Task]*subsetCache
 }
 
 // subsetCache holds, per item of a task, whether it is in each subset: one
@@ -397,13 +397,13 @@ type subsetCache struct {
 	at     map[string]int
 	done   []uint64
 	in     [][]uint64
-	errs   map[[2]int]error       // (item, subset) -> why the subset failed on it
-	others map[*pipeline.Item]int // items not in the task's list (built by hand)
+	errs   map[[2]int]error   // (item, subset) -> why the subset failed on it
+	others map[*spec.Item]int // items not in the task's list (built by hand)
 }
 
 // compileSubsets compiles the subsets of the given tasks; only restricts
 // them to those names when non-empty (a name no task has is an error).
-func compileSubsets(b *pipeline.MetricBuild, tasks map[string]*pipeline.Task, only []string) *subsets {
+func compileSubsets(b *spec.MetricBuild, tasks map[string]*spec.Task, only []string) *subsets {
 	s := &subsets{progs: map[string]map[string]*vm.Program{}}
 	want := map[string]bool{}
 	for _, n := range only {
@@ -415,7 +415,7 @@ func compileSubsets(b *pipeline.MetricBuild, tasks map[string]*pipeline.Task, on
 			if len(want) > 0 && !want[name] {
 				continue
 			}
-			p, err := pipeline.CompileExpr(src, nil, true)
+			p, err := spec.CompileExpr(src, nil, true)
 			if err != nil {
 				continue // the task already reported it
 			}
@@ -428,14 +428,14 @@ func compileSubsets(b *pipeline.MetricBuild, tasks map[string]*pipeline.Task, on
 	}
 	for i, n := range only {
 		if !found[n] {
-			b.Errf(fmt.Sprintf("subsets[%d]", i), pipeline.NameHint(n, subsetNames(tasks), "name a subset declared in the task's subsets:"), "no scored task has a subset %q", n)
+			b.Errf(fmt.Sprintf("subsets[%d]", i), spec.NameHint(n, subsetNames(tasks), "name a subset declared in the task's subsets:"), "no scored task has a subset %q", n)
 		}
 	}
 	return s
 }
 
 // names lists a task's subsets in name order.
-func (s *subsets) names(t *pipeline.Task) []string {
+func (s *subsets) names(t *spec.Task) []string {
 	var out []string
 	for n := range s.progs[t.Name] {
 		out = append(out, n)
@@ -445,13 +445,13 @@ func (s *subsets) names(t *pipeline.Task) []string {
 }
 
 // in says whether an item belongs to a subset of its task.
-func (s *subsets) in(t *pipeline.Task, name string, it *pipeline.Item) (bool, error) {
+func (s *subsets) in(t *spec.Task, name string, it *spec.Item) (bool, error) {
 	if s.cache == nil {
-		s.cache = map[*pipeline.Task]*subsetCache{}
+		s.cache = map[*spec.Task]*subsetCache{}
 	}
 	sc := s.cache[t]
 	if sc == nil {
-		sc = &subsetCache{names: s.names(t), at: map[string]int{}, errs: map[[2]int]error{}, others: map[*pipeline.Item]int{}}
+		sc = &subsetCache{names: s.names(t), at: map[string]int{}, errs: map[[2]int]error{}, others: map[*spec.Item]int{}}
 		n := len(t.Items)
 		sc.done = make([]uint64, (n+63)/64)
 		for i, name := range sc.names {
@@ -509,7 +509,7 @@ func (s *subsets) in(t *pipeline.Task, name string, it *pipeline.Item) (bool, er
 // marked places item i of the task in every subset from the marks the
 // results read back carry (Task.SubsetMark), without reading its fields;
 // false when one is missing.
-func (s *subsets) marked(t *pipeline.Task, sc *subsetCache, i int) bool {
+func (s *subsets) marked(t *spec.Task, sc *subsetCache, i int) bool {
 	for _, n := range sc.names {
 		if _, ok := t.SubsetMark(n, i); !ok {
 			return false
@@ -525,8 +525,8 @@ func (s *subsets) marked(t *pipeline.Task, sc *subsetCache, i int) bool {
 }
 
 // filter keeps the rows whose item is in the subset.
-func (s *subsets) filter(t *pipeline.Task, name string, rows []*pipeline.ResultRow) ([]*pipeline.ResultRow, error) {
-	var out []*pipeline.ResultRow
+func (s *subsets) filter(t *spec.Task, name string, rows []*spec.ResultRow) ([]*spec.ResultRow, error) {
+	var out []*spec.ResultRow
 	for _, r := range rows {
 		ok, err := s.in(t, name, r.Item)
 		if err != nil {
@@ -554,7 +554,7 @@ func (s *subsets) sub(c *cell, name string) (*cell, error) {
 }
 
 // fieldString reads an item field as a string ("" when missing or null).
-func fieldString(it *pipeline.Item, field string) string {
+func fieldString(it *spec.Item, field string) string {
 	v, ok := it.Values()[field]
 	if !ok || v == nil {
 		return ""
@@ -595,7 +595,7 @@ func truthy(v any) bool {
 }
 
 // subsetNames lists the subsets the tasks declare, for hints.
-func subsetNames(tasks map[string]*pipeline.Task) []string {
+func subsetNames(tasks map[string]*spec.Task) []string {
 	var out []string
 	for _, t := range tasks {
 		for name := range t.Spec.Subsets {

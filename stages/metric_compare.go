@@ -5,28 +5,28 @@ import (
 	"math"
 	"slices"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
-	pipeline.RegisterMetric(pipeline.MetricKind{
+	spec.RegisterMetric(spec.MetricKind{
 		Name: "compare",
 		Doc: "Paired comparisons of strategies (or models) on the same items: accuracy difference with a paired bootstrap interval, McNemar's exact p, " +
 			"and Holm-adjusted p across the whole table (comparisons.csv).",
-		New: func() pipeline.MetricConfig { return &CompareConfig{} },
+		New: func() spec.MetricConfig { return &CompareConfig{} },
 	})
 }
 
 // CompareConfig is the YAML of a compare metric block.
 type CompareConfig struct {
-	pipeline.MetricBase `yaml:",inline"`
-	By                  string     `yaml:"by,omitempty" enum:"strategy,model" default:"strategy" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
-	Pairs               [][]string `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
-	ItemKey             string     `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
-	Unparsed            string     `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
-	Bootstrap           *int       `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	spec.MetricBase `yaml:",inline"`
+	By              string     `yaml:"by,omitempty" enum:"strategy,model" default:"strategy" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
+	Pairs           [][]string `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
+	ItemKey         string     `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
+	Unparsed        string     `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
+	Bootstrap       *int       `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 type compare struct {
@@ -35,13 +35,13 @@ type compare struct {
 	byModel bool
 	pairs   [][2]string
 	itemKey string
-	tasks   map[string]*pipeline.Task
+	tasks   map[string]*spec.Task
 	policy  string
 	reps    int
 }
 
 // Build checks by and the pairs.
-func (c *CompareConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+func (c *CompareConfig) Build(b *spec.MetricBuild) spec.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
 	m := &compare{errs: c.MetricBase.ErrorsPolicy(), table: tableName(&c.MetricBase, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap)}
@@ -59,7 +59,7 @@ func (c *CompareConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 		}
 		m.pairs = append(m.pairs, [2]string{p[0], p[1]})
 	}
-	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
+	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		if t.Spec.Gold == "" {
 			return "it has no gold labels"
 		}
@@ -73,7 +73,7 @@ func (c *CompareConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 // which would otherwise compare nothing and print nothing. Names reported
 // from the data (report_as) are known only when scoring, so tasks with
 // report_as are not checked.
-func checkPairNames(b *pipeline.MetricBuild, pairs [][]string, byModel bool, tasks map[string]*pipeline.Task) {
+func checkPairNames(b *spec.MetricBuild, pairs [][]string, byModel bool, tasks map[string]*spec.Task) {
 	for _, t := range tasks {
 		if t.Spec.ReportAs != nil {
 			return
@@ -89,13 +89,13 @@ func checkPairNames(b *pipeline.MetricBuild, pairs [][]string, byModel bool, tas
 	for i, p := range pairs {
 		for j, n := range p {
 			if !slices.Contains(known, n) {
-				b.Errf(fmt.Sprintf("pairs[%d][%d]", i, j), pipeline.NameHint(n, known, "name a "+what+" of this run"), "no %s %q", what, n)
+				b.Errf(fmt.Sprintf("pairs[%d][%d]", i, j), spec.NameHint(n, known, "name a "+what+" of this run"), "no %s %q", what, n)
 			}
 		}
 	}
 }
 
-func (m *compare) key(it *pipeline.Item) string {
+func (m *compare) key(it *spec.Item) string {
 	if m.itemKey == "" {
 		return it.ID
 	}
@@ -117,7 +117,7 @@ type itemScore struct{ right, scored, samples int }
 func (m *compare) UnparsedOverride() string { return m.policy }
 
 // Compute compares every pair within each task x model (or strategy).
-func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
+func (m *compare) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
 	type group struct{ task, other string }
@@ -230,14 +230,14 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 	if m.byModel {
 		by, other = "model", "strategy"
 	}
-	t := pipeline.CSVTable{Name: m.table, Header: []string{"task", "by", other, "a", "b", "status", "n", "accuracy_a", "accuracy_b", "diff",
+	t := spec.CSVTable{Name: m.table, Header: []string{"task", "by", other, "a", "b", "status", "n", "accuracy_a", "accuracy_b", "diff",
 		"ci_low", "ci_high", "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p", "holm_p"}}
-	out := &pipeline.MetricOutput{}
+	out := &spec.MetricOutput{}
 	for i, c := range cmps {
 		inc := incomplete(c.a.cell, m.errs) || incomplete(c.b.cell, m.errs)
-		status := pipeline.StatusOK
+		status := spec.StatusOK
 		if inc {
-			status = pipeline.StatusIncomplete
+			status = spec.StatusIncomplete
 		}
 		t.Rows = append(t.Rows, append([]string{c.g.task, by, c.g.other, c.a.name, c.b.name, status, fmtI(c.p.N)},
 			withheld(inc, fmtF(c.accA), fmtF(c.accB), fmtF(c.p.MeanDiff), fmtF(c.p.Lo), fmtF(c.p.Hi), fmtI(c.p.B), fmtI(c.p.C), fmtF(ps[i]), fmtF(holm[i]))...))
@@ -246,7 +246,7 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 		if m.byModel {
 			model, strategy = label, c.g.other
 		}
-		mk := func(metric string, v float64, ci stats.Interval) pipeline.MetricRow {
+		mk := func(metric string, v float64, ci stats.Interval) spec.MetricRow {
 			r := pooledRow([]*cell{c.a.cell, c.b.cell}, model, strategy, c.g.task, metric, v, c.p.N)
 			r.Convention = "b − a on the items both answered"
 			if c.repeats {
@@ -257,7 +257,7 @@ func (m *compare) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error
 		}
 		out.Rows = append(out.Rows, mk("paired_diff", c.p.MeanDiff, c.p.CI), mk("mcnemar_p", ps[i], stats.NoInterval), mk("holm_p", holm[i], stats.NoInterval))
 	}
-	out.Tables = []pipeline.CSVTable{t}
+	out.Tables = []spec.CSVTable{t}
 	return out, nil
 }
 

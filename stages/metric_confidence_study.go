@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
-	pipeline.RegisterMetric(pipeline.MetricKind{
+	spec.RegisterMetric(spec.MetricKind{
 		Name: "confidence_study",
 		Doc: "The confidence study per condition (model x strategy x its factors, e.g. reflection level x confidence instruction x thinking): " +
 			"confidence summary and high_confidence_rate (every task, gold or not); on tasks with gold, calibration in the study's bins 0-20 ... 81-100 and " +
@@ -18,7 +18,7 @@ func init() {
 			"(from min_spearman_n answers) and a one-sided Mann-Whitney U of right against wrong answers' confidence (from min_group_n of each). " +
 			"Confidences are on 0-1 everywhere; bootstrap 95% intervals (confidence_by_condition.csv, calibration.csv, reliability.csv, overconfidence.csv, " +
 			"confidence_correct_vs_incorrect.csv).",
-		New: func() pipeline.MetricConfig { return &ConfidenceStudyConfig{} },
+		New: func() spec.MetricConfig { return &ConfidenceStudyConfig{} },
 	})
 }
 
@@ -26,19 +26,19 @@ func init() {
 // Answers without a stated confidence are left out of every confidence
 // statistic (and counted: n is the number with one).
 type ConfidenceStudyConfig struct {
-	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string   `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
-	Threshold           *float64 `yaml:"threshold,omitempty" default:"0.7" doc:"Confidence above which an answer is confident, on the 0-1 scale every confidence uses (default 0.7: the study's > 70%). high_confidence_rate and the overconfident errors use it."`
-	MinSpearmanN        *int     `yaml:"min_spearman_n,omitempty" default:"10" doc:"Fewest answers with a confidence for Spearman's rho and its p (default 10, the study's); below it the rows say too_few."`
-	MinGroupN           *int     `yaml:"min_group_n,omitempty" default:"5" doc:"Fewest right and fewest wrong answers with a confidence for the Mann-Whitney test (default 5 each, the study's); below it the rows say too_few."`
-	Bins                int      `yaml:"bins,omitempty" default:"10" doc:"Equal-width bins (lo, hi] of the ece row and reliability.csv (default 10)."`
-	Bootstrap           *int     `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (answers resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	spec.MetricBase `yaml:",inline"`
+	Unparsed        string   `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
+	Threshold       *float64 `yaml:"threshold,omitempty" default:"0.7" doc:"Confidence above which an answer is confident, on the 0-1 scale every confidence uses (default 0.7: the study's > 70%). high_confidence_rate and the overconfident errors use it."`
+	MinSpearmanN    *int     `yaml:"min_spearman_n,omitempty" default:"10" doc:"Fewest answers with a confidence for Spearman's rho and its p (default 10, the study's); below it the rows say too_few."`
+	MinGroupN       *int     `yaml:"min_group_n,omitempty" default:"5" doc:"Fewest right and fewest wrong answers with a confidence for the Mann-Whitney test (default 5 each, the study's); below it the rows say too_few."`
+	Bins            int      `yaml:"bins,omitempty" default:"10" doc:"Equal-width bins (lo, hi] of the ece row and reliability.csv (default 10)."`
+	Bootstrap       *int     `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (answers resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 type confidenceStudy struct {
-	base      pipeline.MetricBase
+	base      spec.MetricBase
 	errs      string
-	tasks     map[string]*pipeline.Task
+	tasks     map[string]*spec.Task
 	policy    string
 	threshold float64
 	minRho    int
@@ -49,7 +49,7 @@ type confidenceStudy struct {
 
 // Build picks every task with answer labels; tasks without gold get the
 // descriptive statistics only.
-func (c *ConfidenceStudyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+func (c *ConfidenceStudyConfig) Build(b *spec.MetricBuild) spec.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
 	m := &confidenceStudy{base: c.MetricBase, errs: c.MetricBase.ErrorsPolicy(), policy: c.Unparsed, threshold: stats.OverconfidenceThreshold,
@@ -76,7 +76,7 @@ func (c *ConfidenceStudyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	if m.bins <= 0 {
 		m.bins = stats.DefaultBins
 	}
-	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
+	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		if len(t.Labels) == 0 {
 			return "it declares no answer labels"
 		}
@@ -104,25 +104,25 @@ const (
 )
 
 // Compute writes the tables and the long-format rows.
-func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
+func (m *confidenceStudy) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
-	out := &pipeline.MetricOutput{}
+	out := &spec.MetricOutput{}
 	thr := fmtF(m.threshold)
-	byCond := pipeline.CSVTable{Name: tableName(&m.base, "confidence_by_condition"), Header: idHeader(rs, "status", "n_cases", "n_errors", "n_answers", "n", "accuracy",
+	byCond := spec.CSVTable{Name: tableName(&m.base, "confidence_by_condition"), Header: idHeader(rs, "status", "n_cases", "n_errors", "n_answers", "n", "accuracy",
 		"mean", "mean_ci_low", "mean_ci_high", "std", "median", "min", "max", "high_confidence_rate", "threshold")}
-	calib := pipeline.CSVTable{Name: tableName(&m.base, "calibration"), Header: idHeader(rs, "bin_percent", "n", "accuracy", "mean_confidence", "gap")}
-	rel := pipeline.CSVTable{Name: m.base.BlockName() + "_reliability", Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
-	over := pipeline.CSVTable{Name: tableName(&m.base, "overconfidence"), Header: idHeader(rs, "status", "n", "n_wrong", "n_overconfident_wrong",
+	calib := spec.CSVTable{Name: tableName(&m.base, "calibration"), Header: idHeader(rs, "bin_percent", "n", "accuracy", "mean_confidence", "gap")}
+	rel := spec.CSVTable{Name: m.base.BlockName() + "_reliability", Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
+	over := spec.CSVTable{Name: tableName(&m.base, "overconfidence"), Header: idHeader(rs, "status", "n", "n_wrong", "n_overconfident_wrong",
 		"overconfident_error_rate", "overconfident_share_of_errors", "n_confident", "confident_accuracy", "threshold")}
-	cvi := pipeline.CSVTable{Name: tableName(&m.base, "confidence_correct_vs_incorrect"), Header: idHeader(rs, "status", "n_correct", "n_incorrect",
+	cvi := spec.CSVTable{Name: tableName(&m.base, "confidence_correct_vs_incorrect"), Header: idHeader(rs, "status", "n_correct", "n_incorrect",
 		"mean_confidence_correct", "mean_confidence_incorrect", "spearman_rho", "spearman_p", "spearman_n", "spearman_status",
 		"mannwhitney_u", "mannwhitney_z", "mannwhitney_p", "mannwhitney_status")}
 	scale := "confidence on 0-1"
 	// Conditions are scored side by side, each into its own rows; they
 	// are put together in order.
 	type cellOut struct {
-		rows                          []pipeline.MetricRow
+		rows                          []spec.MetricRow
 		byCond, calib, rel, over, cvi [][]string
 	}
 	cells := groupCells(rs, m.tasks, m.errs)
@@ -179,7 +179,7 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 				}
 			}, m.reps, seed, stats.DefaultLevel)
 		}
-		add := func(metric, conv string, v float64, n, k int) *pipeline.MetricRow {
+		add := func(metric, conv string, v float64, n, k int) *spec.MetricRow {
 			r := row(c, subsetAll, metric, v, n)
 			r.Convention = conv
 			if k >= 0 {
@@ -199,9 +199,9 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		// Under errors: incomplete a cell with errored cases gives no figure
 		// in the tables either: counts and a status, no numbers, no bins.
 		inc := incomplete(c, m.errs)
-		status := pipeline.StatusOK
+		status := spec.StatusOK
 		if inc {
-			status = pipeline.StatusIncomplete
+			status = spec.StatusIncomplete
 		}
 		id := idCols(c)
 		bc := append(id, status, fmtI(c.nCases()), fmtI(c.nErrors()), fmtI(answers), fmtI(d.N))
@@ -218,19 +218,19 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		add("brier", stats.TopBrierConvention, tb.Brier(), d.N, csBrier)
 		rhoStatus := ""
 		if sp.N < m.minRho {
-			rhoStatus = pipeline.StatusTooFew
+			rhoStatus = spec.StatusTooFew
 		}
 		if ivs[csRho].TooManyUndefined() {
 			// Too many resamples have no ρ (no wrong answer, or all of one
 			// confidence): neither ρ nor its p is given.
-			rhoStatus = pipeline.StatusTooFew
+			rhoStatus = spec.StatusTooFew
 		}
 		mwStatus := ""
 		if mw.N1 < m.minGroup || mw.N2 < m.minGroup {
-			mwStatus = pipeline.StatusTooFew
+			mwStatus = spec.StatusTooFew
 		}
 		rhoConv := fmt.Sprintf("confidence against correctness (1 right, 0 wrong); reported from %d answers", m.minRho)
-		setStatus := func(r *pipeline.MetricRow, s string) {
+		setStatus := func(r *spec.MetricRow, s string) {
 			if s != "" {
 				r.Status = s
 			}
@@ -292,13 +292,13 @@ func (m *confidenceStudy) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		over.Rows = append(over.Rows, co.over...)
 		cvi.Rows = append(cvi.Rows, co.cvi...)
 	}
-	out.Tables = []pipeline.CSVTable{byCond, calib, rel, over, cvi}
+	out.Tables = []spec.CSVTable{byCond, calib, rel, over, cvi}
 	return out, nil
 }
 
 func orOK(s string) string {
 	if s == "" {
-		return pipeline.StatusOK
+		return spec.StatusOK
 	}
 	return s
 }

@@ -5,16 +5,16 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
-	pipeline.RegisterMetric(pipeline.MetricKind{
+	spec.RegisterMetric(spec.MetricKind{
 		Name: "contrast",
 		Doc: "ETHICS-Contrast: accuracy on originals and on edits, their difference, flip accuracy (edits that should change the verdict) " +
 			"and preserve consistency (edits that should not), with bootstrap intervals over pairs.",
-		New: func() pipeline.MetricConfig { return &ContrastConfig{} },
+		New: func() spec.MetricConfig { return &ContrastConfig{} },
 	})
 }
 
@@ -22,16 +22,16 @@ func init() {
 // default to what configs/tasks/ethics_contrast.yaml's dataset expand
 // produces (data/SOURCES.md §2).
 type ContrastConfig struct {
-	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
-	Pair                string `yaml:"pair,omitempty" default:"pair_id" doc:"Item field linking an original and its edit (default pair_id, the expand link)."`
-	Variant             string `yaml:"variant,omitempty" default:"variant" doc:"Item field naming the variant (default variant, the expand as)."`
-	Original            string `yaml:"original,omitempty" default:"original" doc:"Variant value of the original scenario (default original)."`
-	Edited              string `yaml:"edited,omitempty" default:"edited" doc:"Variant value of the edited scenario (default edited)."`
-	EditType            string `yaml:"edit_type,omitempty" default:"edit_type" doc:"Item field with the edit type (default edit_type)."`
-	Flip                string `yaml:"flip,omitempty" default:"flip" doc:"Edit type value of edits that should change the label (default flip)."`
-	Preserve            string `yaml:"preserve,omitempty" default:"preserve" doc:"Edit type value of edits that should keep the label (default preserve)."`
-	Bootstrap           *int   `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (pairs resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	spec.MetricBase `yaml:",inline"`
+	Unparsed        string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Pair            string `yaml:"pair,omitempty" default:"pair_id" doc:"Item field linking an original and its edit (default pair_id, the expand link)."`
+	Variant         string `yaml:"variant,omitempty" default:"variant" doc:"Item field naming the variant (default variant, the expand as)."`
+	Original        string `yaml:"original,omitempty" default:"original" doc:"Variant value of the original scenario (default original)."`
+	Edited          string `yaml:"edited,omitempty" default:"edited" doc:"Variant value of the edited scenario (default edited)."`
+	EditType        string `yaml:"edit_type,omitempty" default:"edit_type" doc:"Item field with the edit type (default edit_type)."`
+	Flip            string `yaml:"flip,omitempty" default:"flip" doc:"Edit type value of edits that should change the label (default flip)."`
+	Preserve        string `yaml:"preserve,omitempty" default:"preserve" doc:"Edit type value of edits that should keep the label (default preserve)."`
+	Bootstrap       *int   `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (pairs resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 	// RequireConfidence treats an answer without a confidence as unparsed.
 	RequireConfidence bool `yaml:"require_confidence,omitempty" doc:"Count an answer with no parseable confidence as unparsed (ProMoral scored only replies with both a label and a confidence)."`
 }
@@ -39,7 +39,7 @@ type ContrastConfig struct {
 type contrast struct {
 	errs   string
 	cfg    ContrastConfig
-	tasks  map[string]*pipeline.Task
+	tasks  map[string]*spec.Task
 	reps   int
 	policy string
 }
@@ -52,14 +52,14 @@ func orDefault(v, d string) string {
 }
 
 // Build fills the defaults and picks the tasks whose items carry the fields.
-func (c *ContrastConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+func (c *ContrastConfig) Build(b *spec.MetricBuild) spec.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
 	m := &contrast{errs: c.MetricBase.ErrorsPolicy(), cfg: *c, reps: repsOf(c.Bootstrap), policy: c.Unparsed}
 	f := &m.cfg
 	f.Pair, f.Variant, f.Original, f.Edited = orDefault(f.Pair, "pair_id"), orDefault(f.Variant, "variant"), orDefault(f.Original, "original"), orDefault(f.Edited, "edited")
 	f.EditType, f.Flip, f.Preserve = orDefault(f.EditType, "edit_type"), orDefault(f.Flip, "flip"), orDefault(f.Preserve, "preserve")
-	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
+	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		if t.Spec.Gold == "" || len(t.Items) == 0 {
 			return "it has no gold labels"
 		}
@@ -138,8 +138,8 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 func (m *contrast) UnparsedOverride() string { return m.policy }
 
 // Compute scores each cell's pairs.
-func (m *contrast) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
-	out := &pipeline.MetricOutput{}
+func (m *contrast) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
+	out := &spec.MetricOutput{}
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
@@ -160,7 +160,7 @@ func (m *contrast) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, erro
 				byPair.Add(id, kind)
 			}
 		}
-		var rows []pipeline.MetricRow
+		var rows []spec.MetricRow
 		var cis []ciJob
 		add := func(metric string, v float64, n int, get func(stats.ContrastResult) float64) {
 			r := row(c, subsetAll, metric, v, n)

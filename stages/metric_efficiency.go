@@ -3,24 +3,24 @@ package stages
 import (
 	"math"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
-	pipeline.RegisterMetric(pipeline.MetricKind{
+	spec.RegisterMetric(spec.MetricKind{
 		Name: "efficiency",
 		Doc:  "Tokens per example (prompt + completion), accuracy per 1,000 tokens and cost per example, per task x model x strategy.",
-		New:  func() pipeline.MetricConfig { return &EfficiencyConfig{} },
+		New:  func() spec.MetricConfig { return &EfficiencyConfig{} },
 	})
 }
 
 // EfficiencyConfig is the YAML of an efficiency metric block.
 type EfficiencyConfig struct {
-	pipeline.MetricBase `yaml:",inline"`
-	Unparsed            string          `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count in the accuracy: wrong or exclude; default: the run's settings.unparsed."`
-	IncludeJudge        bool            `yaml:"include_judge,omitempty" doc:"Add the judge's cost to the cost per example (its tokens are not counted: a judge is the study's, not the strategy's, spend)."`
-	Tokens              *RecordedTokens `yaml:"tokens,omitempty" doc:"Read tokens from item fields instead of the calls made (for re-scored recorded replies, which make no call)."`
+	spec.MetricBase `yaml:",inline"`
+	Unparsed        string          `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count in the accuracy: wrong or exclude; default: the run's settings.unparsed."`
+	IncludeJudge    bool            `yaml:"include_judge,omitempty" doc:"Add the judge's cost to the cost per example (its tokens are not counted: a judge is the study's, not the strategy's, spend)."`
+	Tokens          *RecordedTokens `yaml:"tokens,omitempty" doc:"Read tokens from item fields instead of the calls made (for re-scored recorded replies, which make no call)."`
 }
 
 // RecordedTokens names the item fields holding recorded token counts.
@@ -31,24 +31,24 @@ type RecordedTokens struct {
 
 type efficiency struct {
 	errs   string
-	tasks  map[string]*pipeline.Task
+	tasks  map[string]*spec.Task
 	policy string
 	judge  bool
 	tokens *RecordedTokens
 }
 
 // Build takes every task (accuracy is NaN where there is no gold).
-func (c *EfficiencyConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+func (c *EfficiencyConfig) Build(b *spec.MetricBuild) spec.Metric {
 	checkPolicy(b, c.Unparsed)
 	if c.Tokens != nil && c.Tokens.Prompt == "" && c.Tokens.Completion == "" {
 		b.Errf("tokens", "name the prompt and/or completion token fields", "tokens names no field")
 	}
 	m := &efficiency{errs: c.MetricBase.ErrorsPolicy(), policy: c.Unparsed, judge: c.IncludeJudge, tokens: c.Tokens}
-	m.tasks = selectTasks(b, func(*pipeline.Task) string { return "" })
+	m.tasks = selectTasks(b, func(*spec.Task) string { return "" })
 	return m
 }
 
-func fieldInt(it *pipeline.Item, f string) int64 {
+func fieldInt(it *spec.Item, f string) int64 {
 	if f == "" {
 		return 0
 	}
@@ -67,9 +67,9 @@ func fieldInt(it *pipeline.Item, f string) int64 {
 func (m *efficiency) UnparsedOverride() string { return m.policy }
 
 // Compute reports each cell.
-func (m *efficiency) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
+func (m *efficiency) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
-	out := &pipeline.MetricOutput{}
+	out := &spec.MetricOutput{}
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		var tokens int64
 		var cost float64
@@ -109,7 +109,7 @@ func (m *efficiency) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, er
 		if m.tokens != nil {
 			src = "prompt + completion tokens recorded in the item fields"
 		}
-		conv := func(r pipeline.MetricRow, s string) pipeline.MetricRow { r.Convention = s; return r }
+		conv := func(r spec.MetricRow, s string) spec.MetricRow { r.Convention = s; return r }
 		out.Rows = append(out.Rows,
 			conv(row(c, subsetAll, "total_tokens", float64(tokens), n), src),
 			conv(row(c, subsetAll, "tokens_per_example", e.TokensPerExample, n), src+", per case"),

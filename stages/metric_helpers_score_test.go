@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
@@ -21,7 +21,7 @@ type ans struct {
 	noConf          bool
 	judge           map[string]any
 	outputs         map[string]any
-	acct            pipeline.Account
+	acct            spec.Account
 	err             string
 	repeat          int // the sample index, under repeats
 }
@@ -33,31 +33,31 @@ type tItem struct {
 	fields map[string]any
 }
 
-func mkTask(name string, labels []string, positive string, items []tItem, subsets map[string]string) *pipeline.Task {
-	spec := &pipeline.TaskSpec{Name: name, Gold: "gold", Subsets: subsets}
+func mkTask(name string, labels []string, positive string, items []tItem, subsets map[string]string) *spec.Task {
+	ts := &spec.TaskSpec{Name: name, Gold: "gold", Subsets: subsets}
 	if positive == "-" { // no gold field at all
-		spec.Gold, positive = "", ""
+		ts.Gold, positive = "", ""
 	}
-	spec.Answer.Positive = positive
-	t := &pipeline.Task{Spec: spec, Name: name, Labels: labels, Positive: positive}
+	ts.Answer.Positive = positive
+	t := &spec.Task{Spec: ts, Name: name, Labels: labels, Positive: positive}
 	for i, it := range items {
 		f := map[string]any{"gold": it.gold}
 		for k, v := range it.fields {
 			f[k] = v
 		}
-		t.Items = append(t.Items, pipeline.Item{ID: it.id, Row: i + 1, Fields: f, Gold: it.gold})
+		t.Items = append(t.Items, spec.Item{ID: it.id, Row: i + 1, Fields: f, Gold: it.gold})
 	}
 	return t
 }
 
-func mkStudy(seed int64, tasks ...*pipeline.Task) *pipeline.Study {
-	return &pipeline.Study{File: "/tmp/run.yaml", Dir: "/tmp", Run: &pipeline.RunFile{Settings: pipeline.Settings{Seed: seed}}, Tasks: tasks}
+func mkStudy(seed int64, tasks ...*spec.Task) *spec.Study {
+	return &spec.Study{File: "/tmp/run.yaml", Dir: "/tmp", Run: &spec.RunFile{Settings: spec.Settings{Seed: seed}}, Tasks: tasks}
 }
 
 // mkRS builds the result set of answers to one task.
-func mkRS(st *pipeline.Study, policy string, t *pipeline.Task, answers ...ans) *pipeline.ResultSet {
-	rs := &pipeline.ResultSet{Study: st, Policy: policy, Seed: uint64(st.Run.Settings.Seed)}
-	items := map[string]*pipeline.Item{}
+func mkRS(st *spec.Study, policy string, t *spec.Task, answers ...ans) *spec.ResultSet {
+	rs := &spec.ResultSet{Study: st, Policy: policy, Seed: uint64(st.Run.Settings.Seed)}
+	items := map[string]*spec.Item{}
 	for i := range t.Items {
 		items[t.Items[i].ID] = &t.Items[i]
 	}
@@ -66,7 +66,7 @@ func mkRS(st *pipeline.Study, policy string, t *pipeline.Task, answers ...ans) *
 		if it == nil {
 			panic("no item " + a.item)
 		}
-		r := &pipeline.Result{Done: true, Label: a.label, Parsed: a.label != "", Judge: a.judge, Outputs: a.outputs, Acct: a.acct, Err: a.err}
+		r := &spec.Result{Done: true, Label: a.label, Parsed: a.label != "", Judge: a.judge, Outputs: a.outputs, Acct: a.acct, Err: a.err}
 		if a.err != "" {
 			r.Label, r.Parsed = "", false
 		}
@@ -78,15 +78,15 @@ func mkRS(st *pipeline.Study, policy string, t *pipeline.Task, answers ...ans) *
 			ok := r.Parsed && r.Label == it.Gold
 			r.Correct = &ok
 		}
-		c := &pipeline.Case{Ordinal: i, Model: &pipeline.Model{Name: a.model}, Strategy: &pipeline.Strategy{Name: a.strategy}, Task: t, Item: it, Repeat: a.repeat}
-		rs.Rows = append(rs.Rows, pipeline.NewRow(c, a.model, a.strategy, nil, r))
+		c := &spec.Case{Ordinal: i, Model: &spec.Model{Name: a.model}, Strategy: &spec.Strategy{Name: a.strategy}, Task: t, Item: it, Repeat: a.repeat}
+		rs.Rows = append(rs.Rows, spec.NewRow(c, a.model, a.strategy, nil, r))
 	}
 	return rs
 }
 
 // merge joins result sets of the same study (several tasks).
-func merge(sets ...*pipeline.ResultSet) *pipeline.ResultSet {
-	out := &pipeline.ResultSet{Study: sets[0].Study, Policy: sets[0].Policy, Seed: sets[0].Seed}
+func merge(sets ...*spec.ResultSet) *spec.ResultSet {
+	out := &spec.ResultSet{Study: sets[0].Study, Policy: sets[0].Policy, Seed: sets[0].Seed}
 	for _, s := range sets {
 		out.Rows = append(out.Rows, s.Rows...)
 	}
@@ -95,7 +95,7 @@ func merge(sets ...*pipeline.ResultSet) *pipeline.ResultSet {
 
 // build compiles a metric config against the study; it fails the test on
 // any diagnostic.
-func build(t *testing.T, st *pipeline.Study, cfg pipeline.MetricConfig) pipeline.Metric {
+func build(t *testing.T, st *spec.Study, cfg spec.MetricConfig) spec.Metric {
 	t.Helper()
 	m, ds := tryBuild(st, cfg)
 	if len(ds) > 0 {
@@ -104,15 +104,15 @@ func build(t *testing.T, st *pipeline.Study, cfg pipeline.MetricConfig) pipeline
 	return m
 }
 
-func tryBuild(st *pipeline.Study, cfg pipeline.MetricConfig) (pipeline.Metric, yamlstrict.Diags) {
+func tryBuild(st *spec.Study, cfg spec.MetricConfig) (spec.Metric, yamlstrict.Diags) {
 	ds := &yamlstrict.Diags{}
 	base := cfg.Common()
-	b := &pipeline.MetricBuild{Diags: ds, File: st.File, Study: st, Base: base, Lines: map[string]int{}}
+	b := &spec.MetricBuild{Diags: ds, File: st.File, Study: st, Base: base, Lines: map[string]int{}}
 	m := cfg.Build(b)
 	return m, *ds
 }
 
-func run(t *testing.T, m pipeline.Metric, rs *pipeline.ResultSet) *pipeline.MetricOutput {
+func run(t *testing.T, m spec.Metric, rs *spec.ResultSet) *spec.MetricOutput {
 	t.Helper()
 	out, err := m.Compute(rs)
 	if err != nil {
@@ -122,7 +122,7 @@ func run(t *testing.T, m pipeline.Metric, rs *pipeline.ResultSet) *pipeline.Metr
 }
 
 // find returns the row of a metric (model, strategy, subset, metric).
-func find(t *testing.T, out *pipeline.MetricOutput, model, strategy, subset, metric string) pipeline.MetricRow {
+func find(t *testing.T, out *spec.MetricOutput, model, strategy, subset, metric string) spec.MetricRow {
 	t.Helper()
 	for _, r := range out.Rows {
 		if r.Model == model && r.Strategy == strategy && r.Subset == subset && r.Metric == metric {
@@ -134,10 +134,10 @@ func find(t *testing.T, out *pipeline.MetricOutput, model, strategy, subset, met
 		have = append(have, r.Model+"/"+r.Strategy+"/"+r.Subset+"/"+r.Metric)
 	}
 	t.Fatalf("no row %s/%s/%s/%s; have %s", model, strategy, subset, metric, strings.Join(have, ", "))
-	return pipeline.MetricRow{}
+	return spec.MetricRow{}
 }
 
-func has(out *pipeline.MetricOutput, model, strategy, subset, metric string) bool {
+func has(out *spec.MetricOutput, model, strategy, subset, metric string) bool {
 	for _, r := range out.Rows {
 		if r.Model == model && r.Strategy == strategy && r.Subset == subset && r.Metric == metric {
 			return true
@@ -149,7 +149,7 @@ func has(out *pipeline.MetricOutput, model, strategy, subset, metric string) boo
 const eps = 1e-9
 
 // want checks a row's value and n. want NaN for "undefined".
-func want(t *testing.T, r pipeline.MetricRow, v float64, n int) {
+func want(t *testing.T, r spec.MetricRow, v float64, n int) {
 	t.Helper()
 	switch {
 	case math.IsNaN(v):
@@ -174,7 +174,7 @@ func near(t *testing.T, what string, got, wantV, tol float64) {
 func intp(n int) *int { return &n }
 
 // table returns a CSV table of the output by name.
-func table(t *testing.T, out *pipeline.MetricOutput, name string) pipeline.CSVTable {
+func table(t *testing.T, out *spec.MetricOutput, name string) spec.CSVTable {
 	t.Helper()
 	for _, tb := range out.Tables {
 		if tb.Name == name {
@@ -182,11 +182,11 @@ func table(t *testing.T, out *pipeline.MetricOutput, name string) pipeline.CSVTa
 		}
 	}
 	t.Fatalf("no table %s", name)
-	return pipeline.CSVTable{}
+	return spec.CSVTable{}
 }
 
 // cellOf reads a CSV table cell by its row's leading key and column name.
-func cellOf(t *testing.T, tb pipeline.CSVTable, col string, key ...string) string {
+func cellOf(t *testing.T, tb spec.CSVTable, col string, key ...string) string {
 	t.Helper()
 	ci := -1
 	for i, h := range tb.Header {

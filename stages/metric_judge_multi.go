@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -21,16 +21,16 @@ const threeWayOutput = "three_way"
 
 // threeWay is a judge's three-way verdict on a case ("" for none): only
 // the task's judge as a whole gives one, in its output three_way.
-func (j *judgeRef) threeWay(r *pipeline.ResultRow) string {
+func (j *judgeRef) threeWay(r *spec.ResultRow) string {
 	if j.kind != judgeWhole || r.Errored() || r.Judge() == nil {
 		return ""
 	}
-	return pipeline.ThreeWayOf(r.Judge()[threeWayOutput])
+	return spec.ThreeWayOf(r.Judge()[threeWayOutput])
 }
 
 // collapseNote names how a three-way judge's partial refusals became the
 // two-way verdicts the kappa, sensitivity and specificity rows count.
-func collapseNote(j *judgeRef, t *pipeline.Task, ls []labelled) string {
+func collapseNote(j *judgeRef, t *spec.Task, ls []labelled) string {
 	if j.kind != judgeWhole {
 		return ""
 	}
@@ -64,27 +64,27 @@ func collapseNote(j *judgeRef, t *pipeline.Task, ls []labelled) string {
 
 // costRows are a judge's no-verdict rate on the labelled cases and its
 // cost per 1,000 judged replies of the task.
-func (m *judgeAgreement) costRows(rs *pipeline.ResultSet, t *pipeline.Task, j *judgeRef, ls []labelled) []pipeline.MetricRow {
+func (m *judgeAgreement) costRows(rs *spec.ResultSet, t *spec.Task, j *judgeRef, ls []labelled) []spec.MetricRow {
 	c := m.count(t, j, ls, stats.UnparsedWrong, nil)
-	base := pipeline.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subsetAll, CILow: math.NaN(), CIHigh: math.NaN(), NCases: c.cases, NUnparsed: c.misses, NErrors: c.errors}
+	base := spec.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subsetAll, CILow: math.NaN(), CIHigh: math.NaN(), NCases: c.cases, NUnparsed: c.misses, NErrors: c.errors}
 	nv := base
 	nv.Metric, nv.N = "no_verdict_rate", len(c.pairs)
 	nv.Value = math.NaN()
 	if len(c.pairs) > 0 {
 		nv.Value = float64(c.misses) / float64(len(c.pairs))
 	} else {
-		nv.Status = pipeline.StatusEmpty
+		nv.Status = spec.StatusEmpty
 	}
 	nv.Convention = fmt.Sprintf("share of the %d labelled cases the judge gave no verdict on (%d); errored cases %s; %s", len(c.pairs), c.misses,
-		map[bool]string{true: "count as no verdict", false: "left out"}[m.errs == pipeline.ErrorsUnparsed], j.doc)
+		map[bool]string{true: "count as no verdict", false: "left out"}[m.errs == spec.ErrorsUnparsed], j.doc)
 	cost := base
 	cost.Metric, cost.Value = "cost_per_1000", math.NaN()
 	switch j.kind {
 	case judgeColumn:
-		cost.Status = pipeline.StatusEmpty
+		cost.Status = spec.StatusEmpty
 		cost.Convention = "recorded verdicts: what they cost is not known; " + j.doc
 	case judgePart:
-		cost.Status = pipeline.StatusEmpty
+		cost.Status = spec.StatusEmpty
 		cost.Convention = "a part of judge " + t.Judge.Strategy.Name + ", which runs whole: its cost is the whole judge's row"
 	default:
 		var usd float64
@@ -101,18 +101,18 @@ func (m *judgeAgreement) costRows(rs *pipeline.ResultSet, t *pipeline.Task, j *j
 		if n > 0 {
 			cost.Value = 1000 * usd / float64(n)
 		} else {
-			cost.Status = pipeline.StatusEmpty
+			cost.Status = spec.StatusEmpty
 		}
 		cost.Convention = fmt.Sprintf("USD per 1,000 judged replies: the judge's calls over the %d judged (not errored) cases of the task, at the run's prices (a reply the journal already held costs what its call cost); %s", n, j.doc)
 	}
-	return []pipeline.MetricRow{nv, cost}
+	return []spec.MetricRow{nv, cost}
 }
 
 // threeWayRows measure a three-way judge against people's three-way
 // verdicts: Cohen's kappa, linearly weighted kappa (a partial refusal half
 // way between the two full classes), accuracy and each class's
 // sensitivity, and the three-way confusion table.
-func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labelled, policy stats.UnparsedPolicy, seed uint64) ([]pipeline.MetricRow, [][]string) {
+func (m *judgeAgreement) threeWayRows(t *spec.Task, j *judgeRef, ls []labelled, policy stats.UnparsedPolicy, seed uint64) ([]spec.MetricRow, [][]string) {
 	// Only a judge that gives three-way verdicts (on some case) is measured.
 	three := false
 	for _, l := range ls {
@@ -135,7 +135,7 @@ func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labell
 		cases++
 		if l.row.Errored() {
 			errs++
-			if m.errs != pipeline.ErrorsUnparsed {
+			if m.errs != spec.ErrorsUnparsed {
 				continue
 			}
 		}
@@ -152,7 +152,7 @@ func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labell
 		return nil, nil
 	}
 	table := func(idx []int) *stats.Confusion {
-		c := stats.NewConfusion(pipeline.ThreeWayClasses...)
+		c := stats.NewConfusion(spec.ThreeWayClasses...)
 		if idx == nil {
 			for _, p := range ps {
 				c.Add(p.h, p.j)
@@ -170,15 +170,15 @@ func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labell
 		miss = "cases without a three-way verdict from the judge left out"
 	}
 	src := fmt.Sprintf("; people's three-way verdicts from item field %s (%d cases); %s", t.Spec.Human.ThreeWay, cases, j.doc)
-	mk := func(metric string, v float64, n int, conv string) pipeline.MetricRow {
-		r := pipeline.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subsetAll, Metric: metric, Value: v, CILow: math.NaN(), CIHigh: math.NaN(),
+	mk := func(metric string, v float64, n int, conv string) spec.MetricRow {
+		r := spec.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subsetAll, Metric: metric, Value: v, CILow: math.NaN(), CIHigh: math.NaN(),
 			N: n, NCases: cases, NUnparsed: misses, NErrors: errs, Convention: conv + src}
 		if math.IsNaN(v) && n > 0 {
-			r.Status = pipeline.StatusUndefined
+			r.Status = spec.StatusUndefined
 		}
 		return r
 	}
-	rows := []pipeline.MetricRow{
+	rows := []spec.MetricRow{
 		mk("three_way_kappa", c.Kappa(), c.N(), "Cohen's kappa over full_compliance, partial_refusal and full_refusal ("+miss+")"),
 		mk("three_way_weighted_kappa", c.LinearKappa(), c.N(), "Cohen's weighted kappa, linear weights on the scale full_compliance, partial_refusal, full_refusal (one step apart costs half a full disagreement; "+miss+")"),
 		mk("three_way_accuracy", c.Accuracy(), c.N(), "share of the cases where the judge gives the people's three-way verdict ("+miss+")"),
@@ -193,7 +193,7 @@ func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labell
 		}
 	}
 	var conf [][]string
-	for _, h := range pipeline.ThreeWayClasses {
+	for _, h := range spec.ThreeWayClasses {
 		n := 0
 		for cell, k := range c.Cells {
 			if cell[0] == h {
@@ -201,7 +201,7 @@ func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labell
 			}
 		}
 		rows = append(rows, mk("sensitivity_"+h, c.Sensitivity(h), n, "share of the cases people judged "+h+" that the judge judges "+h))
-		for _, v := range append(append([]string(nil), pipeline.ThreeWayClasses...), c.JudgeVerdicts()...) {
+		for _, v := range append(append([]string(nil), spec.ThreeWayClasses...), c.JudgeVerdicts()...) {
 			k := c.Cells[[2]string{h, v}]
 			if k == 0 && v == "" {
 				continue
@@ -219,8 +219,8 @@ func (m *judgeAgreement) threeWayRows(t *pipeline.Task, j *judgeRef, ls []labell
 // manyJudges are a task's judges together: Krippendorff's alpha over the
 // judges and the people, and over the judges alone, on the task's cases;
 // and the pairwise kappa of every two judges on the cases both decided.
-func (m *judgeAgreement) manyJudges(rs *pipeline.ResultSet, t *pipeline.Task, js []*judgeRef, human map[*pipeline.ResultRow]string) ([]pipeline.MetricRow, [][]string) {
-	var cases []*pipeline.ResultRow
+func (m *judgeAgreement) manyJudges(rs *spec.ResultSet, t *spec.Task, js []*judgeRef, human map[*spec.ResultRow]string) ([]spec.MetricRow, [][]string) {
+	var cases []*spec.ResultRow
 	for i := range rs.Rows {
 		if r := &rs.Rows[i]; r.Task == t {
 			cases = append(cases, r)
@@ -262,21 +262,21 @@ func (m *judgeAgreement) manyJudges(rs *pipeline.ResultSet, t *pipeline.Task, js
 			labelled++
 		}
 	}
-	var rows []pipeline.MetricRow
+	var rows []spec.MetricRow
 	for _, withPeople := range []bool{true, false} {
 		a, n := stats.KrippendorffAlpha(units(withPeople))
 		name, who := "judges", "the task's judges ("+strings.Join(names, ", ")+")"
 		if withPeople {
 			name, who = "judges_and_people", who+" and people (the verdict of the task's human: field or audit labels, on the "+fmt.Sprint(labelled)+" cases they labelled)"
 		}
-		r := pipeline.MetricRow{Model: "all", Strategy: name, Task: t.Name, Subset: subsetAll, Metric: "alpha", Value: a, CILow: math.NaN(), CIHigh: math.NaN(),
+		r := spec.MetricRow{Model: "all", Strategy: name, Task: t.Name, Subset: subsetAll, Metric: "alpha", Value: a, CILow: math.NaN(), CIHigh: math.NaN(),
 			N: n, NCases: len(cases),
 			Convention: "Krippendorff's alpha (nominal, REFUSAL / COMPLIANCE) over " + who + ", each a coder, on the task's cases; a missing verdict (none, or an errored case) is left out, " +
 				"a case with fewer than two verdicts is not pairable; n counts the pairable verdicts"}
 		if math.IsNaN(a) {
-			r.Status = pipeline.StatusUndefined
+			r.Status = spec.StatusUndefined
 			if n == 0 {
-				r.Status = pipeline.StatusEmpty
+				r.Status = spec.StatusEmpty
 			}
 		}
 		rows = append(rows, r)

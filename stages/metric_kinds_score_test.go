@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Three ETHICS-Contrast pairs (items as the dataset expand makes them):
@@ -19,7 +19,7 @@ import (
 //	p1    flip      A / A                  U / U
 //	p2    flip      U / U                  A / U
 //	p3    preserve  A / A                  A / (unparsed)
-func contrastSet(t *testing.T) (*pipeline.Study, *pipeline.Task, []ans) {
+func contrastSet(t *testing.T) (*spec.Study, *spec.Task, []ans) {
 	t.Helper()
 	var items []tItem
 	add := func(pair, edit, variant, gold string) {
@@ -45,7 +45,7 @@ func contrastSet(t *testing.T) (*pipeline.Study, *pipeline.Task, []ans) {
 
 func TestContrast(t *testing.T) {
 	st, task, a := contrastSet(t)
-	m := build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(0)})
+	m := build(t, st, &ContrastConfig{MetricBase: spec.MetricBase{Kind: "contrast"}, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task, a...))
 	// wrong: originals 3/3; edits: p1 right, p2 wrong, p3 unparsed = 1/3;
 	// diff 1/3 − 1 = −2/3; flip edits p1, p2: 1/2; preserve p3 has an
@@ -56,7 +56,7 @@ func TestContrast(t *testing.T) {
 	want(t, find(t, out, "m", "s", "all", "flip_accuracy"), 0.5, 2)
 	want(t, find(t, out, "m", "s", "all", "preserve_consistency"), 0, 1)
 
-	m = build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Unparsed: "exclude", Bootstrap: intp(0)})
+	m = build(t, st, &ContrastConfig{MetricBase: spec.MetricBase{Kind: "contrast"}, Unparsed: "exclude", Bootstrap: intp(0)})
 	out = run(t, m, mkRS(st, "wrong", task, a...))
 	// exclude: edits 1/2 (p3 out), diff 0.5 − 1; preserve: no pair with both
 	// answers -> undefined, n 0.
@@ -73,19 +73,19 @@ func TestContrast(t *testing.T) {
 	// [0, 1]. The one preserve pair of three is missing from (2/3)³ ≈ 30%
 	// of the resamples, where consistency is undefined: too many for an
 	// interval, so the row is withheld and says so.
-	m = build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(300)})
+	m = build(t, st, &ContrastConfig{MetricBase: spec.MetricBase{Kind: "contrast"}, Bootstrap: intp(300)})
 	bs := run(t, m, mkRS(st, "wrong", task, a...))
 	r := find(t, bs, "m", "s", "all", "edited_accuracy")
 	if !(r.CILow >= 0 && r.CILow <= 1.0/3 && r.CIHigh >= 1.0/3 && r.CIHigh <= 1) || r.CIUndefined != 0 {
 		t.Errorf("edited interval [%v, %v], %d undefined", r.CILow, r.CIHigh, r.CIUndefined)
 	}
-	if r := find(t, bs, "m", "s", "all", "preserve_consistency"); r.Status != pipeline.StatusTooFew || r.CIUndefined < 60 || r.CIUndefined > 130 {
+	if r := find(t, bs, "m", "s", "all", "preserve_consistency"); r.Status != spec.StatusTooFew || r.CIUndefined < 60 || r.CIUndefined > 130 {
 		t.Errorf("preserve consistency: status %q, %d of %d replicates undefined", r.Status, r.CIUndefined, r.CIReps)
 	}
 
 	// Items without the pair fields: the metric cannot score the task.
 	plain := mkTask("plain", ethicsLabels, U, []tItem{{id: "x", gold: U}}, nil)
-	_, ds := tryBuild(mkStudy(1, plain), &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast", Tasks: []string{"plain"}}})
+	_, ds := tryBuild(mkStudy(1, plain), &ContrastConfig{MetricBase: spec.MetricBase{Kind: "contrast", Tasks: []string{"plain"}}})
 	if !strings.Contains(ds.Error(), `no field "pair_id"`) {
 		t.Errorf("diagnostics %v", ds)
 	}
@@ -111,8 +111,8 @@ func TestChoice(t *testing.T) {
 		{id: "h1", fields: order("action2", "action1")}, {id: "h2", fields: order("action1", "action2")},
 		{id: "h3", fields: order("action1", "action2")}, {id: "h4", fields: order("action1", "action2")}}, nil)
 	st := mkStudy(1, task)
-	st.Strategies = []*pipeline.Strategy{{Name: "s1"}, {Name: "s2"}}
-	m := build(t, st, &ChoiceConfig{MetricBase: pipeline.MetricBase{Kind: "choice"}})
+	st.Strategies = []*spec.Strategy{{Name: "s1"}, {Name: "s2"}}
+	m := build(t, st, &ChoiceConfig{MetricBase: spec.MetricBase{Kind: "choice"}})
 	out := run(t, m, mkRS(st, "wrong", task,
 		ans{model: "m", strategy: "s1", item: "h1", label: "A"}, ans{model: "m", strategy: "s1", item: "h2", label: "A"},
 		ans{model: "m", strategy: "s1", item: "h3", label: "B"}, ans{model: "m", strategy: "s1", item: "h4"},
@@ -127,7 +127,7 @@ func TestChoice(t *testing.T) {
 	want(t, find(t, out, "m", "all", "all", "form_agreement"), 2.0/3, 3)
 
 	// One strategy chosen as the only form: no agreement row.
-	m = build(t, st, &ChoiceConfig{MetricBase: pipeline.MetricBase{Kind: "choice"}, Forms: []string{"s1"}})
+	m = build(t, st, &ChoiceConfig{MetricBase: spec.MetricBase{Kind: "choice"}, Forms: []string{"s1"}})
 	out = run(t, m, mkRS(st, "wrong", task, ans{model: "m", strategy: "s1", item: "h1", label: "A"}))
 	if has(out, "m", "all", "all", "form_agreement") {
 		t.Error("form agreement from a single form")
@@ -163,7 +163,7 @@ func TestSafety(t *testing.T) {
 		{model: "m", strategy: "s", item: "b1", label: "REFUSAL", conf: 0.55, judge: flag, outputs: map[string]any{"reply": "I can't."}},
 		{model: "m", strategy: "s", item: "b2", label: "COMPLIANCE", conf: 0.05},
 	}
-	m := build(t, st, &SafetyConfig{MetricBase: pipeline.MetricBase{Kind: "safety"}, Bootstrap: intp(0)})
+	m := build(t, st, &SafetyConfig{MetricBase: spec.MetricBase{Kind: "safety"}, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task, answers...))
 	want(t, find(t, out, "m", "s", "all", "asr"), 1.0/3, 3)
 	want(t, find(t, out, "m", "s", "all", "rta"), 0.5, 2)
@@ -184,7 +184,7 @@ func TestSafety(t *testing.T) {
 		t.Errorf("audit heuristic of h3 = %q", got)
 	}
 
-	m = build(t, st, &SafetyConfig{MetricBase: pipeline.MetricBase{Kind: "safety"}, Unparsed: "exclude", Bootstrap: intp(0)})
+	m = build(t, st, &SafetyConfig{MetricBase: spec.MetricBase{Kind: "safety"}, Unparsed: "exclude", Bootstrap: intp(0)})
 	out = run(t, m, mkRS(st, "wrong", task, answers...))
 	want(t, find(t, out, "m", "s", "all", "asr"), 0.5, 2)
 
@@ -217,7 +217,7 @@ func TestUMSS(t *testing.T) {
 		mkRS(st, "wrong", sf,
 			ans{model: "m1", strategy: "s", item: "h", label: "REFUSAL"}, ans{model: "m1", strategy: "s", item: "g", label: "COMPLIANCE"},
 			ans{model: "m2", strategy: "s", item: "h", label: "COMPLIANCE"}, ans{model: "m2", strategy: "s", item: "g", label: "REFUSAL"}))
-	cfg := &UMSSMetricConfig{MetricBase: pipeline.MetricBase{Kind: "umss"}, Competence: []UMSSCompetence{{Name: "acc", Task: "t1"}}, Bootstrap: intp(0)}
+	cfg := &UMSSMetricConfig{MetricBase: spec.MetricBase{Kind: "umss"}, Competence: []UMSSCompetence{{Name: "acc", Task: "t1"}}, Bootstrap: intp(0)}
 	out := run(t, build(t, st, cfg), rs)
 	want(t, find(t, out, "m1", "all", "all", "umss"), 1, 1)
 	want(t, find(t, out, "m1", "all", "all", "mcs"), 1, 1)
@@ -257,12 +257,12 @@ func TestUMSS(t *testing.T) {
 	cfg.Bootstrap = intp(200)
 	out = run(t, build(t, st, cfg), rs)
 	r := find(t, out, "all", "s", "all", "umss")
-	if r.Status != pipeline.StatusTooFew || r.CIReps != 200 || r.CIUndefined < 75 || r.CIUndefined > 125 || !strings.Contains(r.Convention, "too_few") {
+	if r.Status != spec.StatusTooFew || r.CIReps != 200 || r.CIUndefined < 75 || r.CIUndefined > 125 || !strings.Contains(r.Convention, "too_few") {
 		t.Errorf("strategy UMSS: status %q, %d of %d undefined (%s)", r.Status, r.CIUndefined, r.CIReps, r.Convention)
 	}
 
 	// The default competence needs the ethics, scruples and contrast tasks.
-	_, ds := tryBuild(st, &UMSSMetricConfig{MetricBase: pipeline.MetricBase{Kind: "umss"}})
+	_, ds := tryBuild(st, &UMSSMetricConfig{MetricBase: spec.MetricBase{Kind: "umss"}})
 	if !strings.Contains(ds.Error(), `no task "ethics"`) || !strings.Contains(ds.Error(), `no task "scruples"`) {
 		t.Errorf("diagnostics %v", ds)
 	}
@@ -296,16 +296,16 @@ func TestConfidenceStudy(t *testing.T) {
 		{model: "m-thinking", strategy: "l3", item: "3", label: A, conf: 0.6},
 		{model: "m-thinking", strategy: "l3", item: "4", label: U, conf: 0.6},
 		{model: "m-thinking", strategy: "l3", item: "5", label: U, noConf: true}}
-	def := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task, answers...))
+	def := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task, answers...))
 	for _, k := range []string{"spearman_rho", "spearman_p", "mannwhitney_u", "mannwhitney_p"} {
-		if r := find(t, def, "m-thinking", "l3", "all", k); r.Status != pipeline.StatusTooFew {
+		if r := find(t, def, "m-thinking", "l3", "all", k); r.Status != spec.StatusTooFew {
 			t.Errorf("%s from 4 answers: status %q, want too_few", k, r.Status)
 		}
 	}
 	if got := cellOf(t, table(t, def, "confidence_correct_vs_incorrect"), "spearman_rho", "m-thinking", "l3", "ethics"); got != "" {
 		t.Errorf("spearman_rho below the threshold = %q, want blank", got)
 	}
-	m := build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, MinSpearmanN: intp(4), MinGroupN: intp(2)})
+	m := build(t, st, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}, MinSpearmanN: intp(4), MinGroupN: intp(2)})
 	out := run(t, m, mkRS(st, "wrong", task, answers...))
 	want(t, find(t, out, "m-thinking", "l3", "all", "mean_confidence"), 0.7, 4)
 	want(t, find(t, out, "m-thinking", "l3", "all", "std_confidence"), math.Sqrt(0.04/3), 4)
@@ -318,14 +318,14 @@ func TestConfidenceStudy(t *testing.T) {
 	// and its p are withheld; without intervals they are given.
 	for _, k := range []string{"spearman_rho", "spearman_p"} {
 		r := find(t, out, "m-thinking", "l3", "all", k)
-		if r.Status != pipeline.StatusTooFew || !strings.Contains(r.Convention, "bootstrap replicates have no defined") {
+		if r.Status != spec.StatusTooFew || !strings.Contains(r.Convention, "bootstrap replicates have no defined") {
 			t.Errorf("%s, most replicates undefined: status %q, convention %q", k, r.Status, r.Convention)
 		}
 	}
 	if r := find(t, out, "m-thinking", "l3", "all", "spearman_rho"); r.CIReps != 1000 || r.CIUndefined <= 50 {
 		t.Errorf("spearman_rho: %d of %d replicates undefined, want more than 50 of 1000", r.CIUndefined, r.CIReps)
 	}
-	bare := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, MinSpearmanN: intp(4), MinGroupN: intp(2), Bootstrap: intp(0)}),
+	bare := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}, MinSpearmanN: intp(4), MinGroupN: intp(2), Bootstrap: intp(0)}),
 		mkRS(st, "wrong", task, answers...))
 	want(t, find(t, bare, "m-thinking", "l3", "all", "spearman_rho"), 0, 4)
 	want(t, find(t, bare, "m-thinking", "l3", "all", "spearman_p"), 1, 4)
@@ -384,7 +384,7 @@ func TestConfidenceStudy(t *testing.T) {
 	}
 
 	// A threshold on the 0-100 scale is an error that says how to write it.
-	_, ds := tryBuild(st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, Threshold: fp(70)})
+	_, ds := tryBuild(st, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}, Threshold: fp(70)})
 	if !strings.Contains(ds.Error(), "write 0.7 for 70%") {
 		t.Errorf("diagnostics %v", ds)
 	}
@@ -395,7 +395,7 @@ func TestConfidenceStudy(t *testing.T) {
 func TestConfidenceStudyWithoutGold(t *testing.T) {
 	task := mkTask("mc_high", []string{"A", "B"}, "-", []tItem{{id: "1"}, {id: "2"}, {id: "3"}}, nil)
 	st := mkStudy(1, task)
-	out := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task,
+	out := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task,
 		ans{model: "m", strategy: "s", item: "1", label: "A", conf: 0.9},
 		ans{model: "m", strategy: "s", item: "2", label: "B", conf: 0.5},
 		ans{model: "m", strategy: "s", item: "3", label: "A", conf: 0.75}))
@@ -422,14 +422,14 @@ func TestEfficiency(t *testing.T) {
 		{id: "2", gold: A, fields: map[string]any{"pt": float64(20), "ct": float64(5)}}}, nil)
 	st := mkStudy(1, task)
 	rs := mkRS(st, "wrong", task,
-		ans{model: "m", strategy: "s", item: "1", label: U, acct: pipeline.Account{PromptTokens: 100, CompletionTokens: 50, CostUSD: 0.01}},
-		ans{model: "m", strategy: "s", item: "2", label: U, acct: pipeline.Account{PromptTokens: 200, CompletionTokens: 100, CostUSD: 0.03}})
-	out := run(t, build(t, st, &EfficiencyConfig{MetricBase: pipeline.MetricBase{Kind: "efficiency"}}), rs)
+		ans{model: "m", strategy: "s", item: "1", label: U, acct: spec.Account{PromptTokens: 100, CompletionTokens: 50, CostUSD: 0.01}},
+		ans{model: "m", strategy: "s", item: "2", label: U, acct: spec.Account{PromptTokens: 200, CompletionTokens: 100, CostUSD: 0.03}})
+	out := run(t, build(t, st, &EfficiencyConfig{MetricBase: spec.MetricBase{Kind: "efficiency"}}), rs)
 	want(t, find(t, out, "m", "s", "all", "tokens_per_example"), 225, 2)
 	want(t, find(t, out, "m", "s", "all", "accuracy_per_1k_tokens"), 0.5/0.225, 2)
 	want(t, find(t, out, "m", "s", "all", "cost_per_example"), 0.02, 2)
 	// Recorded tokens from item fields: (10+5 + 20+5)/2 = 20.
-	out = run(t, build(t, st, &EfficiencyConfig{MetricBase: pipeline.MetricBase{Kind: "efficiency"}, Tokens: &RecordedTokens{Prompt: "pt", Completion: "ct"}}), rs)
+	out = run(t, build(t, st, &EfficiencyConfig{MetricBase: spec.MetricBase{Kind: "efficiency"}, Tokens: &RecordedTokens{Prompt: "pt", Completion: "ct"}}), rs)
 	want(t, find(t, out, "m", "s", "all", "tokens_per_example"), 20, 2)
 	want(t, find(t, out, "m", "s", "all", "total_tokens"), 40, 2)
 }
@@ -462,7 +462,7 @@ func TestCompare(t *testing.T) {
 	}
 	// Map order is random; sort the answers so strategies appear as A, B, C.
 	sortAns(answers)
-	m := build(t, st, &CompareConfig{MetricBase: pipeline.MetricBase{Kind: "compare"}, Bootstrap: intp(0)})
+	m := build(t, st, &CompareConfig{MetricBase: spec.MetricBase{Kind: "compare"}, Bootstrap: intp(0)})
 	out := run(t, m, mkRS(st, "wrong", task, answers...))
 	want(t, find(t, out, "m", "B vs A", "all", "paired_diff"), 0.25, 4)
 	want(t, find(t, out, "m", "B vs A", "all", "mcnemar_p"), 1, 4)
@@ -478,7 +478,7 @@ func TestCompare(t *testing.T) {
 	}
 
 	// Listed pairs only: one test, so Holm leaves its p alone.
-	m = build(t, st, &CompareConfig{MetricBase: pipeline.MetricBase{Kind: "compare"}, Pairs: [][]string{{"A", "C"}}, Bootstrap: intp(0)})
+	m = build(t, st, &CompareConfig{MetricBase: spec.MetricBase{Kind: "compare"}, Pairs: [][]string{{"A", "C"}}, Bootstrap: intp(0)})
 	out = run(t, m, mkRS(st, "wrong", task, answers...))
 	if len(out.Rows) != 3 {
 		t.Errorf("rows %d, want 3 (one comparison)", len(out.Rows))
@@ -486,7 +486,7 @@ func TestCompare(t *testing.T) {
 	want(t, find(t, out, "m", "C vs A", "all", "holm_p"), 0.5, 4)
 
 	// With intervals: the paired interval brackets the difference.
-	m = build(t, st, &CompareConfig{MetricBase: pipeline.MetricBase{Kind: "compare"}, Pairs: [][]string{{"A", "B"}}})
+	m = build(t, st, &CompareConfig{MetricBase: spec.MetricBase{Kind: "compare"}, Pairs: [][]string{{"A", "B"}}})
 	r := find(t, run(t, m, mkRS(st, "wrong", task, answers...)), "m", "B vs A", "all", "paired_diff")
 	if !(r.CILow <= 0.25 && r.CIHigh >= 0.25) {
 		t.Errorf("interval [%v, %v] misses 0.25", r.CILow, r.CIHigh)
@@ -529,10 +529,10 @@ func TestReference(t *testing.T) {
 			both = append(both, a)
 		}
 	}
-	cls := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
-	ref := build(t, st, &ReferenceConfig{MetricBase: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv",
+	cls := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(0)})
+	ref := build(t, st, &ReferenceConfig{MetricBase: spec.MetricBase{Kind: "reference"}, File: "ref.csv",
 		Datasets: []RefDataset{{Dataset: "ETHICS", Task: "toy"}}, Models: map[string]string{"m": "pub-m"}})
-	st.Metrics = []pipeline.Metric{cls, ref}
+	st.Metrics = []spec.Metric{cls, ref}
 	out := run(t, ref, mkRS(st, "wrong", task, both...))
 	tb := table(t, out, "reference_comparison")
 	if got := cellOf(t, tb, "match", "ETHICS", "m", "zero_shot"); got != "true" {
@@ -560,7 +560,7 @@ func TestReference(t *testing.T) {
 	}
 
 	// A dataset the CSV does not have, and a from naming no block.
-	_, ds := tryBuild(st, &ReferenceConfig{MetricBase: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv", From: "nope",
+	_, ds := tryBuild(st, &ReferenceConfig{MetricBase: spec.MetricBase{Kind: "reference"}, File: "ref.csv", From: "nope",
 		Datasets: []RefDataset{{Dataset: "MMLU", Task: "toy"}}})
 	if !strings.Contains(ds.Error(), `no rows of dataset "MMLU"`) || !strings.Contains(ds.Error(), `no classification or safety block "nope"`) {
 		t.Errorf("diagnostics %v", ds)
@@ -582,14 +582,14 @@ func parseF(s string) float64 {
 func TestEfficiencyAccuracyFollowsTheUnparsedPolicy(t *testing.T) {
 	task := mkTask("ethics", ethicsLabels, U, []tItem{{id: "1", gold: U}, {id: "2", gold: A}, {id: "3", gold: A}, {id: "4"}}, nil)
 	st := mkStudy(1, task)
-	acct := pipeline.Account{PromptTokens: 60, CompletionTokens: 40}
+	acct := spec.Account{PromptTokens: 60, CompletionTokens: 40}
 	for policy, acc := range map[string]float64{"wrong": 1.0 / 3, "exclude": 1.0 / 2} {
 		rs := mkRS(st, policy, task,
 			ans{model: "m", strategy: "s", item: "1", label: U, acct: acct},
 			ans{model: "m", strategy: "s", item: "2", label: U, acct: acct},
 			ans{model: "m", strategy: "s", item: "3", label: "", acct: acct},
 			ans{model: "m", strategy: "s", item: "4", label: A, acct: acct})
-		out := run(t, build(t, st, &EfficiencyConfig{MetricBase: pipeline.MetricBase{Kind: "efficiency"}}), rs)
+		out := run(t, build(t, st, &EfficiencyConfig{MetricBase: spec.MetricBase{Kind: "efficiency"}}), rs)
 		want(t, find(t, out, "m", "s", "all", "accuracy_per_1k_tokens"), acc/0.1, 4)
 	}
 }
@@ -610,8 +610,8 @@ func TestContrastUnderRepeats(t *testing.T) {
 		}
 		all = append(all, y)
 	}
-	st.Cells = []pipeline.ResolvedCell{{Task: task, Repeat: 0}, {Task: task, Repeat: 1}}
-	m := build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(200)})
+	st.Cells = []spec.ResolvedCell{{Task: task, Repeat: 0}, {Task: task, Repeat: 1}}
+	m := build(t, st, &ContrastConfig{MetricBase: spec.MetricBase{Kind: "contrast"}, Bootstrap: intp(200)})
 	out := run(t, m, mkRS(st, "wrong", task, all...))
 	// Originals: 3 right in repeat 0, 0 in repeat 1: 3/6.
 	r := find(t, out, "m", "s", "all", "original_accuracy")
@@ -638,15 +638,15 @@ func TestSafetyUnderRepeats(t *testing.T) {
 				ans{model: "m", strategy: "s", item: fmt.Sprint("b", i), label: v, noConf: true, repeat: k})
 		}
 	}
-	asr := func(st *pipeline.Study) pipeline.MetricRow {
-		m := build(t, st, &SafetyConfig{MetricBase: pipeline.MetricBase{Kind: "safety"}, Bootstrap: intp(4000)})
+	asr := func(st *spec.Study) spec.MetricRow {
+		m := build(t, st, &SafetyConfig{MetricBase: spec.MetricBase{Kind: "safety"}, Bootstrap: intp(4000)})
 		return find(t, run(t, m, mkRS(st, "wrong", task, answers...)), "m", "s", "all", "asr")
 	}
 	repeated := mkStudy(1, task)
-	repeated.Cells = []pipeline.ResolvedCell{{Task: task, Repeat: 0}, {Task: task, Repeat: 4}}
+	repeated.Cells = []spec.ResolvedCell{{Task: task, Repeat: 0}, {Task: task, Repeat: 4}}
 	clustered, naive := asr(repeated), asr(mkStudy(1, task))
 	want(t, clustered, 0.5, 100)
-	w := func(r pipeline.MetricRow) float64 { return r.CIHigh - r.CILow }
+	w := func(r spec.MetricRow) float64 { return r.CIHigh - r.CILow }
 	t.Logf("ASR interval widths: prompts with their samples %.4f, samples as independent %.4f", w(clustered), w(naive))
 	if w(clustered) < 1.8*w(naive) || !strings.Contains(clustered.Convention, scoring.ClusteredNote) {
 		t.Errorf("clustered interval width %.4f (naive %.4f), convention %q", w(clustered), w(naive), clustered.Convention)

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // BenchmarkScoreMillion scores each metric kind that reads cases on
@@ -27,12 +27,12 @@ func BenchmarkScoreMillion(b *testing.B) {
 	// answersTo fills a task's rows: each cell answers every item, right
 	// most of the time, sometimes unparsed, with a whole-per-cent
 	// confidence.
-	answersTo := func(st *pipeline.Study, t *pipeline.Task, labels []string, rs *pipeline.ResultSet, seed uint64) {
+	answersTo := func(st *spec.Study, t *spec.Task, labels []string, rs *spec.ResultSet, seed uint64) {
 		r := rand.New(rand.NewPCG(seed, 3))
 		for _, m := range models {
 			for _, s := range strategies {
-				c := &pipeline.Case{Model: &pipeline.Model{Name: m}, Strategy: &pipeline.Strategy{Name: s}, Task: t, Item: &t.Items[0]}
-				cell := pipeline.NewRowCell(c, m, s, nil)
+				c := &spec.Case{Model: &spec.Model{Name: m}, Strategy: &spec.Strategy{Name: s}, Task: t, Item: &t.Items[0]}
+				cell := spec.NewRowCell(c, m, s, nil)
 				for i := range t.Items {
 					it := &t.Items[i]
 					label := it.Gold
@@ -43,8 +43,8 @@ func BenchmarkScoreMillion(b *testing.B) {
 						label = ""
 					}
 					conf := float64(40+r.IntN(61)) / 100
-					res := &pipeline.Result{Done: true, Label: label, Parsed: label != "", Confidence: &conf,
-						Acct: pipeline.Account{PromptTokens: 150 + r.IntN(50), CompletionTokens: 20 + r.IntN(200), CostUSD: 1e-4}}
+					res := &spec.Result{Done: true, Label: label, Parsed: label != "", Confidence: &conf,
+						Acct: spec.Account{PromptTokens: 150 + r.IntN(50), CompletionTokens: 20 + r.IntN(200), CostUSD: 1e-4}}
 					if it.Gold != "" {
 						ok := res.Parsed && label == it.Gold
 						res.Correct = &ok
@@ -54,16 +54,16 @@ func BenchmarkScoreMillion(b *testing.B) {
 			}
 		}
 	}
-	newTask := func(name string, labels []string, positive string, items int, field func(i int) (string, map[string]any), subsets map[string]string) *pipeline.Task {
+	newTask := func(name string, labels []string, positive string, items int, field func(i int) (string, map[string]any), subsets map[string]string) *spec.Task {
 		t := mkTask(name, labels, positive, nil, subsets)
-		t.Items = make([]pipeline.Item, items)
+		t.Items = make([]spec.Item, items)
 		for i := range t.Items {
 			gold, f := field(i)
 			if f == nil {
 				f = map[string]any{}
 			}
 			f["gold"], f["is_short"] = gold, i%3 == 0
-			t.Items[i] = pipeline.Item{ID: fmt.Sprint(i), Row: i + 1, Fields: f, Gold: gold}
+			t.Items[i] = spec.Item{ID: fmt.Sprint(i), Row: i + 1, Fields: f, Gold: gold}
 		}
 		return t
 	}
@@ -89,23 +89,23 @@ func BenchmarkScoreMillion(b *testing.B) {
 
 	kinds := []struct {
 		name string
-		task *pipeline.Task
-		cfg  pipeline.MetricConfig
+		task *spec.Task
+		cfg  spec.MetricConfig
 	}{
-		{"classification", ethics, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}}},
-		{"confidence_study", ethics, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}}},
-		{"efficiency", ethics, &EfficiencyConfig{MetricBase: pipeline.MetricBase{Kind: "efficiency"}}},
-		{"compare", ethics, &CompareConfig{MetricBase: pipeline.MetricBase{Kind: "compare"}}},
-		{"safety", safety, &SafetyConfig{MetricBase: pipeline.MetricBase{Kind: "safety"}}},
-		{"contrast", contrast, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}}},
-		{"choice", choice, &ChoiceConfig{MetricBase: pipeline.MetricBase{Kind: "choice"}}},
+		{"classification", ethics, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}}},
+		{"confidence_study", ethics, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}}},
+		{"efficiency", ethics, &EfficiencyConfig{MetricBase: spec.MetricBase{Kind: "efficiency"}}},
+		{"compare", ethics, &CompareConfig{MetricBase: spec.MetricBase{Kind: "compare"}}},
+		{"safety", safety, &SafetyConfig{MetricBase: spec.MetricBase{Kind: "safety"}}},
+		{"contrast", contrast, &ContrastConfig{MetricBase: spec.MetricBase{Kind: "contrast"}}},
+		{"choice", choice, &ChoiceConfig{MetricBase: spec.MetricBase{Kind: "choice"}}},
 		// umss's cases: half competence (ethics), half safety.
-		{"umss", nil, &UMSSMetricConfig{MetricBase: pipeline.MetricBase{Kind: "umss"}, Competence: []UMSSCompetence{{Name: "acc", Task: "ethics"}}}},
+		{"umss", nil, &UMSSMetricConfig{MetricBase: spec.MetricBase{Kind: "umss"}, Competence: []UMSSCompetence{{Name: "acc", Task: "ethics"}}}},
 	}
 	for _, k := range kinds {
 		b.Run(k.name, func(b *testing.B) {
-			var st *pipeline.Study
-			rs := &pipeline.ResultSet{Policy: "wrong", Seed: 1}
+			var st *spec.Study
+			rs := &spec.ResultSet{Policy: "wrong", Seed: 1}
 			if k.task != nil {
 				st = mkStudy(1, k.task)
 				rs.Study = st
@@ -120,7 +120,7 @@ func BenchmarkScoreMillion(b *testing.B) {
 			}
 			st.Strategies = nil
 			for _, s := range strategies {
-				st.Strategies = append(st.Strategies, &pipeline.Strategy{Name: s})
+				st.Strategies = append(st.Strategies, &spec.Strategy{Name: s})
 			}
 			m, ds := tryBuild(st, k.cfg)
 			if len(ds) > 0 {

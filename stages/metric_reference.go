@@ -13,24 +13,24 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/internal/wrap"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
-	pipeline.RegisterMetric(pipeline.MetricKind{
+	spec.RegisterMetric(spec.MetricKind{
 		Name: "reference",
 		Doc: "Compares the run's figures with published ones from a CSV: classification figures (n, accuracy, F1, ECE, Brier per model x strategy; " +
 			"on a multi-class task F1 is weighted_f1 and ECE the top-label ece) from a classification block, and safety figures (ASR and RTA with their " +
 			"n and denominators) from a safety block (reference_comparison.csv, and a table printed after the run).",
-		New: func() pipeline.MetricConfig { return &ReferenceConfig{} },
+		New: func() spec.MetricConfig { return &ReferenceConfig{} },
 	})
 }
 
 // ReferenceConfig is the YAML of a reference metric block.
 type ReferenceConfig struct {
-	pipeline.MetricBase `yaml:",inline"`
-	File                string `yaml:"file" required:"true" doc:"CSV of published figures, relative to the run file, with columns dataset, model, strategy and any of n_eval, accuracy, f1, ece, brier, asr, rta, n_harmful, n_benign (e.g. data/promoral_reference/promoral_results_summary.csv)."`
+	spec.MetricBase `yaml:",inline"`
+	File            string `yaml:"file" required:"true" doc:"CSV of published figures, relative to the run file, with columns dataset, model, strategy and any of n_eval, accuracy, f1, ece, brier, asr, rta, n_harmful, n_benign (e.g. data/promoral_reference/promoral_results_summary.csv)."`
 	// Datasets joins the CSV's dataset column to the run's tasks.
 	Datasets []RefDataset `yaml:"datasets" required:"true" doc:"Which published dataset each task (or task subset) corresponds to."`
 	From     string       `yaml:"from,omitempty" doc:"Name of the block whose figures are compared (a classification block: its unparsed policy, confidence meaning and ece_promoral; a safety block for ASR and RTA); default: the first block of the right kind scoring the task. A dataset's own from: wins."`
@@ -73,13 +73,13 @@ type reference struct {
 	strategies map[string]string
 	tol        float64
 	pubDenom   string
-	tasks      map[string]*pipeline.Task
+	tasks      map[string]*spec.Task
 }
 
 // Build reads the CSV and checks the joins.
-func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+func (c *ReferenceConfig) Build(b *spec.MetricBuild) spec.Metric {
 	m := &reference{table: tableName(&c.MetricBase, "reference_comparison"), datasets: c.Datasets, from: c.From, models: c.Models, strategies: c.Strategies,
-		tol: c.Tolerance, pubDenom: c.PublishedDenominator, tasks: map[string]*pipeline.Task{}}
+		tol: c.Tolerance, pubDenom: c.PublishedDenominator, tasks: map[string]*spec.Task{}}
 	if m.tol == 0 {
 		m.tol = 0.005
 	}
@@ -116,24 +116,24 @@ func (c *ReferenceConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	blockNamed := func(name string) bool { return slices.Contains(blocks, name) }
 	const fromHint = "name a classification or safety block of this run"
 	if c.From != "" && !blockNamed(c.From) {
-		b.Errf("from", pipeline.NameHint(c.From, blocks, fromHint), "no classification or safety block %q", c.From)
+		b.Errf("from", spec.NameHint(c.From, blocks, fromHint), "no classification or safety block %q", c.From)
 	}
 	for i, d := range c.Datasets {
 		t := b.Study.Task(d.Task)
 		if t == nil {
-			b.Errf(fmt.Sprintf("datasets[%d].task", i), pipeline.NameHint(d.Task, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", d.Task)
+			b.Errf(fmt.Sprintf("datasets[%d].task", i), spec.NameHint(d.Task, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", d.Task)
 			continue
 		}
 		if d.Subset != "" {
 			if _, ok := t.Spec.Subsets[d.Subset]; !ok {
-				b.Errf(fmt.Sprintf("datasets[%d].subset", i), pipeline.NameHint(d.Subset, subsetNames(map[string]*pipeline.Task{t.Name: t}), "name a subset from the task's subsets:"), "task %s has no subset %q", d.Task, d.Subset)
+				b.Errf(fmt.Sprintf("datasets[%d].subset", i), spec.NameHint(d.Subset, subsetNames(map[string]*spec.Task{t.Name: t}), "name a subset from the task's subsets:"), "task %s has no subset %q", d.Task, d.Subset)
 			}
 		}
 		if err == nil && !have[d.Dataset] {
 			b.Errf(fmt.Sprintf("datasets[%d].dataset", i), "use a value of the CSV's dataset column", "%s has no rows of dataset %q", c.File, d.Dataset)
 		}
 		if d.From != "" && !blockNamed(d.From) {
-			b.Errf(fmt.Sprintf("datasets[%d].from", i), pipeline.NameHint(d.From, blocks, fromHint), "no classification or safety block %q", d.From)
+			b.Errf(fmt.Sprintf("datasets[%d].from", i), spec.NameHint(d.From, blocks, fromHint), "no classification or safety block %q", d.From)
 		}
 		m.tasks[t.Name] = t
 	}
@@ -233,7 +233,7 @@ type refLine struct {
 	// incomplete: the compared block gives this cell no figure (errored
 	// cases under errors: incomplete), so neither is compared here.
 	incomplete bool
-	ours       map[string]pipeline.MetricRow
+	ours       map[string]spec.MetricRow
 	pub        *refRow
 	figs       []figure
 }
@@ -260,7 +260,7 @@ func (l *refLine) nOf(metric string) int {
 
 // blockFor finds the block to compare for a dataset: a classification
 // block for classification figures, a safety block for ASR and RTA.
-func (m *reference) blockFor(rs *pipeline.ResultSet, d RefDataset, safetyFigs bool) (pipeline.Metric, error) {
+func (m *reference) blockFor(rs *spec.ResultSet, d RefDataset, safetyFigs bool) (spec.Metric, error) {
 	from := d.From
 	if from == "" {
 		from = m.from
@@ -302,7 +302,7 @@ func mapName(m map[string]string, s string) string {
 }
 
 // Compute joins the run's figures with the published ones.
-func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
+func (m *reference) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 	var lines []*refLine
 	var text strings.Builder
 	for _, d := range m.datasets {
@@ -319,11 +319,11 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 		if err != nil {
 			return nil, err
 		}
-		task := map[string]*pipeline.Task{d.Task: m.tasks[d.Task]}
+		task := map[string]*spec.Task{d.Task: m.tasks[d.Task]}
 		var how string
 		var figs []figure
 		var cells []*cell
-		var figures func(c *cell) (map[string]pipeline.MetricRow, error)
+		var figures func(c *cell) (map[string]spec.MetricRow, error)
 		var errs string
 		switch b := blk.(type) {
 		case *classification:
@@ -343,14 +343,14 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 				{"ece", ece, func(r *refRow) float64 { return r.ece }}, {"brier", "brier", func(r *refRow) float64 { return r.brier }}}
 			how = b.describe(rs) + "; F1 = " + f1 + "; ECE = " + ece + " (" + fmt.Sprintf("%d %s", b.bins, stats.BinConvention) + ")"
 			cells, errs = groupCells(rs, task, b.errs), b.errs
-			figures = func(c *cell) (map[string]pipeline.MetricRow, error) { return b.cellFigures(rs, c, d.Subset) }
+			figures = func(c *cell) (map[string]spec.MetricRow, error) { return b.cellFigures(rs, c, d.Subset) }
 		case *safety:
 			policy := policyOf(b.policy, rs)
 			figs = []figure{{"asr", "asr", func(r *refRow) float64 { return r.asr }}, {"rta", "rta", func(r *refRow) float64 { return r.rta }}}
 			how = "ASR ours: share judged COMPLIANCE " + denominators(b.kinds.Harmful, policy) + "; RTA ours: share judged REFUSAL " +
 				denominators(b.kinds.Benign, policy) + "; published: " + m.pubDenom
 			cells, errs = groupCells(rs, task, b.errs), b.errs
-			figures = func(c *cell) (map[string]pipeline.MetricRow, error) { return b.cellFigures(rs, c, d.Subset) }
+			figures = func(c *cell) (map[string]spec.MetricRow, error) { return b.cellFigures(rs, c, d.Subset) }
 		}
 		used := map[*refRow]bool{}
 		var ds []*refLine
@@ -381,8 +381,8 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 		m.writeText(&text, d, how, ds, missing)
 		lines = append(lines, ds...)
 	}
-	out := &pipeline.MetricOutput{Text: strings.TrimRight(text.String(), "\n")}
-	t := pipeline.CSVTable{Name: m.table, Header: []string{
+	out := &spec.MetricOutput{Text: strings.TrimRight(text.String(), "\n")}
+	t := spec.CSVTable{Name: m.table, Header: []string{
 		"dataset", "model", "strategy", "n", "n_published",
 		"accuracy", "accuracy_published", "accuracy_diff", "f1", "f1_published", "f1_diff",
 		"ece", "ece_published", "ece_diff", "brier", "brier_published", "brier_diff",
@@ -417,7 +417,7 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 			match = strconv.FormatBool(m.matches(l))
 		}
 		if l.incomplete {
-			match = pipeline.StatusIncomplete
+			match = spec.StatusIncomplete
 		}
 		var as []string
 		for _, f := range l.figs {
@@ -433,7 +433,7 @@ func (m *reference) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, err
 			cnt(l.nOf("rta"), l.safety), pn(p.nBenign), fmtF(rta), fmtF(p.rta), fmtF(rta - p.rta),
 			strings.Join(as, " "), match})
 	}
-	out.Tables = []pipeline.CSVTable{t}
+	out.Tables = []spec.CSVTable{t}
 	return out, nil
 }
 

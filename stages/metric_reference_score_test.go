@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // contrast require_confidence: an answer without a confidence is unparsed.
@@ -15,7 +15,7 @@ import (
 func TestContrastRequireConfidence(t *testing.T) {
 	st, task, a := contrastSet(t)
 	a[1].noConf = true
-	m := build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(0), RequireConfidence: true})
+	m := build(t, st, &ContrastConfig{MetricBase: spec.MetricBase{Kind: "contrast"}, Bootstrap: intp(0), RequireConfidence: true})
 	out := run(t, m, mkRS(st, "wrong", task, a...))
 	want(t, find(t, out, "m", "s", "all", "edited_accuracy"), 0, 3)
 	want(t, find(t, out, "m", "s", "all", "flip_accuracy"), 0, 2)
@@ -23,7 +23,7 @@ func TestContrastRequireConfidence(t *testing.T) {
 		t.Errorf("convention %q does not say a confidence is required", c)
 	}
 	// Without it, p1's edit counts: 1/3 and 1/2 as in TestContrast.
-	m = build(t, st, &ContrastConfig{MetricBase: pipeline.MetricBase{Kind: "contrast"}, Bootstrap: intp(0)})
+	m = build(t, st, &ContrastConfig{MetricBase: spec.MetricBase{Kind: "contrast"}, Bootstrap: intp(0)})
 	out = run(t, m, mkRS(st, "wrong", task, a...))
 	want(t, find(t, out, "m", "s", "all", "flip_accuracy"), 0.5, 2)
 }
@@ -64,11 +64,11 @@ func TestReferenceSafetyAndMultiClass(t *testing.T) {
 		ans{model: "m", strategy: "s", item: "2", label: "OTHER", conf: 0.6},
 		ans{model: "m", strategy: "s", item: "3", label: "OTHER", conf: 0.8},
 		ans{model: "m", strategy: "s", item: "4", label: "INFO", conf: 0.7})
-	saf := build(t, st, &SafetyConfig{MetricBase: pipeline.MetricBase{Kind: "safety", Tasks: []string{"safety"}}, Bootstrap: intp(0)})
-	cls := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification", Tasks: []string{"scruples"}}, Bootstrap: intp(0)})
-	ref := build(t, st, &ReferenceConfig{MetricBase: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv",
+	saf := build(t, st, &SafetyConfig{MetricBase: spec.MetricBase{Kind: "safety", Tasks: []string{"safety"}}, Bootstrap: intp(0)})
+	cls := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification", Tasks: []string{"scruples"}}, Bootstrap: intp(0)})
+	ref := build(t, st, &ReferenceConfig{MetricBase: spec.MetricBase{Kind: "reference"}, File: "ref.csv",
 		Datasets: []RefDataset{{Dataset: "WildJailbreak", Task: "safety"}, {Dataset: "Scruples", Task: "scruples"}}})
-	st.Metrics = []pipeline.Metric{saf, cls, ref}
+	st.Metrics = []spec.Metric{saf, cls, ref}
 	out := run(t, ref, merge(rsSafety, rsScr))
 	tb := table(t, out, "reference_comparison")
 	for _, c := range []struct{ col, dataset, want string }{
@@ -119,10 +119,10 @@ func TestReferenceTextFitsATerminal(t *testing.T) {
 			ans{model: "claude-sonnet-4", strategy: s, item: "4", label: "INFO", conf: 0.7})
 	}
 	rs := mkRS(st, "wrong", scr, answers...)
-	cls := build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification", Tasks: []string{"scruples"}}, Bootstrap: intp(0)})
-	ref := build(t, st, &ReferenceConfig{MetricBase: pipeline.MetricBase{Kind: "reference"}, File: "ref.csv",
+	cls := build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification", Tasks: []string{"scruples"}}, Bootstrap: intp(0)})
+	ref := build(t, st, &ReferenceConfig{MetricBase: spec.MetricBase{Kind: "reference"}, File: "ref.csv",
 		Datasets: []RefDataset{{Dataset: "Scruples", Task: "scruples"}}})
-	st.Metrics = []pipeline.Metric{cls, ref}
+	st.Metrics = []spec.Metric{cls, ref}
 	out := run(t, ref, rs)
 	lines := strings.Split(out.Text, "\n")
 	for _, l := range lines {

@@ -6,27 +6,27 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
-	pipeline.RegisterMetric(pipeline.MetricKind{
+	spec.RegisterMetric(spec.MetricKind{
 		Name: "repeats",
 		Doc: "Run-to-run variance of repeated cases (repeats: k), per task x model x strategy x factors: accuracy per item after the block's reducer " +
 			"(reduce: mean by default: each item's share of right samples) with a bootstrap 95% interval that resamples items, not samples " +
 			"(the samples of one item are not independent); the per-repeat accuracy's mean, SD (n-1) and range (accuracy_repeat_*; each repeat's " +
 			"own accuracy in repeats.csv); flip_rate, the share of items whose answer is not the same in every repeat; and repeats, the samples per item. " +
 			"An unparsed sample counts as wrong and as an answer of its own.",
-		New: func() pipeline.MetricConfig { return &RepeatsConfig{} },
+		New: func() spec.MetricConfig { return &RepeatsConfig{} },
 	})
 }
 
 // RepeatsConfig is the YAML of a repeats metric block.
 type RepeatsConfig struct {
-	pipeline.MetricBase `yaml:",inline"`
-	Bootstrap           *int `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates of the item-clustered 95% interval (seeded with settings.seed); default 1000, 0 turns it off."`
+	spec.MetricBase `yaml:",inline"`
+	Bootstrap       *int `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates of the item-clustered 95% interval (seeded with settings.seed); default 1000, 0 turns it off."`
 }
 
 type repeatsMetric struct {
@@ -34,17 +34,17 @@ type repeatsMetric struct {
 	reduce string
 	reps   int
 	table  string
-	tasks  map[string]*pipeline.Task
+	tasks  map[string]*spec.Task
 }
 
 // Build takes the tasks with gold labels.
-func (c *RepeatsConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+func (c *RepeatsConfig) Build(b *spec.MetricBuild) spec.Metric {
 	checkReps(b, c.Bootstrap)
 	m := &repeatsMetric{errs: c.MetricBase.ErrorsPolicy(), reduce: c.Reduce, reps: repsOf(c.Bootstrap), table: tableName(&c.MetricBase, "repeats")}
-	if m.reduce == "" || m.reduce == pipeline.ReduceNone {
-		m.reduce = pipeline.ReduceMean
+	if m.reduce == "" || m.reduce == spec.ReduceNone {
+		m.reduce = spec.ReduceMean
 	}
-	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
+	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		if len(t.Labels) == 0 || t.Spec.Gold == "" {
 			return "it has no gold labels to score the repeats against"
 		}
@@ -57,13 +57,13 @@ func (c *RepeatsConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 func (m *repeatsMetric) ReducesItself() bool { return true }
 
 // Compute reports each cell's variance between repeats.
-func (m *repeatsMetric) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
-	out := &pipeline.MetricOutput{}
-	tb := pipeline.CSVTable{Name: m.table, Header: idHeader(rs, "repeat", "accuracy", "n")}
+func (m *repeatsMetric) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
+	out := &spec.MetricOutput{}
+	tb := spec.CSVTable{Name: m.table, Header: idHeader(rs, "repeat", "accuracy", "n")}
 	for ci, c := range groupCells(rs, m.tasks, m.errs) {
 		// The samples of each item, and the rows of each repeat.
-		byItem := map[*pipeline.Item][]*pipeline.ResultRow{}
-		var items []*pipeline.Item
+		byItem := map[*spec.Item][]*spec.ResultRow{}
+		var items []*spec.Item
 		byRepeat := map[int][2]int{} // repeat -> right, n
 		for _, r := range c.Rows {
 			if r.Item.Gold == "" {
@@ -138,7 +138,7 @@ func (m *repeatsMetric) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput,
 			r := row(c, subsetAll, x.name, x.v, sp.N)
 			r.Convention = x.conv
 			if sp.N < 2 && x.name == "accuracy_repeat_sd" {
-				r.Status = pipeline.StatusTooFew
+				r.Status = spec.StatusTooFew
 			}
 			out.Rows = append(out.Rows, r)
 		}
@@ -160,7 +160,7 @@ func (m *repeatsMetric) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput,
 
 // itemScore is an item's summed score and its weight under the reducer:
 // mean weighs every sample, the others make one 0/1 answer of the item.
-func (m *repeatsMetric) itemScore(g []*pipeline.ResultRow) (float64, int) {
+func (m *repeatsMetric) itemScore(g []*spec.ResultRow) (float64, int) {
 	right := 0
 	for _, x := range g {
 		if ok, _ := x.Correct(); ok {
@@ -174,13 +174,13 @@ func (m *repeatsMetric) itemScore(g []*pipeline.ResultRow) (float64, int) {
 		return 0, 1
 	}
 	switch m.reduce {
-	case pipeline.ReduceMean:
+	case spec.ReduceMean:
 		return float64(right), len(g)
-	case pipeline.ReduceAny:
+	case spec.ReduceAny:
 		return b(right > 0)
-	case pipeline.ReduceAll:
+	case spec.ReduceAll:
 		return b(right == len(g))
-	case pipeline.ReduceFirst:
+	case spec.ReduceFirst:
 		ok, _ := g[0].Correct()
 		return b(ok)
 	}
@@ -189,7 +189,7 @@ func (m *repeatsMetric) itemScore(g []*pipeline.ResultRow) (float64, int) {
 }
 
 // answerOf is what a sample answered: its label, or "" when unparsed.
-func answerOf(r *pipeline.ResultRow) string {
+func answerOf(r *spec.ResultRow) string {
 	if !r.Parsed() {
 		return ""
 	}

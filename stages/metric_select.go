@@ -11,18 +11,18 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
 func init() {
-	pipeline.RegisterMetric(pipeline.MetricKind{
+	spec.RegisterMetric(spec.MetricKind{
 		Name: "select_candidate",
 		Doc: "Picks, per model, the best of the candidate texts a selection strategy tried on every item (outputs candidates and candidate_labels, " +
 			"e.g. role_confirmation_selection): accuracy + F1 of answer.positive per candidate, ties to the lowest index. " +
 			"Writes a CSV table of every candidate and, with write:, the chosen texts as per-model vars ({<model>: {<var>: <text>}}) for a model's vars_file.",
-		New: func() pipeline.MetricConfig { return &SelectCandidateConfig{} },
+		New: func() spec.MetricConfig { return &SelectCandidateConfig{} },
 	})
 }
 
@@ -34,16 +34,16 @@ const (
 
 // SelectCandidateConfig is the YAML of a select_candidate metric block.
 type SelectCandidateConfig struct {
-	pipeline.MetricBase `yaml:",inline"`
-	Write               string `yaml:"write,omitempty" doc:"File (relative to the run folder) the chosen texts are written to as {<model name>: {<var>: <text>}}, the format of a model's vars_file; empty: write none."`
-	Var                 string `yaml:"var,omitempty" default:"role_confirmation" doc:"Name of the model var the chosen text is written under (default role_confirmation)."`
-	Table               string `yaml:"table,omitempty" default:"role_candidates" doc:"Name of the CSV table of every candidate's scores (default role_candidates, written as <table>.csv)."`
-	Unparsed            string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	spec.MetricBase `yaml:",inline"`
+	Write           string `yaml:"write,omitempty" doc:"File (relative to the run folder) the chosen texts are written to as {<model name>: {<var>: <text>}}, the format of a model's vars_file; empty: write none."`
+	Var             string `yaml:"var,omitempty" default:"role_confirmation" doc:"Name of the model var the chosen text is written under (default role_confirmation)."`
+	Table           string `yaml:"table,omitempty" default:"role_candidates" doc:"Name of the CSV table of every candidate's scores (default role_candidates, written as <table>.csv)."`
+	Unparsed        string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 }
 
 type selectCandidate struct {
 	errs   string
-	tasks  map[string]*pipeline.Task
+	tasks  map[string]*spec.Task
 	write  string
 	varN   string
 	table  string
@@ -52,7 +52,7 @@ type selectCandidate struct {
 
 // Build checks the block against the study: a binary task to score and a
 // strategy that records candidates.
-func (c *SelectCandidateConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
+func (c *SelectCandidateConfig) Build(b *spec.MetricBuild) spec.Metric {
 	checkPolicy(b, c.Unparsed)
 	m := &selectCandidate{errs: c.MetricBase.ErrorsPolicy(), write: c.Write, varN: c.Var, table: c.Table, policy: c.Unparsed}
 	if m.varN == "" {
@@ -60,15 +60,15 @@ func (c *SelectCandidateConfig) Build(b *pipeline.MetricBuild) pipeline.Metric {
 	}
 	if m.table == "" {
 		m.table = "role_candidates"
-	} else if why := pipeline.IdentProblem(m.table); why != "" {
-		b.Errf("table", pipeline.IdentHint, "table %s %s: it names a CSV file in the output folder", pipeline.Clip(m.table, 40), why)
+	} else if why := spec.IdentProblem(m.table); why != "" {
+		b.Errf("table", spec.IdentHint, "table %s %s: it names a CSV file in the output folder", spec.Clip(m.table, 40), why)
 	}
 	if w := c.Write; w != "" {
 		if filepath.IsAbs(w) || !filepath.IsLocal(w) {
 			b.Errf("write", "give a path inside the run folder, e.g. role_confirmations.yaml", "write %q leaves the run folder", w)
 		}
 	}
-	m.tasks = selectTasks(b, func(t *pipeline.Task) string {
+	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		switch {
 		case !isBinary(t):
 			return "accuracy + F1 needs a binary task with answer.positive"
@@ -103,16 +103,16 @@ type pick struct {
 }
 
 // ReadsOutputs says the block reads the outputs of its tasks' cases.
-func (m *selectCandidate) ReadsOutputs(t *pipeline.Task) bool { return m.tasks[t.Name] != nil }
+func (m *selectCandidate) ReadsOutputs(t *spec.Task) bool { return m.tasks[t.Name] != nil }
 
 // UnparsedOverride is the block's unparsed: ("" = the run's).
 func (m *selectCandidate) UnparsedOverride() string { return m.policy }
 
 // Compute scores every candidate of every cell, picks the best per model and
 // writes the chosen texts.
-func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutput, error) {
+func (m *selectCandidate) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
-	out := &pipeline.MetricOutput{}
+	out := &spec.MetricOutput{}
 	var picks []*pick
 	byModel := map[string]*cell{}
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
@@ -131,7 +131,7 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		picks = append(picks, p)
 	}
 
-	tbl := pipeline.CSVTable{Name: m.table, Header: []string{"model", "candidate", "status", "accuracy", "f1", "score", "chosen", "text"}}
+	tbl := spec.CSVTable{Name: m.table, Header: []string{"model", "candidate", "status", "accuracy", "f1", "score", "chosen", "text"}}
 	chosen := map[string]map[string]string{}
 	var text strings.Builder
 	fmt.Fprintf(&text, "Candidate selection (accuracy + F1 of the positive class; unparsed: %s):", policy)
@@ -141,9 +141,9 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			sub := fmt.Sprintf("candidate_%d", k)
 			out.Rows = append(out.Rows, row(c, sub, "accuracy", s.acc, s.n), row(c, sub, "f1", s.f1, s.n), row(c, sub, "score", s.score, s.n))
 			inc := incomplete(c, m.errs)
-			status := pipeline.StatusOK
+			status := spec.StatusOK
 			if inc {
-				status = pipeline.StatusIncomplete
+				status = spec.StatusIncomplete
 			}
 			tbl.Rows = append(tbl.Rows, append(append([]string{c.Model, fmtI(k), status}, withheld(inc, fmtF(s.acc), fmtF(s.f1), fmtF(s.score))...),
 				fmt.Sprint(k == p.best && !inc), p.texts[k]))
@@ -152,7 +152,7 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 			fmt.Fprintf(&text, "\n  %s: no candidate could be scored; nothing chosen", c.Model)
 			continue
 		}
-		if e := c.nErrors(); e > 0 && m.errs == pipeline.ErrorsIncomplete {
+		if e := c.nErrors(); e > 0 && m.errs == spec.ErrorsIncomplete {
 			// A choice from part of the items is not the choice: apply
 			// again (errored cases are retried), or say how they count.
 			fmt.Fprintf(&text, "\n  %s: %d of %d cases errored; nothing chosen (apply again to retry them, or set errors: exclude or unparsed)", c.Model, e, c.nCases())
@@ -164,7 +164,7 @@ func (m *selectCandidate) Compute(rs *pipeline.ResultSet) (*pipeline.MetricOutpu
 		chosen[c.Model] = map[string]string{m.varN: p.texts[p.best]}
 		fmt.Fprintf(&text, "\n  %s: candidate %d of %d (accuracy %.3f, F1 %.3f, n %d): %q", c.Model, p.best, len(p.texts), s.acc, s.f1, s.n, p.texts[p.best])
 	}
-	out.Tables = []pipeline.CSVTable{tbl}
+	out.Tables = []spec.CSVTable{tbl}
 	if m.write != "" {
 		path := filepath.Join(rs.OutDir, m.write)
 		if err := writeChosen(path, rs.Study.Run.Name, m.varN, chosen); err != nil {

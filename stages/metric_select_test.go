@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 const (
@@ -19,26 +19,26 @@ const (
 
 // selectFixture is a result set of one task with four gold items
 // [u, u, a, a]; labels[model][i] are item i's candidate labels.
-func selectFixture(t *testing.T, texts map[string][]any, labels map[string][][]any, policy string) *pipeline.ResultSet {
+func selectFixture(t *testing.T, texts map[string][]any, labels map[string][][]any, policy string) *spec.ResultSet {
 	t.Helper()
-	task := &pipeline.Task{Name: "dev", Labels: []string{u, a}, Positive: u, Spec: &pipeline.TaskSpec{Gold: "g"}}
-	strat := &pipeline.Strategy{Name: "sel"}
+	task := &spec.Task{Name: "dev", Labels: []string{u, a}, Positive: u, Spec: &spec.TaskSpec{Gold: "g"}}
+	strat := &spec.Strategy{Name: "sel"}
 	gold := []string{u, u, a, a}
-	rs := &pipeline.ResultSet{Study: &pipeline.Study{Run: &pipeline.RunFile{Name: "fixture"}}, Policy: policy, OutDir: t.TempDir()}
+	rs := &spec.ResultSet{Study: &spec.Study{Run: &spec.RunFile{Name: "fixture"}}, Policy: policy, OutDir: t.TempDir()}
 	for _, name := range []string{"m1", "m2"} {
-		model := &pipeline.Model{Name: name}
+		model := &spec.Model{Name: name}
 		for i, g := range gold {
-			item := &pipeline.Item{ID: string(rune('a' + i)), Gold: g}
-			c := &pipeline.Case{Model: model, Strategy: strat, Task: task, Item: item}
-			res := &pipeline.Result{Done: true, Outputs: map[string]any{outCandidates: texts[name], outCandidateLabels: labels[name][i]}}
-			rs.Rows = append(rs.Rows, pipeline.NewRow(c, name, strat.Name, nil, res))
+			item := &spec.Item{ID: string(rune('a' + i)), Gold: g}
+			c := &spec.Case{Model: model, Strategy: strat, Task: task, Item: item}
+			res := &spec.Result{Done: true, Outputs: map[string]any{outCandidates: texts[name], outCandidateLabels: labels[name][i]}}
+			rs.Rows = append(rs.Rows, spec.NewRow(c, name, strat.Name, nil, res))
 		}
 	}
 	return rs
 }
 
-func selectMetric(rs *pipeline.ResultSet) *selectCandidate {
-	return &selectCandidate{tasks: map[string]*pipeline.Task{"dev": rs.Rows[0].Task}, write: "sel/chosen.yaml", varN: "role_confirmation", table: "role_candidates"}
+func selectMetric(rs *spec.ResultSet) *selectCandidate {
+	return &selectCandidate{tasks: map[string]*spec.Task{"dev": rs.Rows[0].Task}, write: "sel/chosen.yaml", varN: "role_confirmation", table: "role_candidates"}
 }
 
 // The arithmetic by hand. Gold [u, u, a, a], positive u.

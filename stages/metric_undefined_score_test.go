@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A cell of 100 answers with nright right ones: the right answers' confidences
 // spread over 0.50-0.99, the wrong ones' near the middle, so ρ is small
 // and far from significant.
-func rightWrongCell(nright int) (*pipeline.Task, []ans) {
+func rightWrongCell(nright int) (*spec.Task, []ans) {
 	var items []tItem
 	var answers []ans
 	for i := range 100 {
@@ -41,13 +41,13 @@ func TestSpearmanUndefinedReplicates(t *testing.T) {
 		lowU, highU  int // expected range of undefined replicates of 1000
 		conventionIs string
 	}{
-		{98, pipeline.StatusTooFew, 90, 180, "too_few: "},
+		{98, spec.StatusTooFew, 90, 180, "too_few: "},
 		{96, "", 5, 40, "left out of the 95% interval (up to 5% may be)"},
 		{80, "", 0, 0, ""},
 	} {
 		task, answers := rightWrongCell(c.nright)
 		st := mkStudy(3, task)
-		out := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}}), mkRS(st, "wrong", task, answers...))
+		out := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}}), mkRS(st, "wrong", task, answers...))
 		rho := find(t, out, "m", "s", "all", "spearman_rho")
 		p := find(t, out, "m", "s", "all", "spearman_p")
 		if rho.Status != c.status || p.Status != c.status {
@@ -62,15 +62,15 @@ func TestSpearmanUndefinedReplicates(t *testing.T) {
 		if c.conventionIs == "" && strings.Contains(rho.Convention, "replicates") {
 			t.Errorf("%d right: convention %q speaks of undefined replicates", c.nright, rho.Convention)
 		}
-		if c.status == pipeline.StatusTooFew {
+		if c.status == spec.StatusTooFew {
 			if !strings.Contains(rho.Convention, fmt.Sprintf("%d of 1000 bootstrap replicates have no defined value, more than the 5%% a 95%% interval", rho.CIUndefined)) {
 				t.Errorf("the withheld row does not state the count and the threshold: %q", rho.Convention)
 			}
-			if cell := cellOf(t, table(t, out, "confidence_correct_vs_incorrect"), "spearman_status", "m", "s", "ethics"); cell != pipeline.StatusTooFew {
+			if cell := cellOf(t, table(t, out, "confidence_correct_vs_incorrect"), "spearman_status", "m", "s", "ethics"); cell != spec.StatusTooFew {
 				t.Errorf("confidence_correct_vs_incorrect.csv spearman_status %q", cell)
 			}
 			// The point estimate exists: only the bootstrap is unstable.
-			bare := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: pipeline.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task, answers...))
+			bare := run(t, build(t, st, &ConfidenceStudyConfig{MetricBase: spec.MetricBase{Kind: "confidence_study"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task, answers...))
 			if r := find(t, bare, "m", "s", "all", "spearman_p"); r.Status != "" || !(r.Value > 0.5) {
 				t.Errorf("without intervals: p = %v (status %q), want a large p", r.Value, r.Status)
 			}
@@ -99,16 +99,16 @@ func TestClassificationUndefinedReplicates(t *testing.T) {
 	}
 	task := mkTask("ethics", ethicsLabels, U, items, nil)
 	st := mkStudy(5, task)
-	out := run(t, build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}}), mkRS(st, "wrong", task, answers...))
+	out := run(t, build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}}), mkRS(st, "wrong", task, answers...))
 	brier := find(t, out, "m", "s", "all", "brier")
-	if brier.Status != pipeline.StatusTooFew || brier.CIUndefined < 300 || brier.CIUndefined > 430 || brier.CIReps != 1000 || !math.IsNaN(brier.CILow) {
+	if brier.Status != spec.StatusTooFew || brier.CIUndefined < 300 || brier.CIUndefined > 430 || brier.CIReps != 1000 || !math.IsNaN(brier.CILow) {
 		t.Errorf("brier: status %q, %d of %d undefined, interval [%v, %v]", brier.Status, brier.CIUndefined, brier.CIReps, brier.CILow, brier.CIHigh)
 	}
 	acc := find(t, out, "m", "s", "all", "accuracy")
 	if acc.Status != "" || acc.CIReps != 1000 || acc.CIUndefined != 0 {
 		t.Errorf("accuracy: status %q, %d of %d undefined", acc.Status, acc.CIUndefined, acc.CIReps)
 	}
-	bare := run(t, build(t, st, &ClassificationConfig{MetricBase: pipeline.MetricBase{Kind: "classification"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task, answers...))
+	bare := run(t, build(t, st, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(0)}), mkRS(st, "wrong", task, answers...))
 	if r := find(t, bare, "m", "s", "all", "brier"); r.Status != "" || r.CIReps != 0 || math.Abs(r.Value-0.04) > 1e-12 {
 		t.Errorf("without intervals: brier %v (status %q, %d replicates), want 0.04", r.Value, r.Status, r.CIReps)
 	}

@@ -8,24 +8,24 @@ import (
 
 	"github.com/expr-lang/expr/types"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func init() {
-	pipeline.Register(pipeline.Kind{
+	spec.Register(spec.Kind{
 		Name: "prompt",
 		Doc:  "Renders messages from templates, optionally continuing an earlier prompt stage's conversation, and asks the model. Publishes text, texts (all samples), finish_reason and truncated.",
-		New:  func() pipeline.Config { return &PromptConfig{} },
+		New:  func() spec.Config { return &PromptConfig{} },
 	})
 }
 
 // PromptConfig is the YAML of a prompt stage.
 type PromptConfig struct {
-	pipeline.StageBase `yaml:",inline"`
-	Continue           pipeline.StringList `yaml:"continue,omitempty" doc:"Prompt stage(s) whose conversation (messages and reply) comes before this stage's messages; with a list, the one that ran most recently (e.g. [revise, answer] in a loop)."`
-	Messages           []Message           `yaml:"messages" required:"true" doc:"Messages to send, in order; system messages first."`
-	pipeline.GenParams `yaml:",inline"`
+	spec.StageBase `yaml:",inline"`
+	Continue       spec.StringList `yaml:"continue,omitempty" doc:"Prompt stage(s) whose conversation (messages and reply) comes before this stage's messages; with a list, the one that ran most recently (e.g. [revise, answer] in a loop)."`
+	Messages       []Message       `yaml:"messages" required:"true" doc:"Messages to send, in order; system messages first."`
+	spec.GenParams `yaml:",inline"`
 }
 
 // Message is one templated turn.
@@ -45,7 +45,7 @@ type prompt struct {
 	// grown from nothing by doubling (the writes of a template are many
 	// and small).
 	sizes    []atomic.Int64
-	params   pipeline.GenParams
+	params   spec.GenParams
 	sampleOK bool
 }
 
@@ -71,7 +71,7 @@ func (c *PromptConfig) TemplateFiles() []string {
 }
 
 // Build compiles the templates and checks roles and the continued stage.
-func (c *PromptConfig) Build(b *pipeline.Build) pipeline.Stage {
+func (c *PromptConfig) Build(b *spec.Build) spec.Stage {
 	p := &prompt{name: c.Name, cont: c.Continue, params: c.GenParams}
 	for _, name := range c.Continue {
 		found := false
@@ -84,7 +84,7 @@ func (c *PromptConfig) Build(b *pipeline.Build) pipeline.Stage {
 			}
 		}
 		if !found || name == c.Name && len(c.Continue) == 1 {
-			b.Errf("continue", pipeline.NameHint(name, b.StageNames(), "name another prompt stage of this strategy"), "no stage %q to continue", name)
+			b.Errf("continue", spec.NameHint(name, b.StageNames(), "name another prompt stage of this strategy"), "no stage %q to continue", name)
 		}
 	}
 	if len(c.Messages) == 0 {
@@ -131,7 +131,7 @@ func (p *prompt) render(env map[string]any) ([]llm.Message, error) {
 	for i, t := range p.tmpls {
 		sb.Reset()
 		sb.Grow(int(p.sizes[i].Load()) + 64)
-		if err := pipeline.ExecTemplate(t, &sb, env); err != nil {
+		if err := spec.ExecTemplate(t, &sb, env); err != nil {
 			return nil, err
 		}
 		p.sizes[i].Store(int64(sb.Len()))
@@ -141,13 +141,13 @@ func (p *prompt) render(env map[string]any) ([]llm.Message, error) {
 }
 
 // Check renders the templates against a sample environment.
-func (p *prompt) Check(_ *pipeline.Task, env map[string]any) error {
+func (p *prompt) Check(_ *spec.Task, env map[string]any) error {
 	_, err := p.render(env)
 	return err
 }
 
 // Run renders the messages, asks the model and publishes its reply.
-func (p *prompt) Run(x *pipeline.Exec) (string, error) {
+func (p *prompt) Run(x *spec.Exec) (string, error) {
 	var msgs []llm.Message
 	if len(p.cont) > 0 {
 		prev, ok := x.Conversation(p.cont...)
@@ -190,7 +190,7 @@ func (p *prompt) Run(x *pipeline.Exec) (string, error) {
 }
 
 // PlanCall renders the stage's own messages for plan, without calling.
-func (p *prompt) PlanCall(env map[string]any) ([]llm.Message, pipeline.GenParams, []string, error) {
+func (p *prompt) PlanCall(env map[string]any) ([]llm.Message, spec.GenParams, []string, error) {
 	msgs, err := p.render(env)
 	return msgs, p.params, p.cont, err
 }

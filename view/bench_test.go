@@ -31,6 +31,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // cpuTime is the process's CPU time: on a shared machine it says what the
@@ -189,7 +190,7 @@ settings: {concurrency: 16}
 				return
 			}
 		}
-		st, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+		st, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 		if err != nil {
 			big.err = err
 			return

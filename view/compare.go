@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -198,8 +198,8 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 		}
 		// As diff: a side that counts errored cases as incomplete gives no
 		// paired figure for a cell where it has any.
-		pc.Incomplete = v.errA && ra.policy(v.task).Errors() == pipeline.ErrorsIncomplete ||
-			v.errB && rb.policy(v.task).Errors() == pipeline.ErrorsIncomplete
+		pc.Incomplete = v.errA && ra.policy(v.task).Errors() == spec.ErrorsIncomplete ||
+			v.errB && rb.policy(v.task).Errors() == spec.ErrorsIncomplete
 		if len(v.a) > 0 && !pc.Incomplete {
 			d := stats.PairedDiff(v.a, v.b, diffReps, diffSeed)
 			if repeats {

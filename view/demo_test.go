@@ -11,6 +11,7 @@ import (
 	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -121,7 +122,7 @@ func applyConfig(dir, cfg, out string) error {
 	if err := os.WriteFile(path, []byte(cfg+paths), 0o644); err != nil {
 		return err
 	}
-	st, err := pipeline.Load(path)
+	st, err := spec.Load(path)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A case of a study with repeats shows every sample of its item, by
@@ -37,7 +38,7 @@ paths: {strategies: ` + filepath.Join(root, "configs/strategies") + `, tasks: ` 
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := pipeline.Load(cfg)
+	st, err := spec.Load(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

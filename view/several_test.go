@@ -9,6 +9,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Hedged replies ("<answer>wrong</answer> or <answer>not wrong</answer>")
@@ -41,7 +42,7 @@ paths: {strategies: ` + filepath.Join(root, "configs/strategies") + `, tasks: ` 
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := pipeline.Load(path)
+	st, err := spec.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

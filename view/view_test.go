@@ -18,6 +18,7 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -485,7 +486,7 @@ func TestCompareRunsAsDiff(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := pipeline.Load(filepath.Join(dir, "b.yaml"))
+	st, err := spec.Load(filepath.Join(dir, "b.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,12 +12,13 @@ import (
 	"github.com/promoral/promoral/pipeline/batch"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // usesBatch reports whether a model of the study asks for batch mode.
-func usesBatch(st *pipeline.Study) bool {
+func usesBatch(st *spec.Study) bool {
 	for _, m := range st.Models {
-		if m.Spec.Limits.Mode == pipeline.ModeBatch {
+		if m.Spec.Limits.Mode == spec.ModeBatch {
 			return true
 		}
 	}
@@ -27,7 +28,7 @@ func usesBatch(st *pipeline.Study) bool {
 // batchCasesInFlight is how many cases the models in batch mode keep in
 // flight at once (limits.batch_cases each): their state is what apply's
 // heap holds beyond the rows it streams.
-func batchCasesInFlight(st *pipeline.Study, all bool) int {
+func batchCasesInFlight(st *spec.Study, all bool) int {
 	o := review.PlanOptions{Batch: all}
 	n := 0
 	for _, m := range st.Models {
@@ -59,7 +60,7 @@ func newApply() *cobra.Command {
 		Short: "Run a study; a second run resumes from the journal and never pays twice",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			load := func(o pipeline.LoadOptions) (*pipeline.Study, error) {
+			load := func(o spec.LoadOptions) (*spec.Study, error) {
 				st, err := loadStudyWith(args[0], o)
 				if err != nil {
 					return nil, err
@@ -69,7 +70,7 @@ func newApply() *cobra.Command {
 			// Offline, hub data must be in the cache; online, it is
 			// fetched on first use, after the keys are known to be there
 			// (a missing key is said before anything is downloaded).
-			st, err := load(pipeline.LoadOptions{NeedData: offline})
+			st, err := load(spec.LoadOptions{NeedData: offline})
 			if err != nil {
 				return err
 			}
@@ -78,7 +79,7 @@ func newApply() *cobra.Command {
 					return err
 				}
 				prog, wait := dataProgress(cmd.ErrOrStderr())
-				st, err = load(pipeline.LoadOptions{Fetch: true, NeedData: true, Progress: prog, Ctx: cmd.Context()})
+				st, err = load(spec.LoadOptions{Fetch: true, NeedData: true, Progress: prog, Ctx: cmd.Context()})
 				wait()
 				if err != nil {
 					return err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func newCache() *cobra.Command {
@@ -36,7 +37,7 @@ once; ` + "`promoral cache prune`" + ` is safe while they run (a pruned reply is
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "shared response cache: %s\n", cs.Root)
-			fmt.Fprintf(w, "  %s, %s (%s on disk)\n", pipeline.Plural(cs.Entries, "reply", "replies"), humanBytes(cs.Bytes), humanBytes(cs.Disk))
+			fmt.Fprintf(w, "  %s, %s (%s on disk)\n", spec.Plural(cs.Entries, "reply", "replies"), humanBytes(cs.Bytes), humanBytes(cs.Disk))
 			if cs.Entries > 0 {
 				fmt.Fprintf(w, "  last used: oldest %s, newest %s\n", cs.Oldest.UTC().Format(time.RFC3339), cs.Newest.UTC().Format(time.RFC3339))
 			}
@@ -73,7 +74,7 @@ out, as apply leaves them out. The journals are read, never changed. Safe while 
 				if err != nil {
 					return fmt.Errorf("cache import: %w", err)
 				}
-				fmt.Fprintf(w, "%s: %s imported into %s, %d already there", run, pipeline.Plural(ci.Imported, "reply", "replies"), root, ci.Present)
+				fmt.Fprintf(w, "%s: %s imported into %s, %d already there", run, spec.Plural(ci.Imported, "reply", "replies"), root, ci.Present)
 				if ci.Local > 0 {
 					fmt.Fprintf(w, ", %d of models that call no endpoint left out", ci.Local)
 				}
@@ -122,7 +123,7 @@ miss, and is paid again.`,
 			if !all {
 				what = "replies not used for " + olderThan
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %s, %s (%s) from %s\n", pipeline.Plural(n, "reply", "replies"), humanBytes(freed), what, root)
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %s, %s (%s) from %s\n", spec.Plural(n, "reply", "replies"), humanBytes(freed), what, root)
 			return nil
 		},
 	}

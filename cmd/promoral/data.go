@@ -12,8 +12,8 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/hub"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func newData() *cobra.Command {
@@ -41,13 +41,13 @@ func newDataPull() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prog, wait := dataProgress(cmd.ErrOrStderr())
-			st, err := loadStudyWith(args[0], pipeline.LoadOptions{Fetch: true, NeedData: true, Update: update, Progress: prog, Ctx: cmd.Context()})
+			st, err := loadStudyWith(args[0], spec.LoadOptions{Fetch: true, NeedData: true, Update: update, Progress: prog, Ctx: cmd.Context()})
 			wait()
 			if err != nil {
 				return err
 			}
 			known := map[string]bool{}
-			for _, p := range pipeline.DataPlan(st) {
+			for _, p := range spec.DataPlan(st) {
 				known[p.Task] = true
 			}
 			for _, u := range update {
@@ -56,7 +56,7 @@ func newDataPull() *cobra.Command {
 				}
 			}
 			out := cmd.OutOrStdout()
-			plan := pipeline.DataPlan(st)
+			plan := spec.DataPlan(st)
 			if len(plan) == 0 {
 				fmt.Fprintf(out, "%s reads no dataset by hub reference: nothing to fetch\n", args[0])
 				return nil
@@ -84,7 +84,7 @@ func newDataList() *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "cache %s: %s\n", dir, pipeline.Plural(len(metas), "dataset", "datasets"))
+			fmt.Fprintf(out, "cache %s: %s\n", dir, spec.Plural(len(metas), "dataset", "datasets"))
 			if len(metas) == 0 {
 				return nil
 			}
@@ -106,7 +106,7 @@ func newDataList() *cobra.Command {
 				if m.Gated {
 					lic += ", gated"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", m.ID, dash(m.Config), dash(m.Split), commit, len(m.Files), pipeline.Bytes(size), lic)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", m.ID, dash(m.Config), dash(m.Split), commit, len(m.Files), spec.Bytes(size), lic)
 			}
 			return tw.Flush()
 		},
@@ -144,7 +144,7 @@ type lineProgress struct{ w io.Writer }
 func (l lineProgress) Start(label string, size, have int64) (func(int), func(error)) {
 	from := ""
 	if have > 0 {
-		from = fmt.Sprintf(", resuming at %s", pipeline.Bytes(have))
+		from = fmt.Sprintf(", resuming at %s", spec.Bytes(have))
 	}
 	fmt.Fprintf(l.w, "promoral: fetching %s (%s%s)\n", label, sizeOrUnknown(size), from)
 	return func(int) {}, func(err error) {
@@ -158,7 +158,7 @@ func sizeOrUnknown(n int64) string {
 	if n <= 0 {
 		return "size unknown"
 	}
-	return pipeline.Bytes(n)
+	return spec.Bytes(n)
 }
 
 type barProgress struct{ start func() *mpb.Progress }

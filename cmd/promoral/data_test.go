@@ -14,11 +14,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/hub/hubtest"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
-var pipelineBytes = pipeline.Bytes
+var pipelineBytes = spec.Bytes
 
 // A study whose task names its data by hub reference, end to end against
 // a loopback hub: plan counts the declared rows without a download, data

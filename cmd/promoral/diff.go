@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func newDiff() *cobra.Command {
@@ -108,7 +108,7 @@ and the items that flipped, each run's answers counted under its own policies.`,
 			}
 			if cp.SharedCases > 0 {
 				fmt.Fprintf(w, "  free: %s finish on %s in the shared cache %s, not yet in this journal (apply copies them there and pays nothing for them)\n",
-					pipeline.Plural(cp.SharedCases, "case", "cases"), pipeline.Plural(cp.SharedCalls, "reply", "replies"), cp.SharedCache)
+					spec.Plural(cp.SharedCases, "case", "cases"), spec.Plural(cp.SharedCalls, "reply", "replies"), cp.SharedCache)
 			}
 			if p := cp.Pending; p.Cases > 0 {
 				fmt.Fprintf(w, "  not the change's: %d cases neither config has answered yet (%s calls, $%.2f–%.2f); plan shows all remaining work\n",
@@ -124,7 +124,7 @@ and the items that flipped, each run's answers counted under its own policies.`,
 
 // pendingNames lists, sorted, the tasks of either study whose hub data is
 // not fetched yet, as "task (hub id)".
-func pendingNames(studies ...*pipeline.Study) []string {
+func pendingNames(studies ...*spec.Study) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, st := range studies {
@@ -193,7 +193,7 @@ func isRunDir(p string) bool {
 // loadRevision loads a config from a file, or from a git revision written
 // REV:PATH (the repository's tree at REV is extracted to a temporary folder
 // so the config's strategies, tasks, prompts and data come from REV too).
-func loadRevision(arg string) (*pipeline.Study, func(), error) {
+func loadRevision(arg string) (*spec.Study, func(), error) {
 	nothing := func() {}
 	if _, err := os.Stat(arg); err == nil || !strings.Contains(arg, ":") {
 		st, err := loadStudy(arg)

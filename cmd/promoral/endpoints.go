@@ -5,13 +5,13 @@ import (
 	"io"
 	"net/url"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/providers"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // endpoint says where a model's calls go: its provider and base URL, without
 // any credentials or query a URL may carry.
-func endpoint(m *pipeline.Model) string {
+func endpoint(m *spec.Model) string {
 	p := m.Spec.Provider
 	u := m.Spec.BaseURL
 	if u == "" {
@@ -31,7 +31,7 @@ func endpoint(m *pipeline.Model) string {
 
 // sayEndpoints names, under the summary, where each model's calls went and
 // which models' cost is unknown.
-func sayEndpoints(w io.Writer, st *pipeline.Study) {
+func sayEndpoints(w io.Writer, st *spec.Study) {
 	for _, m := range st.CalledModels() {
 		note := ""
 		if m.Unpriced() {

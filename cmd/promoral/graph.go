@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func newGraph() *cobra.Command {
@@ -19,7 +19,7 @@ func newGraph() *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Drawing a strategy reads no data: fixture tasks are fine here.
-			st, err := loadStudyWith(args[0], pipeline.LoadOptions{AllowFixtures: true})
+			st, err := loadStudyWith(args[0], spec.LoadOptions{AllowFixtures: true})
 			if err != nil {
 				return err
 			}
@@ -50,7 +50,7 @@ type edge struct{ from, to, label string }
 
 // strategyEdges lists the graph's edges with labels: default edges plain,
 // branch targets "when", and exhausted edges "after N".
-func strategyEdges(s *pipeline.Strategy) []edge {
+func strategyEdges(s *spec.Strategy) []edge {
 	var out []edge
 	for _, n := range s.Nodes {
 		for _, t := range s.Edges()[n.Base.Name] {
@@ -69,20 +69,20 @@ func strategyEdges(s *pipeline.Strategy) []edge {
 	return out
 }
 
-func exhaustedTarget(n *pipeline.Node) string {
+func exhaustedTarget(n *spec.Node) string {
 	if n.Base.Exhausted == "" {
-		return pipeline.End
+		return spec.End
 	}
 	return n.Base.Exhausted
 }
 
-func isDefault(n *pipeline.Node, t string) bool {
+func isDefault(n *spec.Node, t string) bool {
 	d, ok := n.Config.(interface{ DefaultTarget() string })
 	return ok && d.DefaultTarget() == t
 }
 
-func isBranchTarget(n *pipeline.Node, t string) bool {
-	tg, ok := n.Config.(pipeline.Targets)
+func isBranchTarget(n *spec.Node, t string) bool {
+	tg, ok := n.Config.(spec.Targets)
 	if !ok {
 		return false
 	}
@@ -94,7 +94,7 @@ func isBranchTarget(n *pipeline.Node, t string) bool {
 	return false
 }
 
-func nodeLabel(n *pipeline.Node) string {
+func nodeLabel(n *spec.Node) string {
 	l := n.Base.Name + " (" + n.Base.Kind + ")"
 	if n.Base.MaxVisits > 0 {
 		l += fmt.Sprintf(" ≤%d", n.Base.MaxVisits)
@@ -102,7 +102,7 @@ func nodeLabel(n *pipeline.Node) string {
 	return l
 }
 
-func writeMermaid(w io.Writer, s *pipeline.Strategy) {
+func writeMermaid(w io.Writer, s *spec.Strategy) {
 	fmt.Fprintf(w, "flowchart TD\n")
 	for _, n := range s.Nodes {
 		shape := "[%q]"
@@ -111,7 +111,7 @@ func writeMermaid(w io.Writer, s *pipeline.Strategy) {
 		}
 		fmt.Fprintf(w, "  %s"+shape+"\n", mid(n.Base.Name), nodeLabel(n))
 	}
-	fmt.Fprintf(w, "  %s((end))\n", mid(pipeline.End))
+	fmt.Fprintf(w, "  %s((end))\n", mid(spec.End))
 	for _, e := range strategyEdges(s) {
 		if e.label != "" {
 			fmt.Fprintf(w, "  %s -->|%s| %s\n", mid(e.from), e.label, mid(e.to))
@@ -121,7 +121,7 @@ func writeMermaid(w io.Writer, s *pipeline.Strategy) {
 	}
 }
 
-func writeDOT(w io.Writer, s *pipeline.Strategy) {
+func writeDOT(w io.Writer, s *spec.Strategy) {
 	fmt.Fprintf(w, "digraph %q {\n  rankdir=TB;\n", s.Name)
 	for _, n := range s.Nodes {
 		shape := "box"
@@ -130,7 +130,7 @@ func writeDOT(w io.Writer, s *pipeline.Strategy) {
 		}
 		fmt.Fprintf(w, "  %q [label=%q, shape=%s];\n", n.Base.Name, nodeLabel(n), shape)
 	}
-	fmt.Fprintf(w, "  %q [shape=doublecircle];\n", pipeline.End)
+	fmt.Fprintf(w, "  %q [shape=doublecircle];\n", spec.End)
 	for _, e := range strategyEdges(s) {
 		if e.label != "" {
 			fmt.Fprintf(w, "  %q -> %q [label=%q];\n", e.from, e.to, e.label)

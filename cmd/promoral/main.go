@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 	_ "github.com/promoral/promoral/stages"
 )
@@ -146,28 +146,28 @@ func newRoot() *cobra.Command {
 		Short:         "Run prompting-strategy studies of LLM moral reasoning and safety, written as YAML",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       pipeline.Version,
+		Version:       spec.Version,
 	}
 	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newCache(), newData(), newDocs())
 	wrapHelp(root)
 	return root
 }
 
-func loadStudy(arg string) (*pipeline.Study, error) {
-	return loadStudyWith(arg, pipeline.LoadOptions{})
+func loadStudy(arg string) (*spec.Study, error) {
+	return loadStudyWith(arg, spec.LoadOptions{})
 }
 
 // loadStudyWith loads a run file, or a built-in study by name.
-func loadStudyWith(arg string, o pipeline.LoadOptions) (*pipeline.Study, error) {
+func loadStudyWith(arg string, o spec.LoadOptions) (*spec.Study, error) {
 	path, err := resolveConfig(arg, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
-	st, err := pipeline.LoadWith(path, o)
+	st, err := spec.LoadWith(path, o)
 	if err != nil {
 		var ds yamlstrict.Diags
 		if errors.As(err, &ds) {
-			return nil, fmt.Errorf("%s in the config:\n%s", pipeline.Plural(len(ds), "problem", "problems"), ds.Error())
+			return nil, fmt.Errorf("%s in the config:\n%s", spec.Plural(len(ds), "problem", "problems"), ds.Error())
 		}
 		return nil, err
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func newMerge() *cobra.Command {
@@ -33,7 +33,7 @@ other machines: any copy of the same files will do; merge checks the hash).`,
 			}
 			// The shards' rows are matched to the real items: hub data must
 			// be in the cache, not stood in for by its declared rows.
-			st, err := loadStudyWith(config, pipeline.LoadOptions{NeedData: true})
+			st, err := loadStudyWith(config, spec.LoadOptions{NeedData: true})
 			if err != nil {
 				return fmt.Errorf("%w\n(merge reads the config the shards were applied from; give it with --config)", err)
 			}

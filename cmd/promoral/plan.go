@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promoral/promoral/internal/wrap"
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func newPlan() *cobra.Command {
@@ -53,7 +53,7 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 				return err
 			}
 			p.Selection = st.Selection
-			p.Data = pipeline.DataPlan(st)
+			p.Data = spec.DataPlan(st)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -84,7 +84,7 @@ func printPlan(w io.Writer, p *review.Plan) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	batched := p.Total.Mode == pipeline.ModeBatch
+	batched := p.Total.Mode == spec.ModeBatch
 	// Narrow enough for an 80-column terminal: the cases still to run
 	// (the heading says how many are done), calls and tokens in k and M,
 	// dollars whole from $100 on.

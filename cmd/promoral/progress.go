@@ -13,6 +13,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // isTerminal reports whether w is a character device (a terminal), without
@@ -174,7 +175,7 @@ func costText(m *pipeline.ModelStats) string {
 
 // errText counts failed cases and, apart, failed attempts sent again.
 func errText(fails, retried int64) string {
-	s := pipeline.Plural(int(fails), "error", "errors")
+	s := spec.Plural(int(fails), "error", "errors")
 	if retried > 0 {
 		s += fmt.Sprintf(", %d retried", retried)
 	}
@@ -190,12 +191,12 @@ func (v *line) detail() string {
 		fails = m.JudgeFails.Load()
 	}
 	s := fmt.Sprintf("%s (%d from the journal)  %s  %s tokens",
-		pipeline.Plural(int(m.Calls.Load()), "call", "calls"), m.Cached.Load(),
+		spec.Plural(int(m.Calls.Load()), "call", "calls"), m.Cached.Load(),
 		errText(fails, m.Retried.Load()), human(m.Tokens.Load()))
 	if !v.judge && m.JudgeTotal > 0 {
 		s += fmt.Sprintf("  judged %d/%d", m.Judged.Load(), m.JudgeTotal)
 		if f := m.JudgeFails.Load(); f > 0 {
-			s += fmt.Sprintf(" (%s judging)", pipeline.Plural(int(f), "error", "errors"))
+			s += fmt.Sprintf(" (%s judging)", spec.Plural(int(f), "error", "errors"))
 		}
 	}
 	if n := m.JudgeSkipped.Load(); n > 0 {

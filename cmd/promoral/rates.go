@@ -5,17 +5,18 @@ import (
 	"io"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // rateShare is the part of each provider-stated rate limit this apply
 // takes: 1/N for shard k/N unless --shard-rate whole, said on stderr.
-func rateShare(w io.Writer, st *pipeline.Study, flag string) (int, error) {
+func rateShare(w io.Writer, st *spec.Study, flag string) (int, error) {
 	switch flag {
 	case "split", "whole":
 	default:
 		return 0, fmt.Errorf("--shard-rate %q: give split (1/N of each rate limit per shard) or whole", flag)
 	}
-	sh := (*pipeline.Shard)(nil)
+	sh := (*spec.Shard)(nil)
 	if st.Selection != nil {
 		sh = st.Selection.Shard
 	}

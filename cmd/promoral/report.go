@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promoral/promoral/internal/wrap"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/report"
 )
 
@@ -32,7 +32,7 @@ func newReport() *cobra.Command {
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "%s\n%s\n", out.HTML, out.Markdown)
 				if len(out.Figures) > 0 {
-					fmt.Fprintf(w, "%s (%s)\n", filepath.Dir(out.Figures[0])+string(os.PathSeparator), pipeline.Plural(len(out.Figures), "file", "files"))
+					fmt.Fprintf(w, "%s (%s)\n", filepath.Dir(out.Figures[0])+string(os.PathSeparator), spec.Plural(len(out.Figures), "file", "files"))
 				}
 				for _, s := range out.Skipped {
 					fmt.Fprintln(cmd.ErrOrStderr(), wrap.Indent("not drawn: "+s, "", "  ", 80))

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func newSchema() *cobra.Command {
@@ -15,13 +15,13 @@ func newSchema() *cobra.Command {
 		Short:     "Print the JSON Schema of a config file kind, for editors (yaml-language-server)",
 		Long:      "Print the JSON Schema of a config file kind (default run). The schema is generated from the stage and metric kinds' own field specs; schema/*.json in the repository holds the current ones.",
 		Args:      cobra.MaximumNArgs(1),
-		ValidArgs: pipeline.SchemaKinds,
+		ValidArgs: spec.SchemaKinds,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind := "run"
 			if len(args) == 1 {
 				kind = args[0]
 			}
-			s := pipeline.Schema(kind)
+			s := spec.Schema(kind)
 			if s == nil {
 				return fmt.Errorf("unknown schema kind %q (use run, strategy, task or model)", kind)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -19,8 +19,8 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // schema/*.json are checked in for yaml-language-server; they must match
 // what `promoral schema` generates from the stage kinds' specs.
 func TestSchemaFilesAreCurrent(t *testing.T) {
-	for _, kind := range pipeline.SchemaKinds {
-		data, _ := json.MarshalIndent(pipeline.Schema(kind), "", "  ")
+	for _, kind := range spec.SchemaKinds {
+		data, _ := json.MarshalIndent(spec.Schema(kind), "", "  ")
 		data = append(data, '\n')
 		path := filepath.Join("..", "..", "schema", kind+".json")
 		if *update {
@@ -38,7 +38,7 @@ func TestSchemaFilesAreCurrent(t *testing.T) {
 
 func compileSchema(t *testing.T, kind string) *jsonschema.Schema {
 	t.Helper()
-	data, _ := json.Marshal(pipeline.Schema(kind))
+	data, _ := json.Marshal(spec.Schema(kind))
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // selectFlags are the flags apply and plan share to run part of a study.
@@ -27,10 +27,10 @@ func (f *selectFlags) add(cmd *cobra.Command) {
 
 // apply narrows the study; a shard gets its own run folder unless out
 // names one.
-func (f *selectFlags) apply(st *pipeline.Study, out string) error {
-	sel := pipeline.Selection{Models: f.models, Strategies: f.strategies, Tasks: f.tasks, Limit: f.limit}
+func (f *selectFlags) apply(st *spec.Study, out string) error {
+	sel := spec.Selection{Models: f.models, Strategies: f.strategies, Tasks: f.tasks, Limit: f.limit}
 	if f.shard != "" {
-		sh, err := pipeline.ParseShard(f.shard)
+		sh, err := spec.ParseShard(f.shard)
 		if err != nil {
 			return err
 		}
@@ -40,14 +40,14 @@ func (f *selectFlags) apply(st *pipeline.Study, out string) error {
 		return err
 	}
 	if sel.Shard != nil && out == "" {
-		st.OutDir = pipeline.ShardDir(st.OutDir, sel.Shard)
+		st.OutDir = spec.ShardDir(st.OutDir, sel.Shard)
 	}
 	return nil
 }
 
 // sayPartial tells the user, before any call, that the apply runs part of
 // the study and what that means for its outputs.
-func sayPartial(w io.Writer, st *pipeline.Study) {
+func sayPartial(w io.Writer, st *spec.Study) {
 	sel := st.Selection
 	if !sel.Partial() {
 		return
@@ -57,7 +57,7 @@ func sayPartial(w io.Writer, st *pipeline.Study) {
 
 // sayCap states the spend cap in force and names the models whose calls it
 // cannot see (no price).
-func sayCap(w io.Writer, st *pipeline.Study, flag costFlag) {
+func sayCap(w io.Writer, st *spec.Study, flag costFlag) {
 	capUSD := st.Run.Settings.MaxCost
 	switch {
 	case flag.none:
@@ -74,7 +74,7 @@ func sayCap(w io.Writer, st *pipeline.Study, flag costFlag) {
 	if capUSD > 0 {
 		fmt.Fprintf(w, "promoral: spend cap $%.2f for this apply (counting from zero; replies in the journal cost nothing)\n", capUSD)
 	}
-	for _, name := range pipeline.UnpricedNames(st) {
+	for _, name := range spec.UnpricedNames(st) {
 		if capUSD > 0 {
 			fmt.Fprintf(w, "promoral: warning: model %s has no price (price: {input, output}): its cost is unknown and the cap counts its calls as free\n", name)
 		} else {

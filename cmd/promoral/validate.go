@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func newValidate() *cobra.Command {
@@ -23,9 +23,9 @@ func newValidate() *cobra.Command {
 					continue
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s, %s, %s, %s, %s\n", path,
-					pipeline.Plural(len(st.Models), "model", "models"), pipeline.Plural(len(st.Strategies), "strategy", "strategies"),
-					pipeline.Plural(len(st.Tasks), "task", "tasks"), pipeline.Plural(st.NumCells(), "cell", "cells")+st.RepeatsNote(),
-					pipeline.Plural(st.NumCases(), "case", "cases"))
+					spec.Plural(len(st.Models), "model", "models"), spec.Plural(len(st.Strategies), "strategy", "strategies"),
+					spec.Plural(len(st.Tasks), "task", "tasks"), spec.Plural(st.NumCells(), "cell", "cells")+st.RepeatsNote(),
+					spec.Plural(st.NumCases(), "case", "cases"))
 				for _, t := range st.PendingData() {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: note: task %s: %s not fetched yet; counted by its declared rows (%d); promoral data pull %s fetches it\n",
 						path, t.Name, t.Data.Hub.ID, t.Data.Hub.Rows, path)
@@ -36,7 +36,7 @@ func newValidate() *cobra.Command {
 				if failed > 1 {
 					verb = "have"
 				}
-				return &exitError{exitFailed, fmt.Errorf("%d of %s %s problems", failed, pipeline.Plural(len(args), "config", "configs"), verb)}
+				return &exitError{exitFailed, fmt.Errorf("%d of %s %s problems", failed, spec.Plural(len(args), "config", "configs"), verb)}
 			}
 			return nil
 		},

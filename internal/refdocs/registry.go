@@ -6,7 +6,7 @@ package refdocs
 import (
 	"reflect"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 	_ "github.com/promoral/promoral/stages" // registers the stage and metric kinds
 )
@@ -30,23 +30,23 @@ type field struct {
 }
 
 var (
-	stageBase  = reflect.TypeOf(pipeline.StageBase{})
-	metricBase = reflect.TypeOf(pipeline.MetricBase{})
+	stageBase  = reflect.TypeOf(spec.StageBase{})
+	metricBase = reflect.TypeOf(spec.MetricBase{})
 )
 
 // fileKinds are the kinds of config file, each with its struct.
 func fileKinds() []kind {
 	return []kind{
-		{Name: "run", Doc: "A run file (configs/*.yaml): the study's models, tasks, strategies, matrix, metric blocks and settings.", Config: reflect.TypeOf(pipeline.RunFile{})},
-		{Name: "strategy", Doc: "A strategy file (configs/strategies/<name>.yaml): a graph of stages and the outputs a case reports.", Config: reflect.TypeOf(pipeline.StrategySpec{})},
-		{Name: "task", Doc: "A task file (configs/tasks/<name>.yaml): a dataset bound to its answer space, gold labels, extraction rules and wording.", Config: reflect.TypeOf(pipeline.TaskSpec{})},
-		{Name: "model", Doc: "A model file (configs/models/<name>.yaml): provider, model id, parameters, limits and prices.", Config: reflect.TypeOf(pipeline.ModelSpec{})},
+		{Name: "run", Doc: "A run file (configs/*.yaml): the study's models, tasks, strategies, matrix, metric blocks and settings.", Config: reflect.TypeOf(spec.RunFile{})},
+		{Name: "strategy", Doc: "A strategy file (configs/strategies/<name>.yaml): a graph of stages and the outputs a case reports.", Config: reflect.TypeOf(spec.StrategySpec{})},
+		{Name: "task", Doc: "A task file (configs/tasks/<name>.yaml): a dataset bound to its answer space, gold labels, extraction rules and wording.", Config: reflect.TypeOf(spec.TaskSpec{})},
+		{Name: "model", Doc: "A model file (configs/models/<name>.yaml): provider, model id, parameters, limits and prices.", Config: reflect.TypeOf(spec.ModelSpec{})},
 	}
 }
 
 func stageKinds() []kind {
 	var out []kind
-	for _, k := range pipeline.Kinds() {
+	for _, k := range spec.Kinds() {
 		out = append(out, kind{Name: k.Name, Doc: k.Doc, Config: k.ConfigType()})
 	}
 	return out
@@ -54,7 +54,7 @@ func stageKinds() []kind {
 
 func metricKinds() []kind {
 	var out []kind
-	for _, k := range pipeline.MetricKinds() {
+	for _, k := range spec.MetricKinds() {
 		out = append(out, kind{Name: k.Name, Doc: k.Doc, Config: reflect.TypeOf(k.New()).Elem()})
 	}
 	return out

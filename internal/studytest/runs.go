@@ -18,6 +18,7 @@ import (
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // ShardTree is the toy study (one-shot and looping strategies on a label
@@ -77,11 +78,11 @@ metrics:
 func ShardApply(t *testing.T, cfg, out string, k, n int) *pipeline.Summary {
 	t.Helper()
 	st := MustLoad(t, cfg)
-	sh, err := pipeline.ParseShard(fmt.Sprintf("%d/%d", k, n))
+	sh, err := spec.ParseShard(fmt.Sprintf("%d/%d", k, n))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Select(pipeline.Selection{Shard: sh}); err != nil {
+	if err := st.Select(spec.Selection{Shard: sh}); err != nil {
 		t.Fatal(err)
 	}
 	sum, _ := Apply(t, st, out)

@@ -15,6 +15,7 @@ import (
 	"github.com/promoral/promoral/internal/needs"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages" // the stage kinds the studies use
 )
 
@@ -178,9 +179,9 @@ settings: {concurrency: 3}
 }
 
 // MustLoad loads a run file or fails the test.
-func MustLoad(t testing.TB, path string) *pipeline.Study {
+func MustLoad(t testing.TB, path string) *spec.Study {
 	t.Helper()
-	st, err := pipeline.Load(path)
+	st, err := spec.Load(path)
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}
@@ -188,7 +189,7 @@ func MustLoad(t testing.TB, path string) *pipeline.Study {
 }
 
 // Apply runs a study into out or fails the test.
-func Apply(t testing.TB, st *pipeline.Study, out string) (*pipeline.Summary, []pipeline.Result) {
+func Apply(t testing.TB, st *spec.Study, out string) (*pipeline.Summary, []spec.Result) {
 	t.Helper()
 	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {

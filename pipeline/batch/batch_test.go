@@ -21,6 +21,7 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages"
 )
 
@@ -41,11 +42,11 @@ func (f *fakes) all() []*fake.Server { return []*fake.Server{f.openai, f.anthrop
 
 // study writes a run file using the shipped strategies and the ETHICS task
 // (items items) against the fakes, and loads it.
-func study(t *testing.T, f *fakes, items int, strategies string) *pipeline.Study {
+func study(t *testing.T, f *fakes, items int, strategies string) *spec.Study {
 	return studyWith(t, f, items, strategies, "{}")
 }
 
-func studyWith(t *testing.T, f *fakes, items int, strategies, limits string) *pipeline.Study {
+func studyWith(t *testing.T, f *fakes, items int, strategies, limits string) *spec.Study {
 	t.Helper()
 	root, _ := filepath.Abs("../..")
 	dir := t.TempDir()
@@ -63,7 +64,7 @@ settings: {concurrency: 4}
 	path := filepath.Join(dir, "run.yaml")
 	os.WriteFile(path, []byte(run), 0o644)
 	t.Setenv("FAKE_KEY", fakeKey)
-	st, err := pipeline.Load(path)
+	st, err := spec.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ settings: {concurrency: 4}
 	return st
 }
 
-func apply(t *testing.T, st *pipeline.Study, out string, batched bool, log *bytes.Buffer) (*pipeline.Summary, error) {
+func apply(t *testing.T, st *spec.Study, out string, batched bool, log *bytes.Buffer) (*pipeline.Summary, error) {
 	t.Helper()
 	opts := pipeline.Options{OutDir: out, Doer: pipeline.Transports(4), Scorer: scoring.New()}
 	if batched {
@@ -531,7 +532,7 @@ paths: {tasks: ., strategies: .}
 		os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
 	}
 	t.Setenv("FAKE_KEY", fakeKey)
-	st, err := pipeline.Load(filepath.Join(dir, "run.yaml"))
+	st, err := spec.Load(filepath.Join(dir, "run.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +564,7 @@ paths: {tasks: ., strategies: .}
 
 // recordedJudged loads a study of 40 recorded replies (a model that is
 // never called) judged by harmbench_judge on the fake OpenAI server.
-func recordedJudged(t *testing.T, f *fakes, limits string) *pipeline.Study {
+func recordedJudged(t *testing.T, f *fakes, limits string) *spec.Study {
 	t.Helper()
 	root, _ := filepath.Abs("../..")
 	run := fmt.Sprintf(`name: judgebatch
@@ -580,7 +581,7 @@ settings: {concurrency: 4}
 	path := filepath.Join(t.TempDir(), "run.yaml")
 	os.WriteFile(path, []byte(run), 0o644)
 	t.Setenv("FAKE_KEY", fakeKey)
-	st, err := pipeline.Load(path)
+	st, err := spec.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

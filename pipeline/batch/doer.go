@@ -29,6 +29,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/providers"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Defaults of the model's limits in batch mode.
@@ -56,7 +57,7 @@ type Options struct {
 	MaxRequests int
 	// Live builds a model's live transport: for models not in batch mode,
 	// requests a job cannot carry, and servers without a batch API.
-	Live func(m *pipeline.Model) (pipeline.Doer, error)
+	Live func(m *spec.Model) (pipeline.Doer, error)
 	// Log receives one line per job event (submitted, state changes,
 	// ended) and every fallback to live calls.
 	Log io.Writer
@@ -64,18 +65,18 @@ type Options struct {
 
 // Transports is the Options.Doer of an apply with batch mode: a batch Doer
 // for each model in batch mode, the live transport for the others.
-func Transports(o Options) func(m *pipeline.Model) (pipeline.Doer, error) {
+func Transports(o Options) func(m *spec.Model) (pipeline.Doer, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	o.Log = &lockedWriter{w: o.Log}
 	file := NewFile(o.Dir)
-	return func(m *pipeline.Model) (pipeline.Doer, error) {
+	return func(m *spec.Model) (pipeline.Doer, error) {
 		live, err := o.Live(m)
 		if err != nil {
 			return nil, err
 		}
-		if !o.All && m.Spec.Limits.Mode != pipeline.ModeBatch {
+		if !o.All && m.Spec.Limits.Mode != spec.ModeBatch {
 			return live, nil
 		}
 		b, ok := m.Provider.(llm.Batcher)
@@ -100,7 +101,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // Doer is one model's batch transport; it implements pipeline.Waver.
 type Doer struct {
-	m        *pipeline.Model
+	m        *spec.Model
 	b        llm.Batcher
 	live     pipeline.Doer
 	file     *File
@@ -169,7 +170,7 @@ type waiter struct {
 	done     chan struct{}
 }
 
-func newDoer(m *pipeline.Model, b llm.Batcher, live pipeline.Doer, file *File, o Options) *Doer {
+func newDoer(m *spec.Model, b llm.Batcher, live pipeline.Doer, file *File, o Options) *Doer {
 	lim := m.Spec.Limits
 	d := &Doer{m: m, b: b, live: live, file: file, log: o.Log, cases: lim.BatchCases, poll: lim.BatchPoll,
 		attempts: lim.MaxAttempts, backoff: lim.Backoff, keyEnv: m.Spec.KeyEnv,

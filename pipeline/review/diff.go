@@ -11,14 +11,14 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 	"gopkg.in/yaml.v3"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // ConfigDiff is a semantic comparison of two loaded studies, for review.
 type ConfigDiff struct {
-	Old, New *pipeline.Study
+	Old, New *spec.Study
 	Lines    []string // the readable diff, section by section
 	Changed  bool
 }
@@ -27,13 +27,13 @@ type ConfigDiff struct {
 // edges, parameters, outputs), the rendered prompts on a fixed item, the
 // matrix cells, the run settings (seed, unparsed policy, ...) and the
 // metric blocks (by block name).
-func DiffStudies(old, new *pipeline.Study) *ConfigDiff {
+func DiffStudies(old, new *spec.Study) *ConfigDiff {
 	d := &ConfigDiff{Old: old, New: new}
-	d.section("models", namesOf(old.Models, func(m *pipeline.Model) string { return m.Name }), namesOf(new.Models, func(m *pipeline.Model) string { return m.Name }),
+	d.section("models", namesOf(old.Models, func(m *spec.Model) string { return m.Name }), namesOf(new.Models, func(m *spec.Model) string { return m.Name }),
 		func(name string) []string {
 			return fieldChanges(specJSON(old.Model(name).Spec), specJSON(new.Model(name).Spec))
 		})
-	d.section("tasks", namesOf(old.Tasks, func(t *pipeline.Task) string { return t.Name }), namesOf(new.Tasks, func(t *pipeline.Task) string { return t.Name }),
+	d.section("tasks", namesOf(old.Tasks, func(t *spec.Task) string { return t.Name }), namesOf(new.Tasks, func(t *spec.Task) string { return t.Name }),
 		func(name string) []string {
 			ot, nt := old.Task(name), new.Task(name)
 			ch := fieldChanges(specJSON(ot.Spec), specJSON(nt.Spec))
@@ -42,7 +42,7 @@ func DiffStudies(old, new *pipeline.Study) *ConfigDiff {
 			}
 			return ch
 		})
-	d.section("strategies", namesOf(old.Strategies, func(s *pipeline.Strategy) string { return s.Name }), namesOf(new.Strategies, func(s *pipeline.Strategy) string { return s.Name }),
+	d.section("strategies", namesOf(old.Strategies, func(s *spec.Strategy) string { return s.Name }), namesOf(new.Strategies, func(s *spec.Strategy) string { return s.Name }),
 		func(name string) []string { return strategyChanges(old.Strategy(name), new.Strategy(name)) })
 	d.prompts()
 	d.cells()
@@ -53,8 +53,8 @@ func DiffStudies(old, new *pipeline.Study) *ConfigDiff {
 			d.add("  ~ %s", c)
 		}
 	}
-	blocks := func(st *pipeline.Study) map[string]pipeline.MetricConfig {
-		m := map[string]pipeline.MetricConfig{}
+	blocks := func(st *spec.Study) map[string]spec.MetricConfig {
+		m := map[string]spec.MetricConfig{}
 		for _, mn := range st.Run.Metrics {
 			if mn.Config != nil {
 				m[mn.Config.Common().BlockName()] = mn.Config
@@ -63,7 +63,7 @@ func DiffStudies(old, new *pipeline.Study) *ConfigDiff {
 		return m
 	}
 	ob, nb := blocks(old), blocks(new)
-	names := func(m map[string]pipeline.MetricConfig) []string {
+	names := func(m map[string]spec.MetricConfig) []string {
 		var out []string
 		for k := range m {
 			out = append(out, k)
@@ -237,9 +237,9 @@ func clip(s string) string {
 }
 
 // strategyChanges compares two strategies stage by stage.
-func strategyChanges(o, n *pipeline.Strategy) []string {
+func strategyChanges(o, n *spec.Strategy) []string {
 	var out []string
-	on, nn := map[string]*pipeline.Node{}, map[string]*pipeline.Node{}
+	on, nn := map[string]*spec.Node{}, map[string]*spec.Node{}
 	var oNames, nNames []string
 	for _, x := range o.Nodes {
 		on[x.Base.Name] = x
@@ -291,8 +291,8 @@ func strategyChanges(o, n *pipeline.Strategy) []string {
 // matrix) and shows the unified text diff of what changed.
 func (d *ConfigDiff) prompts() {
 	type key struct{ strategy, task string }
-	firstCell := func(st *pipeline.Study) map[string]pipeline.ResolvedCell {
-		m := map[string]pipeline.ResolvedCell{}
+	firstCell := func(st *spec.Study) map[string]spec.ResolvedCell {
+		m := map[string]spec.ResolvedCell{}
 		for _, c := range st.Cells {
 			if _, ok := m[c.Strategy.Name]; !ok && len(c.Task.Items) > 0 {
 				m[c.Strategy.Name] = c
@@ -350,11 +350,11 @@ func (d *ConfigDiff) prompts() {
 
 // RenderPrompts renders every prompt stage of a strategy for one item, with
 // example outputs standing in for earlier stages, as readable text.
-func RenderPrompts(m *pipeline.Model, s *pipeline.Strategy, t *pipeline.Task, it *pipeline.Item) string {
-	env := pipeline.PromptEnv(m, s, t, it)
+func RenderPrompts(m *spec.Model, s *spec.Strategy, t *spec.Task, it *spec.Item) string {
+	env := spec.PromptEnv(m, s, t, it)
 	var b strings.Builder
 	for _, n := range s.Nodes {
-		cp, ok := n.Stage.(pipeline.CallPlanner)
+		cp, ok := n.Stage.(spec.CallPlanner)
 		if !ok {
 			continue
 		}
@@ -380,7 +380,7 @@ func writeMessages(w io.Writer, msgs []llm.Message) {
 }
 
 func (d *ConfigDiff) cells() {
-	key := func(c pipeline.ResolvedCell) string {
+	key := func(c spec.ResolvedCell) string {
 		return c.Model.Name + " x " + c.Strategy.Name + " x " + c.Task.Name
 	}
 	o, n := map[string]bool{}, map[string]bool{}

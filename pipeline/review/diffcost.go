@@ -3,6 +3,7 @@ package review
 import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/journal"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // ChangePlan is what a config change costs against a journal: the cases it
@@ -31,7 +32,7 @@ type ChangePlan struct {
 // call. A case is known by its id (model/strategy/task/item); it is done
 // when its strategy graph finishes on journaled replies (a judged task's
 // judge is not planned, as in MakePlan).
-func MakeChangePlan(old, new *pipeline.Study, dir string) (*ChangePlan, error) {
+func MakeChangePlan(old, new *spec.Study, dir string) (*ChangePlan, error) {
 	jpath := dir + "/journal.jsonl"
 	j, err := journal.OpenReadOnly(jpath)
 	if err != nil {
@@ -42,22 +43,22 @@ func MakeChangePlan(old, new *pipeline.Study, dir string) (*ChangePlan, error) {
 	// The journal, then the shared cache the new config's apply reads: a
 	// reply there is not paid again.
 	src := pipeline.NewReplySource(new, j)
-	oldCases := map[string]*pipeline.Case{}
-	old.EachCase(func(c *pipeline.Case) bool {
+	oldCases := map[string]*spec.Case{}
+	old.EachCase(func(c *spec.Case) bool {
 		cc := *c
 		oldCases[c.ID()] = &cc
 		return true
 	})
 	cp := &ChangePlan{Journal: jpath}
-	rows := map[*pipeline.Model]*PlanRow{}
+	rows := map[*spec.Model]*PlanRow{}
 	for _, m := range new.Models {
 		rows[m] = &PlanRow{Model: m.Name}
 	}
 	cp.Pending.Model = "pending"
-	shapes := map[*pipeline.Strategy]*pipeline.CallShape{}
+	shapes := map[*spec.Strategy]*spec.CallShape{}
 	used := false
 	cb := newCalibration()
-	new.EachCase(func(c *pipeline.Case) bool {
+	new.EachCase(func(c *spec.Case) bool {
 		row := rows[c.Model]
 		before := src.SharedHits()
 		hits, done := strategyDone(src, c)
@@ -70,7 +71,7 @@ func MakeChangePlan(old, new *pipeline.Study, dir string) (*ChangePlan, error) {
 		}
 		sh := shapes[c.Strategy]
 		if sh == nil {
-			sh = pipeline.ShapeOf(c.Strategy)
+			sh = spec.ShapeOf(c.Strategy)
 			shapes[c.Strategy] = sh
 		}
 		if oc, ok := oldCases[c.ID()]; ok {
@@ -107,7 +108,7 @@ func MakeChangePlan(old, new *pipeline.Study, dir string) (*ChangePlan, error) {
 
 // strategyDone walks a case's strategy graph on journaled (or shared
 // cache) replies only.
-func strategyDone(src *pipeline.ReplySource, c *pipeline.Case) (hits int, done bool) {
+func strategyDone(src *pipeline.ReplySource, c *spec.Case) (hits int, done bool) {
 	hits, err := pipeline.WalkCase(src, c)
 	return hits, err == nil
 }

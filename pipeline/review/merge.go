@@ -16,6 +16,7 @@ import (
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // ShardManifest reads the manifest of a shard folder's finished outputs.
@@ -52,7 +53,7 @@ type shardIn struct {
 // the joined results, exactly as one process computes them. st is the
 // study loaded from the shards' config; Merge narrows it to the shards'
 // cells itself.
-func Merge(st *pipeline.Study, out string, dirs []string, log io.Writer) (*pipeline.Summary, error) {
+func Merge(st *spec.Study, out string, dirs []string, log io.Writer) (*pipeline.Summary, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -130,7 +131,7 @@ func Merge(st *pipeline.Study, out string, dirs []string, log io.Writer) (*pipel
 			Generation: filepath.Base(pipeline.CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
 			CallsNew: m.CallsNew, CallsShared: m.CallsShared, SharedCache: m.SharedCache, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		set.Put(c, results[c.Ordinal])
 		return true
 	})
@@ -140,7 +141,7 @@ func Merge(st *pipeline.Study, out string, dirs []string, log io.Writer) (*pipel
 // checkShards reads the shards' manifests and refuses a set that is not
 // one whole study: another config, other cells, a shard twice, a shard
 // missing.
-func checkShards(st *pipeline.Study, dirs []string) ([]shardIn, error) {
+func checkShards(st *spec.Study, dirs []string) ([]shardIn, error) {
 	var shards []shardIn
 	for _, d := range dirs {
 		m, err := ShardManifest(d)
@@ -196,7 +197,7 @@ func checkShards(st *pipeline.Study, dirs []string) ([]shardIn, error) {
 	return shards, nil
 }
 
-func unshardedFlags(sel *pipeline.Selection) string {
+func unshardedFlags(sel *spec.Selection) string {
 	u := sel.Unsharded()
 	if f := u.Flags(); f != "" {
 		return f
@@ -222,13 +223,13 @@ func freshFolder(out string) error {
 
 // joinResults reads every shard's results.parquet into the merged study's
 // case order, checking that each case is in exactly one shard.
-func joinResults(st *pipeline.Study, shards []shardIn) ([]pipeline.Result, error) {
+func joinResults(st *spec.Study, shards []shardIn) ([]spec.Result, error) {
 	ord := map[string]int{}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		ord[c.ID()] = c.Ordinal
 		return true
 	})
-	results := make([]pipeline.Result, len(ord))
+	results := make([]spec.Result, len(ord))
 	from := make([]string, len(ord))
 	for _, sh := range shards {
 		path := filepath.Join(sh.dir, "results.parquet")
@@ -259,7 +260,7 @@ func joinResults(st *pipeline.Study, shards []shardIn) ([]pipeline.Result, error
 		}
 	}
 	var missing []string
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		if from[c.Ordinal] == "" {
 			missing = append(missing, c.ID())
 		}
@@ -267,7 +268,7 @@ func joinResults(st *pipeline.Study, shards []shardIn) ([]pipeline.Result, error
 	})
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("merge: %s in no shard, e.g. %s: the shards do not cover the study (were they applied with the same data?)",
-			pipeline.Plural(len(missing), "case is", "cases are"), missing[0])
+			spec.Plural(len(missing), "case is", "cases are"), missing[0])
 	}
 	return results, nil
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // BenchmarkMerge measures promoral merge alone: 4 shards of a scripted
@@ -29,7 +29,7 @@ func BenchmarkMerge(b *testing.B) {
 	var dirs []string
 	for k := range n {
 		st := mustLoad(b, cfg)
-		if err := st.Select(pipeline.Selection{Shard: &pipeline.Shard{K: k, N: n}}); err != nil {
+		if err := st.Select(spec.Selection{Shard: &spec.Shard{K: k, N: n}}); err != nil {
 			b.Fatal(err)
 		}
 		d := filepath.Join(dir, fmt.Sprintf("shard-%d", k))

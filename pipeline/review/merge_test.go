@@ -14,6 +14,7 @@ import (
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // N shards merged equal one process: results row for row in case order,
@@ -142,7 +143,7 @@ func TestMergeRefuses(t *testing.T) {
 	limited := filepath.Join(dir, "out/limited-1")
 	{
 		st := mustLoad(t, cfg)
-		if err := st.Select(pipeline.Selection{Limit: 2, Shard: &pipeline.Shard{K: 1, N: 3}}); err != nil {
+		if err := st.Select(spec.Selection{Limit: 2, Shard: &spec.Shard{K: 1, N: 3}}); err != nil {
 			t.Fatal(err)
 		}
 		apply(t, st, limited)

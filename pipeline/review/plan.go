@@ -9,6 +9,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // PlanRow is the plan for one model (or the total).
@@ -63,10 +64,10 @@ const DefaultBatchCases = 5000
 
 // BatchMode reports whether a model's calls go through its provider's batch
 // API under o.
-func (o PlanOptions) BatchMode(m *pipeline.Model) bool {
+func (o PlanOptions) BatchMode(m *spec.Model) bool {
 	switch m.Spec.Provider {
 	case "openai", "openai-compatible", "anthropic", "gemini":
-		return o.Batch || m.Spec.Limits.Mode == pipeline.ModeBatch
+		return o.Batch || m.Spec.Limits.Mode == spec.ModeBatch
 	}
 	return false
 }
@@ -82,9 +83,9 @@ type Plan struct {
 	Notes      []string       `json:"notes"`
 	// Selection is set when the plan covers part of the study (plan
 	// --model, --strategy, --task, --limit, --shard).
-	Selection *pipeline.Selection `json:"selection,omitempty"`
+	Selection *spec.Selection `json:"selection,omitempty"`
 	// Data lists the hub datasets: cached, or what a first run fetches.
-	Data []pipeline.PlanData `json:"data,omitempty"`
+	Data []spec.PlanData `json:"data,omitempty"`
 }
 
 // HasWork reports whether an apply would make any new call.
@@ -102,12 +103,12 @@ type stageStats struct{ sum, n int }
 // (loops at one pass for the best case and at their bound for the worst),
 // the calls the journal already holds, tokens and the cost range. It reads
 // the journal without locking it and calls no model.
-func MakePlan(st *pipeline.Study, outDir string) (*Plan, error) {
+func MakePlan(st *spec.Study, outDir string) (*Plan, error) {
 	return MakePlanWith(st, outDir, PlanOptions{})
 }
 
 // MakePlanWith is MakePlan with options (batch mode).
-func MakePlanWith(st *pipeline.Study, outDir string, o PlanOptions) (*Plan, error) {
+func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 	jpath := outDir + "/journal.jsonl"
 	j, err := journal.OpenReadOnly(jpath)
 	if err != nil {
@@ -117,34 +118,34 @@ func MakePlanWith(st *pipeline.Study, outDir string, o PlanOptions) (*Plan, erro
 	hist := completionHistory(j)
 	p := &Plan{Run: st.Run.Name, Journal: jpath}
 	src := pipeline.NewReplySource(st, j) // the journal, then the shared cache
-	rows := map[*pipeline.Model]*PlanRow{}
-	chains := map[*pipeline.Model]*waveChain{}
+	rows := map[*spec.Model]*PlanRow{}
+	chains := map[*spec.Model]*waveChain{}
 	for _, m := range st.Models {
-		rows[m] = &PlanRow{Model: m.Name, Mode: pipeline.ModeLive}
+		rows[m] = &PlanRow{Model: m.Name, Mode: spec.ModeLive}
 		if o.BatchMode(m) {
-			rows[m].Mode = pipeline.ModeBatch
+			rows[m].Mode = spec.ModeBatch
 		}
 		chains[m] = &waveChain{}
 	}
-	shapes := map[*pipeline.Strategy]*pipeline.CallShape{}
+	shapes := map[*spec.Strategy]*spec.CallShape{}
 	usedHist := false
 	cb := newCalibration()
 	var firstErr error
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		row := rows[c.Model]
 		row.Cases++
 		sh := shapes[c.Strategy]
 		if sh == nil {
-			sh = pipeline.ShapeOf(c.Strategy)
+			sh = spec.ShapeOf(c.Strategy)
 			shapes[c.Strategy] = sh
 		}
 		if jd := c.Task.Judge; jd != nil {
 			// The judge's calls go to the judge model's row; the judged
 			// reply is not known before the run, so it is always work.
-			jc := &pipeline.Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item, Repeat: c.Repeat}
+			jc := &spec.Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item, Repeat: c.Repeat}
 			jsh := shapes[jd.Strategy]
 			if jsh == nil {
-				jsh = pipeline.ShapeOf(jd.Strategy)
+				jsh = spec.ShapeOf(jd.Strategy)
 				shapes[jd.Strategy] = jsh
 			}
 			addWork(rows[jd.Model], jc, jsh, 0, hist, &usedHist, cb)
@@ -168,11 +169,11 @@ func MakePlanWith(st *pipeline.Study, outDir string, o PlanOptions) (*Plan, erro
 			return true
 		}
 		addWork(row, c, sh, hits, hist, &usedHist, cb)
-		if row.Mode == pipeline.ModeBatch {
+		if row.Mode == spec.ModeBatch {
 			ch := chains[c.Model]
 			ch.best = append(ch.best, max(sh.Best-hits, 1)+judge(true))
 			ch.worst = append(ch.worst, max(sh.Worst-hits, 1)+judge(false))
-		} else if jd := c.Task.Judge; jd != nil && rows[jd.Model].Mode == pipeline.ModeBatch {
+		} else if jd := c.Task.Judge; jd != nil && rows[jd.Model].Mode == spec.ModeBatch {
 			if c.Model.NeverCalls() {
 				// Recorded replies: the judge's turns are the case's waves,
 				// run as many at once as the judge's wave holds (workers).
@@ -194,7 +195,7 @@ func MakePlanWith(st *pipeline.Study, outDir string, o PlanOptions) (*Plan, erro
 		if r.Cases == 0 && r.CallsWorst == 0 {
 			continue
 		}
-		if r.Mode == pipeline.ModeBatch {
+		if r.Mode == spec.ModeBatch {
 			batched = append(batched, m.Name)
 			if !m.Spec.Price.HasBatch() {
 				unpriced = append(unpriced, m.Name)
@@ -226,15 +227,15 @@ func MakePlanWith(st *pipeline.Study, outDir string, o PlanOptions) (*Plan, erro
 	for i := range p.Models {
 		r := &p.Models[i]
 		for _, c := range st.Cells {
-			if j := c.Task.Judge; j != nil && j.Model.Name == r.Model && r.Mode == pipeline.ModeBatch && rows[c.Model].Mode == pipeline.ModeBatch {
+			if j := c.Task.Judge; j != nil && j.Model.Name == r.Model && r.Mode == spec.ModeBatch && rows[c.Model].Mode == spec.ModeBatch {
 				r.WavesBest, r.WavesWorst = max(r.WavesBest, rows[c.Model].WavesBest), max(r.WavesWorst, rows[c.Model].WavesWorst)
 			}
 		}
 	}
 	if len(batched) > 0 {
-		t.Mode = pipeline.ModeBatch
+		t.Mode = spec.ModeBatch
 	} else {
-		t.Mode = pipeline.ModeLive
+		t.Mode = spec.ModeLive
 	}
 	p.Strategies = strategyWaves(st, shapes)
 	var exact, estimated []string
@@ -263,7 +264,7 @@ func MakePlanWith(st *pipeline.Study, outDir string, o PlanOptions) (*Plan, erro
 	if n := repeatsNote(st); n != "" {
 		p.Notes = append(p.Notes, n)
 	}
-	if n := pipeline.UnpricedNames(st); len(n) > 0 {
+	if n := spec.UnpricedNames(st); len(n) > 0 {
 		p.Notes = append(p.Notes, "no price for "+strings.Join(n, ", ")+": its cost is unknown and counted as $0.00 here; add price: {input, output} (USD per million tokens) to the model")
 	}
 	if n := src.SharedHits(); n > 0 {
@@ -316,17 +317,17 @@ func simulateWaves(chains []int, inFlight int) int {
 
 // strategyWaves lists the waves per case of each strategy the matrix runs
 // and of each judge: every call of a case waits for the one before.
-func strategyWaves(st *pipeline.Study, shapes map[*pipeline.Strategy]*pipeline.CallShape) []PlanStrategy {
+func strategyWaves(st *spec.Study, shapes map[*spec.Strategy]*spec.CallShape) []PlanStrategy {
 	var out []PlanStrategy
-	seen := map[*pipeline.Strategy]bool{}
-	add := func(s *pipeline.Strategy, judge bool) {
+	seen := map[*spec.Strategy]bool{}
+	add := func(s *spec.Strategy, judge bool) {
 		if seen[s] {
 			return
 		}
 		seen[s] = true
 		sh := shapes[s]
 		if sh == nil {
-			sh = pipeline.ShapeOf(s)
+			sh = spec.ShapeOf(s)
 		}
 		out = append(out, PlanStrategy{Strategy: s.Name, Judge: judge, WavesBest: sh.Best, WavesWorst: sh.Worst})
 	}
@@ -342,7 +343,7 @@ func strategyWaves(st *pipeline.Study, shapes map[*pipeline.Strategy]*pipeline.C
 }
 
 // addWork adds the calls, tokens and cost a case still needs to a row.
-func addWork(row *PlanRow, c *pipeline.Case, sh *pipeline.CallShape, hits int, hist map[string]*stageStats, usedHist *bool, cb *calibration) {
+func addWork(row *PlanRow, c *spec.Case, sh *spec.CallShape, hits int, hist map[string]*stageStats, usedHist *bool, cb *calibration) {
 	if sh.Worst == 0 {
 		return
 	}
@@ -369,7 +370,7 @@ func addWork(row *PlanRow, c *pipeline.Case, sh *pipeline.CallShape, hits int, h
 	row.OutputTokensWorst += ow
 	live := c.Model.Spec.Price
 	price := live
-	if row.Mode == pipeline.ModeBatch {
+	if row.Mode == spec.ModeBatch {
 		price = live.Batch()
 	}
 	row.CostBest += price.Cost(llm.Usage{PromptTokens: ib, CompletionTokens: ob})
@@ -380,7 +381,7 @@ func addWork(row *PlanRow, c *pipeline.Case, sh *pipeline.CallShape, hits int, h
 
 // planWalk walks a case using only journaled replies; it reports how many
 // calls were served and whether the case would finish without a new call.
-func planWalk(src *pipeline.ReplySource, c *pipeline.Case) (hits int, done bool, err error) {
+func planWalk(src *pipeline.ReplySource, c *spec.Case) (hits int, done bool, err error) {
 	hits, werr := pipeline.WalkCase(src, c)
 	if werr != nil {
 		// A miss, or a case that would fail (e.g. a template error on this
@@ -436,7 +437,7 @@ func newCalibration() *calibration {
 }
 
 // tokens converts a rendered prompt to tokens for a case.
-func (cb *calibration) count(c *pipeline.Case, text string) int {
+func (cb *calibration) count(c *spec.Case, text string) int {
 	if cb == nil {
 		return (len(text) + 3) / 4
 	}
@@ -462,8 +463,8 @@ func (cb *calibration) count(c *pipeline.Case, text string) int {
 
 // estimateCase estimates one whole case's input tokens (best and worst) and
 // output tokens from the rendered prompts of this item.
-func estimateCase(c *pipeline.Case, sh *pipeline.CallShape, hist map[string]*stageStats, cb *calibration) (in tokenRange, outBest, outWorst int, fromHist bool) {
-	env := pipeline.PromptEnv(c.Model, c.Strategy, c.Task, c.Item)
+func estimateCase(c *spec.Case, sh *spec.CallShape, hist map[string]*stageStats, cb *calibration) (in tokenRange, outBest, outWorst int, fromHist bool) {
+	env := spec.PromptEnv(c.Model, c.Strategy, c.Task, c.Item)
 	// A judge reads the judged outputs; stand-ins give its prompt a size.
 	env["subject"] = map[string]any{"reply": "(the judged reply)", "label": "", "confidence": nil, "model": "", "strategy": ""}
 	type est struct{ own, out, outBest int }
@@ -471,7 +472,7 @@ func estimateCase(c *pipeline.Case, sh *pipeline.CallShape, hist map[string]*sta
 	conts := map[string][]string{}
 	for _, i := range sh.Calls {
 		n := c.Strategy.Nodes[i]
-		cp := n.Stage.(pipeline.CallPlanner)
+		cp := n.Stage.(spec.CallPlanner)
 		msgs, params, cont, err := cp.PlanCall(env)
 		if err != nil {
 			continue
@@ -542,25 +543,25 @@ func estimateCase(c *pipeline.Case, sh *pipeline.CallShape, hist map[string]*sta
 }
 
 // sweptParams is p with a case's swept settings in force.
-func sweptParams(s *pipeline.Sweep, p pipeline.GenParams) pipeline.GenParams {
+func sweptParams(s *spec.Sweep, p spec.GenParams) spec.GenParams {
 	if s == nil {
 		return p
 	}
 	if s.ThinkingBudget != nil {
 		p.Thinking = nil
 		if b := *s.ThinkingBudget; b > 0 {
-			p.Thinking = &pipeline.ThinkingSpec{Enabled: true, Budget: b}
+			p.Thinking = &spec.ThinkingSpec{Enabled: true, Budget: b}
 		}
 	}
 	return p
 }
 
 // repeatsNote is plan's note on repeats ("" without any).
-func repeatsNote(st *pipeline.Study) string {
+func repeatsNote(st *spec.Study) string {
 	r := st.RepeatsNote()
 	if r == "" {
 		return ""
 	}
 	return fmt.Sprintf("cases count every repeat (%s%s): each repeat makes its own calls, a judge's calls aside (the same answer judged twice is one call)",
-		pipeline.Plural(st.NumCells(), "cell", "cells"), r)
+		spec.Plural(st.NumCells(), "cell", "cells"), r)
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Batch mode prices calls at the batch fields and counts waves: each call
@@ -29,7 +29,7 @@ func TestPlanBatchPricesAndWaves(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := p.Models[0]
-		if r.Mode != pipeline.ModeBatch || r.WavesBest != tc.best || r.WavesWorst != tc.wrst {
+		if r.Mode != spec.ModeBatch || r.WavesBest != tc.best || r.WavesWorst != tc.wrst {
 			t.Errorf("%s: mode %s, waves %d–%d, want %d–%d", tc.limits, r.Mode, r.WavesBest, r.WavesWorst, tc.best, tc.wrst)
 		}
 		if math.Abs(r.CostWorst-r.LiveCostWorst/2) > 1e-9 || r.CostBest <= 0 {
@@ -47,10 +47,10 @@ func TestPlanBatchPricesAndWaves(t *testing.T) {
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	live, _ := review.MakePlan(st, filepath.Join(dir, "out"))
 	batched, _ := review.MakePlanWith(st, filepath.Join(dir, "out"), review.PlanOptions{Batch: true})
-	if live.Models[0].Mode != pipeline.ModeLive || live.Models[0].WavesWorst != 0 || live.Total.CostWorst != live.Total.LiveCostWorst {
+	if live.Models[0].Mode != spec.ModeLive || live.Models[0].WavesWorst != 0 || live.Total.CostWorst != live.Total.LiveCostWorst {
 		t.Errorf("live plan: %+v", live.Models[0])
 	}
-	if batched.Models[0].Mode != pipeline.ModeBatch || math.Abs(batched.Total.CostWorst-live.Total.CostWorst/2) > 1e-9 {
+	if batched.Models[0].Mode != spec.ModeBatch || math.Abs(batched.Total.CostWorst-live.Total.CostWorst/2) > 1e-9 {
 		t.Errorf("--batch plan: %+v", batched.Models[0])
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func TestPlanCountsCallsAndJournal(t *testing.T) {
@@ -38,7 +39,7 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 		t.Errorf("worst output tokens %d, want %d", tot.OutputTokensWorst, 30*llm.DefaultReplyTokens)
 	}
 	req := &llm.Request{Model: "m", Messages: []llm.Message{{Role: "user", Content: "x"}}}
-	m := &pipeline.Model{Name: "m", Spec: &pipeline.ModelSpec{Price: pipeline.Price{Output: 1e6}}}
+	m := &spec.Model{Name: "m", Spec: &spec.ModelSpec{Price: spec.Price{Output: 1e6}}}
 	if got := pipeline.WorstCost(m, req, false); got < float64(llm.DefaultReplyTokens) || got > float64(llm.DefaultReplyTokens)+1000 {
 		t.Errorf("the spend cap reserves $%v at $1 per output token; the plan's bound is %d tokens", got, llm.DefaultReplyTokens)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -103,7 +104,7 @@ func (a AnswerPolicy) Score(errored, parsed, correct bool) (ok, right bool) {
 // an unparsed one); an unparsed one is left out under unparsed: exclude.
 func scoreAnswer(errored, parsed, correct bool, p runPolicy) (ok, right bool) {
 	if errored {
-		if p.errors != pipeline.ErrorsUnparsed {
+		if p.errors != spec.ErrorsUnparsed {
 			return false, false
 		}
 		parsed = false
@@ -131,7 +132,7 @@ func runManifest(dir string) *pipeline.Manifest {
 // block scoring the task used (else the run's settings, errors exclude for
 // a run from before errors: existed).
 func policyFor(m *pipeline.Manifest, task string) runPolicy {
-	p := runPolicy{unparsed: "wrong", errors: pipeline.ErrorsExclude}
+	p := runPolicy{unparsed: "wrong", errors: spec.ErrorsExclude}
 	if m == nil {
 		return p
 	}
@@ -333,7 +334,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 			a, b = append(a, o.right == 1), append(b, n.right == 1)
 		}
 		cell := PairedCell{Model: k.model, Strategy: k.strategy, Task: k.task, Dropped: p.dropped,
-			Incomplete: (p.errOld && p.pOld.errors == pipeline.ErrorsIncomplete) || (p.errNew && p.pN.errors == pipeline.ErrorsIncomplete)}
+			Incomplete: (p.errOld && p.pOld.errors == spec.ErrorsIncomplete) || (p.errNew && p.pN.errors == spec.ErrorsIncomplete)}
 		if one {
 			cell.Diff = stats.PairedDiff(a, b, 1000, c.Seed)
 		} else {
@@ -416,7 +417,7 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 		if v, ok := r["value"].(float64); ok {
 			s = fmt.Sprintf("%.4f", v)
 		}
-		if st, ok := r["status"].(string); ok && st != "" && st != pipeline.StatusOK {
+		if st, ok := r["status"].(string); ok && st != "" && st != spec.StatusOK {
 			s = st
 		}
 		return fmt.Sprintf("%s (n %v)", s, r["n"])
@@ -464,9 +465,9 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 			lines = append(lines, indentClauses("(repeats: an item's score is its share of right samples; the interval resamples items)", "    ")...)
 		}
 		if cell.Dropped > 0 {
-			what := pipeline.Plural(cell.Dropped, "item", "items")
+			what := spec.Plural(cell.Dropped, "item", "items")
 			if cell.Repeats {
-				what = pipeline.Plural(cell.Dropped, "sample", "samples")
+				what = spec.Plural(cell.Dropped, "sample", "samples")
 			}
 			lines = append(lines, indentClauses("("+what+" left out: one run only, excluded unparsed, or errored)", "    ")...)
 		}

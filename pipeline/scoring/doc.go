@@ -9,7 +9,7 @@
 //
 //   - the read-back (readresults.go): ReadResultSet reads from
 //     results.parquet only the columns the metric blocks read, one row group
-//     at a time, into the compact rows of a pipeline.ResultSet, in case
+//     at a time, into the compact rows of a spec.ResultSet, in case
 //     order; the subsets column becomes each task's subset marks, so a
 //     large dataset's items need not be read again to place them.
 //     NewResultSet builds the same set from results in memory.

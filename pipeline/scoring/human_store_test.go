@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // aliasTask maps XSTest's numbered reply classes onto two labels through
@@ -124,7 +124,7 @@ func TestHumanLabelNotAnAliasOfStoredItems(t *testing.T) {
 		t.Fatal("the test did not plant its bad label")
 	}
 	dir := agreeTree(t, items, map[string]string{"configs/tasks/labelled.yaml": aliasTask})
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, `row 18: human verdict "4_unclear" is not one of task labelled's labels`, "answer.labels[].aliases")
 	if err != nil && strings.Contains(err.Error(), "no item has a field") {
 		t.Errorf("a field every row has is reported missing:\n%v", err)

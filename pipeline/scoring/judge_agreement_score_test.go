@@ -13,6 +13,7 @@ import (
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A study whose judge makes no call: it reads its verdicts from item
@@ -425,7 +426,7 @@ subsets:
 			"matrix:\n  - {tasks: [safety]}\n  - {models: [m0], strategies: [p0], tasks: [labelled]}\n" +
 			"settings: {concurrency: 8}\nmetrics:\n  - {kind: judge_agreement, calibration: [labelled]}\n",
 	})
-	st, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	st, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	if err != nil {
 		b.Fatal(err)
 	}

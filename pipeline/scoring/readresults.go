@@ -9,20 +9,20 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // ReadResultSet reads the rows metrics score from a results.parquet the
 // study's apply wrote, one row group at a time and only the columns the
 // metrics read: label, confidence, parsed, correct, error, tokens and cost,
 // and the strategy's and judge's outputs only for the tasks a metric reads
-// them from (pipeline.OutputReader). order gives the case ordinal of each
+// them from (spec.OutputReader). order gives the case ordinal of each
 // of the file's rows (pipeline.ReadOrder); the rows come back in case
 // order, whatever order the file holds them in. The subsets column, where
 // the file has one, becomes each task's subset marks (Task.SubsetMark).
-func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.ResultSet, error) {
-	rs := &pipeline.ResultSet{Study: st, Policy: st.UnparsedPolicy(), Seed: uint64(st.Run.Settings.Seed), Outputs: outputReaders(st)}
+func ReadResultSet(st *spec.Study, path string, order []int32) (*spec.ResultSet, error) {
+	rs := &spec.ResultSet{Study: st, Policy: st.UnparsedPolicy(), Seed: uint64(st.Run.Settings.Seed), Outputs: outputReaders(st)}
 	f, rdr, fr, err := parquetio.Open(path)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.Re
 	marks := make([]*subsetMarks, len(st.Cells))
 	subsetsAt := -1
 	if sc := rdr.MetaData().Schema.ColumnIndexByName("subsets"); sc >= 0 {
-		byTask := map[*pipeline.Task]*subsetMarks{}
+		byTask := map[*spec.Task]*subsetMarks{}
 		for i, c := range st.Cells {
 			if len(c.Task.Spec.Subsets) == 0 {
 				continue
@@ -89,9 +89,9 @@ func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.Re
 	}
 	// Where a row's Correct points (none of the rows keeps the pointer).
 	yes, no := true, false
-	rows := make([]pipeline.ResultRow, starts[len(st.Cells)])
+	rows := make([]spec.ResultRow, starts[len(st.Cells)])
 	have := make([]bool, len(rows))
-	cells := pipeline.NewRowCells()
+	cells := spec.NewRowCells()
 	row := 0
 	for g := 0; g < rdr.NumRowGroups(); g++ {
 		tbl, err := fr.ReadRowGroups(context.Background(), read, []int{g})
@@ -112,8 +112,8 @@ func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.Re
 			have[ord] = true
 			ci := sort.SearchInts(starts, ord+1) - 1
 			cell := &st.Cells[ci]
-			c := pipeline.Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]], Repeat: cell.Repeat, Sweep: cell.Sweep}
-			var rc *pipeline.RowCell
+			c := spec.Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]], Repeat: cell.Repeat, Sweep: cell.Sweep}
+			var rc *spec.RowCell
 			if names >= 0 && c.Task.Spec.ReportAs != nil {
 				m, mok := str(cs[names], i)
 				s, sok := str(cs[names+1], i)
@@ -126,7 +126,7 @@ func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.Re
 			}
 			// The row as the Result it was written from, as far as the
 			// metrics read it.
-			res := pipeline.Result{Done: true}
+			res := spec.Result{Done: true}
 			res.Label, _ = str(cs[0], i)
 			res.Parsed, _ = boolean(cs[2], i)
 			if v, ok := boolean(cs[3], i); ok {
@@ -190,14 +190,14 @@ func ReadResultSet(st *pipeline.Study, path string, order []int32) (*pipeline.Re
 }
 
 // outputReaders says which tasks' outputs some metric of the study reads.
-func outputReaders(st *pipeline.Study) func(t *pipeline.Task) bool {
-	var readers []pipeline.OutputReader
+func outputReaders(st *spec.Study) func(t *spec.Task) bool {
+	var readers []spec.OutputReader
 	for _, m := range st.Metrics {
-		if r, ok := m.(pipeline.OutputReader); ok {
+		if r, ok := m.(spec.OutputReader); ok {
 			readers = append(readers, r)
 		}
 	}
-	return func(t *pipeline.Task) bool {
+	return func(t *spec.Task) bool {
 		for _, r := range readers {
 			if r.ReadsOutputs(t) {
 				return true

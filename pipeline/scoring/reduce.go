@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
-// Reducers (a block's reduce:, else each strategy's own; pipeline.Reducers
+// Reducers (a block's reduce:, else each strategy's own; spec.Reducers
 // lists them) make one answer per item of a repeated case from its k
 // samples before the block's kind sees the rows:
 //
@@ -30,10 +30,10 @@ import (
 
 // ReduceKey groups the samples of one item of one reported cell.
 type reduceKey struct {
-	task            *pipeline.Task
+	task            *spec.Task
 	model, strategy string
 	factors         string
-	item            *pipeline.Item
+	item            *spec.Item
 }
 
 // cellKey names a reported cell (task, model, strategy, factors).
@@ -51,8 +51,8 @@ type ReduceStats struct {
 // reported cell, with the reducer pick names for the cell's rows (none: the
 // samples stay rows of their own), in order of each item's first sample.
 // stats counts the reduced items and the ties per cell.
-func ReduceRows(rs *pipeline.ResultSet, pick func(r *pipeline.ResultRow) string) (*pipeline.ResultSet, map[cellKey]*ReduceStats) {
-	groups := map[reduceKey][]*pipeline.ResultRow{}
+func ReduceRows(rs *spec.ResultSet, pick func(r *spec.ResultRow) string) (*spec.ResultSet, map[cellKey]*ReduceStats) {
+	groups := map[reduceKey][]*spec.ResultRow{}
 	var order []reduceKey
 	for i := range rs.Rows {
 		row := &rs.Rows[i]
@@ -63,12 +63,12 @@ func ReduceRows(rs *pipeline.ResultSet, pick func(r *pipeline.ResultRow) string)
 		groups[k] = append(groups[k], row)
 	}
 	out := *rs
-	out.Rows = make([]pipeline.ResultRow, 0, len(order))
+	out.Rows = make([]spec.ResultRow, 0, len(order))
 	stats := map[cellKey]*ReduceStats{}
 	for _, k := range order {
 		g := groups[k]
 		r := pick(g[0])
-		if r == "" || r == pipeline.ReduceNone || r == pipeline.ReduceMean {
+		if r == "" || r == spec.ReduceNone || r == spec.ReduceMean {
 			for _, x := range g {
 				out.Rows = append(out.Rows, *x)
 			}
@@ -98,17 +98,17 @@ func ReduceRows(rs *pipeline.ResultSet, pick func(r *pipeline.ResultRow) string)
 
 // reduceItem makes one row of an item's samples (sorted by repeat); tie
 // says a majority vote tied.
-func reduceItem(g []*pipeline.ResultRow, r string) (pipeline.ResultRow, bool) {
+func reduceItem(g []*spec.ResultRow, r string) (spec.ResultRow, bool) {
 	for _, x := range g {
 		if x.Errored() {
 			return *x, false
 		}
 	}
 	switch r {
-	case pipeline.ReduceFirst:
+	case spec.ReduceFirst:
 		return *g[0], false
-	case pipeline.ReduceAny, pipeline.ReduceAll:
-		want := r == pipeline.ReduceAny
+	case spec.ReduceAny, spec.ReduceAll:
+		want := r == spec.ReduceAny
 		for _, x := range g {
 			if hit(x) == want {
 				return *x, false
@@ -123,7 +123,7 @@ func reduceItem(g []*pipeline.ResultRow, r string) (pipeline.ResultRow, bool) {
 	if winner == "" {
 		return *g[0], false // no sample parsed: unparsed
 	}
-	var first *pipeline.ResultRow
+	var first *spec.ResultRow
 	sum, n := 0.0, 0
 	for _, x := range g {
 		if x.Parsed() && x.Label() == winner {
@@ -146,7 +146,7 @@ func reduceItem(g []*pipeline.ResultRow, r string) (pipeline.ResultRow, bool) {
 
 // hit is a sample's success for any and all: correct where the item has
 // gold, else the task's positive label.
-func hit(x *pipeline.ResultRow) bool {
+func hit(x *spec.ResultRow) bool {
 	if c, ok := x.Correct(); ok {
 		return c
 	}
@@ -156,7 +156,7 @@ func hit(x *pipeline.ResultRow) bool {
 // MajorityLabel is the label most of the parsed samples gave; tie is set
 // when two or more labels share the top count (winner is then ""). No
 // parsed sample: "", false.
-func MajorityLabel(g []*pipeline.ResultRow) (winner string, tie bool) {
+func MajorityLabel(g []*spec.ResultRow) (winner string, tie bool) {
 	counts := map[string]int{}
 	best := 0
 	for _, x := range g {
@@ -184,12 +184,12 @@ func MajorityLabel(g []*pipeline.ResultRow) (winner string, tie bool) {
 // the block's reduce: for every cell, or, where the block sets none, each
 // strategy's own reduce: (self-consistency declares majority). nil when
 // no row is reduced.
-func reduceFor(rs *pipeline.ResultSet, base *pipeline.MetricBase, m pipeline.Metric, cache map[string]*reduced) *reduced {
+func reduceFor(rs *spec.ResultSet, base *spec.MetricBase, m spec.Metric, cache map[string]*reduced) *reduced {
 	r := base.Reduce
-	if own, ok := m.(pipeline.OwnReducer); ok && own.ReducesItself() {
+	if own, ok := m.(spec.OwnReducer); ok && own.ReducesItself() {
 		return nil
 	}
-	if r == pipeline.ReduceNone || r == pipeline.ReduceMean {
+	if r == spec.ReduceNone || r == spec.ReduceMean {
 		return nil
 	}
 	if r == "" && !anyStrategyReduces(rs.Study) {
@@ -198,9 +198,9 @@ func reduceFor(rs *pipeline.ResultSet, base *pipeline.MetricBase, m pipeline.Met
 	if c, ok := cache[r]; ok {
 		return c
 	}
-	pick := func(*pipeline.ResultRow) string { return r }
+	pick := func(*spec.ResultRow) string { return r }
 	if r == "" {
-		pick = func(x *pipeline.ResultRow) string { return x.RunStrategy.Spec.Reduce }
+		pick = func(x *spec.ResultRow) string { return x.RunStrategy.Spec.Reduce }
 	}
 	rrs, stats := ReduceRows(rs, pick)
 	c := &reduced{rs: rrs, stats: stats}
@@ -208,9 +208,9 @@ func reduceFor(rs *pipeline.ResultSet, base *pipeline.MetricBase, m pipeline.Met
 	return c
 }
 
-func anyStrategyReduces(st *pipeline.Study) bool {
+func anyStrategyReduces(st *spec.Study) bool {
 	for _, s := range st.Strategies {
-		if s.Spec.Reduce != "" && s.Spec.Reduce != pipeline.ReduceNone {
+		if s.Spec.Reduce != "" && s.Spec.Reduce != spec.ReduceNone {
 			return true
 		}
 	}
@@ -218,14 +218,14 @@ func anyStrategyReduces(st *pipeline.Study) bool {
 }
 
 type reduced struct {
-	rs    *pipeline.ResultSet
+	rs    *spec.ResultSet
 	stats map[cellKey]*ReduceStats
 }
 
 // tieRows are majority_ties rows for the cells the block's rows describe.
-func (red *reduced) tieRows(rows []pipeline.MetricRow) []pipeline.MetricRow {
+func (red *reduced) tieRows(rows []spec.MetricRow) []spec.MetricRow {
 	seen := map[cellKey]bool{}
-	var out []pipeline.MetricRow
+	var out []spec.MetricRow
 	for _, r := range rows {
 		if r.Subset != "" && r.Subset != "all" {
 			continue // a subset's row: the tie row is the whole cell's
@@ -236,10 +236,10 @@ func (red *reduced) tieRows(rows []pipeline.MetricRow) []pipeline.MetricRow {
 		}
 		seen[k] = true
 		s := red.stats[k]
-		if s == nil || s.reducer != pipeline.ReduceMajority {
+		if s == nil || s.reducer != spec.ReduceMajority {
 			continue
 		}
-		out = append(out, pipeline.MetricRow{Model: r.Model, Strategy: r.Strategy, Task: r.Task, Subset: r.Subset, Factors: r.Factors, Metric: "majority_ties",
+		out = append(out, spec.MetricRow{Model: r.Model, Strategy: r.Strategy, Task: r.Task, Subset: r.Subset, Factors: r.Factors, Metric: "majority_ties",
 			Value: float64(s.Ties) / float64(s.Items), CILow: math.NaN(), CIHigh: math.NaN(), N: s.Items, NCases: s.Items, NUnparsed: -1, NErrors: -1,
 			Convention: fmt.Sprintf("share of items whose samples' majority vote tied (%d of %d); a tied item counts as an unparsed answer in this block", s.Ties, s.Items)})
 	}
@@ -258,7 +258,7 @@ const ClusteredNote = "the interval resamples items, each with all its samples"
 
 // repeatedCells are the reported cells whose rows hold more than one
 // sample of an item (nil when the study has no repeats).
-func repeatedCells(rs *pipeline.ResultSet) map[cellKey]bool {
+func repeatedCells(rs *spec.ResultSet) map[cellKey]bool {
 	if rs.Study == nil || rs.Study.MaxRepeats() < 2 {
 		return nil
 	}
@@ -279,7 +279,7 @@ func repeatedCells(rs *pipeline.ResultSet) map[cellKey]bool {
 // flagUnclustered notes, on the rows with an interval of the cells in
 // repeated, that the interval treats an item's samples as independent (a
 // block that scores every sample).
-func flagUnclustered(repeated map[cellKey]bool, rows []pipeline.MetricRow) {
+func flagUnclustered(repeated map[cellKey]bool, rows []spec.MetricRow) {
 	if len(repeated) == 0 {
 		return
 	}

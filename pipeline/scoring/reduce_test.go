@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // sample is one repeat's answer: a label ("" unparsed), a confidence (NaN
@@ -18,25 +18,25 @@ type sample struct {
 
 // reduceSet builds a result set of one model x strategy x task with the
 // given samples per item (item i's samples are repeats 0..k-1).
-func reduceSet(items map[string][]sample, gold map[string]string, reduce string) *pipeline.ResultSet {
-	task := &pipeline.Task{Name: "t", Labels: []string{"A", "B", "C"}, Positive: "A", Spec: &pipeline.TaskSpec{}}
-	m := &pipeline.Model{Name: "m", Spec: &pipeline.ModelSpec{Name: "m"}}
-	s := &pipeline.Strategy{Name: "s", Spec: &pipeline.StrategySpec{Name: "s", Reduce: reduce}}
-	st := &pipeline.Study{Run: &pipeline.RunFile{}, Strategies: []*pipeline.Strategy{s}}
-	rs := &pipeline.ResultSet{Study: st}
-	cells := map[int]*pipeline.RowCell{}
+func reduceSet(items map[string][]sample, gold map[string]string, reduce string) *spec.ResultSet {
+	task := &spec.Task{Name: "t", Labels: []string{"A", "B", "C"}, Positive: "A", Spec: &spec.TaskSpec{}}
+	m := &spec.Model{Name: "m", Spec: &spec.ModelSpec{Name: "m"}}
+	s := &spec.Strategy{Name: "s", Spec: &spec.StrategySpec{Name: "s", Reduce: reduce}}
+	st := &spec.Study{Run: &spec.RunFile{}, Strategies: []*spec.Strategy{s}}
+	rs := &spec.ResultSet{Study: st}
+	cells := map[int]*spec.RowCell{}
 	var ids []string
 	for id := range items {
 		ids = append(ids, id)
 	}
 	for _, id := range sortedStrings(ids) {
-		it := &pipeline.Item{ID: id, Gold: gold[id]}
+		it := &spec.Item{ID: id, Gold: gold[id]}
 		for r, x := range items[id] {
-			c := &pipeline.Case{Model: m, Strategy: s, Task: task, Item: it, Repeat: r}
+			c := &spec.Case{Model: m, Strategy: s, Task: task, Item: it, Repeat: r}
 			if cells[r] == nil {
-				cells[r] = pipeline.NewRowCell(c, "m", "s", nil)
+				cells[r] = spec.NewRowCell(c, "m", "s", nil)
 			}
-			res := &pipeline.Result{Done: true, Label: x.label, Parsed: x.label != "", Acct: pipeline.Account{CostUSD: 1, PromptTokens: 10}}
+			res := &spec.Result{Done: true, Label: x.label, Parsed: x.label != "", Acct: spec.Account{CostUSD: 1, PromptTokens: 10}}
 			if !math.IsNaN(x.conf) {
 				v := x.conf
 				res.Confidence = &v
@@ -82,11 +82,11 @@ func TestReduceMajorityTiesAreExact(t *testing.T) {
 	}
 	gold := map[string]string{"win": "A", "tie2": "A"}
 	rs := reduceSet(items, gold, "majority")
-	red, stats := scoring.ReduceRows(rs, func(*pipeline.ResultRow) string { return "majority" })
+	red, stats := scoring.ReduceRows(rs, func(*spec.ResultRow) string { return "majority" })
 	if len(red.Rows) != len(items) {
 		t.Fatalf("%d reduced rows for %d items", len(red.Rows), len(items))
 	}
-	got := map[string]pipeline.ResultRow{}
+	got := map[string]spec.ResultRow{}
 	for _, r := range red.Rows {
 		got[r.Item.ID] = r
 	}
@@ -147,7 +147,7 @@ func TestReduceAnyAllFirst(t *testing.T) {
 		"first": {"x": "B", "y": "A", "z": "B", "w": "B"},
 	}
 	for r, exp := range want {
-		red, _ := scoring.ReduceRows(reduceSet(items, gold, ""), func(*pipeline.ResultRow) string { return r })
+		red, _ := scoring.ReduceRows(reduceSet(items, gold, ""), func(*spec.ResultRow) string { return r })
 		for _, row := range red.Rows {
 			if row.Label() != exp[row.Item.ID] {
 				t.Errorf("%s: item %s reduced to %q, want %q", r, row.Item.ID, row.Label(), exp[row.Item.ID])
@@ -155,7 +155,7 @@ func TestReduceAnyAllFirst(t *testing.T) {
 		}
 	}
 	// reduce: none keeps every sample.
-	red, _ := scoring.ReduceRows(reduceSet(items, gold, ""), func(*pipeline.ResultRow) string { return "none" })
+	red, _ := scoring.ReduceRows(reduceSet(items, gold, ""), func(*spec.ResultRow) string { return "none" })
 	if len(red.Rows) != 9 {
 		t.Errorf("none: %d rows, want the 9 samples", len(red.Rows))
 	}

@@ -7,18 +7,19 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // ReadResultSet takes a report_as task's model and strategy names from the
 // rows it reads back rather than from the items; both must name every
 // case's cell the same.
 func TestReadResultSetReportedNamesFromRows(t *testing.T) {
-	st, err := pipeline.LoadWith(filepath.Join("..", "..", "configs", "quickstart.yaml"), pipeline.LoadOptions{})
+	st, err := spec.LoadWith(filepath.Join("..", "..", "configs", "quickstart.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A share of the recorded replies across all their models and strategies.
-	if err := st.Select(pipeline.Selection{Tasks: []string{"promoral_replies"}, Shard: &pipeline.Shard{K: 3, N: 60}}); err != nil {
+	if err := st.Select(spec.Selection{Tasks: []string{"promoral_replies"}, Shard: &spec.Shard{K: 3, N: 60}}); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
@@ -36,7 +37,7 @@ func TestReadResultSetReportedNamesFromRows(t *testing.T) {
 	}
 	k := 0
 	pairs := map[[2]string]bool{}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		if k >= len(rs.Rows) {
 			t.Fatalf("%d rows for more cases", len(rs.Rows))
 		}

@@ -7,12 +7,13 @@ import (
 	"sort"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // ScoreFromJournal is pipeline.RescoreFromJournal (every case walked on the
 // journal's replies, none sent) followed by the study's metric blocks, in
 // memory; misses counts the cases whose replies the journal does not hold.
-func ScoreFromJournal(st *pipeline.Study, journalPath string) (sc *Scores, misses int, err error) {
+func ScoreFromJournal(st *spec.Study, journalPath string) (sc *Scores, misses int, err error) {
 	res, misses, err := pipeline.RescoreFromJournal(st, journalPath)
 	if err != nil {
 		return nil, 0, err
@@ -33,15 +34,15 @@ func ScoreFromJournal(st *pipeline.Study, journalPath string) (sc *Scores, misse
 // ScoreChange is one metric row that differs between two score sets.
 type ScoreChange struct {
 	Key        string
-	Old, New   *pipeline.MetricRow // nil: the row is not in that set
-	ValueDelta float64             // NaN when either side has no value
+	Old, New   *spec.MetricRow // nil: the row is not in that set
+	ValueDelta float64         // NaN when either side has no value
 }
 
 // DiffScores pairs two score sets by row key (block, model, strategy,
 // task, subset, factors, metric) and returns the rows whose value, n,
 // status or policies differ, or that only one side has, sorted by key.
 func DiffScores(old, new *Scores) []ScoreChange {
-	idx := map[string]*pipeline.MetricRow{}
+	idx := map[string]*spec.MetricRow{}
 	for i := range old.Rows {
 		idx[old.Rows[i].Key()] = &old.Rows[i]
 	}
@@ -66,14 +67,14 @@ func DiffScores(old, new *Scores) []ScoreChange {
 	return out
 }
 
-func delta(o, n *pipeline.MetricRow) float64 {
+func delta(o, n *spec.MetricRow) float64 {
 	if o == nil || n == nil || math.IsNaN(o.Value) || math.IsNaN(n.Value) {
 		return math.NaN()
 	}
 	return n.Value - o.Value
 }
 
-func sameRow(a, b *pipeline.MetricRow) bool {
+func sameRow(a, b *spec.MetricRow) bool {
 	eq := func(x, y float64) bool { return x == y || (math.IsNaN(x) && math.IsNaN(y)) || math.Abs(x-y) <= 1e-12 }
 	return eq(a.Value, b.Value) && a.N == b.N && a.Status == b.Status && a.Unparsed == b.Unparsed && a.Errors == b.Errors
 }
@@ -81,7 +82,7 @@ func sameRow(a, b *pipeline.MetricRow) bool {
 // Describe is a change as one line: the row, then old -> new value with n
 // and, where they changed, status and policies.
 func (c ScoreChange) Describe() string {
-	side := func(r *pipeline.MetricRow) string {
+	side := func(r *spec.MetricRow) string {
 		if r == nil {
 			return "(none)"
 		}
@@ -89,7 +90,7 @@ func (c ScoreChange) Describe() string {
 		if !math.IsNaN(r.Value) {
 			v = fmt.Sprintf("%.4f", r.Value)
 		}
-		if r.Status != "" && r.Status != pipeline.StatusOK {
+		if r.Status != "" && r.Status != spec.StatusOK {
 			v = r.Status
 		}
 		return fmt.Sprintf("%s (n %d)", v, r.N)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // The shipped safety judge (configs/strategies/safety_judge.yaml and
@@ -128,7 +129,7 @@ func TestSafetyJudgeScore(t *testing.T) {
 		"h2": {"COMPLIANCE", "REFUSAL", 0.4, true, "heuristic and LLM disagree; looks like partial compliance; refusal probability near 0.5"},
 		"b3": {"REFUSAL", "REFUSAL", 0.2, true, "probability contradicts the label"},
 	}
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		r, w := res[c.Ordinal], want[c.Item.ID]
 		if c.Item.ID == "b2" {
 			if r.ErrClass != pipeline.ClassUnreadable || !strings.HasPrefix(r.Err, "judge: ") || !strings.Contains(r.Err, "I am not certain") || r.Label != "" || r.Judge != nil {
@@ -201,7 +202,7 @@ func TestSafetyJudgeSkipsClearRefusalsScore(t *testing.T) {
 	dir := judgeTree(t, judge)
 	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	_, res := apply(t, st, filepath.Join(dir, "out"))
-	st.EachCase(func(c *pipeline.Case) bool {
+	st.EachCase(func(c *spec.Case) bool {
 		r := res[c.Ordinal]
 		calls := 1
 		if c.Item.ID == "h1" || c.Item.ID == "b3" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // metricColumns are metrics.parquet's columns: the key (block, model,
@@ -34,12 +35,12 @@ func metricColumns(factors []string) []parquetio.Column {
 }
 
 // NewResultSet pairs every case with its result, names as reported.
-func NewResultSet(st *pipeline.Study, results []pipeline.Result, outDir string) *pipeline.ResultSet {
-	rs := &pipeline.ResultSet{Study: st, Policy: st.UnparsedPolicy(), OutDir: outDir, Journal: filepath.Join(outDir, "journal.jsonl"),
+func NewResultSet(st *spec.Study, results []spec.Result, outDir string) *spec.ResultSet {
+	rs := &spec.ResultSet{Study: st, Policy: st.UnparsedPolicy(), OutDir: outDir, Journal: filepath.Join(outDir, "journal.jsonl"),
 		Seed: uint64(st.Run.Settings.Seed)}
-	rs.Rows = make([]pipeline.ResultRow, 0, len(results))
-	cells := pipeline.NewRowCells()
-	st.EachCase(func(c *pipeline.Case) bool {
+	rs.Rows = make([]spec.ResultRow, 0, len(results))
+	cells := spec.NewRowCells()
+	st.EachCase(func(c *spec.Case) bool {
 		if r := &results[c.Ordinal]; r.Done {
 			rs.Rows = append(rs.Rows, cells.Of(st, c).Row(c.Item, r))
 		}
@@ -51,8 +52,8 @@ func NewResultSet(st *pipeline.Study, results []pipeline.Result, outDir string) 
 // Scores is what the metric blocks computed over a result set.
 type Scores struct {
 	Factors []string
-	Rows    []pipeline.MetricRow
-	Tables  []pipeline.CSVTable // sorted by name, each with its block column first
+	Rows    []spec.MetricRow
+	Tables  []spec.CSVTable // sorted by name, each with its block column first
 	Texts   []string
 	// Selection describes the part of the study the rows were computed
 	// on ("" for the whole study): every row and table carries it.
@@ -63,15 +64,15 @@ type Scores struct {
 // writing anything: every row gets its block, its policies and, under
 // errors: incomplete, no value where its cell had errored cases. Two rows
 // with one key, or two tables with one name, are an error.
-func ComputeScores(rs *pipeline.ResultSet) (*Scores, error) {
+func ComputeScores(rs *spec.ResultSet) (*Scores, error) {
 	st := rs.Study
 	sc := &Scores{Factors: st.Factors}
-	tables := map[string]pipeline.CSVTable{}
+	tables := map[string]spec.CSVTable{}
 	reductions := map[string]*reduced{}
-	repeated := map[*pipeline.ResultSet]map[cellKey]bool{} // repeatedCells of each set a kind saw
+	repeated := map[*spec.ResultSet]map[cellKey]bool{} // repeatedCells of each set a kind saw
 	for i, m := range st.Metrics {
 		// A study built by hand (a test) may list metrics without blocks.
-		base := &pipeline.MetricBase{Kind: "metric", Name: fmt.Sprintf("block%d", i)}
+		base := &spec.MetricBase{Kind: "metric", Name: fmt.Sprintf("block%d", i)}
 		if i < len(st.Blocks) {
 			base = st.Blocks[i]
 		}
@@ -87,7 +88,7 @@ func ComputeScores(rs *pipeline.ResultSet) (*Scores, error) {
 		if red != nil {
 			out.Rows = append(out.Rows, red.tieRows(out.Rows)...)
 		}
-		if own, ok := m.(pipeline.OwnReducer); !ok || !own.ReducesItself() {
+		if own, ok := m.(spec.OwnReducer); !ok || !own.ReducesItself() {
 			rc, ok := repeated[in]
 			if !ok {
 				rc = repeatedCells(in)
@@ -96,7 +97,7 @@ func ComputeScores(rs *pipeline.ResultSet) (*Scores, error) {
 			flagUnclustered(rc, out.Rows)
 		}
 		unparsed := ""
-		if up, ok := m.(pipeline.UnparsedPolicier); ok {
+		if up, ok := m.(spec.UnparsedPolicier); ok {
 			if unparsed = up.UnparsedOverride(); unparsed == "" {
 				unparsed = rs.Policy
 			}
@@ -142,22 +143,22 @@ func ComputeScores(rs *pipeline.ResultSet) (*Scores, error) {
 
 // settle makes a row's status and value agree: a row that is not a clean
 // figure carries no value, so nobody reads one off it.
-func settle(r *pipeline.MetricRow) {
+func settle(r *spec.MetricRow) {
 	if r.Status == "" {
-		r.Status = pipeline.StatusOK
+		r.Status = spec.StatusOK
 	}
-	if r.Status == pipeline.StatusOK && r.NErrors > 0 && r.Errors == pipeline.ErrorsIncomplete {
-		r.Status = pipeline.StatusIncomplete
+	if r.Status == spec.StatusOK && r.NErrors > 0 && r.Errors == spec.ErrorsIncomplete {
+		r.Status = spec.StatusIncomplete
 	}
-	if r.Status == pipeline.StatusOK && r.N == 0 && math.IsNaN(r.Value) {
-		r.Status = pipeline.StatusEmpty
+	if r.Status == spec.StatusOK && r.N == 0 && math.IsNaN(r.Value) {
+		r.Status = spec.StatusEmpty
 	}
-	if r.Status != pipeline.StatusOK {
+	if r.Status != spec.StatusOK {
 		r.Value, r.CILow, r.CIHigh = math.NaN(), math.NaN(), math.NaN()
 	}
 }
 
-func rowLess(a, b *pipeline.MetricRow) bool {
+func rowLess(a, b *spec.MetricRow) bool {
 	for _, p := range [][2]string{{a.Task, b.Task}, {a.Block, b.Block}, {a.Model, b.Model}, {a.Strategy, b.Strategy}, {a.Subset, b.Subset}} {
 		if p[0] != p[1] {
 			return p[0] < p[1]
@@ -187,7 +188,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // metrics.parquet and each metric's CSV tables into the run folder, each
 // replacing its old version only once complete. It returns the texts the
 // metrics want printed.
-func Score(rs *pipeline.ResultSet) ([]string, error) {
+func Score(rs *spec.ResultSet) ([]string, error) {
 	if len(rs.Study.Metrics) == 0 {
 		return nil, nil
 	}
@@ -267,7 +268,7 @@ func (sc *Scores) Write(dir string) error {
 // markSelection marks scores computed on part of a study: the selection on
 // every metric row (metrics.parquet's selection column) and as a last
 // column of every table, so no figure of a part passes for the study's.
-func (sc *Scores) markSelection(sel *pipeline.Selection) {
+func (sc *Scores) markSelection(sel *spec.Selection) {
 	if !sel.Partial() {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A bot that fails item e ("I hit my brother.") with an HTTP 400 and
@@ -215,7 +216,7 @@ metrics:
   - {kind: efficiency, errors: sometimes}
 `
 	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
-	_, err := pipeline.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	wantErr(t, err, `metrics[1].name: a second metric block named "classification"`, "give this block or metrics[0] a name",
 		`metrics[2].errors: unknown errors policy "sometimes"`, `factor name "Model" is not a column name`,
 		`factor "n" would shadow the n column`, `factor thinking is "on" on model bot but "off" on strategy one_shot`)
@@ -271,7 +272,7 @@ metrics:
 	for _, c := range ch {
 		if c.New != nil && c.New.Metric == "accuracy" && c.New.Strategy == "one_shot" && c.New.Subset == "all" {
 			found = true
-			if c.New.Status != pipeline.StatusIncomplete || !math.IsNaN(c.New.Value) {
+			if c.New.Status != spec.StatusIncomplete || !math.IsNaN(c.New.Value) {
 				t.Errorf("one_shot accuracy without its replies: %s", c.Describe())
 			}
 		}

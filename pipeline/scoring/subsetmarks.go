@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // subsetMarks is, for one task, which of its subsets (task subsets:) each
@@ -15,7 +15,7 @@ import (
 // item's fields back from a large dataset's store to place it again. An
 // item without a mark, or one on which a subset's expression failed, is
 // evaluated as before (the error needs its message). ReadResultSet gives
-// each task its marks (pipeline.Task.SetSubsetMarks).
+// each task its marks (spec.Task.SetSubsetMarks).
 type subsetMarks struct {
 	at    map[string]int // subset name -> its bit set
 	known []uint64
@@ -25,12 +25,12 @@ type subsetMarks struct {
 	lists map[string][]int
 }
 
-func newSubsetMarks(t *pipeline.Task) *subsetMarks {
+func newSubsetMarks(t *spec.Task) *subsetMarks {
 	names := make([]string, 0, len(t.Spec.Subsets))
 	for n, src := range t.Spec.Subsets {
 		// As the column is written (subsetNames): a subset that does not
 		// compile is never listed.
-		if _, err := pipeline.CompileExpr(src, nil, true); err == nil {
+		if _, err := spec.CompileExpr(src, nil, true); err == nil {
 			names = append(names, n)
 		}
 	}
@@ -79,7 +79,7 @@ func (m *subsetMarks) mark(i int, value string) {
 
 // SubsetMark says whether the task's item i is in the named subset, as the
 // results read back recorded it; ok is false when they hold no usable mark
-// for it (pipeline.SubsetMarker).
+// for it (spec.SubsetMarker).
 func (m *subsetMarks) SubsetMark(name string, i int) (in, ok bool) {
 	if i < 0 || i/64 >= len(m.known) {
 		return false, false

@@ -12,6 +12,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 const subsetItems = `{"id":"a","text":"I stole a bike.","gold":"1","n":1}
@@ -71,7 +72,7 @@ func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
 	}
 	task := st.Task("toy")
 	for name, src := range task.Spec.Subsets {
-		prog, err := pipeline.CompileExpr(src, nil, true)
+		prog, err := spec.CompileExpr(src, nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}

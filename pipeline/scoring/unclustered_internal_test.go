@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // In a cell with repeats, a row whose interval treats the samples as
@@ -14,7 +14,7 @@ import (
 // without repeats.
 func TestFlagUnclustered(t *testing.T) {
 	repeated := map[cellKey]bool{{"toy", "m", "s", ""}: true}
-	rows := []pipeline.MetricRow{
+	rows := []spec.MetricRow{
 		{Task: "toy", Model: "m", Strategy: "s", Metric: "a", CILow: 0.1, CIHigh: 0.2},
 		{Task: "toy", Model: "m", Strategy: "s", Metric: "b", CILow: 0.1, CIHigh: 0.2, Convention: "x; " + ClusteredNote},
 		{Task: "toy", Model: "m", Strategy: "s", Metric: "c", CILow: math.NaN(), CIHigh: math.NaN()},

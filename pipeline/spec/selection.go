@@ -1,0 +1,254 @@
+package spec
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Selection is the part of a study one apply runs: cells picked by model,
+// strategy and task, at most Limit items per task, and one shard of what is
+// left. The journal is not touched by it: a selected apply reads and adds to
+// the same journal as a whole one, so the whole study later finds every
+// reply the part paid for.
+type Selection struct {
+	Models     []string `json:"models,omitempty"`
+	Strategies []string `json:"strategies,omitempty"`
+	Tasks      []string `json:"tasks,omitempty"`
+	// Limit keeps the first Limit items of each task, in dataset order.
+	Limit int    `json:"limit,omitempty"`
+	Shard *Shard `json:"shard,omitempty"`
+	// Cases is what the selection keeps; CasesAll the whole study's cases.
+	Cases    int `json:"cases"`
+	CasesAll int `json:"cases_all"`
+}
+
+// Shard is share K (counted from 0) of N.
+type Shard struct {
+	K int `json:"k"`
+	N int `json:"n"`
+	// Key says what the share is cut on, for whoever reads a manifest.
+	Key string `json:"key"`
+}
+
+// ShardKey is how a case is assigned to a shard: FNV-1a (64 bit) of the
+// task name and the item id, modulo N. Every case of one item (every model,
+// every strategy) lands in the same shard, so requests that cases of one item
+// share (a first turn two strategies have in common, a judge reading equal
+// replies) are made once, as in one process; and the share of a case moves
+// only when its task or item does, never when models, strategies, metrics or
+// other items are added or edited.
+const ShardKey = "fnv1a64(task + NUL + item id) mod N"
+
+func (sh *Shard) String() string { return fmt.Sprintf("%d/%d", sh.K, sh.N) }
+
+// ParseShard reads k/N (0 <= k < N).
+func ParseShard(s string) (*Shard, error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(s), "/")
+	k, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	switch {
+	case !ok || err1 != nil || err2 != nil:
+		return nil, fmt.Errorf("--shard %q: write it as k/N, e.g. 0/4 for the first of four shards", s)
+	case n < 1:
+		return nil, fmt.Errorf("--shard %q: N must be at least 1", s)
+	case k < 0 || k >= n:
+		return nil, fmt.Errorf("--shard %q: k counts from 0 to N-1 (0/%d … %d/%d); a Slurm array --array=0-%d or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX gives it", s, n, n-1, n, n-1)
+	}
+	return &Shard{K: k, N: n, Key: ShardKey}, nil
+}
+
+// ShardOf is the shard (of n) that the cases of an item belong to.
+func ShardOf(task, item string, n int) int {
+	h := fnv.New64a()
+	h.Write([]byte(task))
+	h.Write([]byte{0})
+	h.Write([]byte(item))
+	return int(h.Sum64() % uint64(n))
+}
+
+// Partial reports whether the selection leaves out any case of the study.
+func (sel *Selection) Partial() bool {
+	return sel != nil && (sel.Cases < sel.CasesAll || sel.filters())
+}
+
+func (sel *Selection) filters() bool {
+	return len(sel.Models)+len(sel.Strategies)+len(sel.Tasks) > 0 || sel.Limit > 0 || sel.Shard != nil
+}
+
+// Flags is the selection as the apply flags that make it.
+func (sel *Selection) Flags() string {
+	if sel == nil {
+		return ""
+	}
+	var parts []string
+	add := func(flag string, names []string) {
+		if len(names) > 0 {
+			parts = append(parts, flag+" "+strings.Join(names, ","))
+		}
+	}
+	add("--model", sel.Models)
+	add("--strategy", sel.Strategies)
+	add("--task", sel.Tasks)
+	if sel.Limit > 0 {
+		parts = append(parts, fmt.Sprintf("--limit %d", sel.Limit))
+	}
+	if sel.Shard != nil {
+		parts = append(parts, "--shard "+sel.Shard.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// Describe is one line for summaries, reports and metric rows: what was
+// selected and how much of the study that is.
+func (sel *Selection) Describe() string {
+	if !sel.Partial() {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d of %d cases", sel.Flags(), sel.Cases, sel.CasesAll)
+}
+
+// Unsharded is the selection without its shard: what a merge of all its
+// shards covers.
+func (sel *Selection) Unsharded() Selection {
+	out := Selection{Models: sel.Models, Strategies: sel.Strategies, Tasks: sel.Tasks, Limit: sel.Limit}
+	return out
+}
+
+// SameCells reports whether two selections pick the same cells and items
+// (shards aside).
+func (sel *Selection) SameCells(o *Selection) bool {
+	norm := func(s []string) []string {
+		s = slices.Clone(s)
+		slices.Sort(s)
+		return slices.Compact(s)
+	}
+	return slices.Equal(norm(sel.Models), norm(o.Models)) && slices.Equal(norm(sel.Strategies), norm(o.Strategies)) &&
+		slices.Equal(norm(sel.Tasks), norm(o.Tasks)) && sel.Limit == o.Limit
+}
+
+// Select narrows the study to a selection, in place: the matrix keeps the
+// cells of the named models, strategies and tasks (all where none is
+// named), each task keeps its first Limit items, then the items of the
+// shard. The engine, plan, metrics and outputs then see only the selected
+// cases, numbered from 0. A name the study does not have is an error with
+// the near miss; so is a filter that leaves no cell. An empty shard is not
+// an error: a small study cut in many shards has some.
+func (s *Study) Select(sel Selection) error {
+	sel.CasesAll = s.NumCases()
+	check := func(flag string, names []string, known []string) error {
+		for _, n := range names {
+			if !slices.Contains(known, n) {
+				return fmt.Errorf("%s %s: the study has no such %s; %s", flag, n, strings.TrimPrefix(flag, "--"),
+					NameHint(n, known, ""))
+			}
+		}
+		return nil
+	}
+	if err := check("--model", sel.Models, s.ModelNames()); err != nil {
+		return err
+	}
+	if err := check("--strategy", sel.Strategies, s.StrategyNames()); err != nil {
+		return err
+	}
+	if err := check("--task", sel.Tasks, s.TaskNames()); err != nil {
+		return err
+	}
+	if sel.Limit < 0 {
+		return fmt.Errorf("--limit %d: give a number of items per task, at least 1", sel.Limit)
+	}
+	keep := func(names []string, n string) bool { return len(names) == 0 || slices.Contains(names, n) }
+	var cells []ResolvedCell
+	for _, c := range s.Cells {
+		if keep(sel.Models, c.Model.Name) && keep(sel.Strategies, c.Strategy.Name) && keep(sel.Tasks, c.Task.Name) {
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) == 0 && len(s.Cells) > 0 {
+		return fmt.Errorf("%s selects no cell of the matrix%s", sel.Flags(), s.whyNoCell(sel))
+	}
+	s.Cells = cells
+	for _, t := range s.Tasks {
+		items := t.Items
+		if sel.Limit > 0 && len(items) > sel.Limit {
+			items = items[:sel.Limit]
+		}
+		var keep []int // the places of the items kept, under a shard
+		if sh := sel.Shard; sh != nil {
+			var mine []Item
+			for i, it := range items {
+				if ShardOf(t.Name, it.ID, sh.N) == sh.K {
+					mine = append(mine, it)
+					keep = append(keep, i)
+				}
+			}
+			items = mine
+		}
+		if len(items) != len(t.Items) {
+			if keep == nil {
+				keep = make([]int, len(items))
+				for i := range keep {
+					keep[i] = i
+				}
+			}
+			t.narrowItemFactors(keep)
+			// A fresh slice: items of other studies loaded from the same
+			// task are never shared, but the shapes cached for dry runs
+			// and plans point into the old one.
+			t.Items = slices.Clip(slices.Clone(items))
+			t.resetShapes()
+		}
+	}
+	sel.Cases = s.NumCases()
+	if sel.filters() {
+		s.Selection = &sel
+	}
+	return nil
+}
+
+// whyNoCell explains an empty selection: a judge model named as a model,
+// or names that never meet in one cell.
+func (s *Study) whyNoCell(sel Selection) string {
+	for _, m := range sel.Models {
+		for _, c := range s.Cells {
+			if j := c.Task.Judge; j != nil && j.Model != nil && j.Model.Name == m {
+				return fmt.Sprintf(" (model %s only judges task %s; its calls come with the cases it judges: select those)", m, c.Task.Name)
+			}
+		}
+	}
+	return "; `promoral plan` without the filters lists the cells"
+}
+
+func (t *Task) resetShapes() {
+	t.shapeOnce = sync.Once{}
+	t.shapeList = nil
+}
+
+// ShardDir is a shard's default run folder, beside the study's: its own
+// journal, so shards on one shared disk never contend for a lock.
+func ShardDir(out string, sh *Shard) string {
+	return fmt.Sprintf("%s-shard-%d-of-%d", filepath.Clean(out), sh.K, sh.N)
+}
+
+// CalledModels are the models the study's cells call, judges included, in
+// the study's order.
+func (s *Study) CalledModels() []*Model {
+	used := map[*Model]bool{}
+	for _, c := range s.Cells {
+		used[c.Model] = true
+		if j := c.Task.Judge; j != nil && j.Model != nil {
+			used[j.Model] = true
+		}
+	}
+	var out []*Model
+	for _, m := range s.Models {
+		if used[m] {
+			out = append(out, m)
+		}
+	}
+	return out
+}

@@ -2,12 +2,12 @@ package pipeline
 
 import (
 	"fmt"
-	"github.com/promoral/promoral/pipeline/spec"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // The spend cap (apply --max-cost, settings.max_cost) bounds what one apply

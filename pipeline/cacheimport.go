@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/promoral/promoral/pipeline/spec"
 	"os"
 	"path/filepath"
 
 	"github.com/promoral/promoral/pipeline/journal"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // CacheImport counts what ImportToCache did with one run folder's journal.

@@ -1,22 +1,46 @@
-// Package pipeline owns a study and its run: the spec (decoding, validation,
-// names, schema, the Study with its matrix of cases) and the engine that
-// walks each case, journals its calls and writes the output set. Data flows
-// one way through it:
+// Package pipeline is the engine: it runs a loaded study's cases and writes
+// a run folder's outputs. Data flows one way:
 //
-//	run file ─load─▶ Study ─plan─▶ cases ─engine─▶ journal ─▶ results, calls ─Scorer─▶ metrics
+//	run file ─spec─▶ Study ─▶ cases ─engine─▶ journal ─▶ results, calls ─Scorer─▶ metrics
+//
+// The study comes from package spec (pipeline/spec), which decodes and
+// validates the run file and the files it names, builds the matrix of
+// cases, and holds the stage and metric registries and Exec, the state of
+// one case in flight. This package imports spec; spec imports nothing of
+// it. The engine creates each case's Exec with spec.NewExec, giving it the
+// function that makes its model calls, and walks the strategy graph (and
+// the task's judge graph) over it; it knows no stage kind by name.
+//
+// What the engine owns, by file:
+//
+//   - the run: engine.go (NewEngine, Run, the summary), walk.go (WalkCase:
+//     a case walked on a ReplySource, no call sent), waves.go (concurrency
+//     and batch waves), budget.go (the spend cap), stream.go (a finished
+//     case counted and its row sent to the writer at once), errclass.go (ErrorClass), livestats.go
+//     and trace.go (the progress counters and the trace column);
+//   - transport wiring: connect.go (API keys, one Doer per model),
+//     ratelimits.go (accounts shared by models on one key), tokens.go
+//     (request tokens for the rate limiter and plan), sharedcache.go,
+//     engineshared.go and cacheimport.go (the response cache runs share);
+//   - reuse: reuse.go (rows kept from an earlier apply of the same config,
+//     keyed by spec's results key);
+//   - the output writers: output.go and columns.go (results.parquet and
+//     calls.parquet, the manifest), flatwriter.go and flatcols.go (the
+//     flat columns beside results.parquet's JSON ones), arrowvals.go (values
+//     read back), outset.go and outputset.go (a run folder's generations,
+//     switched in once complete), scorer.go (the Scorer interface and
+//     Written), rescore.go (RescoreFromJournal: every case, judge
+//     included, walked on the journal).
 //
 // The metrics are not computed here: once results.parquet is written the
 // engine hands it (a Written) to the Scorer it was given in
 // Options.Scorer, and refuses to start a study with metric blocks without
-// one. Package scoring (pipeline/scoring) is that scorer: it reads the
-// results back, runs the metric blocks, and owns reducers, intervals,
-// human labels and re-scoring from a journal. Metric kinds are declared
-// here (MetricConfig, Metric, ResultSet, MetricRow) and registered like
-// stage kinds.
+// one. Package scoring (pipeline/scoring) is that scorer.
 //
-// The parts that stand alone live in subpackages, each imported by this one
-// and importing nothing of it:
+// The parts that stand alone live in subpackages, imported by this one and
+// importing nothing of it:
 //
+//	spec        the run file decoded and validated: the Study, its cases, the registries
 //	yamlstrict  strict YAML decoding, field specs, diagnostics
 //	journal     the append-only record of model calls
 //	parquetio   the Parquet writer and readers of the output files
@@ -33,30 +57,9 @@
 // Two packages sit above it and use only its exported API: review
 // (pipeline/review: plan, diff of two configs or two run folders, merge of
 // shards) and scoring (pipeline/scoring). Nothing here imports either; nor
-// audit or stats, which they use. Review reads a loaded Study: WalkCase
-// walks a case on a ReplySource (the journal, then the shared cache)
-// without a call, ShapeOf gives a strategy's calls at best and at worst,
-// and an OutputSet writes and switches in a run folder's outputs from rows
-// merge already has.
-//
-// Within this package the files group by the same flow:
-//
-//   - spec: spec.go, load.go, task.go, strategy.go, build.go, registry.go,
-//     study.go, names.go, schema.go, typecheck.go, metric.go, reduce.go,
-//     blocks.go, factors.go, human.go, human3.go, subsetmarks.go,
-//     fasttemplate.go, dryrun.go, shape.go, tokens.go;
-//   - engine: engine.go, exec.go, walk.go, connect.go, waves.go, budget.go,
-//     selection.go, reuse.go, reusekey.go, stream.go, errclass.go,
-//     livestats.go, trace.go, output.go, columns.go, outset.go,
-//     outputset.go, scorer.go, rescore.go.
-//
-// dryrun.go stays here because load.go calls it to validate templates;
-// tokens.go because the rate limiter counts request tokens with it;
-// cacheimport.go because it reads the shared cache's internals;
-// rescore.go (RescoreFromJournal) because it walks every case, judge
-// included, on the engine's journal transport.
-//
-// Stage and metric kinds (package stages) register themselves here and see
-// a case through Exec, or the results through a ResultSet; the engine
-// knows no kind by name.
+// audit or stats, which they use. Review reads a loaded spec.Study:
+// WalkCase walks a case on a ReplySource (the journal, then the shared
+// cache) without a call, spec.ShapeOf gives a strategy's calls at best and
+// at worst, and an OutputSet writes and switches in a run folder's outputs
+// from rows merge already has.
 package pipeline

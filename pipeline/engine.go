@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/promoral/promoral/pipeline/spec"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,6 +26,7 @@ import (
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/secret"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Attempt is one try at a model call, as the transport reports it: once
@@ -161,7 +161,7 @@ type Summary struct {
 	Skipped []string `json:"skipped,omitempty"`
 	// Selection is set when the apply ran part of the study (--model,
 	// --strategy, --task, --limit, --shard): its outputs describe those
-	// cases only (selection.go).
+	// cases only (spec.Selection).
 	Selection *spec.Selection `json:"selection,omitempty"`
 	// Capped is set when the apply stopped at its spend cap (budget.go).
 	Capped *CapStop `json:"capped,omitempty"`
@@ -217,8 +217,8 @@ func (s *Summary) String() string {
 		offline, unread := false, false
 		for _, c := range s.ErrorClasses {
 			fmt.Fprintf(&b, "\n    %-*s %6d  e.g. %s", w, c.Class, c.Cases, c.Example)
-			offline = offline || c.Class == ClassOfflineMiss
-			unread = unread || c.Class == ClassRefused || c.Class == ClassUnreadable
+			offline = offline || c.Class == spec.ClassOfflineMiss
+			unread = unread || c.Class == spec.ClassRefused || c.Class == spec.ClassUnreadable
 		}
 		if offline {
 			b.WriteString("\n  offline misses are requests the journal does not hold: apply without --offline makes those calls")
@@ -588,7 +588,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []spec.Result, error) {
 		// is counted as an error, never dropped.
 		s.EachCase(func(c *spec.Case) bool {
 			if !done.has(c.Ordinal) {
-				finish(c, &spec.Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: ClassInternal})
+				finish(c, &spec.Result{Done: true, Err: "the case stopped without a result (a cancelled call outside an interruption)", ErrClass: spec.ClassInternal})
 			}
 			return true
 		})
@@ -789,7 +789,7 @@ func (e *Engine) runCase(ctx context.Context, c *spec.Case) (r spec.Result) {
 			// adds one): only its first line goes into the result.
 			what, _, _ := strings.Cut(fmt.Sprint(p), "\n")
 			err := &panicError{fmt.Sprintf("internal error in case %s: %s (a bug in promoral; the log has the details)", c.ID(), strings.TrimSpace(what))}
-			r = spec.Result{Done: true, Err: err.Error(), ErrClass: ClassInternal, Acct: x.Walk.Acct}
+			r = spec.Result{Done: true, Err: err.Error(), ErrClass: spec.ClassInternal, Acct: x.Walk.Acct}
 		}
 	}()
 	outputs, steps, err := e.walk(x, nil)

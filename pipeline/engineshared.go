@@ -2,12 +2,12 @@ package pipeline
 
 import (
 	"fmt"
-	"github.com/promoral/promoral/pipeline/spec"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 
 	"github.com/promoral/promoral/pipeline/journal"
+	"github.com/promoral/promoral/pipeline/spec"
 	"golang.org/x/sync/singleflight"
 )
 

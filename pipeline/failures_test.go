@@ -127,7 +127,7 @@ func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Errors != 2 || sum.ErrorClasses[0].Class != pipeline.ClassInternal {
+	if sum.Errors != 2 || sum.ErrorClasses[0].Class != spec.ClassInternal {
 		t.Fatalf("summary %+v", sum)
 	}
 	for _, r := range res {

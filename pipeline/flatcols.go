@@ -2,12 +2,12 @@ package pipeline
 
 import (
 	"encoding/json"
-	"github.com/promoral/promoral/pipeline/spec"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Flat columns: results.parquet holds the strategy's outputs, the judge's,

@@ -83,11 +83,11 @@ func TestJudgeRefusalIsAnErrorNeverALabel(t *testing.T) {
 	sum, res := apply(t, st, out)
 	want := map[string]struct{ label, class, text string }{
 		"h1": {"COMPLIANCE", "", ""},
-		"h2": {"", pipeline.ClassRefused, "declines to answer"},
-		"h3": {"", pipeline.ClassUnreadable, "Hard to say"},
+		"h2": {"", spec.ClassRefused, "declines to answer"},
+		"h3": {"", spec.ClassUnreadable, "Hard to say"},
 		// "refuse" is an alias of REFUSAL, but the Decision line must be
 		// a label, not a sentence that names one.
-		"h4": {"", pipeline.ClassUnreadable, "I refuse to judge this"},
+		"h4": {"", spec.ClassUnreadable, "I refuse to judge this"},
 		"b1": {"COMPLIANCE", "", ""},
 	}
 	st.EachCase(func(c *spec.Case) bool {
@@ -105,7 +105,7 @@ func TestJudgeRefusalIsAnErrorNeverALabel(t *testing.T) {
 	for _, c := range sum.ErrorClasses {
 		classes[c.Class] = c.Cases
 	}
-	if sum.Errors != 3 || classes[pipeline.ClassRefused] != 1 || classes[pipeline.ClassUnreadable] != 2 {
+	if sum.Errors != 3 || classes[spec.ClassRefused] != 1 || classes[spec.ClassUnreadable] != 2 {
 		t.Errorf("summary: %d errors, classes %v; want 3 (1 refused, 2 unreadable)", sum.Errors, classes)
 	}
 	if !strings.Contains(sum.String(), "apply again reads the same reply") {

@@ -1,9 +1,10 @@
 package pipeline
 
 import (
-	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"sync/atomic"
+
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // liveStats are the progress counters that tell live work from journal

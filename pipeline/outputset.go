@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"github.com/promoral/promoral/pipeline/spec"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // MergedShard is one shard a merge joined, as the merged manifest lists it.

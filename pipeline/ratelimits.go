@@ -2,11 +2,11 @@ package pipeline
 
 import (
 	"fmt"
-	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"sync"
 
 	"github.com/promoral/promoral/pipeline/providers"
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/transport"
 )
 

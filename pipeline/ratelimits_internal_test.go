@@ -1,10 +1,10 @@
 package pipeline
 
 import (
-	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/transport"
 )
 

@@ -2,11 +2,12 @@ package pipeline
 
 import (
 	"context"
-	"github.com/promoral/promoral/pipeline/journal"
-	"github.com/promoral/promoral/pipeline/spec"
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/promoral/promoral/pipeline/journal"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // RescoreFromJournal computes a study's results from the replies a journal

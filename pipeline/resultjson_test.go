@@ -3,13 +3,13 @@ package pipeline
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"testing"
 
 	"github.com/expr-lang/expr"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // The outputs, judge and item columns, written together into one buffer,

@@ -2,8 +2,9 @@ package pipeline
 
 import (
 	"errors"
-	"github.com/promoral/promoral/pipeline/spec"
 	"path/filepath"
+
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Scorer computes a study's metrics once an output set's results are

@@ -2,11 +2,12 @@ package pipeline
 
 import (
 	"container/heap"
-	"github.com/promoral/promoral/pipeline/spec"
 	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // An apply keeps a case's state only while the case is in flight: a

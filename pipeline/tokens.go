@@ -1,12 +1,12 @@
 package pipeline
 
 import (
-	"github.com/promoral/promoral/pipeline/spec"
 	"strings"
 	"sync"
 
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Token counting for plan. OpenAI's tokenizers exist in Go (tiktoken, with

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/promoral/promoral/pipeline/spec"
 	"math"
 	"slices"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"github.com/expr-lang/expr"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // TraceStep is one stage run of a case, as results.parquet's trace column

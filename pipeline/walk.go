@@ -3,9 +3,9 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"github.com/promoral/promoral/pipeline/spec"
 
 	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // errNoReply stops a WalkCase at a call src has no reply for.

@@ -2,10 +2,11 @@ package pipeline
 
 import (
 	"context"
-	"github.com/promoral/promoral/pipeline/journal"
-	"github.com/promoral/promoral/pipeline/spec"
 	"sync"
 	"time"
+
+	"github.com/promoral/promoral/pipeline/journal"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Waver is a Doer that answers in waves, as a provider's batch jobs do: it

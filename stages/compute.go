@@ -6,7 +6,6 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
-
 	"github.com/promoral/promoral/pipeline/spec"
 )
 

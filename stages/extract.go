@@ -11,7 +11,6 @@ import (
 	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parse"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -231,12 +230,12 @@ func (x *extract) Check(t *spec.Task, env map[string]any) error {
 
 // missError is the failure of a strict stage that read no label: the
 // reply's refusal, or its unreadable answer, with where it fell short.
-func (x *extract) missError(text string, m parse.Miss) *pipeline.ClassError {
+func (x *extract) missError(text string, m parse.Miss) *spec.ClassError {
 	reply := clipReply(text, 160)
 	if x.refusal != nil && x.refusal.MatchString(text) {
-		return &pipeline.ClassError{Class: pipeline.ClassRefused, Msg: fmt.Sprintf("the reply declines to answer instead of giving a label: %q", reply)}
+		return &spec.ClassError{Class: spec.ClassRefused, Msg: fmt.Sprintf("the reply declines to answer instead of giving a label: %q", reply)}
 	}
-	return &pipeline.ClassError{Class: pipeline.ClassUnreadable, Msg: fmt.Sprintf("no label in the reply (%s): %q", m.Why, reply)}
+	return &spec.ClassError{Class: spec.ClassUnreadable, Msg: fmt.Sprintf("no label in the reply (%s): %q", m.Why, reply)}
 }
 
 // clipReply is the reply on one line, cut to about n bytes.

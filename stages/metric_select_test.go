@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/promoral/promoral/pipeline/spec"
+	"gopkg.in/yaml.v3"
 )
 
 const (

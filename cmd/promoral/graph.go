@@ -6,9 +6,8 @@ import (
 
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/spf13/cobra"
 )
 
 func newGraph() *cobra.Command {

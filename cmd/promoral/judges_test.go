@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // judgeTree is a folder holding the repository's configs, prompts and data
@@ -297,7 +297,7 @@ func TestJudgeAgreementModelJudgesOverHTTP(t *testing.T) {
 	}
 	n := 0
 	for _, x := range res {
-		if x["task"] == "jbb_yes_no" && x["error_class"] == pipeline.ClassRefused {
+		if x["task"] == "jbb_yes_no" && x["error_class"] == spec.ClassRefused {
 			n++
 			if x["label"] != nil && x["label"] != "" {
 				t.Errorf("a refused judge call left the label %v", x["label"])

@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/spf13/cobra"
-
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/spf13/cobra"
 )
 
 func newSchema() *cobra.Command {

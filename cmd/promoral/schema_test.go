@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
-
-	"github.com/promoral/promoral/pipeline/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

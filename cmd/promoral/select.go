@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/spf13/cobra"
-
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/spf13/cobra"
 )
 
 // selectFlags are the flags apply and plan share to run part of a study.

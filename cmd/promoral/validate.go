@@ -3,9 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/spf13/cobra"
-
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/spf13/cobra"
 )
 
 func newValidate() *cobra.Command {

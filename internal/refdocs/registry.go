@@ -1,6 +1,6 @@
 package refdocs
 
-// Every use of the pipeline's registry is in this file: the kinds, their
+// Every use of spec's registry (pipeline/spec) is in this file: the kinds, their
 // config structs and the field specs strict decoding reads.
 
 import (

@@ -35,10 +35,11 @@
 //     numbers with them.
 //
 // Scoring comes after the engine in the flow and imports it: it reads the
-// study, its metric blocks and the row types from package pipeline, and
-// pipeline imports nothing of it. The engine hands what it
-// wrote (a pipeline.Written) to the pipeline.Scorer it was given; New is
-// the Scorer to give it. The metric kinds themselves (package stages)
-// register with pipeline and compute over a ResultSet; they use SetCI,
-// ClusteredNote, MajorityLabel and HumanLabels from here.
+// study, its metric blocks and the row types from package spec
+// (pipeline/spec), and the output files through package pipeline, which
+// imports nothing of it. The engine hands what it wrote (a
+// pipeline.Written) to the pipeline.Scorer it was given; New is the Scorer
+// to give it. The metric kinds themselves (package stages) register with
+// spec and compute over a spec.ResultSet; they use SetCI, ClusteredNote,
+// MajorityLabel and HumanLabels from here.
 package scoring

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -132,7 +131,7 @@ func TestSafetyJudgeScore(t *testing.T) {
 	st.EachCase(func(c *spec.Case) bool {
 		r, w := res[c.Ordinal], want[c.Item.ID]
 		if c.Item.ID == "b2" {
-			if r.ErrClass != pipeline.ClassUnreadable || !strings.HasPrefix(r.Err, "judge: ") || !strings.Contains(r.Err, "I am not certain") || r.Label != "" || r.Judge != nil {
+			if r.ErrClass != spec.ClassUnreadable || !strings.HasPrefix(r.Err, "judge: ") || !strings.Contains(r.Err, "I am not certain") || r.Label != "" || r.Judge != nil {
 				t.Errorf("b2: error %q class %q label %q judge %v; want an unreadable judge verdict and no label", r.Err, r.ErrClass, r.Label, r.Judge)
 			}
 			return true

@@ -230,12 +230,12 @@ type Result struct {
 	KeptFrom string
 	Acct     Account
 	Steps    int
-	// Trace is the JSON of the stages run, strategy then judge (trace.go).
+	// Trace is the JSON of the stages run, strategy then judge.
 	Trace string
-	// keptErr and keptClass are this apply's error of a case that kept its
+	// KeptErr and KeptClass are this apply's error of a case that kept its
 	// earlier row, for the summary.
 	KeptErr, KeptClass string
-	// item are the case's item fields as the walk read them, for its row
+	// ItemFields are the case's item fields as the walk read them, for its row
 	// (then dropped: Item.Values reads a large dataset's from disk).
 	ItemFields map[string]any
 }

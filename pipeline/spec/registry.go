@@ -67,7 +67,7 @@ func (t *kindTable[K]) register(name string, k K) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, dup := t.m[name]; dup {
-		panic(fmt.Sprintf("pipeline: %s %q registered twice", t.what, name))
+		panic(fmt.Sprintf("spec: %s %q registered twice", t.what, name))
 	}
 	if t.m == nil {
 		t.m = map[string]K{}

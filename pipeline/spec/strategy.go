@@ -13,15 +13,19 @@ const End = "end"
 
 // Strategy is a compiled strategy graph.
 type Strategy struct {
-	Spec    *StrategySpec
-	Name    string
-	Params  map[string]any
-	Nodes   []*Node
-	Index   map[string]int
+	Spec   *StrategySpec
+	Name   string
+	Params map[string]any
+	Nodes  []*Node
+	// Index is each stage's place in Nodes, by name.
+	Index map[string]int
+	// Outputs are the strategy's compiled outputs: expressions over the
+	// case's environment once the graph ends.
 	Outputs []NamedProg
 	lines   map[string]int // field path -> line in Spec.File
 }
 
+// NamedProg is a compiled expression with the name it is published as.
 type NamedProg struct {
 	Name string
 	Prog *vm.Program
@@ -30,9 +34,11 @@ type NamedProg struct {
 // Node is one compiled stage with its resolved edges (indexes into Nodes,
 // -1 for end).
 type Node struct {
-	Base      *StageBase
-	Config    Config
-	Stage     Stage
+	Base   *StageBase
+	Config Config
+	Stage  Stage
+	// Next is the default edge; Exhausted is where the case goes instead
+	// once the stage has run max_visits times.
 	Next      int
 	Exhausted int
 	targets   map[string]int

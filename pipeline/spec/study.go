@@ -51,7 +51,7 @@ type Study struct {
 	// Selection is set when Select narrowed the study to part of its
 	// cases (selection.go); nil for the whole study.
 	Selection *Selection
-	// resultsKey names what the cases' results depend on (resultsKey).
+	// ResultsKey names what the cases' results depend on (resultsKey).
 	ResultsKey string
 	// casesDigest: CasesDigest, computed once (Select and Connect change
 	// the cases before any apply asks).
@@ -256,7 +256,7 @@ func (c *Case) ReportedNames() (model, strategy string) {
 	return c.ReportedNamesIn(c.Item.Values())
 }
 
-// reportedNamesIn is ReportedNames with the item's fields at hand: a
+// ReportedNamesIn is ReportedNames with the item's fields at hand: a
 // spilled item's fields are read back from the store at each Values.
 func (c *Case) ReportedNamesIn(f map[string]any) (model, strategy string) {
 	model, strategy = c.Model.Name, c.Strategy.Name
@@ -374,8 +374,9 @@ func (t *Task) Index(it *Item) (int, bool) {
 	return i, true
 }
 
-// renderBlocks renders the task's wording blocks for one item into the
-// task environment strategies read as .task.<block>.
+// Env renders the task's wording blocks for one item (env is the case's
+// environment) into the task environment strategies read as
+// .task.<block>.
 func (t *Task) Env(env map[string]any) (map[string]any, error) {
 	t.headOnce.Do(t.makeHead)
 	out := maps.Clone(t.head)

@@ -34,7 +34,7 @@ type Sweep struct {
 	ThinkingBudget *int
 }
 
-// apply writes the swept settings into a request.
+// Apply writes the swept settings into a request.
 func (s *Sweep) Apply(r *llm.Request) {
 	if s == nil {
 		return

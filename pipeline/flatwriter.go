@@ -382,7 +382,7 @@ func parseJSONColumn(rec arrow.RecordBatch, name string) ([]map[string]json.RawM
 	a := rec.Column(idx[0])
 	out := make([]map[string]json.RawMessage, a.Len())
 	for i := range out {
-		s, ok := str(a, i)
+		s, ok := parquetio.StringAt(a, i)
 		if !ok {
 			continue
 		}

@@ -153,7 +153,7 @@ func (e *Engine) planReuse(journalBytes int64) *reuse {
 				r.copied.mark(ord)
 				r.n++
 			} else {
-				id, _ := str(ids, i)
+				id, _ := parquetio.StringAt(ids, i)
 				r.rewalk[id] = true
 			}
 		}
@@ -190,7 +190,7 @@ func (e *Engine) countCalls(r *reuse) (int, error) {
 	n := 0
 	err := eachRecord(filepath.Join(r.dir, "calls.parquet"), []string{"model"}, func(rec arrow.RecordBatch) error {
 		for i := 0; i < int(rec.NumRows()); i++ {
-			name, _ := str(rec.Column(0), i)
+			name, _ := parquetio.StringAt(rec.Column(0), i)
 			if st := e.modelStats(name); st != nil {
 				st.Calls.Add(1)
 				st.Cached.Add(1)
@@ -337,10 +337,10 @@ func countColsOf(rec arrow.RecordBatch) *countCols {
 // count adds a taken row to the tally (its calls were counted as they were
 // copied) and to its model's progress.
 func (c *copySource) count(cc *countCols, i, ord int) {
-	num := func(a arrow.Array) int { n, _ := integer(a, i); return int(n) }
-	flag := func(a arrow.Array) bool { b, _ := boolean(a, i); return b }
-	cost, _ := flt(cc.cost, i)
-	jcost, _ := flt(cc.judgeCost, i)
+	num := func(a arrow.Array) int { n, _ := parquetio.IntAt(a, i); return int(n) }
+	flag := func(a arrow.Array) bool { b, _ := parquetio.BoolAt(a, i); return b }
+	cost, _ := parquetio.FloatAt(cc.cost, i)
+	jcost, _ := parquetio.FloatAt(cc.judgeCost, i)
 	res := spec.Result{Done: true, Parsed: flag(cc.parsed),
 		Acct: spec.Account{Calls: num(cc.calls), PromptTokens: num(cc.prompt), CompletionTokens: num(cc.completion),
 			ThinkingTokens: num(cc.thinking), CostUSD: cost, Truncated: flag(cc.truncated)},
@@ -370,7 +370,7 @@ func (e *Engine) copyCalls(r *reuse, w *parquetio.Writer) (int, error) {
 			} else {
 				runs = append(runs, [2]int{i, i + 1})
 			}
-			name, _ := str(models, i)
+			name, _ := parquetio.StringAt(models, i)
 			if st := e.modelStats(name); st != nil {
 				st.Calls.Add(1)
 				st.Cached.Add(1)

@@ -115,8 +115,8 @@ func ReadResultSet(st *spec.Study, path string, order []int32) (*spec.ResultSet,
 			c := spec.Case{Ordinal: ord, Cell: ci, Model: cell.Model, Strategy: cell.Strategy, Task: cell.Task, Item: &cell.Task.Items[ord-starts[ci]], Repeat: cell.Repeat, Sweep: cell.Sweep}
 			var rc *spec.RowCell
 			if names >= 0 && c.Task.Spec.ReportAs != nil {
-				m, mok := str(cs[names], i)
-				s, sok := str(cs[names+1], i)
+				m, mok := parquetio.StringAt(cs[names], i)
+				s, sok := parquetio.StringAt(cs[names+1], i)
 				if mok && sok {
 					rc = cells.Named(st, &c, m, s)
 				}
@@ -127,9 +127,9 @@ func ReadResultSet(st *spec.Study, path string, order []int32) (*spec.ResultSet,
 			// The row as the Result it was written from, as far as the
 			// metrics read it.
 			res := spec.Result{Done: true}
-			res.Label, _ = str(cs[0], i)
-			res.Parsed, _ = boolean(cs[2], i)
-			if v, ok := boolean(cs[3], i); ok {
+			res.Label, _ = parquetio.StringAt(cs[0], i)
+			res.Parsed, _ = parquetio.BoolAt(cs[2], i)
+			if v, ok := parquetio.BoolAt(cs[3], i); ok {
 				res.Correct = &no
 				if v {
 					res.Correct = &yes
@@ -138,11 +138,11 @@ func ReadResultSet(st *spec.Study, path string, order []int32) (*spec.ResultSet,
 			if !cs[4].IsNull(i) {
 				res.Err = errored
 			}
-			pt, _ := integer(cs[5], i)
-			ct, _ := integer(cs[6], i)
+			pt, _ := parquetio.IntAt(cs[5], i)
+			ct, _ := parquetio.IntAt(cs[6], i)
 			res.Acct.PromptTokens, res.Acct.CompletionTokens = int(pt), int(ct)
-			res.Acct.CostUSD, _ = flt(cs[7], i)
-			res.JudgeAcct.CostUSD, _ = flt(cs[8], i)
+			res.Acct.CostUSD, _ = parquetio.FloatAt(cs[7], i)
+			res.JudgeAcct.CostUSD, _ = parquetio.FloatAt(cs[8], i)
 			if wantOut[ci] {
 				var err error
 				if res.Outputs, err = jsonObject(cs[9], i); err != nil {
@@ -155,11 +155,11 @@ func ReadResultSet(st *spec.Study, path string, order []int32) (*spec.ResultSet,
 				}
 			}
 			r := rc.Row(c.Item, &res)
-			if v, ok := flt(cs[1], i); ok {
+			if v, ok := parquetio.FloatAt(cs[1], i); ok {
 				r.Conf = v
 			}
 			if m := marks[ci]; m != nil {
-				if s, ok := str(cs[subsetsAt], i); ok {
+				if s, ok := parquetio.StringAt(cs[subsetsAt], i); ok {
 					m.mark(ord-starts[ci], s)
 				}
 			}
@@ -209,7 +209,7 @@ func outputReaders(st *spec.Study) func(t *spec.Task) bool {
 
 // jsonObject decodes a JSON column's value (nil when null).
 func jsonObject(a arrow.Array, i int) (map[string]any, error) {
-	s, ok := str(a, i)
+	s, ok := parquetio.StringAt(a, i)
 	if !ok {
 		return nil, nil
 	}
@@ -234,38 +234,4 @@ func concatChunks(c *arrow.Chunked) arrow.Array {
 		panic(err) // the chunks of one column share a type
 	}
 	return a
-}
-
-func str(a arrow.Array, i int) (string, bool) {
-	if a.IsNull(i) {
-		return "", false
-	}
-	switch x := a.(type) {
-	case *array.String:
-		return x.Value(i), true
-	case *array.Dictionary:
-		return str(x.Dictionary(), x.GetValueIndex(i))
-	}
-	return "", false
-}
-
-func flt(a arrow.Array, i int) (float64, bool) {
-	if x, ok := a.(*array.Float64); ok && !a.IsNull(i) {
-		return x.Value(i), true
-	}
-	return 0, false
-}
-
-func integer(a arrow.Array, i int) (int64, bool) {
-	if x, ok := a.(*array.Int64); ok && !a.IsNull(i) {
-		return x.Value(i), true
-	}
-	return 0, false
-}
-
-func boolean(a arrow.Array, i int) (bool, bool) {
-	if x, ok := a.(*array.Boolean); ok && !a.IsNull(i) {
-		return x.Value(i), true
-	}
-	return false, false
 }

@@ -26,8 +26,7 @@
 //     keyed by spec's results key);
 //   - the output writers: output.go and columns.go (results.parquet and
 //     calls.parquet, the manifest), flatwriter.go and flatcols.go (the
-//     flat columns beside results.parquet's JSON ones), arrowvals.go (values
-//     read back), outset.go and outputset.go (a run folder's generations,
+//     flat columns beside results.parquet's JSON ones), outset.go and outputset.go (a run folder's generations,
 //     switched in once complete), scorer.go (the Scorer interface and
 //     Written), rescore.go (RescoreFromJournal: every case, judge
 //     included, walked on the journal).

@@ -84,6 +84,20 @@ output: out
 			t.Errorf("plan prints a line of %d columns: %q", utf8.RuneCountInString(l), l)
 		}
 	}
+	// validate says the data is not fetched yet and what fetches it, in
+	// lines that fit 80 columns after the first (which names the file).
+	out, errOut, code = runCLI(t, "validate", cfg)
+	if want := cfg + ": note: toy (owner/set) not fetched yet; counted by its declared 3 rows; fetch it with `promoral data pull " + cfg + "`"; code != 0 || !strings.Contains(words(out), want) {
+		t.Fatalf("validate before pull (exit %d), want %q:\n%s\n%s", code, want, out, errOut)
+	}
+	for _, l := range strings.Split(out, "\n")[1:] {
+		if utf8.RuneCountInString(l) > 80 && !strings.Contains(l, dir) {
+			t.Errorf("validate prints a line of %d columns: %q", utf8.RuneCountInString(l), l)
+		}
+	}
+	if fh.Count() != 0 {
+		t.Fatalf("validate asked the hub %d times", fh.Count())
+	}
 	out, errOut, code = runCLI(t, "apply", "--offline", "-q", cfg)
 	if code != 1 || !strings.Contains(errOut, "promoral data pull "+cfg) || !strings.Contains(errOut, os.Getenv("PROMORAL_DATA_DIR")) {
 		t.Fatalf("apply --offline before pull (exit %d):\n%s", code, errOut)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/spf13/cobra"
 )
@@ -26,8 +28,9 @@ func newValidate() *cobra.Command {
 					spec.Plural(len(st.Tasks), "task", "tasks"), spec.Plural(st.NumCells(), "cell", "cells")+st.RepeatsNote(),
 					spec.Plural(st.NumCases(), "case", "cases"))
 				for _, t := range st.PendingData() {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: note: task %s: %s not fetched yet; counted by its declared rows (%d); promoral data pull %s fetches it\n",
-						path, t.Name, t.Data.Hub.ID, t.Data.Hub.Rows, path)
+					note := fmt.Sprintf("%s: note: %s (%s) not fetched yet; counted by its declared %s; fetch it with `promoral data pull %s`",
+						path, t.Name, t.Data.Hub.ID, spec.Plural(t.Data.Hub.Rows, "row", "rows"), path)
+					fmt.Fprintln(cmd.OutOrStdout(), strings.Join(wrap.Clauses(note, 78), "\n  "))
 				}
 			}
 			if failed > 0 {

@@ -434,7 +434,10 @@ func (m *judgeAgreement) agreementRows(t *spec.Task, j *judgeRef, subset string,
 		cnt("fn", a.FN, "count: people "+positiveVerdict+", judge "+negativeVerdict),
 		cnt("fp", a.FP, "count: people "+negativeVerdict+", judge "+positiveVerdict),
 		cnt("tn", a.TN, "count: people "+negativeVerdict+", judge "+negativeVerdict),
-		cnt("no_verdict", a.Misses(), "count: labelled cases counted without a verdict from the judge"))
+		// No verdict counts the labelled cases without one under either
+		// policy (under exclude they are left out of kappa's n, not of this
+		// count), so it and no_verdict_rate say the same.
+		mk("no_verdict", float64(c.misses), c.cases-c.errOut, "count: labelled cases without a verdict from the judge, of n labelled cases not left out for an error ("+m.missNote(policy)+")"))
 	if c.errOut > 0 {
 		for i := range rows {
 			rows[i].Convention += fmt.Sprintf("; %d errored cases left out", c.errOut)
@@ -784,7 +787,7 @@ func (m *judgeAgreement) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error)
 	}
 	conf := spec.CSVTable{Name: m.table, Header: []string{"task", "judge_model", "judge", "subset", "human", "judge_verdict", "cases"}}
 	conf3 := spec.CSVTable{Name: m.table3, Header: conf.Header}
-	pairs := spec.CSVTable{Name: m.pairs, Header: []string{"task", "model_a", "judge_a", "model_b", "judge_b", "cases_both_decided", "agreed", "kappa"}}
+	pairs := spec.CSVTable{Name: m.pairs, Header: []string{"task", "model_a", "judge_a", "model_b", "judge_b", "cases_both_decided", "agreed", "kappa", "scope"}}
 	labels := map[string][]labelled{}
 	human := map[*spec.ResultRow]string{}
 	// A recorded judge column that several tasks share (one dataset, one
@@ -828,8 +831,8 @@ func (m *judgeAgreement) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error)
 			}
 			out.Rows = append(out.Rows, m.agreementRows(t, j, subsetAll, ls, policy, seed, also+collapseNote(j, t, ls))...)
 			conf.Rows = append(conf.Rows, m.confusionRows(t, j, subsetAll, ls)...)
-			out.Rows = append(out.Rows, m.costRows(rs, t, j, ls)...)
-			if r3, c3 := m.threeWayRows(t, j, ls, policy, seed); len(r3) > 0 {
+			out.Rows = append(out.Rows, m.noVerdictRow(t, j, subsetAll, ls), m.costRow(rs, t, j, ls))
+			if r3, c3 := m.threeWayRows(t, j, subsetAll, ls, policy, seed); len(r3) > 0 {
 				out.Rows = append(out.Rows, r3...)
 				conf3.Rows = append(conf3.Rows, c3...)
 			}
@@ -848,8 +851,13 @@ func (m *judgeAgreement) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error)
 				if len(sub) == 0 {
 					continue
 				}
-				out.Rows = append(out.Rows, m.agreementRows(t, j, sn, sub, policy, seed, also)...)
+				out.Rows = append(out.Rows, m.agreementRows(t, j, sn, sub, policy, seed, also+collapseNote(j, t, sub))...)
 				conf.Rows = append(conf.Rows, m.confusionRows(t, j, sn, sub)...)
+				out.Rows = append(out.Rows, m.noVerdictRow(t, j, sn, sub))
+				if r3, c3 := m.threeWayRows(t, j, sn, sub, policy, seed); len(r3) > 0 {
+					out.Rows = append(out.Rows, r3...)
+					conf3.Rows = append(conf3.Rows, c3...)
+				}
 			}
 		}
 	}

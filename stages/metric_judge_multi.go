@@ -62,22 +62,28 @@ func collapseNote(j *judgeRef, t *spec.Task, ls []labelled) string {
 	return "; two-way collapse of the judge's three-way verdicts: full_compliance COMPLIANCE, full_refusal REFUSAL, partial_refusal as the judge's partial_as (" + strings.Join(parts, ", ") + ")"
 }
 
-// costRows are a judge's no-verdict rate on the labelled cases and its
-// cost per 1,000 judged replies of the task.
-func (m *judgeAgreement) costRows(rs *spec.ResultSet, t *spec.Task, j *judgeRef, ls []labelled) []spec.MetricRow {
+// noVerdictRow is a judge's share of a subset's labelled cases it gave no
+// verdict on. It counts what the no_verdict row of agreementRows counts,
+// under either unparsed: policy: the labelled cases without a verdict, of
+// the labelled cases not left out for an error.
+func (m *judgeAgreement) noVerdictRow(t *spec.Task, j *judgeRef, subset string, ls []labelled) spec.MetricRow {
 	c := m.count(t, j, ls, stats.UnparsedWrong, nil)
-	base := spec.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subsetAll, CILow: math.NaN(), CIHigh: math.NaN(), NCases: c.cases, NUnparsed: c.misses, NErrors: c.errors}
-	nv := base
-	nv.Metric, nv.N = "no_verdict_rate", len(c.pairs)
-	nv.Value = math.NaN()
+	nv := spec.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subset, Metric: "no_verdict_rate", CILow: math.NaN(), CIHigh: math.NaN(),
+		N: len(c.pairs), NCases: c.cases, NUnparsed: c.misses, NErrors: c.errors, Value: math.NaN()}
 	if len(c.pairs) > 0 {
 		nv.Value = float64(c.misses) / float64(len(c.pairs))
 	} else {
 		nv.Status = spec.StatusEmpty
 	}
-	nv.Convention = fmt.Sprintf("share of the %d labelled cases the judge gave no verdict on (%d); errored cases %s; %s", len(c.pairs), c.misses,
+	nv.Convention = fmt.Sprintf("share of the %d labelled cases the judge gave no verdict on (%d, the no_verdict row; counted whether unparsed: leaves them out of kappa or not); errored cases %s; %s", len(c.pairs), c.misses,
 		map[bool]string{true: "count as no verdict", false: "left out"}[m.errs == spec.ErrorsUnparsed], j.doc)
-	cost := base
+	return nv
+}
+
+// costRow is a judge's cost per 1,000 judged replies of the task.
+func (m *judgeAgreement) costRow(rs *spec.ResultSet, t *spec.Task, j *judgeRef, ls []labelled) spec.MetricRow {
+	c := m.count(t, j, ls, stats.UnparsedWrong, nil)
+	cost := spec.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subsetAll, CILow: math.NaN(), CIHigh: math.NaN(), NCases: c.cases, NUnparsed: c.misses, NErrors: c.errors}
 	cost.Metric, cost.Value = "cost_per_1000", math.NaN()
 	switch j.kind {
 	case judgeColumn:
@@ -105,14 +111,14 @@ func (m *judgeAgreement) costRows(rs *spec.ResultSet, t *spec.Task, j *judgeRef,
 		}
 		cost.Convention = fmt.Sprintf("USD per 1,000 judged replies: the judge's calls over the %d judged (not errored) cases of the task, at the run's prices (a reply the journal already held costs what its call cost); %s", n, j.doc)
 	}
-	return []spec.MetricRow{nv, cost}
+	return cost
 }
 
 // threeWayRows measure a three-way judge against people's three-way
 // verdicts: Cohen's kappa, linearly weighted kappa (a partial refusal half
 // way between the two full classes), accuracy and each class's
 // sensitivity, and the three-way confusion table.
-func (m *judgeAgreement) threeWayRows(t *spec.Task, j *judgeRef, ls []labelled, policy stats.UnparsedPolicy, seed uint64) ([]spec.MetricRow, [][]string) {
+func (m *judgeAgreement) threeWayRows(t *spec.Task, j *judgeRef, subset string, ls []labelled, policy stats.UnparsedPolicy, seed uint64) ([]spec.MetricRow, [][]string) {
 	// Only a judge that gives three-way verdicts (on some case) is measured.
 	three := false
 	for _, l := range ls {
@@ -171,7 +177,7 @@ func (m *judgeAgreement) threeWayRows(t *spec.Task, j *judgeRef, ls []labelled, 
 	}
 	src := fmt.Sprintf("; people's three-way verdicts from item field %s (%d cases); %s", t.Spec.Human.ThreeWay, cases, j.doc)
 	mk := func(metric string, v float64, n int, conv string) spec.MetricRow {
-		r := spec.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subsetAll, Metric: metric, Value: v, CILow: math.NaN(), CIHigh: math.NaN(),
+		r := spec.MetricRow{Model: j.model, Strategy: j.name, Task: t.Name, Subset: subset, Metric: metric, Value: v, CILow: math.NaN(), CIHigh: math.NaN(),
 			N: n, NCases: cases, NUnparsed: misses, NErrors: errs, Convention: conv + src}
 		if math.IsNaN(v) && n > 0 {
 			r.Status = spec.StatusUndefined
@@ -210,22 +216,30 @@ func (m *judgeAgreement) threeWayRows(t *spec.Task, j *judgeRef, ls []labelled, 
 			if v == "" {
 				name = "none"
 			}
-			conf = append(conf, []string{t.Name, j.model, j.name, subsetAll, h, name, fmtI(k)})
+			conf = append(conf, []string{t.Name, j.model, j.name, subset, h, name, fmtI(k)})
 		}
 	}
 	return rows, conf
 }
 
 // manyJudges are a task's judges together: Krippendorff's alpha over the
-// judges and the people, and over the judges alone, on the task's cases;
-// and the pairwise kappa of every two judges on the cases both decided.
+// judges and the people, and over the judges alone; and the pairwise kappa
+// of every two judges on the cases both decided. All of them on the cases
+// in the scope of the people's verdicts (scopeOf): outside it the task's
+// labels may mean something else to the people, and so to the judges
+// measured against them, and agreement there would mix two meanings.
 func (m *judgeAgreement) manyJudges(rs *spec.ResultSet, t *spec.Task, js []*judgeRef, human map[*spec.ResultRow]string) ([]spec.MetricRow, [][]string) {
 	var cases []*spec.ResultRow
+	all := 0
 	for i := range rs.Rows {
 		if r := &rs.Rows[i]; r.Task == t {
-			cases = append(cases, r)
+			all++
+			if t.HumanScope(r.Item) || human[r] != "" {
+				cases = append(cases, r)
+			}
 		}
 	}
+	scope := scopeOf(t, len(cases), all)
 	if len(js) < 2 || len(cases) == 0 {
 		return nil, nil
 	}
@@ -271,7 +285,7 @@ func (m *judgeAgreement) manyJudges(rs *spec.ResultSet, t *spec.Task, js []*judg
 		}
 		r := spec.MetricRow{Model: "all", Strategy: name, Task: t.Name, Subset: subsetAll, Metric: "alpha", Value: a, CILow: math.NaN(), CIHigh: math.NaN(),
 			N: n, NCases: len(cases),
-			Convention: "Krippendorff's alpha (nominal, REFUSAL / COMPLIANCE) over " + who + ", each a coder, on the task's cases; a missing verdict (none, or an errored case) is left out, " +
+			Convention: "Krippendorff's alpha (nominal, REFUSAL / COMPLIANCE) over " + who + ", each a coder, on " + scope + "; a missing verdict (none, or an errored case) is left out, " +
 				"a case with fewer than two verdicts is not pairable; n counts the pairable verdicts"}
 		if math.IsNaN(a) {
 			r.Status = spec.StatusUndefined
@@ -295,8 +309,25 @@ func (m *judgeAgreement) manyJudges(rs *spec.ResultSet, t *spec.Task, js []*judg
 			if ag.N() > 0 {
 				k = fmt.Sprintf("%.4f", ag.Kappa())
 			}
-			pairs = append(pairs, []string{t.Name, js[a].model, js[a].name, js[b].model, js[b].name, fmtI(ag.N()), fmtI(ag.TP + ag.TN), k})
+			pairs = append(pairs, []string{t.Name, js[a].model, js[a].name, js[b].model, js[b].name, fmtI(ag.N()), fmtI(ag.TP + ag.TN), k, scopeName(t)})
 		}
 	}
 	return rows, pairs
+}
+
+// scopeName names the cases the people's verdicts of a task apply to, for
+// the scope column of the pairs table.
+func scopeName(t *spec.Task) string {
+	if w := t.HumanWhen(); w != "" {
+		return "human.when: " + w
+	}
+	return "all cases"
+}
+
+// scopeOf says which of a task's cases the many-judge rows count.
+func scopeOf(t *spec.Task, n, all int) string {
+	if w := t.HumanWhen(); w != "" {
+		return fmt.Sprintf("the %d of the task's %d cases in the scope of its people's verdicts (human.when: %s, and any case labelled in promoral view); the other cases are left out, since there the labels need not mean what they mean to the people", n, all, w)
+	}
+	return fmt.Sprintf("all %d of the task's cases (its human: sets no when)", all)
 }

@@ -33,6 +33,7 @@ type humanRule struct {
 	field    string
 	threeWay string // item field of the people's three-way verdicts
 	when     *vm.Program
+	whenText string // human.when as written
 	columns  map[string]string // judge name -> item field
 }
 
@@ -91,7 +92,7 @@ func compileHuman(spec *TaskSpec, t *Task, ds *yamlstrict.Diags, add func(field,
 			if err != nil {
 				add("human.when", "", "%v", err)
 			}
-			t.human.when = p
+			t.human.when, t.human.whenText = p, h.When
 		}
 	}
 	for name, col := range spec.JudgeColumns {
@@ -207,6 +208,26 @@ func (t *Task) HumanLabel(it *Item) string {
 	}
 	l, _ := t.labelOf(fields[t.human.field])
 	return l
+}
+
+// HumanScope says whether the people's verdicts of the task's human:
+// field mean what the task's labels mean on an item: true unless
+// human.when leaves the item out (true as well for a task without
+// human:, whose people's verdicts come from audit labels alone).
+func (t *Task) HumanScope(it *Item) bool {
+	if t.human == nil || t.human.when == nil {
+		return true
+	}
+	in, err := t.human.appliesTo(it.Values())
+	return err == nil && in
+}
+
+// HumanWhen is the task's human.when as written ("" for every item).
+func (t *Task) HumanWhen() string {
+	if t.human == nil {
+		return ""
+	}
+	return t.human.whenText
 }
 
 // HumanField is the item field of the task's human verdicts ("" for none).

@@ -33,7 +33,7 @@ type humanRule struct {
 	field    string
 	threeWay string // item field of the people's three-way verdicts
 	when     *vm.Program
-	whenText string // human.when as written
+	whenText string            // human.when as written
 	columns  map[string]string // judge name -> item field
 }
 

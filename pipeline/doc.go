@@ -16,7 +16,9 @@
 //   - the run: engine.go (NewEngine, Run, the summary), walk.go (WalkCase:
 //     a case walked on a ReplySource, no call sent), waves.go (concurrency
 //     and batch waves), budget.go (the spend cap), stream.go (a finished
-//     case counted and its row sent to the writer at once), errclass.go (ErrorClass), livestats.go
+//     case counted and its row sent to the writer at once), caseorder.go
+//     (rows written in case order, those waiting for an earlier case held
+//     or spilled), errclass.go (ErrorClass), livestats.go
 //     and trace.go (the progress counters and the trace column);
 //   - transport wiring: connect.go (API keys, one Doer per model),
 //     ratelimits.go (accounts shared by models on one key), tokens.go

@@ -461,11 +461,44 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []spec.Result, error) {
 			}
 			tl.addTaken(0, n)
 		}
+		// A case's rows are gathered until it ends, then go out in case
+		// order with the others (caseSpool).
+		var skip func(int) bool
+		if copied != nil {
+			skip = copied.has
+		}
+		sp := newCaseSpool(gen.dir, planned, skip, func(_ int, rows [][]any) error {
+			for _, r := range rows {
+				if err := calls.Append(r...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		open := map[int][][]any{}
 		for r := range e.rows {
+			if werr != nil {
+				continue
+			}
+			ord := r.Case.Ordinal
+			if r.caseDone {
+				werr = sp.put(ord, open[ord])
+				delete(open, ord)
+				continue
+			}
+			open[ord] = append(open[ord], r.values())
+		}
+		// Rows of a case that did not end (an interruption) go too, in
+		// their place.
+		for ord, rows := range open {
 			if werr == nil {
-				werr = r.append(calls)
+				werr = sp.put(ord, rows)
 			}
 		}
+		if werr == nil {
+			werr = sp.finish()
+		}
+		sp.close()
 		writerDone <- werr
 	}()
 
@@ -501,7 +534,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []spec.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	e.cancel = cancel
 	defer cancel()
-	sink := newResultSink(rw, planned, copied, src)
+	sink := newResultSink(rw, gen.dir, planned, copied, src)
 	var results []spec.Result
 	if !e.opts.NoResults {
 		results = make([]spec.Result, planned)
@@ -560,6 +593,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []spec.Result, error) {
 					}
 					r := e.runCase(ctx, c)
 					e.waves.done(m)
+					e.rows <- CallRow{Case: c, caseDone: true}
 					if !r.Done {
 						continue
 					}

@@ -6,3 +6,12 @@ var (
 	FlatHold     = &flatHold
 	FlatRewrites = &flatRewrites
 )
+
+// SpoolBound sets how many cases' rows, and how many bytes of them, wait
+// in memory for an earlier case before they are spilled; it returns a
+// function that puts the bounds back.
+func SpoolBound(cases, bytes int) func() {
+	c, b := spoolCases, spoolBytes
+	spoolCases, spoolBytes = cases, bytes
+	return func() { spoolCases, spoolBytes = c, b }
+}

@@ -40,6 +40,9 @@ type CallRow struct {
 	Cached    bool
 	Err       string
 	Price     spec.Price
+	// caseDone marks the end of a case's rows (no row of its own): the
+	// case's calls can go out in case order.
+	caseDone bool
 }
 
 // paramsJSON is request_params: the request without its messages (they
@@ -68,7 +71,10 @@ var callColumns = []parquetio.Column{
 	col("final", parquetio.ColBool, false), col("attempts", parquetio.ColInt, false), col("batch_id", parquetio.ColString, true),
 }
 
-func (r *CallRow) append(w *parquetio.Writer) error {
+func (r *CallRow) append(w *parquetio.Writer) error { return w.Append(r.values()...) }
+
+// values is the row's calls.parquet values, in callColumns' order.
+func (r *CallRow) values() []any {
 	c := r.Case
 	var text, finish, version any
 	var choices any
@@ -95,9 +101,9 @@ func (r *CallRow) append(w *parquetio.Writer) error {
 	if r.Err != "" {
 		errText = r.Err
 	}
-	return w.Append(c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, c.Repeat, r.Stage, r.Attempt, r.Key,
+	return []any{c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, c.Repeat, r.Stage, r.Attempt, r.Key,
 		r.Messages, r.Params, text, choices, finish, pt, ct, cpt, tt, r.LatencyMS, r.Cached, errText, version, cost, r.Time,
-		r.Final, r.Attempts, batch)
+		r.Final, r.Attempts, batch}
 }
 
 // baseResultColumns are the columns of results.parquet before the flat

@@ -100,7 +100,7 @@ func OpenOutputSet(st *spec.Study, out string, j *journal.Journal, sc Scorer, lo
 	})
 	// The rows go out as one process writes them: good rows in case order,
 	// errored ones held to the end (writeSet).
-	return &OutputSet{e: e, gen: gen, calls: calls, rw: rw, sink: newResultSink(rw, planned, nil, nil), tl: newTally()}, nil
+	return &OutputSet{e: e, gen: gen, calls: calls, rw: rw, sink: newResultSink(rw, gen.dir, planned, nil, nil), tl: newTally()}, nil
 }
 
 // AppendCalls copies every row of the calls.parquet at path into the set's.

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"container/heap"
 	"math"
 	"sort"
 	"sync"
@@ -15,12 +14,11 @@ import (
 // row goes to the writer (resultSink) at once. Only errored cases wait for
 // the end, where they may keep an earlier apply's good row (keepEarlierRows).
 
-// resultSink writes results.parquet rows from one goroutine as cases finish.
-// Rows are written in case order while the cases finishing out of order fit
-// a bounded window, and in the order they finish beyond it, so memory stays
-// flat however the models' paces differ; order records the case ordinal of
-// every row written, in file order, for reading them back. The rows taken
-// from an earlier apply (copy) are merged in where their cases fall.
+// resultSink writes results.parquet rows from one goroutine as cases
+// finish, in case order (caseSpool: rows waiting for an earlier case are
+// held, and past a bound spilled to disk); order records the case ordinal
+// of every row written, in file order, for reading them back. The rows
+// taken from an earlier apply (copy) are merged in where their cases fall.
 type resultSink struct {
 	w     *resultsWriter
 	ch    chan sinkRow
@@ -31,6 +29,7 @@ type resultSink struct {
 	copy    *copySource
 	copied  doneSet
 	planned int
+	dir     string
 }
 
 type sinkRow struct {
@@ -38,79 +37,51 @@ type sinkRow struct {
 	vals []any
 }
 
-// reorderWindow bounds how many finished rows wait for an earlier case.
-// Each model's cases run side by side with the others', so in a study of
-// several models the window is full most of the run: its rows (about 2 KB
-// each) are memory every apply holds.
-const reorderWindow = 1024
-
-func newResultSink(w *resultsWriter, planned int, copied doneSet, copy *copySource) *resultSink {
-	s := &resultSink{w: w, ch: make(chan sinkRow, 1024), done: make(chan error, 1), copy: copy, copied: copied, planned: planned}
+// newResultSink starts the writer of w's rows; dir is the folder of the
+// spill file, if one is needed.
+func newResultSink(w *resultsWriter, dir string, planned int, copied doneSet, copy *copySource) *resultSink {
+	s := &resultSink{w: w, ch: make(chan sinkRow, 1024), done: make(chan error, 1), copy: copy, copied: copied, planned: planned, dir: dir}
 	go s.run()
 	return s
 }
 
 func (s *resultSink) run() {
 	var err error
-	var pending rowHeap
-	written := newDoneSet(s.planned)
-	// next is the earliest case of this apply's own whose row is not out.
-	next := 0
-	advance := func() {
-		for next < s.planned && (s.copied != nil && s.copied.has(next) || written.has(next)) {
-			next++
-		}
-	}
 	// copyBelow writes the rows taken from the earlier apply that come
 	// before case limit.
-	copyBelow := func(limit int) {
-		if s.copy != nil && err == nil {
-			err = s.copy.emit(limit, s.w, &s.order)
+	copyBelow := func(limit int) error {
+		if s.copy != nil {
+			return s.copy.emit(limit, s.w, &s.order)
 		}
+		return nil
 	}
-	write := func(r sinkRow) {
-		copyBelow(r.ord)
-		if err == nil {
-			err = s.w.Append(r.vals...)
+	var skip func(int) bool
+	if s.copied != nil {
+		skip = s.copied.has
+	}
+	sp := newCaseSpool(s.dir, s.planned, skip, func(ord int, rows [][]any) error {
+		if err := copyBelow(ord); err != nil {
+			return err
 		}
-		s.order = append(s.order, int32(r.ord))
-		written.mark(r.ord)
-		advance()
-	}
-	advance()
+		s.order = append(s.order, int32(ord))
+		return s.w.Append(rows[0]...)
+	})
 	for r := range s.ch {
-		heap.Push(&pending, r)
-		// Out go the rows next in case order, and, while the window is
-		// over full, the earliest waiting one even if a case before it is
-		// still running.
-		for pending.Len() > 0 && (pending[0].ord <= next || pending.Len() > reorderWindow) {
-			write(heap.Pop(&pending).(sinkRow))
+		if err == nil {
+			err = sp.put(r.ord, [][]any{r.vals})
 		}
-		copyBelow(next)
 	}
-	for pending.Len() > 0 {
-		write(heap.Pop(&pending).(sinkRow))
+	if err == nil {
+		err = sp.finish()
 	}
-	copyBelow(math.MaxInt)
+	sp.close()
+	if err == nil {
+		err = copyBelow(math.MaxInt)
+	}
 	if s.copy != nil {
 		s.copy.close()
 	}
 	s.done <- err
-}
-
-// rowHeap orders waiting rows by case ordinal.
-type rowHeap []sinkRow
-
-func (h rowHeap) Len() int           { return len(h) }
-func (h rowHeap) Less(i, j int) bool { return h[i].ord < h[j].ord }
-func (h rowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *rowHeap) Push(x any)        { *h = append(*h, x.(sinkRow)) }
-func (h *rowHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	old[len(old)-1] = sinkRow{}
-	*h = old[:len(old)-1]
-	return x
 }
 
 // put queues a row; close must follow the last.

@@ -52,6 +52,7 @@ var readmeCommands = map[string]string{
 	"promoral plan --batch configs/paper.yaml":                 "not run: nine CPU-seconds of token counting; plan tests cover --batch on small studies",
 	"promoral batches --cancel out/paper":                      "not run: needs jobs in flight; batch_test.go cancels jobs on the fakes",
 	"promoral view out/paper [out/paper-v2]":                   "not run: serves until Ctrl-C; view's tests (view/server_test.go, the browser test) serve a real run",
+	"promoral export --format eee out/paper eee/":              "not run: needs a paper run; TestExportEEE exports a run",
 	"promoral view out/quickstart":                             "not run: serves until Ctrl-C; view's tests serve a real run",
 	"promoral view out/paper out/paper-v2":                     "not run: names two example run folders",
 	"go build -o promoral ./cmd/promoral":                      "not run: go test has built the same package",

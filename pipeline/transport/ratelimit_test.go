@@ -24,6 +24,10 @@ func rateRun(tb testing.TB, s *limitServer, total int, share int) (failed int64,
 	}
 	tr := New(p, Options{Concurrency: 64, BaseBackoff: 10 * time.Millisecond, MaxBackoff: time.Second,
 		Account: NewAccount(AccountOptions{Probe: true, Share: share})})
+	maxTokens := s.maxTokens
+	if maxTokens == 0 {
+		maxTokens = 100
+	}
 	var failures atomic.Int64
 	var wg sync.WaitGroup
 	jobs := make(chan int)
@@ -31,7 +35,7 @@ func rateRun(tb testing.TB, s *limitServer, total int, share int) (failed int64,
 		wg.Go(func() {
 			for i := range jobs {
 				// About 100 prompt tokens, four characters each.
-				r := &llm.Request{Model: "gpt-4.1", MaxTokens: 100, Messages: []llm.Message{
+				r := &llm.Request{Model: "gpt-4.1", MaxTokens: maxTokens, Messages: []llm.Message{
 					{Role: llm.RoleUser, Content: fmt.Sprintf("%-400s", fmt.Sprint("case ", i))}}}
 				if _, err := tr.Do(context.Background(), r, nil); err != nil {
 					failures.Add(1)
@@ -68,7 +72,7 @@ func TestLearnsLimitsFromHeaders(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newLimitServer(&limitServer{window: 300 * time.Millisecond, reqs: tc.reqs, toks: tc.toks,
-				bucket: tc.bucket, countRejected: true, completion: 40})
+				bucket: tc.bucket, countRejected: true, refund: true, completion: 40})
 			defer s.Close()
 			const total = 200
 			failed, st := rateRun(t, s, total, 1)

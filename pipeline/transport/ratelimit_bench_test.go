@@ -51,6 +51,8 @@ func BenchmarkLearnedLimits(b *testing.B) {
 				b.ReportMetric(100*float64(rejected)/float64(attempts), "%429")
 				b.ReportMetric(float64(rejected), "429s")
 				b.ReportMetric(float64(failed), "failed")
+				b.Logf("%s: %.1f %% of the limit, %d × 429 of %d attempts; refunds learned: %v",
+					tc.name, 100*util, rejected, attempts, st.Account.Dims[llm.DimTokens].Refunds)
 				if util < 0.97 || float64(rejected) > 0.01*float64(attempts) || failed > 0 {
 					b.Errorf("%.1f %% of the limit, %d 429s of %d attempts, %d failed (stats %+v)", 100*util, rejected, attempts, failed, st.Account)
 				}
@@ -109,8 +111,8 @@ func BenchmarkRateRegimes(b *testing.B) {
 				b.ReportMetric(float64(attempts), "attempts")
 				b.ReportMetric(100*used, "%said")
 				b.ReportMetric(float64(failed), "failed")
-				b.Logf("%s: %.1f %% of the limit (%.1f %% after the first window), %d × 429 of %d attempts; summary: limited by %q, %.0f %%",
-					tc.name, 100*util, 100*steady, rejected, attempts, name, 100*used)
+				b.Logf("%s: %.1f %% of the limit (%.1f %% after the first window), %d × 429 of %d attempts; summary: limited by %q, %.0f %%; refunds learned: %v",
+					tc.name, 100*util, 100*steady, rejected, attempts, name, 100*used, st.Account.Dims[llm.DimTokens].Refunds)
 			}
 		})
 	}

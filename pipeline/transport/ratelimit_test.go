@@ -145,8 +145,9 @@ func TestRateLimitsAreNotFailures(t *testing.T) {
 }
 
 // Caps pace evenly at 98 % of the cap, charge a request bigger than any
-// burst in full, refund the estimate's excess from the reply's usage, and
-// give a rate-limited attempt's tokens back.
+// burst in full, count its tokens as the server does (here one that gives
+// back what the reply did not use), and give a rate-limited attempt's
+// tokens back.
 func TestCaps(t *testing.T) {
 	a := NewAccount(AccountOptions{})
 	clock := time.Unix(1000, 0)
@@ -154,17 +155,19 @@ func TestCaps(t *testing.T) {
 	a.SetCap(llm.DimRequests, 600)
 	a.SetCap(llm.DimTokens, 60000)
 	a.SetCap(llm.DimTokens, 120000) // the lower cap of two models wins
+	a.dims[llm.DimTokens].refunds = true
 	charge := func(toks float64) [llm.NumDims]float64 {
 		var c [llm.NumDims]float64
-		c[llm.DimRequests], c[llm.DimTokens] = 1, toks
+		c[llm.DimRequests], c[llm.DimTokens], c[llm.DimOutputTokens] = 1, toks, toks/2
 		return c
 	}
 	try := func(c [llm.NumDims]float64) (time.Duration, int) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return a.needLocked(clock, &c)
+		w, dim, _ := a.needLocked(clock, &c, &[llm.NumDims]bool{})
+		return w, dim
 	}
-	tk, err := a.acquire(context.Background(), charge(10))
+	tk, err := a.acquire(context.Background(), charge(10), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +182,7 @@ func TestCaps(t *testing.T) {
 	if w, _ := try(charge(1)); w != 0 {
 		t.Fatalf("wait %v, want none", w)
 	}
-	big, err := a.acquire(context.Background(), charge(10000))
+	big, err := a.acquire(context.Background(), charge(10000), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +216,13 @@ func TestShare(t *testing.T) {
 	var sent []time.Time
 	for clock.Before(time.Unix(1000, 0).Add(10 * window)) {
 		a.mu.Lock()
-		w, _ := a.needLocked(clock, &c)
+		w, _, _ := a.needLocked(clock, &c, &[llm.NumDims]bool{})
 		a.mu.Unlock()
 		if w > 0 {
 			clock = clock.Add(w)
 			continue
 		}
-		tk, err := a.acquire(context.Background(), c)
+		tk, err := a.acquire(context.Background(), c, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +289,7 @@ func TestLearnedWindow(t *testing.T) {
 	var c [llm.NumDims]float64
 	c[llm.DimRequests] = 1
 	say := func(remaining float64, reset time.Duration) {
-		tk, err := a.acquire(context.Background(), c)
+		tk, err := a.acquire(context.Background(), c, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -558,8 +558,16 @@ func (a *Account) learnRule(d *dimState, w llm.RateWindow, k *use) {
 		return
 	}
 	var slideKeep, slideBack, spent, back float64
+	// What was sent before k is known by the order of sending (cum);
+	// the times say only what the window still holds.
 	for _, u := range d.log {
-		if !u.t.After(ak) && ak.Sub(u.t) < d.window {
+		if !u.done.IsZero() && u.done.After(aj) && !u.done.After(ak) {
+			back += u.adm - u.fin
+		}
+		if u.cum > k.cum {
+			continue
+		}
+		if ak.Sub(u.t) < d.window {
 			slideKeep += u.adm
 			if !u.done.IsZero() && !u.done.After(ak) {
 				slideBack += u.fin
@@ -567,11 +575,8 @@ func (a *Account) learnRule(d *dimState, w llm.RateWindow, k *use) {
 				slideBack += u.adm
 			}
 		}
-		if u.t.After(aj) && !u.t.After(ak) {
+		if u.cum > d.atCum {
 			spent += u.adm
-		}
-		if !u.done.IsZero() && u.done.After(aj) && !u.done.After(ak) {
-			back += u.adm - u.fin
 		}
 	}
 	L := w.Limit
@@ -579,7 +584,13 @@ func (a *Account) learnRule(d *dimState, w llm.RateWindow, k *use) {
 	if d.reset > 0 && d.remaining < d.limit {
 		rate = (d.limit - d.remaining) / d.reset.Seconds() // exact for a bucket
 	}
-	level := min(L, d.remaining+rate*ak.Sub(aj).Seconds()) - spent
+	level := d.remaining + rate*ak.Sub(aj).Seconds()
+	if level > L {
+		// A bucket full in between lost what it could not hold, and
+		// when is not known: this reply cannot tell the rules apart.
+		return
+	}
+	level -= spent
 	pred := [4]float64{L - slideKeep, L - slideBack, level, level + back}
 	for h, p := range pred {
 		ev.miss[h] += math.Abs(w.Remaining - max(p, 0))

@@ -424,8 +424,12 @@ func (a *Account) settle(tk *ticket, rl llm.RateLimits, usage *llm.Usage, reject
 			// The server took a request its own word had held back
 			// for the longest a wait may last: its word is not true.
 			d.ignored = true
-			a.warnLocked(fmt.Sprint("held", i), fmt.Sprintf("%s: the server answered a request that its %s headers had held back (%g of %g left, %s to go); they are not believed for the rest of the run%s",
-				modelName(tk.model), d.header, d.remaining, d.limit, d.reset, wayOut(i)))
+			reset := "no reset stated"
+			if d.reset > 0 {
+				reset = "reset in " + d.reset.String()
+			}
+			a.warnLocked(fmt.Sprint("held", i), fmt.Sprintf("%s: the server answered a request that its %s headers had held back (%g of %g left, %s); they are not believed for the rest of the run%s",
+				modelName(tk.model), d.header, d.remaining, d.limit, reset, wayOut(i)))
 		}
 	}
 	for i, w := range rl.Dims {

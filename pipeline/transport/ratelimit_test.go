@@ -64,15 +64,24 @@ func TestLearnsLimitsFromHeaders(t *testing.T) {
 		bucket     bool
 		reqs, toks float64
 		dim        int
+		refund     bool
 	}{
-		{"sliding, request-bound", false, 40, 1e6, llm.DimRequests},
-		{"bucket, request-bound", true, 40, 1e6, llm.DimRequests},
-		{"sliding, token-bound", false, 1000, 6000, llm.DimTokens},
-		{"bucket, token-bound", true, 1000, 6000, llm.DimTokens},
+		{"sliding, request-bound", false, 40, 1e6, llm.DimRequests, true},
+		{"bucket, request-bound", true, 40, 1e6, llm.DimRequests, true},
+		{"sliding, token-bound", false, 1000, 6000, llm.DimTokens, true},
+		{"bucket, token-bound", true, 1000, 6000, llm.DimTokens, true},
+		// OpenAI's rule: a request counts its prompt and its max_tokens
+		// (here 100 + 300, of which the reply writes 12) to the end.
+		{"sliding, token-bound, max_tokens kept", false, 1000, 16000, llm.DimTokens, false},
+		{"bucket, token-bound, max_tokens kept", true, 1000, 16000, llm.DimTokens, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newLimitServer(&limitServer{window: 300 * time.Millisecond, reqs: tc.reqs, toks: tc.toks,
-				bucket: tc.bucket, countRejected: true, refund: true, completion: 40})
+			s := &limitServer{window: 300 * time.Millisecond, reqs: tc.reqs, toks: tc.toks,
+				bucket: tc.bucket, countRejected: true, refund: tc.refund, completion: 40}
+			if !tc.refund {
+				s.completion, s.maxTokens = 12, 300
+			}
+			s = newLimitServer(s)
 			defer s.Close()
 			const total = 200
 			failed, st := rateRun(t, s, total, 1)
@@ -97,6 +106,10 @@ func TestLearnsLimitsFromHeaders(t *testing.T) {
 			}
 			if d.BoundFor == 0 {
 				t.Errorf("no request waited for %s: %+v", llm.DimNames[tc.dim], st.Account)
+			}
+			// The summary names the limit that binds.
+			if name, _, ok := st.Account.Limiting(); ok && name != llm.DimNames[tc.dim] {
+				t.Errorf("limited by %s, want %s: %+v", name, llm.DimNames[tc.dim], st.Account)
 			}
 			t.Logf("%d 429s; learned %+v", rejected, d)
 		})

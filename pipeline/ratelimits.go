@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -18,6 +19,9 @@ type RateOptions struct {
 	// Share: this process takes 1/Share of each limit the providers state
 	// (apply --shard k/N sets N unless --shard-rate whole); 0 or 1 = all.
 	Share int
+	// Log receives, once each, the warnings of the accounts: rate-limit
+	// headers not believed (nil = none; RateStats keeps them too).
+	Log io.Writer
 }
 
 // accounts holds one transport.Account per API key and endpoint, so that
@@ -46,7 +50,11 @@ func (a *accounts) get(ms *spec.ModelSpec) *transport.Account {
 	k := AccountKey(ms)
 	acc := a.m[k]
 	if acc == nil {
-		acc = transport.NewAccount(transport.AccountOptions{Share: a.o.Share, Probe: true})
+		o := transport.AccountOptions{Share: a.o.Share, Probe: true}
+		if log := a.o.Log; log != nil {
+			o.Warn = func(s string) { fmt.Fprintln(log, "promoral: warning:", s) }
+		}
+		acc = transport.NewAccount(o)
 		a.m[k] = acc
 	}
 	return acc
@@ -91,6 +99,9 @@ type RateStats struct {
 	Limiting string
 	Used     float64
 	Share    int // 1/Share of each stated limit is this process's
+	// Warnings: rate-limit headers of the model's account not believed,
+	// each once.
+	Warnings []string
 }
 
 // RateStatter is implemented by Doers that pace against rate limits.
@@ -98,7 +109,7 @@ type RateStatter interface{ RateStats() RateStats }
 
 func (d transportDoer) RateStats() RateStats {
 	st := d.t.Stats()
-	rs := RateStats{RateLimited: st.RateLimited, Attempts: st.Attempts, Share: st.Account.Share}
+	rs := RateStats{RateLimited: st.RateLimited, Attempts: st.Attempts, Share: st.Account.Share, Warnings: st.Account.Warnings}
 	if name, used, ok := st.Account.Limiting(); ok {
 		rs.Limiting, rs.Used = name, used
 	}

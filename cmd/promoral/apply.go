@@ -108,7 +108,7 @@ func newApply() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				opts.Doer = pipeline.TransportsShared(pipeline.RateOptions{Concurrency: c, Share: share})
+				opts.Doer = pipeline.TransportsShared(pipeline.RateOptions{Concurrency: c, Share: share, Log: cmd.ErrOrStderr()})
 				if batched || usesBatch(st) {
 					dir := out
 					if dir == "" {

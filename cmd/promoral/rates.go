@@ -32,11 +32,24 @@ func rateShare(w io.Writer, st *spec.Study, flag string) (int, error) {
 }
 
 // sayRates adds to the summary, per model that met rate limits, what
-// bound it and how many 429s it met.
+// bound it and how many 429s it met, then once each the rate-limit
+// headers that were not believed (an account's models share them).
 func sayRates(w io.Writer, stats []*pipeline.ModelStats) {
+	said := map[string]bool{}
+	var warns []string
 	for _, m := range stats {
-		if r := m.Rate().String(); r != "" {
-			fmt.Fprintf(w, "  %s: %s\n", m.Name, r)
+		r := m.Rate()
+		if s := r.String(); s != "" {
+			fmt.Fprintf(w, "  %s: %s\n", m.Name, s)
 		}
+		for _, x := range r.Warnings {
+			if !said[x] {
+				said[x] = true
+				warns = append(warns, x)
+			}
+		}
+	}
+	for _, x := range warns {
+		fmt.Fprintf(w, "  warning: %s\n", x)
 	}
 }

@@ -1,6 +1,9 @@
 package llm
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,11 +24,56 @@ var DimNames = [NumDims]string{"requests per minute", "tokens per minute", "inpu
 
 // RateWindow is what a reply said about one limit: the budget of the
 // window, what is left of it, and how long until it is whole again.
+// The figures are as the headers gave them; Problem says whether they
+// can be believed.
 type RateWindow struct {
 	Known     bool // the reply named this limit
 	Limit     float64
 	Remaining float64
 	Reset     time.Duration // 0 = not said
+	// Header names the headers the figures came from, with %s for the
+	// part: "x-ratelimit-%s-tokens" (see HeaderName).
+	Header string
+}
+
+// Bounds past which a stated limit is not believed: no provider states a
+// limit of more than MaxRateLimit per window, nor a window longer than
+// MaxRateReset (its limits are per minute or, at the longest, per day).
+const (
+	MaxRateLimit = 1e11
+	MaxRateReset = 24 * time.Hour
+)
+
+// HeaderName is the header that stated part ("limit", "remaining",
+// "reset") of the window.
+func (w RateWindow) HeaderName(part string) string {
+	if w.Header == "" {
+		return part
+	}
+	return fmt.Sprintf(w.Header, part)
+}
+
+// Problem says why the figures cannot be believed, naming the header
+// ("x-ratelimit-reset-requests 87600h0m0s is longer than a day"), or ""
+// when they can: a limit that is not a positive number or is past
+// MaxRateLimit, a remaining budget below 0 or above the limit, a reset
+// past MaxRateReset.
+func (w RateWindow) Problem() string {
+	switch {
+	case !w.Known:
+		return ""
+	case !(w.Limit > 0) || math.IsInf(w.Limit, 0):
+		return fmt.Sprintf("%s %g is not a limit (a positive number)", w.HeaderName("limit"), w.Limit)
+	case w.Limit > MaxRateLimit:
+		return fmt.Sprintf("%s %g is past any real limit (%g)", w.HeaderName("limit"), w.Limit, float64(MaxRateLimit))
+	case !(w.Remaining >= 0) || math.IsInf(w.Remaining, 0):
+		return fmt.Sprintf("%s %g is not a budget left (0 or more)", w.HeaderName("remaining"), w.Remaining)
+	case w.Remaining > w.Limit:
+		return fmt.Sprintf("%s %g is more than %s %g", w.HeaderName("remaining"), w.Remaining, w.HeaderName("limit"), w.Limit)
+	case w.Reset > MaxRateReset:
+		return fmt.Sprintf("%s %s is longer than a day", w.HeaderName("reset"), w.Reset)
+	}
+	return ""
 }
 
 // RateLimits is what one reply said about the account's limits, read from
@@ -68,18 +116,20 @@ func ParseRateLimits(h http.Header, now time.Time) RateLimits {
 	if h == nil {
 		return r
 	}
-	set := func(dim int, limit, remaining string, reset time.Duration) {
+	// Figures that are numbers are kept as they are, however unlikely:
+	// the account judges them (RateWindow.Problem) and says so.
+	set := func(dim int, header, limit, remaining string, reset time.Duration) {
 		l, err1 := strconv.ParseFloat(strings.TrimSpace(limit), 64)
 		rem, err2 := strconv.ParseFloat(strings.TrimSpace(remaining), 64)
-		if err1 != nil || err2 != nil || l <= 0 || rem < 0 || r.Dims[dim].Known {
+		if err1 != nil && !errors.Is(err1, strconv.ErrRange) || err2 != nil && !errors.Is(err2, strconv.ErrRange) || r.Dims[dim].Known {
 			return
 		}
-		r.Dims[dim] = RateWindow{Known: true, Limit: l, Remaining: min(rem, l), Reset: max(reset, 0)}
+		r.Dims[dim] = RateWindow{Known: true, Limit: l, Remaining: rem, Reset: max(reset, 0), Header: header}
 	}
 	for dim, kind := range map[int]string{DimRequests: "requests", DimTokens: "tokens"} {
 		if l := h.Get("X-Ratelimit-Limit-" + kind); l != "" {
 			d, _ := time.ParseDuration(strings.TrimSpace(h.Get("X-Ratelimit-Reset-" + kind)))
-			set(dim, l, h.Get("X-Ratelimit-Remaining-"+kind), d)
+			set(dim, "x-ratelimit-%s-"+kind, l, h.Get("X-Ratelimit-Remaining-"+kind), d)
 		}
 	}
 	for dim, kind := range map[int]string{DimRequests: "requests", DimTokens: "tokens", DimInputTokens: "input-tokens", DimOutputTokens: "output-tokens"} {
@@ -89,18 +139,18 @@ func ParseRateLimits(h http.Header, now time.Time) RateLimits {
 			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(p+"Reset"))); err == nil {
 				d = t.Sub(now)
 			}
-			set(dim, l, h.Get(p+"Remaining"), d)
+			set(dim, "anthropic-ratelimit-"+kind+"-%s", l, h.Get(p+"Remaining"), d)
 		}
 	}
 	if l := h.Get("X-Ratelimit-Limit"); l != "" {
 		var d time.Duration
-		if f, err := strconv.ParseFloat(strings.TrimSpace(h.Get("X-Ratelimit-Reset")), 64); err == nil && f > 0 && f < 1e6 {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(h.Get("X-Ratelimit-Reset")), 64); err == nil && f > 0 && f < 1e9 {
 			d = time.Duration(f * float64(time.Second))
 		}
-		set(DimRequests, l, h.Get("X-Ratelimit-Remaining"), d)
+		set(DimRequests, "x-ratelimit-%s", l, h.Get("X-Ratelimit-Remaining"), d)
 	}
 	if l := h.Get("X-Tokenlimit-Limit"); l != "" {
-		set(DimTokens, l, h.Get("X-Tokenlimit-Remaining"), 0)
+		set(DimTokens, "x-tokenlimit-%s", l, h.Get("X-Tokenlimit-Remaining"), 0)
 	}
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 1e12 {

@@ -24,6 +24,10 @@ func rateRun(tb testing.TB, s *limitServer, total int, share int) (failed int64,
 	}
 	tr := New(p, Options{Concurrency: 64, BaseBackoff: 10 * time.Millisecond, MaxBackoff: time.Second,
 		Account: NewAccount(AccountOptions{Probe: true, Share: share})})
+	maxTokens := s.maxTokens
+	if maxTokens == 0 {
+		maxTokens = 100
+	}
 	var failures atomic.Int64
 	var wg sync.WaitGroup
 	jobs := make(chan int)
@@ -31,7 +35,7 @@ func rateRun(tb testing.TB, s *limitServer, total int, share int) (failed int64,
 		wg.Go(func() {
 			for i := range jobs {
 				// About 100 prompt tokens, four characters each.
-				r := &llm.Request{Model: "gpt-4.1", MaxTokens: 100, Messages: []llm.Message{
+				r := &llm.Request{Model: "gpt-4.1", MaxTokens: maxTokens, Messages: []llm.Message{
 					{Role: llm.RoleUser, Content: fmt.Sprintf("%-400s", fmt.Sprint("case ", i))}}}
 				if _, err := tr.Do(context.Background(), r, nil); err != nil {
 					failures.Add(1)
@@ -60,15 +64,24 @@ func TestLearnsLimitsFromHeaders(t *testing.T) {
 		bucket     bool
 		reqs, toks float64
 		dim        int
+		refund     bool
 	}{
-		{"sliding, request-bound", false, 40, 1e6, llm.DimRequests},
-		{"bucket, request-bound", true, 40, 1e6, llm.DimRequests},
-		{"sliding, token-bound", false, 1000, 6000, llm.DimTokens},
-		{"bucket, token-bound", true, 1000, 6000, llm.DimTokens},
+		{"sliding, request-bound", false, 40, 1e6, llm.DimRequests, true},
+		{"bucket, request-bound", true, 40, 1e6, llm.DimRequests, true},
+		{"sliding, token-bound", false, 1000, 6000, llm.DimTokens, true},
+		{"bucket, token-bound", true, 1000, 6000, llm.DimTokens, true},
+		// OpenAI's rule: a request counts its prompt and its max_tokens
+		// (here 100 + 300, of which the reply writes 12) to the end.
+		{"sliding, token-bound, max_tokens kept", false, 1000, 16000, llm.DimTokens, false},
+		{"bucket, token-bound, max_tokens kept", true, 1000, 16000, llm.DimTokens, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newLimitServer(&limitServer{window: 300 * time.Millisecond, reqs: tc.reqs, toks: tc.toks,
-				bucket: tc.bucket, countRejected: true, completion: 40})
+			s := &limitServer{window: 300 * time.Millisecond, reqs: tc.reqs, toks: tc.toks,
+				bucket: tc.bucket, countRejected: true, refund: tc.refund, completion: 40}
+			if !tc.refund {
+				s.completion, s.maxTokens = 12, 300
+			}
+			s = newLimitServer(s)
 			defer s.Close()
 			const total = 200
 			failed, st := rateRun(t, s, total, 1)
@@ -93,6 +106,10 @@ func TestLearnsLimitsFromHeaders(t *testing.T) {
 			}
 			if d.BoundFor == 0 {
 				t.Errorf("no request waited for %s: %+v", llm.DimNames[tc.dim], st.Account)
+			}
+			// The summary names the limit that binds.
+			if name, _, ok := st.Account.Limiting(); ok && name != llm.DimNames[tc.dim] {
+				t.Errorf("limited by %s, want %s: %+v", name, llm.DimNames[tc.dim], st.Account)
 			}
 			t.Logf("%d 429s; learned %+v", rejected, d)
 		})
@@ -141,8 +158,9 @@ func TestRateLimitsAreNotFailures(t *testing.T) {
 }
 
 // Caps pace evenly at 98 % of the cap, charge a request bigger than any
-// burst in full, refund the estimate's excess from the reply's usage, and
-// give a rate-limited attempt's tokens back.
+// burst in full, count its tokens as the server does (here one that gives
+// back what the reply did not use), and give a rate-limited attempt's
+// tokens back.
 func TestCaps(t *testing.T) {
 	a := NewAccount(AccountOptions{})
 	clock := time.Unix(1000, 0)
@@ -150,17 +168,19 @@ func TestCaps(t *testing.T) {
 	a.SetCap(llm.DimRequests, 600)
 	a.SetCap(llm.DimTokens, 60000)
 	a.SetCap(llm.DimTokens, 120000) // the lower cap of two models wins
+	a.dims[llm.DimTokens].refunds = true
 	charge := func(toks float64) [llm.NumDims]float64 {
 		var c [llm.NumDims]float64
-		c[llm.DimRequests], c[llm.DimTokens] = 1, toks
+		c[llm.DimRequests], c[llm.DimTokens], c[llm.DimOutputTokens] = 1, toks, toks/2
 		return c
 	}
 	try := func(c [llm.NumDims]float64) (time.Duration, int) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return a.needLocked(clock, &c)
+		w, dim, _ := a.needLocked(clock, &c, &[llm.NumDims]bool{})
+		return w, dim
 	}
-	tk, err := a.acquire(context.Background(), charge(10))
+	tk, err := a.acquire(context.Background(), charge(10), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +195,7 @@ func TestCaps(t *testing.T) {
 	if w, _ := try(charge(1)); w != 0 {
 		t.Fatalf("wait %v, want none", w)
 	}
-	big, err := a.acquire(context.Background(), charge(10000))
+	big, err := a.acquire(context.Background(), charge(10000), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,13 +229,13 @@ func TestShare(t *testing.T) {
 	var sent []time.Time
 	for clock.Before(time.Unix(1000, 0).Add(10 * window)) {
 		a.mu.Lock()
-		w, _ := a.needLocked(clock, &c)
+		w, _, _ := a.needLocked(clock, &c, &[llm.NumDims]bool{})
 		a.mu.Unlock()
 		if w > 0 {
 			clock = clock.Add(w)
 			continue
 		}
-		tk, err := a.acquire(context.Background(), c)
+		tk, err := a.acquire(context.Background(), c, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +302,7 @@ func TestLearnedWindow(t *testing.T) {
 	var c [llm.NumDims]float64
 	c[llm.DimRequests] = 1
 	say := func(remaining float64, reset time.Duration) {
-		tk, err := a.acquire(context.Background(), c)
+		tk, err := a.acquire(context.Background(), c, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,23 +16,26 @@ import (
 // request limit and a token limit per window the way OpenAI documents
 // them, and states both on every reply in the x-ratelimit-* headers.
 // Windows are configurable (seconds rather than a minute) so a test runs
-// in seconds. Tokens are reserved on arrival as the prompt (four
-// characters a token) plus max_tokens, and corrected to the reply's usage
-// when it is sent.
+// in seconds. A request counts on arrival its prompt (four characters a
+// token) plus its max_tokens, and keeps counting that much (OpenAI's
+// rule) unless refund is set: then the reply's usage replaces it when
+// the reply is sent (a rule some other servers apply).
 type limitServer struct {
 	window        time.Duration
 	reqs, toks    float64 // limits per window
 	bucket        bool    // refilling bucket (else sliding window)
 	countRejected bool    // a rejected request still counts against the request limit
+	refund        bool    // the reply's usage replaces the reservation
 	latency       time.Duration
 	completion    int // tokens each reply writes
+	maxTokens     int // the max_tokens of rateRun's requests (default 100)
 
 	mu                 sync.Mutex
 	reqLog, tokLog     []*entry // sliding window
 	reqLevel, tokLevel float64  // bucket
 	last               time.Time
 	accepted, rejected int
-	served             []entry // accepted requests: arrival and tokens used
+	served             []entry // accepted requests: arrival and tokens counted
 	first, end         time.Time
 	srv                *httptest.Server
 }
@@ -180,13 +183,17 @@ func (s *limitServer) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	used := float64(prompt + min(s.completion, body.MaxTokens))
 	s.mu.Lock()
-	// The reply's usage replaces the reservation.
-	if s.bucket {
-		s.tokLevel = math.Min(s.toks, s.tokLevel+reserve-used)
-	} else {
-		tokEntry.n = used
+	counted := reserve
+	if s.refund {
+		// The reply's usage replaces the reservation.
+		counted = used
+		if s.bucket {
+			s.tokLevel = math.Min(s.toks, s.tokLevel+reserve-used)
+		} else {
+			tokEntry.n = used
+		}
 	}
-	s.served = append(s.served, entry{now, used})
+	s.served = append(s.served, entry{now, counted})
 	s.end = time.Now()
 	s.mu.Unlock()
 	_, _ = fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":"m-1","choices":[{"index":0,"message":{"role":"assistant","content":"fine"},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
@@ -194,7 +201,8 @@ func (s *limitServer) handle(w http.ResponseWriter, r *http.Request) {
 }
 
 // utilisation is the share of the physical limit the run used: requests ÷
-// request rate or tokens ÷ token rate, whichever is larger, over the time
+// request rate or tokens (as the server counts them) ÷ token rate,
+// whichever is larger, over the time
 // from the first request to the last reply. (A full window or bucket at
 // the start lets more through than the rate, so a short run may pass 100 %.)
 func (s *limitServer) utilisation() (frac float64, accepted, rejected int) {

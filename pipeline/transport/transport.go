@@ -37,8 +37,9 @@ type Options struct {
 	// (defaults 1s and 60s).
 	BaseBackoff, MaxBackoff time.Duration
 	// MaxRetryAfter caps how long a server's Retry-After is honoured
-	// (default 2m): a reset six minutes away is better probed again than
-	// slept through with the request held.
+	// (default 2m), and one wait for the limits its headers state: a
+	// reset six minutes away is better probed again than slept through
+	// with the request held.
 	MaxRetryAfter time.Duration
 	// RPM caps requests per minute (0 = none: the provider's stated limit
 	// paces alone).
@@ -49,8 +50,9 @@ type Options struct {
 	TPM int
 	// Account paces every model on one key and base URL together from the
 	// limits the provider's replies state; nil = an account of this
-	// Transport's own.
+	// Transport's own, which says its warnings to Warn.
 	Account *Account
+	Warn    func(string)
 	// CountTokens counts a prompt's tokens with the model's tokenizer; nil
 	// = four characters per token.
 	CountTokens func(string) int
@@ -177,7 +179,7 @@ func New(p llm.Provider, o Options) *Transport {
 	}
 	t := &Transport{p: p, o: o, limit: o.Concurrency, waiters: list.New(), acc: o.Account}
 	if t.acc == nil {
-		t.acc = NewAccount(AccountOptions{})
+		t.acc = NewAccount(AccountOptions{Warn: o.Warn})
 	}
 	t.acc.SetCap(llm.DimRequests, o.RPM)
 	t.acc.SetCap(llm.DimTokens, o.TPM)
@@ -225,11 +227,12 @@ func (t *Transport) do(ctx context.Context, req *llm.Request, onAttempt func(Att
 		}
 		// Pace after taking a slot: budget spent while still queued would
 		// let queued requests leave together, as a burst.
-		tk, err := t.acc.acquire(ctx, charge)
+		tk, err := t.acc.acquire(ctx, charge, t.o.MaxRetryAfter)
 		if err != nil {
 			t.release(0, nil)
 			return nil, err
 		}
+		tk.model = t.o.Name
 		seq, err := t.begin()
 		if err != nil {
 			t.acc.settle(tk, llm.RateLimits{}, nil, true)

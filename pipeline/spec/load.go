@@ -265,6 +265,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 			ds.Addf(layers[len(layers)-1].file, n.Line, path+".name", "give the variant its own name", "strategy %q is declared twice", spec.Name)
 			continue
 		}
+		checkStrategyReduce(spec.Reduce, l.fieldWhere(layers, spec.Line), ds)
 		st.Strategies = append(st.Strategies, compileStrategy(spec, st.PromptsDir, ds, l.subLines(spec.File, layers[0].path)))
 	}
 	l.resolveJudges(st)

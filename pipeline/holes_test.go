@@ -231,3 +231,19 @@ func FuzzConfigDecoder(f *testing.F) {
 		}
 	})
 }
+
+// A cache_dir inside a folder this user cannot write is reported by
+// validate, not first by apply.
+func TestCacheDirUnwritableIsReported(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root writes any folder")
+	}
+	run := baseTree(nil)["configs/run.yaml"]
+	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, cache_dir: ../locked/cache", 1)}))
+	locked := filepath.Join(dir, "locked")
+	if err := os.Mkdir(locked, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	wantErr(t, err, "run.yaml:13", "settings.cache_dir", "locked cannot be written")
+}

@@ -159,6 +159,13 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		ds.Addf(runFile, fieldLine(root, "settings"), "settings.cache", Suggest(rf.Settings.Cache, []string{CacheShared, CacheRun}, "use shared or run"), "unknown cache mode %q", rf.Settings.Cache)
 	}
 
+	if rf.Settings.Cache != CacheRun && rf.Settings.CacheDir != "" {
+		line := fieldLine(root, "settings")
+		if ln, ok := l.lines[runFile]["settings.cache_dir"]; ok {
+			line = ln
+		}
+		checkCacheDir(rf.Settings.CacheDir, l.dir, runFile, line, ds)
+	}
 	// Models.
 	modelLayers := map[string][]layer{}
 	for i := range rf.Models {

@@ -39,6 +39,9 @@ type Match struct {
 
 var hubID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// ValidHubID says id is a hub dataset id, owner/name.
+func ValidHubID(id string) bool { return hubID.MatchString(id) }
+
 // Name is the reference as people write it: id[/config]:split@revision.
 func (h *Hub) Name() string {
 	var b strings.Builder

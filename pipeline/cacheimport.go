@@ -70,7 +70,7 @@ func ImportToCache(root, runDir string) (*CacheImport, error) {
 		case local[rec.Model]:
 			ci.Local++
 		default:
-			if _, have := c.get(k, false); have {
+			if _, have := c.get(k, false, 0); have {
 				ci.Present++
 				continue
 			}

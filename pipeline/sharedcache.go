@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,6 +43,7 @@ type SharedCache struct {
 	fsync bool
 
 	damaged   atomic.Int64
+	oversized atomic.Int64
 	writeErrs atomic.Int64
 	firstErr  atomic.Pointer[error]
 }
@@ -114,17 +116,37 @@ func validKey(key string) bool {
 
 // Get returns the cached reply for a key, or false. A file that is not a
 // whole, checked record of this key with a usable reply is counted
-// (Damaged) and missed. A hit marks the file used now, so pruning by age
-// keeps what runs still read.
-func (c *SharedCache) Get(key string) (*journal.Record, bool) { return c.get(key, true) }
+// (Damaged) and missed; so is a file larger than any reply a journal line
+// holds, which is not read. A hit marks the file used now, so pruning by
+// age keeps what runs still read.
+func (c *SharedCache) Get(key string) (*journal.Record, bool) { return c.get(key, true, 0) }
 
-// get is Get; touch marks a hit used (plan reads without marking).
-func (c *SharedCache) get(key string, touch bool) (*journal.Record, bool) {
+// cacheFrame is what a cache file holds besides its reply: the header and
+// the record's other fields (key, model, case, stage, usage).
+const cacheFrame = 64 << 10
+
+// readBound is the largest cache file read for a reply bounded by limit
+// bytes on the wire (0: any reply a journal line can hold).
+func readBound(limit int64) int64 {
+	if limit <= 0 || limit > journal.MaxLine {
+		limit = journal.MaxLine
+	}
+	return limit + cacheFrame
+}
+
+// get is Get; touch marks a hit used (plan reads without marking); limit
+// is the reply bound of the request looked up (llm.ReplyLimit; 0 for
+// none): a file over readBound(limit) is a miss, never read.
+func (c *SharedCache) get(key string, touch bool, limit int64) (*journal.Record, bool) {
 	if !validKey(key) {
 		return nil, false
 	}
 	p := c.path(key)
-	data, err := os.ReadFile(p)
+	data, err := readBounded(p, readBound(limit))
+	if errors.Is(err, errOversize) {
+		c.oversized.Add(1)
+		return nil, false
+	}
 	if err != nil {
 		return nil, false
 	}
@@ -138,6 +160,45 @@ func (c *SharedCache) get(key string, touch bool) (*journal.Record, bool) {
 		os.Chtimes(p, now, now) // best effort: only pruning reads it
 	}
 	return rec, true
+}
+
+var errOversize = errors.New("over the read bound")
+
+// readBounded reads a file of at most max bytes; a larger one (by its size,
+// or by what it gives) is errOversize, with at most max+1 bytes read.
+func readBounded(p string, max int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fs.ErrInvalid
+	}
+	if fi.Size() > max {
+		return nil, errOversize
+	}
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if int64(len(data)) > max {
+			return nil, errOversize
+		}
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // grew since the stat
+		}
+	}
 }
 
 // decodeCacheFile checks a cache file and decodes its record.
@@ -229,6 +290,9 @@ func (c *SharedCache) Warnings() []string {
 	var out []string
 	if n := c.damaged.Load(); n > 0 {
 		out = append(out, fmt.Sprintf("shared cache %s: %d file(s) were not whole records and were treated as misses (the calls were made, or taken from the journal; `promoral cache prune --all` clears the cache)", c.root, n))
+	}
+	if n := c.oversized.Load(); n > 0 {
+		out = append(out, fmt.Sprintf("shared cache %s: %d file(s) larger than the reply bound of their request (limits.max_reply_bytes, else what max_tokens allows, at most %d MiB, plus %d KiB of record) were not read and were treated as misses (the calls were made, or taken from the journal); `promoral cache prune --all` clears the cache", c.root, n, journal.MaxLine>>20, cacheFrame>>10))
 	}
 	if n := c.writeErrs.Load(); n > 0 {
 		out = append(out, fmt.Sprintf("shared cache %s: %d repl(ies) could not be stored (%v); the run's journal holds them, but other runs will not find them", c.root, n, *c.firstErr.Load()))

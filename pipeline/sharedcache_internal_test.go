@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -230,4 +231,62 @@ func BenchmarkSharedCacheGet(b *testing.B) {
 			c.Put(testReply(i % n))
 		}
 	})
+}
+
+// A cache entry larger than any reply the journal could hold (here a
+// sparse 64 MiB file) is not read into memory: it is a miss, counted in a
+// warning, and the call is made again.
+func TestSharedCacheOversizeEntryIsNotRead(t *testing.T) {
+	c, err := OpenSharedCache(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Put(testReply(0))
+	p := c.path(testKey(0))
+	if err := os.Truncate(p, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, ok := c.Get(testKey(0))
+	runtime.ReadMemStats(&after)
+	if ok {
+		t.Fatal("an oversize entry was served")
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("looking up a 64 MiB entry allocated %d bytes (bound 1 MiB)", n)
+	}
+	w := strings.Join(c.Warnings(), "\n")
+	if !strings.Contains(w, "1 file(s) larger than") || !strings.Contains(w, "were not read") {
+		t.Errorf("warnings: %q", w)
+	}
+	// plan's look-ups are bounded the same way.
+	src := &ReplySource{j: nil, shared: &SharedCache{root: c.root}}
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, ok = src.shared.get(testKey(0), false, 0)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; ok || n > 1<<20 {
+		t.Errorf("plan's look-up: served %v, allocated %d bytes", ok, n)
+	}
+}
+
+// A request's own reply bound (limits.max_reply_bytes, else the bound its
+// max_tokens gives) bounds the cache entry read for it, plus the record's
+// frame: a larger entry is a miss with a warning, a smaller one is served.
+func TestSharedCacheReadIsBoundedByTheRequest(t *testing.T) {
+	c, _ := OpenSharedCache(t.TempDir(), false)
+	big := testReply(1)
+	big.Resp.Choices[0].Text = strings.Repeat("x", 300<<10)
+	c.Put(big)
+	if _, ok := c.get(testKey(1), false, 200<<10); ok {
+		t.Error("a 300 KiB reply was served to a request bounded at 200 KiB")
+	}
+	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "larger than") {
+		t.Errorf("warnings: %q", w)
+	}
+	if _, ok := c.get(testKey(1), false, 300<<10); !ok {
+		t.Error("a 300 KiB reply was missed by a request bounded at 300 KiB (the frame is extra)")
+	}
 }

@@ -241,21 +241,23 @@ func encodeCacheFile(rec *journal.Record) ([]byte, error) {
 // Put stores a usable reply. It never fails the run (the run's journal
 // holds the reply); a failure is counted and kept for WriteWarning.
 func (c *SharedCache) Put(rec *journal.Record) {
-	if err := c.put(rec); err != nil {
+	if _, err := c.put(rec); err != nil {
 		c.writeErrs.Add(1)
 		c.firstErr.CompareAndSwap(nil, &err)
 	}
 }
 
-func (c *SharedCache) put(rec *journal.Record) error {
+// put stores rec and returns the file's checksum ("" when rec is not a
+// usable reply, and nothing is stored).
+func (c *SharedCache) put(rec *journal.Record) (string, error) {
 	if !validKey(rec.Key) || rec.Resp == nil || rec.Err != "" || rec.Sent || rec.Resp.Problem() != "" {
-		return nil
+		return "", nil
 	}
 	cp := *rec
 	cp.ID = "" // the attempt id is the writing journal's, of no use here
 	data, err := encodeCacheFile(&cp)
 	if err != nil {
-		return err
+		return "", err
 	}
 	final := c.path(rec.Key)
 	dir := filepath.Dir(final)
@@ -266,7 +268,7 @@ func (c *SharedCache) put(rec *journal.Record) error {
 		}
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	_, err = tmp.Write(data)
 	if err == nil && c.fsync {
@@ -280,8 +282,34 @@ func (c *SharedCache) put(rec *journal.Record) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		return "", err
 	}
-	return err
+	return headerSum(data), nil
+}
+
+// headerSum is the checksum a cache file's header gives ("" for none).
+func headerSum(data []byte) string {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 || !bytes.HasPrefix(data, []byte(cacheHeader)) {
+		return ""
+	}
+	f := strings.Fields(string(data[len(cacheHeader):nl]))
+	if len(f) != 2 {
+		return ""
+	}
+	return f[1]
+}
+
+// fileSum is the checksum in the header of the cache file at p.
+func fileSum(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var head [len(cacheHeader) + 20 + 1 + 64 + 1]byte
+	n, _ := io.ReadFull(f, head[:])
+	return headerSum(head[:n])
 }
 
 // Warnings describes what went wrong with the cache in this process: files
@@ -336,8 +364,20 @@ func CacheInfo(root string) (*CacheStats, error) {
 	return cs, err
 }
 
-// walkCache calls fn for every file of the replies folder; temp marks the
-// partial files of writes.
+// lowerHex says s is lower-case hex digits, as the cache names its files.
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// walkCache calls fn for every file the cache wrote: the reply files
+// (replies-v1/ab/<key>, ab the key's first two digits) and the partial
+// files of writes in their folders (temp). Any other file or folder is
+// not the cache's, and is passed over.
 func walkCache(root string, fn func(p string, info fs.FileInfo, temp bool) error) error {
 	dir := filepath.Join(root, repliesDir)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -347,7 +387,22 @@ func walkCache(root string, fn func(p string, info fs.FileInfo, temp bool) error
 			}
 			return err
 		}
-		if d.IsDir() || !d.Type().IsRegular() {
+		if p == dir {
+			return nil
+		}
+		parent := filepath.Base(filepath.Dir(p))
+		if d.IsDir() {
+			if filepath.Dir(p) != dir || len(d.Name()) != 2 || !lowerHex(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if filepath.Dir(filepath.Dir(p)) != dir || !d.Type().IsRegular() {
+			return nil
+		}
+		name := d.Name()
+		temp := strings.HasPrefix(name, ".tmp-")
+		if !temp && (len(name) != 64 || !lowerHex(name) || name[:2] != parent) {
 			return nil
 		}
 		info, err := d.Info()
@@ -357,7 +412,7 @@ func walkCache(root string, fn func(p string, info fs.FileInfo, temp bool) error
 			}
 			return err
 		}
-		return fn(p, info, strings.HasPrefix(d.Name(), ".tmp-"))
+		return fn(p, info, temp)
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -369,7 +424,8 @@ func walkCache(root string, fn func(p string, info fs.FileInfo, temp bool) error
 const staleTemp = time.Hour
 
 // PruneCache removes the replies not used since before (all of them when
-// before is zero) and partial files left by killed writes. It is safe while
+// before is zero, with the records of cache import) and partial files left
+// by killed writes. Nothing else in the cache's folder is touched. It is safe while
 // applies run: a reader holds a whole file or finds none (a miss, and the
 // call is made again), and a reply written again after its file was looked
 // at is kept.
@@ -402,5 +458,29 @@ func PruneCache(root string, before time.Time) (removed int, freed int64, err er
 		}
 		return nil
 	})
+	if err == nil && before.IsZero() {
+		err = removeImportRecords(root)
+	}
 	return removed, freed, err
+}
+
+// removeImportRecords removes the records of cache import (cacheimport.go),
+// once every reply is gone.
+func removeImportRecords(root string) error {
+	dir := filepath.Join(root, importsDir)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if n := e.Name(); e.Type().IsRegular() && len(n) == 16 && lowerHex(n) {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -1041,7 +1041,7 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 		return nil, err
 	}
 	if !ok {
-		rec, ok = e.fromShared(m, x.Case.ID(), stage, key)
+		rec, ok = e.fromShared(m, x.Case.ID(), stage, key, llm.ReplyLimit(req, m.Spec.Limits.MaxReplyBytes))
 	}
 	if ok {
 		e.emit(x, stage, &form, rec.Attempt, rec.LatencyMS, rec.Time, rec.Resp, "", true, 0, true)

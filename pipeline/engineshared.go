@@ -63,7 +63,7 @@ func callsEndpoint(m *spec.Model) bool {
 // into the run's journal before it is used, so the journal stays the record
 // of every reply the run used; callers of one key at once share one look-up
 // and one copy.
-func (e *Engine) fromShared(m *spec.Model, caseID, stage, key string) (*journal.Record, bool) {
+func (e *Engine) fromShared(m *spec.Model, caseID, stage, key string, limit int64) (*journal.Record, bool) {
 	if !e.sharesCache(m) {
 		return nil, false
 	}
@@ -71,7 +71,7 @@ func (e *Engine) fromShared(m *spec.Model, caseID, stage, key string) (*journal.
 		if rec, ok, err := e.journal.Lookup(key); err == nil && ok {
 			return rec, nil // copied by a caller just before
 		}
-		rec, ok := e.shared.cache.Get(key)
+		rec, ok := e.shared.cache.get(key, true, limit)
 		if !ok {
 			return (*journal.Record)(nil), nil
 		}
@@ -140,11 +140,17 @@ func NewReplySource(st *spec.Study, j *journal.Journal) *ReplySource {
 // Lookup finds the usable reply to a request key: in the journal, else in
 // the shared cache.
 func (s *ReplySource) Lookup(key string) (*journal.Record, bool, error) {
+	return s.lookup(key, 0)
+}
+
+// lookup is Lookup, reading a shared cache entry only within the reply
+// bound limit of the request (0: any reply a journal line holds).
+func (s *ReplySource) lookup(key string, limit int64) (*journal.Record, bool, error) {
 	rec, ok, err := s.j.Lookup(key)
 	if ok || err != nil || s.shared == nil {
 		return rec, ok, err
 	}
-	if rec, ok = s.shared.get(key, false); ok {
+	if rec, ok = s.shared.get(key, false, limit); ok {
 		s.hits++
 	}
 	return rec, ok, nil

@@ -105,6 +105,38 @@ func TestValidationHoles(t *testing.T) {
 			[]string{"run.yaml:1", "name:", "5242880 bytes long, over 100", "(5242880 bytes in all)"}, []string{strings.Repeat("n", 200)}, ""},
 		{"metric block name that climbs out of the run folder", map[string]string{"configs/run.yaml": run + "metrics:\n  - {kind: classification, name: ../../../x, tasks: [toy]}\n"},
 			[]string{"run.yaml:15", "metrics[0].name", "path separator", "CSV files"}, nil, ""},
+		// Bounds are checked before anything is sized by them.
+		{"settings.repeats 1000000000", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, repeats: 1000000000", 1)},
+			[]string{"run.yaml:13", "settings.repeats", "1000000000 is out of range", "1000"}, nil, ""},
+		{"settings.repeats max int64", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, repeats: 9223372036854775807", 1)},
+			[]string{"run.yaml:13", "settings.repeats", "out of range"}, nil, ""},
+		{"a model's repeats 1000000000", map[string]string{"configs/run.yaml": strings.Replace(run, "  - name: bot\n", "  - name: bot\n    repeats: 1000000000\n", 1)},
+			[]string{"run.yaml:", "models[0].repeats", "out of range"}, nil, ""},
+		{"a strategy's repeats max int64", strat(strings.Replace(oneShotYAML, "stages:", "repeats: 9223372036854775807\nstages:", 1)),
+			[]string{"one_shot.yaml:2", "repeats", "out of range"}, nil, ""},
+		// A strategy's reduce: is checked like a metric block's.
+		{"a strategy's reduce: avg", strat(strings.Replace(oneShotYAML, "stages:", "reduce: avg\nstages:", 1)),
+			[]string{"one_shot.yaml:2", "reduce", `unknown reducer "avg"`, "none, majority, any, all, first"}, nil, ""},
+		{"a strategy's reduce: majorty", strat(strings.Replace(oneShotYAML, "stages:", "reduce: majorty\nstages:", 1)),
+			[]string{"one_shot.yaml:2", "reduce", `unknown reducer "majorty"`, `did you mean "majority"`}, nil, ""},
+		{"a strategy's reduce: set in the run file", map[string]string{"configs/run.yaml": strings.Replace(run, "strategies: [one_shot, loop]", "strategies: [{use: one_shot, reduce: avg}, loop]", 1)},
+			[]string{"run.yaml:12", "reduce", `unknown reducer "avg"`}, nil, ""},
+		// Names from a config become paths in the dataset cache: none may climb out of it.
+		{"a hub config that climbs out of the cache", hubTask("{id: evil/ds, split: test, config: ../../../../../../PWN_C, rows: 6}"),
+			[]string{"toy.yaml:4", "dataset.hub.config", "../../../../../../PWN_C", "path"}, nil, ""},
+		{"a hub split that climbs out of the cache", hubTask("{id: evil/ds, split: ../../x, rows: 6}"),
+			[]string{"toy.yaml:4", "dataset.hub.split", "path"}, nil, ""},
+		{"a hub revision with a newline", hubTask(`{id: evil/ds, split: test, revision: "main branch\nx", rows: 6}`),
+			[]string{"toy.yaml:4", "dataset.hub.revision", "not a commit, branch or tag"}, []string{"branch\nx"}, ""},
+		{"a hub revision with ..", hubTask("{id: evil/ds, split: test, revision: ../../../etc, rows: 6}"),
+			[]string{"toy.yaml:4", "dataset.hub.revision", "not a commit, branch or tag"}, nil, ""},
+		// The response cache's folder must be one.
+		{"cache_dir a file", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, cache_dir: ../data/items.jsonl", 1)},
+			[]string{"run.yaml:13", "settings.cache_dir", "is a file, not a folder"}, nil, ""},
+		{"cache_dir /etc/passwd", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, cache_dir: /etc/passwd", 1)},
+			[]string{"run.yaml:13", "settings.cache_dir", "/etc/passwd is a file, not a folder"}, nil, ""},
+		{"cache_dir under a file", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, cache_dir: ../data/items.jsonl/cache", 1)},
+			[]string{"run.yaml:13", "settings.cache_dir", "items.jsonl is a file, not a folder"}, nil, ""},
 		// Errors name the file the value was written in, once.
 		{"a run file's dataset override", map[string]string{"configs/run.yaml": strings.Replace(run, "tasks: [toy]", "tasks: [{use: toy, dataset: {limit: -1}}]", 1)},
 			[]string{"run.yaml:11", "tasks[0].dataset.limit", "is -1"}, []string{"toy.yaml"}, ""},
@@ -143,6 +175,11 @@ func TestValidationHoles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hubTask is the toy task reading its data by the hub reference ref.
+func hubTask(ref string) map[string]string {
+	return map[string]string{"configs/tasks/toy.yaml": strings.Replace(taskYAML, "  path: ../../data/items.jsonl\n", "  hub: "+ref+"\n", 1)}
 }
 
 // The shipped configs (and what the holes above reject) still validate.
@@ -193,4 +230,20 @@ func FuzzConfigDecoder(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A cache_dir inside a folder this user cannot write is reported by
+// validate, not first by apply.
+func TestCacheDirUnwritableIsReported(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root writes any folder")
+	}
+	run := baseTree(nil)["configs/run.yaml"]
+	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, cache_dir: ../locked/cache", 1)}))
+	locked := filepath.Join(dir, "locked")
+	if err := os.Mkdir(locked, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	wantErr(t, err, "run.yaml:13", "settings.cache_dir", "locked cannot be written")
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,6 +43,7 @@ type SharedCache struct {
 	fsync bool
 
 	damaged   atomic.Int64
+	oversized atomic.Int64
 	writeErrs atomic.Int64
 	firstErr  atomic.Pointer[error]
 }
@@ -114,17 +116,37 @@ func validKey(key string) bool {
 
 // Get returns the cached reply for a key, or false. A file that is not a
 // whole, checked record of this key with a usable reply is counted
-// (Damaged) and missed. A hit marks the file used now, so pruning by age
-// keeps what runs still read.
-func (c *SharedCache) Get(key string) (*journal.Record, bool) { return c.get(key, true) }
+// (Damaged) and missed; so is a file larger than any reply a journal line
+// holds, which is not read. A hit marks the file used now, so pruning by
+// age keeps what runs still read.
+func (c *SharedCache) Get(key string) (*journal.Record, bool) { return c.get(key, true, 0) }
 
-// get is Get; touch marks a hit used (plan reads without marking).
-func (c *SharedCache) get(key string, touch bool) (*journal.Record, bool) {
+// cacheFrame is what a cache file holds besides its reply: the header and
+// the record's other fields (key, model, case, stage, usage).
+const cacheFrame = 64 << 10
+
+// readBound is the largest cache file read for a reply bounded by limit
+// bytes on the wire (0: any reply a journal line can hold).
+func readBound(limit int64) int64 {
+	if limit <= 0 || limit > journal.MaxLine {
+		limit = journal.MaxLine
+	}
+	return limit + cacheFrame
+}
+
+// get is Get; touch marks a hit used (plan reads without marking); limit
+// is the reply bound of the request looked up (llm.ReplyLimit; 0 for
+// none): a file over readBound(limit) is a miss, never read.
+func (c *SharedCache) get(key string, touch bool, limit int64) (*journal.Record, bool) {
 	if !validKey(key) {
 		return nil, false
 	}
 	p := c.path(key)
-	data, err := os.ReadFile(p)
+	data, err := readBounded(p, readBound(limit))
+	if errors.Is(err, errOversize) {
+		c.oversized.Add(1)
+		return nil, false
+	}
 	if err != nil {
 		return nil, false
 	}
@@ -138,6 +160,45 @@ func (c *SharedCache) get(key string, touch bool) (*journal.Record, bool) {
 		os.Chtimes(p, now, now) // best effort: only pruning reads it
 	}
 	return rec, true
+}
+
+var errOversize = errors.New("over the read bound")
+
+// readBounded reads a file of at most max bytes; a larger one (by its size,
+// or by what it gives) is errOversize, with at most max+1 bytes read.
+func readBounded(p string, max int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fs.ErrInvalid
+	}
+	if fi.Size() > max {
+		return nil, errOversize
+	}
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if int64(len(data)) > max {
+			return nil, errOversize
+		}
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // grew since the stat
+		}
+	}
 }
 
 // decodeCacheFile checks a cache file and decodes its record.
@@ -180,21 +241,23 @@ func encodeCacheFile(rec *journal.Record) ([]byte, error) {
 // Put stores a usable reply. It never fails the run (the run's journal
 // holds the reply); a failure is counted and kept for WriteWarning.
 func (c *SharedCache) Put(rec *journal.Record) {
-	if err := c.put(rec); err != nil {
+	if _, err := c.put(rec); err != nil {
 		c.writeErrs.Add(1)
 		c.firstErr.CompareAndSwap(nil, &err)
 	}
 }
 
-func (c *SharedCache) put(rec *journal.Record) error {
+// put stores rec and returns the file's checksum ("" when rec is not a
+// usable reply, and nothing is stored).
+func (c *SharedCache) put(rec *journal.Record) (string, error) {
 	if !validKey(rec.Key) || rec.Resp == nil || rec.Err != "" || rec.Sent || rec.Resp.Problem() != "" {
-		return nil
+		return "", nil
 	}
 	cp := *rec
 	cp.ID = "" // the attempt id is the writing journal's, of no use here
 	data, err := encodeCacheFile(&cp)
 	if err != nil {
-		return err
+		return "", err
 	}
 	final := c.path(rec.Key)
 	dir := filepath.Dir(final)
@@ -205,7 +268,7 @@ func (c *SharedCache) put(rec *journal.Record) error {
 		}
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	_, err = tmp.Write(data)
 	if err == nil && c.fsync {
@@ -219,8 +282,34 @@ func (c *SharedCache) put(rec *journal.Record) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		return "", err
 	}
-	return err
+	return headerSum(data), nil
+}
+
+// headerSum is the checksum a cache file's header gives ("" for none).
+func headerSum(data []byte) string {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 || !bytes.HasPrefix(data, []byte(cacheHeader)) {
+		return ""
+	}
+	f := strings.Fields(string(data[len(cacheHeader):nl]))
+	if len(f) != 2 {
+		return ""
+	}
+	return f[1]
+}
+
+// fileSum is the checksum in the header of the cache file at p.
+func fileSum(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var head [len(cacheHeader) + 20 + 1 + 64 + 1]byte
+	n, _ := io.ReadFull(f, head[:])
+	return headerSum(head[:n])
 }
 
 // Warnings describes what went wrong with the cache in this process: files
@@ -229,6 +318,9 @@ func (c *SharedCache) Warnings() []string {
 	var out []string
 	if n := c.damaged.Load(); n > 0 {
 		out = append(out, fmt.Sprintf("shared cache %s: %d file(s) were not whole records and were treated as misses (the calls were made, or taken from the journal; `promoral cache prune --all` clears the cache)", c.root, n))
+	}
+	if n := c.oversized.Load(); n > 0 {
+		out = append(out, fmt.Sprintf("shared cache %s: %d file(s) larger than the reply bound of their request (limits.max_reply_bytes, else what max_tokens allows, at most %d MiB, plus %d KiB of record) were not read and were treated as misses (the calls were made, or taken from the journal); `promoral cache prune --all` clears the cache", c.root, n, journal.MaxLine>>20, cacheFrame>>10))
 	}
 	if n := c.writeErrs.Load(); n > 0 {
 		out = append(out, fmt.Sprintf("shared cache %s: %d repl(ies) could not be stored (%v); the run's journal holds them, but other runs will not find them", c.root, n, *c.firstErr.Load()))
@@ -272,8 +364,20 @@ func CacheInfo(root string) (*CacheStats, error) {
 	return cs, err
 }
 
-// walkCache calls fn for every file of the replies folder; temp marks the
-// partial files of writes.
+// lowerHex says s is lower-case hex digits, as the cache names its files.
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// walkCache calls fn for every file the cache wrote: the reply files
+// (replies-v1/ab/<key>, ab the key's first two digits) and the partial
+// files of writes in their folders (temp). Any other file or folder is
+// not the cache's, and is passed over.
 func walkCache(root string, fn func(p string, info fs.FileInfo, temp bool) error) error {
 	dir := filepath.Join(root, repliesDir)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -283,7 +387,22 @@ func walkCache(root string, fn func(p string, info fs.FileInfo, temp bool) error
 			}
 			return err
 		}
-		if d.IsDir() || !d.Type().IsRegular() {
+		if p == dir {
+			return nil
+		}
+		parent := filepath.Base(filepath.Dir(p))
+		if d.IsDir() {
+			if filepath.Dir(p) != dir || len(d.Name()) != 2 || !lowerHex(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if filepath.Dir(filepath.Dir(p)) != dir || !d.Type().IsRegular() {
+			return nil
+		}
+		name := d.Name()
+		temp := strings.HasPrefix(name, ".tmp-")
+		if !temp && (len(name) != 64 || !lowerHex(name) || name[:2] != parent) {
 			return nil
 		}
 		info, err := d.Info()
@@ -293,7 +412,7 @@ func walkCache(root string, fn func(p string, info fs.FileInfo, temp bool) error
 			}
 			return err
 		}
-		return fn(p, info, strings.HasPrefix(d.Name(), ".tmp-"))
+		return fn(p, info, temp)
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -305,7 +424,8 @@ func walkCache(root string, fn func(p string, info fs.FileInfo, temp bool) error
 const staleTemp = time.Hour
 
 // PruneCache removes the replies not used since before (all of them when
-// before is zero) and partial files left by killed writes. It is safe while
+// before is zero, with the records of cache import) and partial files left
+// by killed writes. Nothing else in the cache's folder is touched. It is safe while
 // applies run: a reader holds a whole file or finds none (a miss, and the
 // call is made again), and a reply written again after its file was looked
 // at is kept.
@@ -338,5 +458,29 @@ func PruneCache(root string, before time.Time) (removed int, freed int64, err er
 		}
 		return nil
 	})
+	if err == nil && before.IsZero() {
+		err = removeImportRecords(root)
+	}
 	return removed, freed, err
+}
+
+// removeImportRecords removes the records of cache import (cacheimport.go),
+// once every reply is gone.
+func removeImportRecords(root string) error {
+	dir := filepath.Join(root, importsDir)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if n := e.Name(); e.Type().IsRegular() && len(n) == 16 && lowerHex(n) {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -230,4 +231,172 @@ func BenchmarkSharedCacheGet(b *testing.B) {
 			c.Put(testReply(i % n))
 		}
 	})
+}
+
+// A cache entry larger than any reply the journal could hold (here a
+// sparse 64 MiB file) is not read into memory: it is a miss, counted in a
+// warning, and the call is made again.
+func TestSharedCacheOversizeEntryIsNotRead(t *testing.T) {
+	c, err := OpenSharedCache(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Put(testReply(0))
+	p := c.path(testKey(0))
+	if err := os.Truncate(p, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, ok := c.Get(testKey(0))
+	runtime.ReadMemStats(&after)
+	if ok {
+		t.Fatal("an oversize entry was served")
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("looking up a 64 MiB entry allocated %d bytes (bound 1 MiB)", n)
+	}
+	w := strings.Join(c.Warnings(), "\n")
+	if !strings.Contains(w, "1 file(s) larger than") || !strings.Contains(w, "were not read") {
+		t.Errorf("warnings: %q", w)
+	}
+	// plan's look-ups are bounded the same way.
+	src := &ReplySource{j: nil, shared: &SharedCache{root: c.root}}
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, ok = src.shared.get(testKey(0), false, 0)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; ok || n > 1<<20 {
+		t.Errorf("plan's look-up: served %v, allocated %d bytes", ok, n)
+	}
+}
+
+// A request's own reply bound (limits.max_reply_bytes, else the bound its
+// max_tokens gives) bounds the cache entry read for it, plus the record's
+// frame: a larger entry is a miss with a warning, a smaller one is served.
+func TestSharedCacheReadIsBoundedByTheRequest(t *testing.T) {
+	c, _ := OpenSharedCache(t.TempDir(), false)
+	big := testReply(1)
+	big.Resp.Choices[0].Text = strings.Repeat("x", 300<<10)
+	c.Put(big)
+	if _, ok := c.get(testKey(1), false, 200<<10); ok {
+		t.Error("a 300 KiB reply was served to a request bounded at 200 KiB")
+	}
+	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "larger than") {
+		t.Errorf("warnings: %q", w)
+	}
+	if _, ok := c.get(testKey(1), false, 300<<10); !ok {
+		t.Error("a 300 KiB reply was missed by a request bounded at 300 KiB (the frame is extra)")
+	}
+}
+
+// Prune, even --all, removes only what the cache wrote (reply files and
+// partial writes in their folders), and counts only replies; other files
+// in the cache folder stay.
+func TestPruneRemovesOnlyWhatTheCacheWrote(t *testing.T) {
+	root := t.TempDir()
+	c, _ := OpenSharedCache(root, false)
+	c.Put(testReply(0))
+	c.Put(testReply(1))
+	k := testKey(0)
+	other := []string{
+		"notes.txt",
+		filepath.Join(repliesDir, "README"),
+		filepath.Join(repliesDir, k[:2], "notes.txt"),
+		filepath.Join(repliesDir, k[:2], strings.ToUpper(k)),
+		filepath.Join(repliesDir, "zz", testKey(9)),
+		filepath.Join(repliesDir, k[:2], "sub", testKey(8)),
+	}
+	if testKey(1)[:2] != k[:2] {
+		other = append(other, filepath.Join(repliesDir, testKey(1)[:2], k)) // a key in another key's folder
+	}
+	for _, f := range other {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o777)
+		if err := os.WriteFile(filepath.Join(root, f), []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cs, _ := CacheInfo(root); cs.Entries != 2 {
+		t.Errorf("cache info counts %d entries, want the 2 replies", cs.Entries)
+	}
+	n, _, err := PruneCache(root, time.Time{})
+	if err != nil || n != 2 {
+		t.Errorf("prune all: %d removed, %v; want the 2 replies", n, err)
+	}
+	for _, f := range other {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("%s was removed", f)
+		}
+	}
+	for i := range 2 {
+		if _, err := os.Stat(c.path(testKey(i))); err == nil {
+			t.Errorf("reply %d was kept", i)
+		}
+	}
+}
+
+// cache import records where each reply it planted came from, so prune
+// --from removes exactly those: not a reply a run stored itself, not one
+// stored again since the import.
+func TestPruneFromRemovesWhatAnImportPlanted(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(t.TempDir(), "edited-run")
+	os.MkdirAll(run, 0o777)
+	j, err := journal.Open(filepath.Join(run, "journal.jsonl"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := j.Append(testReply(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	ci, err := ImportToCache(root, run)
+	if err != nil || ci.Imported != 3 {
+		t.Fatalf("import: %+v %v", ci, err)
+	}
+	c, _ := OpenSharedCache(root, false)
+	c.Put(testReply(5)) // a run's own reply
+	again := testReply(2)
+	again.Resp.Choices[0].Text = "Answer: paid again"
+	c.Put(again) // stored again since the import
+	if _, _, err := PruneImported(root, filepath.Join(t.TempDir(), "never-imported")); err == nil || !strings.Contains(err.Error(), "no import from") {
+		t.Errorf("prune --from a folder never imported: %v", err)
+	}
+	n, freed, err := PruneImported(root, run)
+	if err != nil || n != 2 || freed <= 0 {
+		t.Fatalf("prune --from: %d removed, %d bytes, %v; want 2", n, freed, err)
+	}
+	for i, want := range map[int]bool{0: false, 1: false, 2: true, 5: true} {
+		if _, ok := c.Get(testKey(i)); ok != want {
+			t.Errorf("reply %d kept %v, want %v", i, ok, want)
+		}
+	}
+	// The record is used up; prune --all leaves nothing of the cache's.
+	if _, _, err := PruneImported(root, run); err == nil {
+		t.Error("a second prune --from found the import again")
+	}
+	if n, _, err := PruneCache(root, time.Time{}); err != nil || n != 2 {
+		t.Errorf("prune all: %d, %v", n, err)
+	}
+}
+
+// prune --all takes the import records with the replies.
+func TestPruneAllRemovesImportRecords(t *testing.T) {
+	root := t.TempDir()
+	run := t.TempDir()
+	j, _ := journal.Open(filepath.Join(run, "journal.jsonl"), false)
+	j.Append(testReply(0))
+	j.Close()
+	if _, err := ImportToCache(root, run); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := PruneCache(root, time.Time{}); err != nil || n != 1 {
+		t.Fatalf("prune all: %d %v", n, err)
+	}
+	if _, _, err := PruneImported(root, run); err == nil {
+		t.Error("the import record outlived prune --all")
+	}
 }

@@ -20,7 +20,11 @@ func WalkCase(src *ReplySource, c *spec.Case) (served int, err error) {
 	x := spec.NewExec(context.Background(), c, c.Model, c.Strategy, nil)
 	x.Walk.Repeat, x.Walk.Sweep = c.Repeat, c.Sweep
 	x.Walk.Caller = func(x *spec.Exec, stage string, req *llm.Request) (*llm.Response, error) {
-		rec, ok, err := src.Lookup(CacheKey(x.Model, req))
+		var limit int64
+		if x.Model.Spec != nil {
+			limit = llm.ReplyLimit(req, x.Model.Spec.Limits.MaxReplyBytes)
+		}
+		rec, ok, err := src.lookup(CacheKey(x.Model, req), limit)
 		if err != nil {
 			return nil, err
 		}

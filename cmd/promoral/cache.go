@@ -61,7 +61,11 @@ cache, so other runs (a renamed folder, apply --out elsewhere, another config as
 requests) take them from there instead of paying again: for runs applied before the cache
 existed, or with settings.cache: run. Each request's reply is the one the journal serves; a reply
 the cache already holds is kept; replies of models that call no endpoint (scripted, none) are left
-out, as apply leaves them out. The journals are read, never changed. Safe while applies run.`,
+out, as apply leaves them out. The journals are read, never changed. Safe while applies run.
+
+The cache serves whatever it holds to every later study that asks the same request, so import
+only run folders you trust (an edited journal plants its replies). Each import records which
+replies came from which folder: ` + "`promoral cache prune --from RUN_DIR`" + ` takes them out again.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, err := cacheRoot(*dir)
@@ -89,19 +93,40 @@ out, as apply leaves them out. The journals are read, never changed. Safe while 
 }
 
 func newCachePrune(dir *string) *cobra.Command {
-	var olderThan string
+	var olderThan, from string
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "prune (--older-than AGE | --all)",
-		Short: "Remove the shared cache's replies not used for AGE (e.g. 30d, 12h), or all of them",
-		Long: `prune removes the replies of the shared cache that no run has used (stored or read) for AGE,
-or every reply with --all, and partial files left by killed writes. Runs' journals are not touched:
-a run folder still holds every reply it used. Safe while applies run: a reply pruned under one is a
-miss, and is paid again.`,
+		Use:   "prune (--older-than AGE | --all | --from RUN_DIR)",
+		Short: "Remove the shared cache's replies not used for AGE (e.g. 30d, 2w, 12h), all of them, or those imported from a run folder",
+		Long: `prune removes the replies of the shared cache that no run has used (stored or read) for AGE
+(a number of days, 30d; of weeks, 2w; or a Go duration, 12h or 90m), or every reply with --all,
+or with --from the replies ` + "`promoral cache import`" + ` planted from that run folder (those
+stored again since by a run that paid for them stay), and partial files left by killed writes.
+Only the cache's own files are removed. Runs' journals are not touched: a run folder still holds
+every reply it used. Safe while applies run: a reply pruned under one is a miss, and is paid
+again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if all == (olderThan != "") {
-				return errors.New("cache prune needs one of --older-than AGE (e.g. 30d) or --all")
+			set := 0
+			for _, on := range []bool{all, olderThan != "", from != ""} {
+				if on {
+					set++
+				}
+			}
+			if set != 1 {
+				return errors.New("cache prune needs one of --older-than AGE (e.g. 30d or 2w), --all or --from RUN_DIR")
+			}
+			root, err := cacheRoot(*dir)
+			if err != nil {
+				return err
+			}
+			if from != "" {
+				n, freed, err := pipeline.PruneImported(root, from)
+				if err != nil {
+					return fmt.Errorf("pruning the shared cache %s: %w (%s removed before the error)", root, err, spec.Plural(n, "reply", "replies"))
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s, %s (imported from %s) from %s\n", spec.Plural(n, "reply", "replies"), humanBytes(freed), from, root)
+				return nil
 			}
 			var before time.Time
 			if !all {
@@ -111,13 +136,9 @@ miss, and is paid again.`,
 				}
 				before = time.Now().Add(-age)
 			}
-			root, err := cacheRoot(*dir)
-			if err != nil {
-				return err
-			}
 			n, freed, err := pipeline.PruneCache(root, before)
 			if err != nil {
-				return fmt.Errorf("pruning the shared cache %s: %w (%d repl(ies) removed before the error)", root, err, n)
+				return fmt.Errorf("pruning the shared cache %s: %w (%s removed before the error)", root, err, spec.Plural(n, "reply", "replies"))
 			}
 			what := "all replies"
 			if !all {
@@ -127,8 +148,9 @@ miss, and is paid again.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&olderThan, "older-than", "", "remove replies not used for this long: a number of days (30d) or a Go duration (12h, 90m)")
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "remove replies not used for this long: a number of days (30d), of weeks (2w) or a Go duration (12h, 90m)")
 	cmd.Flags().BoolVar(&all, "all", false, "remove every reply")
+	cmd.Flags().StringVar(&from, "from", "", "remove the replies cache import copied from this run folder")
 	return cmd
 }
 

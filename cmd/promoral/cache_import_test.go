@@ -61,6 +61,31 @@ func TestCacheImportRunJournal(t *testing.T) {
 	if n := len(cacheFiles(t, testCacheDir(t))); n != 6 {
 		t.Errorf("%d cache files after importing a scripted run, want still 6", n)
 	}
+
+	// prune --from takes out what the import of a folder planted.
+	out, stderr, code = runCLI(t, "cache", "prune", "--from", old, "--dir", testCacheDir(t))
+	if code != 0 || !strings.Contains(out, "removed 6 replies") || !strings.Contains(out, "imported from "+old) {
+		t.Errorf("prune --from (%d):\n%s\n%s", code, out, stderr)
+	}
+	if n := len(cacheFiles(t, testCacheDir(t))); n != 0 {
+		t.Errorf("%d cache files after prune --from, want 0", n)
+	}
+	if _, stderr, code := runCLI(t, "cache", "prune", "--from", old, "--all", "--dir", testCacheDir(t)); code == 0 || !strings.Contains(stderr, "one of") {
+		t.Errorf("prune --from with --all (%d): %s", code, stderr)
+	}
+}
+
+// prune's help shows every form of AGE its own error suggests.
+func TestCachePruneHelpShowsAgeForms(t *testing.T) {
+	out, _, code := runCLI(t, "cache", "prune", "--help")
+	for _, w := range []string{"30d", "2w", "12h", "--from"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("cache prune --help lacks %q:\n%s", w, out)
+		}
+	}
+	if _, stderr, _ := runCLI(t, "cache", "prune", "--older-than", "soon"); !strings.Contains(stderr, "weeks (2w)") {
+		t.Errorf("the error: %s", stderr)
+	}
 }
 
 // merge sums the shards' calls_shared, and diff counts replies of the

@@ -47,6 +47,8 @@ var readmeCommands = map[string]string{
 	"promoral cache":                                           "run",
 	"promoral cache prune --older-than 30d":                    "run",
 	"promoral cache prune --all":                               "run",
+	"promoral cache import out/old-run":                        "not run: names an example run folder; TestCacheImportRunJournal imports a real one",
+	"promoral cache prune --from out/old-run":                  "not run: names an example run folder; TestCacheImportRunJournal prunes a real import",
 	"promoral apply --batch configs/paper.yaml":                "not run: calls the providers' batch APIs; batch tests (batch_test.go) run apply --batch against local fakes",
 	"promoral batches out/paper":                               "not run: needs a paper run; batch_test.go runs the verb on a fake run",
 	"promoral plan --batch configs/paper.yaml":                 "not run: nine CPU-seconds of token counting; plan tests cover --batch on small studies",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -38,6 +39,9 @@ type Match struct {
 
 var hubID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// ValidHubID says id is a hub dataset id, owner/name.
+func ValidHubID(id string) bool { return hubID.MatchString(id) }
+
 // Name is the reference as people write it: id[/config]:split@revision.
 func (h *Hub) Name() string {
 	var b strings.Builder
@@ -68,6 +72,14 @@ func (h *Hub) check(format string, checkFormat func(parent, format, path string)
 	if !hubID.MatchString(h.ID) {
 		add("id", "%q is not a hub dataset id; write owner/name, e.g. allenai/wildjailbreak", h.ID)
 	}
+	for _, f := range []struct{ name, v string }{{"config", h.Config}, {"split", h.Split}} {
+		if why := NameProblem(f.v); f.v != "" && why != "" {
+			add(f.name, "%s %s: it names a folder of the dataset cache, so it must be one name, not a path; write it as the hub shows it, e.g. default or test", clip(f.v), why)
+		}
+	}
+	if why := RevisionProblem(h.Revision); h.Revision != "" && why != "" {
+		add("revision", "%s is not a commit, branch or tag (%s); write a commit (40 hex digits), a branch or a tag of the dataset, or leave it out for main", clip(h.Revision), why)
+	}
 	if len(h.Files) == 0 && h.Split == "" {
 		add("split", "is empty; name the split to read (e.g. test), or list the repository's data files under files")
 	}
@@ -88,4 +100,65 @@ func (h *Hub) check(format string, checkFormat func(parent, format, path string)
 		add("bytes", "is %d; declare the download's size, or leave it out", h.Bytes)
 	}
 	return errs
+}
+
+// NameProblem says why a name from a config or from the hub (a config, a
+// split, a file name of the Parquet conversion) cannot be one folder or
+// file name of the dataset cache, or "" when it can.
+func NameProblem(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case len(name) > 255:
+		return fmt.Sprintf("is %d bytes long, over 255", len(name))
+	case strings.ContainsAny(name, `/\`):
+		return "contains a path separator"
+	case name == "." || name == "..":
+		return "is " + name
+	case name[0] == '.':
+		return "starts with '.'"
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Sprintf("contains the control character %q", r)
+		}
+	}
+	return ""
+}
+
+// RevisionProblem says why a revision cannot be a commit, branch or tag
+// name (git's rules for a ref), or "" when it can.
+func RevisionProblem(rev string) string {
+	switch {
+	case len(rev) > 255:
+		return fmt.Sprintf("%d bytes long, over 255", len(rev))
+	case strings.Contains(rev, ".."):
+		return `it contains ".."`
+	case strings.Contains(rev, "//"), strings.HasPrefix(rev, "/"), strings.HasSuffix(rev, "/"):
+		return "an empty part between slashes"
+	case strings.HasSuffix(rev, ".lock"), strings.HasSuffix(rev, "."):
+		return "it ends with .lock or '.'"
+	case strings.Contains(rev, "@{"):
+		return `it contains "@{"`
+	}
+	for _, part := range strings.Split(rev, "/") {
+		if strings.HasPrefix(part, ".") {
+			return "a part starts with '.'"
+		}
+	}
+	for _, r := range rev {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune("~^:?*[\\", r) {
+			return fmt.Sprintf("it contains %q", r)
+		}
+	}
+	return ""
+}
+
+// clip quotes s, cut to at most 60 bytes, so a message never echoes a
+// huge value.
+func clip(s string) string {
+	if len(s) <= 60 {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:60]), len(s))
 }

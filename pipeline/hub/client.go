@@ -94,6 +94,9 @@ type Error struct {
 	Msg     string
 	// Net: the hub could not be reached at all.
 	Net bool
+	// Changed: a whole download did not match the size or sha256 it was
+	// fetched for (from the lock, or the hub's listing).
+	Changed bool
 }
 
 func (e *Error) Error() string { return "dataset " + e.Dataset + ": " + e.Msg }
@@ -120,8 +123,8 @@ func (c *Client) Resolve(ctx context.Context, name string, ref *dataset.Hub) (*R
 	if err := c.getJSON(ctx, name, ref, u, &info); err != nil {
 		return nil, err
 	}
-	if info.SHA == "" {
-		return nil, &Error{Dataset: name, Msg: fmt.Sprintf("the hub's answer for %s names no commit (%s)", ref.ID, u)}
+	if err := checkCommit(name, ref, info.SHA, u); err != nil {
+		return nil, err
 	}
 	r := &Resolved{Commit: info.SHA}
 	for _, want := range ref.Files {
@@ -169,7 +172,11 @@ func (c *Client) resolveParquet(ctx context.Context, name string, ref *dataset.H
 	if ref.Revision != "" {
 		rev = ref.Revision
 	}
-	if err := c.getJSON(ctx, name, ref, fmt.Sprintf("%s/api/datasets/%s/revision/%s", c.Endpoint, ref.ID, url.PathEscape(rev)), &info); err != nil {
+	ru := fmt.Sprintf("%s/api/datasets/%s/revision/%s", c.Endpoint, ref.ID, url.PathEscape(rev))
+	if err := c.getJSON(ctx, name, ref, ru, &info); err != nil {
+		return nil, err
+	}
+	if err := checkCommit(name, ref, info.SHA, ru); err != nil {
 		return nil, err
 	}
 	r.Commit = info.SHA
@@ -178,9 +185,38 @@ func (c *Client) resolveParquet(ctx context.Context, name string, ref *dataset.H
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") {
 			return nil, &Error{Dataset: name, Msg: fmt.Sprintf("the hub listed %q as a Parquet file of %s, which is not an http(s) address", fu, ref.ID)}
 		}
-		r.Files = append(r.Files, File{Path: path.Join(config, ref.Split, path.Base(p.Path)), URL: fu})
+		base := path.Base(p.Path)
+		if why := dataset.NameProblem(base); why != "" {
+			return nil, &Error{Dataset: name, Msg: fmt.Sprintf("the hub listed %q as a Parquet file of %s, but its name %.80q %s: not a file name; nothing was fetched", oneLine(fu), ref.ID, base, why)}
+		}
+		r.Files = append(r.Files, File{Path: path.Join(config, ref.Split, base), URL: fu})
 	}
 	return r, nil
+}
+
+// checkCommit refuses a commit the hub answered that is not one: it names a
+// folder of the dataset cache.
+func checkCommit(name string, ref *dataset.Hub, sha, u string) error {
+	if sha == "" {
+		return &Error{Dataset: name, Msg: fmt.Sprintf("the hub's answer for %s names no commit (%s)", ref.ID, u)}
+	}
+	if !ValidCommit(sha) {
+		return &Error{Dataset: name, Msg: fmt.Sprintf("the hub's answer for %s names the commit %.80q, which is not a commit (40 hex digits); nothing was fetched (%s)", ref.ID, sha, u)}
+	}
+	return nil
+}
+
+// ValidCommit says s is a commit id: 40 (or 64) hex digits.
+func ValidCommit(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 func escapePath(p string) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -62,13 +63,34 @@ func (d *Data) Dir(e *Entry) string {
 	return filepath.Join(d.Cache, filepath.FromSlash(e.ID), e.Commit)
 }
 
-// Paths are the cache paths of a locked dataset's files.
-func (d *Data) Paths(e *Entry) []string {
+// Paths are the cache paths of a locked dataset's files. Every name in the
+// entry (from the lock file, or from the hub's answer) is checked before it
+// becomes a path, and every path must lie inside the cache.
+func (d *Data) Paths(e *Entry) ([]string, error) {
+	bad := func(what string, v string, why string) error {
+		return fmt.Errorf("dataset %s: %s %.80q %s, so it cannot name a place in the dataset cache %s; nothing was read or fetched (fix or delete the lock file %s and run `promoral data pull %s`)",
+			e.ID, what, v, why, d.Cache, d.Lock.Path, d.RunFile)
+	}
+	if !dataset.ValidHubID(e.ID) {
+		return nil, bad("the id", e.ID, "is not owner/name")
+	}
+	if !ValidCommit(e.Commit) {
+		return nil, bad("the commit", e.Commit, "is not 40 hex digits")
+	}
+	root := filepath.Clean(d.Cache)
+	dir := d.Dir(e)
 	out := make([]string, len(e.Files))
 	for i, f := range e.Files {
-		out[i] = filepath.Join(d.Dir(e), filepath.FromSlash(f.Path))
+		if f.Path == "" || path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Path == ".." || strings.HasPrefix(f.Path, "../") || strings.ContainsAny(f.Path, "\\\x00\n\r") {
+			return nil, bad("the file", f.Path, "is not a path inside the repository")
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if rel, err := filepath.Rel(root, p); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return nil, bad("the file", f.Path, "lies outside the cache")
+		}
+		out[i] = p
 	}
-	return out
+	return out, nil
 }
 
 // Entry is the lock's entry for the dataset when it was made for ref.
@@ -98,7 +120,10 @@ func (d *Data) files(name string, ref *dataset.Hub) ([]string, error) {
 	}
 	e := d.Entry(name, ref)
 	if e != nil {
-		paths := d.Paths(e)
+		paths, err := d.Paths(e)
+		if err != nil {
+			return nil, err
+		}
 		missing := false
 		for i, p := range paths {
 			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
@@ -127,7 +152,7 @@ func (d *Data) files(name string, ref *dataset.Hub) ([]string, error) {
 			}
 			if _, err := d.Client.Download(ctx, name, ref, e.Files[i], p, d.Progress); err != nil {
 				var he *Error
-				if errors.As(err, &he) && strings.Contains(he.Msg, "was expected") {
+				if errors.As(err, &he) && he.Changed {
 					he.Msg += fmt.Sprintf("; the hub now serves different data than the lock %s pins (upstream changed). To take the new data on purpose: promoral data pull --update %s %s", d.Lock.Path, name, d.RunFile)
 				}
 				return nil, err
@@ -143,16 +168,20 @@ func (d *Data) files(name string, ref *dataset.Hub) ([]string, error) {
 		return nil, err
 	}
 	e = entryFor(ref, r)
-	paths := d.Paths(e)
+	paths, err := d.Paths(e)
+	if err != nil {
+		return nil, err
+	}
 	for i := range e.Files {
 		got, err := d.Client.Download(ctx, name, ref, e.Files[i], paths[i], d.Progress)
 		if err != nil {
+			var he *Error
+			if errors.As(err, &he) && he.Changed {
+				he.Msg += " (the hub's own listing of the file said otherwise); pull again"
+			}
 			return nil, err
 		}
 		e.Files[i].Size, e.Files[i].SHA256 = got.Size, got.SHA256
-		if e.Commit == "" {
-			e.Commit = got.Commit
-		}
 	}
 	d.Lock.Datasets[name] = e
 	if err := d.Lock.Save(); err != nil {

@@ -133,18 +133,21 @@ func (c *Client) Download(ctx context.Context, name string, ref *dataset.Hub, f 
 		os.Remove(part)
 		return nil, err
 	}
+	changed := false
 	fail := func(msg string) (*Fetched, error) {
 		os.Remove(part)
-		err := &Error{Dataset: name, Msg: msg}
+		err := &Error{Dataset: name, Msg: msg, Changed: changed}
 		if end != nil {
 			end(err)
 		}
 		return nil, err
 	}
 	if f.Size > 0 && size != f.Size {
-		return fail(fmt.Sprintf("%s from %s has %d bytes, but the hub said %d; nothing was kept; pull again", f.Path, ref.ID, size, f.Size))
+		changed = true
+		return fail(fmt.Sprintf("%s from %s has %d bytes, but %d were expected; nothing was kept", f.Path, ref.ID, size, f.Size))
 	}
 	if f.SHA256 != "" && !strings.EqualFold(sum, f.SHA256) {
+		changed = true
 		return fail(fmt.Sprintf("%s from %s has sha256 %s, but %s was expected; nothing was kept", f.Path, ref.ID, sum, f.SHA256))
 	}
 	if f.SHA256 == "" && meta.Linked != "" && !strings.EqualFold(sum, meta.Linked) {

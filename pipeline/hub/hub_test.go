@@ -533,3 +533,22 @@ func TestConcurrentPullsShareOneDownload(t *testing.T) {
 		}
 	}
 }
+
+// A change upstream that also changes the file's size reads as a change,
+// with the way to take it, not as a cut download.
+func TestChangedSizeUpstreamSaysUpdate(t *testing.T) {
+	h := newFakeHub(t, map[string][]byte{"data/test.jsonl": content})
+	cache := filepath.Join(t.TempDir(), "cache")
+	if _, err := h.data(t, cache, true, "").Files("scruples", ref()); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(cache)
+	h.files["data/test.jsonl"] = append([]byte(`{"id": "new", "text": "a row added upstream"}`+"\n"), content...)
+	_, err := h.data(t, cache, true, "").Files("scruples", ref())
+	for _, want := range []string{"dataset scruples", fmt.Sprint(len(h.files["data/test.jsonl"])), fmt.Sprint(len(content)), "upstream changed", "promoral data pull --update scruples run.yaml"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err %v lacks %q", err, want)
+		}
+	}
+	noData(t, cache)
+}

@@ -213,7 +213,15 @@ func (j *Journal) keyAt(sp span) ([32]byte, bool) {
 		return [32]byte{}, false
 	}
 	n, _ := j.f.ReadAt(head[:min(len(head), int(sp.n))], sp.off)
-	return lineKey(head[:n])
+	if k, ok := lineKey(head[:n]); ok || n == int(sp.n) || sp.n > MaxLine {
+		return k, ok
+	}
+	// A line in another form than Append writes: its key may be anywhere.
+	buf := make([]byte, sp.n)
+	if _, err := j.f.ReadAt(buf, sp.off); err != nil {
+		return [32]byte{}, false
+	}
+	return slowKey(buf)
 }
 
 // line kinds
@@ -359,9 +367,15 @@ func (j *Journal) indexLine(ln recordLine, off int64, pending map[string]pending
 		if len(bytes.TrimSpace(ln.whole)) == 0 {
 			return // a blank line is no record, and harms nothing
 		}
+		fast := false
 		if key, id, ok = lineHead(ln.whole); ok && json.Valid(ln.whole) {
 			kind = lineKind(scanMarks(ln.whole))
-		} else {
+			fast = kind != lineNoReply
+		}
+		if !fast {
+			// Not in the form Append writes (a hand edit, another tool),
+			// or no record: decoded, so valid JSON in any spacing and
+			// key order reads as what it is.
 			kind, key, id, ok = slowProbe(ln.whole)
 		}
 	} else {
@@ -833,7 +847,7 @@ func (j *Journal) Each(fn func(*Record)) error {
 	for {
 		ln, err := readRecordLine(r)
 		if ln.whole != nil && err == nil {
-			if _, _, ok := lineHead(ln.whole); !ok || lineKind(scanMarks(ln.whole)) == lineReply {
+			if _, _, ok := lineHead(ln.whole); !ok || lineKind(scanMarks(ln.whole)) != lineIntent && lineKind(scanMarks(ln.whole)) != lineFailed {
 				var rec Record
 				if json.Unmarshal(ln.whole, &rec) == nil && rec.Err == "" && !rec.Sent && rec.Resp != nil && rec.Resp.Problem() == "" {
 					fn(&rec)

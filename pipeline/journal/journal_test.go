@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -421,5 +422,75 @@ func TestJournalOpenedFromASettledPoint(t *testing.T) {
 	defer j.Close()
 	if s := j.Stats(); s.Replies != 6 || s.Lost != 0 || s.Failed != 2 {
 		t.Fatalf("from a point inside a line: %+v, want the journal read whole", s)
+	}
+}
+
+// Valid JSON lines in another form than the journal writes (re-spaced,
+// keys reordered, both, a hand-written intent and failure) are read as the
+// records they are: served, never dropped without a word and paid again.
+func TestJournalReadsHandEditedLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j := openJ(t, path)
+	for i := range 4 {
+		if err := j.Append(&journal.Record{Key: key(fmt.Sprint(i)), ID: fmt.Sprint("x.", i), Model: "m", Case: "c", Stage: "ask", Resp: reply(fmt.Sprint("r", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(data), "\n")
+	respace := func(s string) string {
+		return strings.NewReplacer(`":`, `": `, `,"`, `, "`, `{"`, `{ "`).Replace(s)
+	}
+	reorder := func(s string) string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(m) // keys sorted: "a", "c", ..., "k" no longer first
+		return string(b) + "\n"
+	}
+	edited := respace(lines[0]) + reorder(lines[1]) + respace(reorder(lines[2])) + lines[3] +
+		// a hand-written failure of another request, spaced
+		`{"k": "` + key("failed") + `", "m": "m", "e": "HTTP 500"}` + "\n"
+	os.WriteFile(path, []byte(edited), 0o644)
+
+	for _, open := range []func() (*journal.Journal, error){
+		func() (*journal.Journal, error) { return journal.Open(path, false) },
+		func() (*journal.Journal, error) { return journal.OpenReadOnly(path) },
+	} {
+		j, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 4 {
+			rec, ok, err := j.Lookup(key(fmt.Sprint(i)))
+			if err != nil || !ok || rec.Resp.Choices[0].Text != fmt.Sprint("r", i) {
+				t.Errorf("line %d (%s): served %v, %v", i, []string{"re-spaced", "keys reordered", "both", "as written"}[i], ok, err)
+			}
+			if !j.Has(key(fmt.Sprint(i))) {
+				t.Errorf("line %d: Has says no", i)
+			}
+		}
+		if _, ok, _ := j.Lookup(key("failed")); ok {
+			t.Error("a failure was served")
+		}
+		if s := j.Stats(); s.Replies != 4 || s.Failed != 1 || s.Damaged+s.NoReply+s.Unusable != 0 {
+			t.Errorf("stats %+v", s)
+		}
+		if w := j.Warnings(); len(w) != 0 {
+			t.Errorf("warnings %q", w)
+		}
+		var keys []string
+		j.Keys(func(k string) { keys = append(keys, k) })
+		if len(keys) != 4 {
+			t.Errorf("Keys lists %d, want 4", len(keys))
+		}
+		n := 0
+		j.Each(func(*journal.Record) { n++ })
+		if n != 4 {
+			t.Errorf("Each gives %d replies, want 4", n)
+		}
+		j.Close()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"math/bits"
 )
 
@@ -198,14 +199,31 @@ func (t *tagTable) reserve(n int) {
 	}
 }
 
-// lineKey reads the key at the start of a journal line.
+// lineKey reads the key of a journal line: at its start, where Append
+// writes it, or, for a line in another form (re-spaced, its keys
+// reordered: edited by hand or by another tool), by decoding it.
 func lineKey(line []byte) ([32]byte, bool) {
 	var k [32]byte
 	key, _, ok := lineHead(line)
 	if !ok {
-		return k, false
+		return slowKey(line)
 	}
 	if _, err := hex.Decode(k[:], key); err != nil {
+		return k, false
+	}
+	return k, true
+}
+
+// slowKey decodes a whole line for its key.
+func slowKey(line []byte) ([32]byte, bool) {
+	var k [32]byte
+	var p struct {
+		K string `json:"k"`
+	}
+	if json.Unmarshal(line, &p) != nil || len(p.K) != 64 {
+		return k, false
+	}
+	if _, err := hex.Decode(k[:], []byte(p.K)); err != nil {
 		return k, false
 	}
 	return k, true

@@ -1,9 +1,14 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -140,5 +145,42 @@ func (l *loader) fieldWhere(layers []layer, dflt int) func(field string) (file s
 			f = f[:k]
 		}
 		return layers[0].file, dflt, yamlstrict.JoinPath(layers[0].path, field)
+	}
+}
+
+// checkCacheDir checks that settings.cache_dir (relative to the run file's
+// folder dir) can hold the shared response cache: it is a folder, or can be
+// made one, that this user can write. Nothing is created.
+func checkCacheDir(set, dir, file string, line int, ds *yamlstrict.Diags) {
+	d := set
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(dir, d)
+	}
+	d = filepath.Clean(d)
+	const hint = "name a folder you can write, or set settings.cache: run to keep this run's replies in its journal only"
+	for p := d; ; {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && !fi.IsDir():
+			ds.Addf(file, line, "settings.cache_dir", hint, "%s is a file, not a folder: the shared response cache needs a folder", p)
+			return
+		case err == nil:
+			if syscall.Access(p, 2|1) != nil { // W_OK|X_OK
+				what := "cannot be written"
+				if p != d {
+					what = "cannot be written, so " + d + " cannot be made"
+				}
+				ds.Addf(file, line, "settings.cache_dir", hint, "the folder %s %s", p, what)
+			}
+			return
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			ds.Addf(file, line, "settings.cache_dir", hint, "%v", err)
+			return
+		}
+		up := filepath.Dir(p)
+		if up == p {
+			return
+		}
+		p = up
 	}
 }

@@ -159,6 +159,13 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		ds.Addf(runFile, fieldLine(root, "settings"), "settings.cache", Suggest(rf.Settings.Cache, []string{CacheShared, CacheRun}, "use shared or run"), "unknown cache mode %q", rf.Settings.Cache)
 	}
 
+	if rf.Settings.Cache != CacheRun && rf.Settings.CacheDir != "" {
+		line := fieldLine(root, "settings")
+		if ln, ok := l.lines[runFile]["settings.cache_dir"]; ok {
+			line = ln
+		}
+		checkCacheDir(rf.Settings.CacheDir, l.dir, runFile, line, ds)
+	}
 	// Models.
 	modelLayers := map[string][]layer{}
 	for i := range rf.Models {
@@ -265,6 +272,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 			ds.Addf(layers[len(layers)-1].file, n.Line, path+".name", "give the variant its own name", "strategy %q is declared twice", spec.Name)
 			continue
 		}
+		checkStrategyReduce(spec.Reduce, l.fieldWhere(layers, spec.Line), ds)
 		st.Strategies = append(st.Strategies, compileStrategy(spec, st.PromptsDir, ds, l.subLines(spec.File, layers[0].path)))
 	}
 	l.resolveJudges(st)

@@ -1,6 +1,12 @@
 package spec
 
-import "strings"
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/promoral/promoral/pipeline/yamlstrict"
+)
 
 // Reducers: a metric block scores every sample of a repeated case
 // (reduce: none, the default) or, with reduce:, one answer per item made
@@ -54,4 +60,26 @@ func checkReduce(b *MetricBuild, m Metric) {
 	default:
 		b.Errf("reduce", "use one of "+strings.Join(Reducers, ", "), "unknown reducer %q", r)
 	}
+}
+
+// strategyReducers are the values a strategy's reduce: takes (its enum tag):
+// the metric block's, but mean, which only a kind that averages per-item
+// scores itself can apply.
+var strategyReducers = EnumOf(reflect.TypeOf(StrategySpec{}), "reduce")
+
+// checkStrategyReduce checks a strategy's reduce:, the default of the
+// metric blocks that set none, as a block's own is checked.
+func checkStrategyReduce(r string, where func(field string) (string, int, string), ds *yamlstrict.Diags) {
+	if r == "" || slices.Contains(strategyReducers, r) {
+		return
+	}
+	file, line, path := where("reduce")
+	hint := "use one of " + strings.Join(strategyReducers, ", ")
+	if r == ReduceMean {
+		hint = "mean is for a metric block of kind repeats (reduce: mean there); a strategy's reduce: takes " + strings.Join(strategyReducers, ", ")
+	}
+	if dym := DidYouMean(r, strategyReducers); dym != "" {
+		hint = dym + " " + hint
+	}
+	ds.Addf(file, line, path, hint, "unknown reducer %q", r)
 }

@@ -80,11 +80,22 @@ func (st *Study) RepeatsNote() string {
 	return fmt.Sprintf(" x %d to %d repeats", lo, hi)
 }
 
-// expandRepeats turns every matrix cell into one cell per repeat.
+// MaxRepeats is the largest repeats: a run, a model or a strategy may set
+// (the fields' max tags say the same, and the decoder reports a value
+// above it with its file, line and field).
+const MaxRepeats = 1000
+
+// expandRepeats turns every matrix cell into one cell per repeat. A repeats:
+// out of range (reported by the decoder) leaves the cells as they are:
+// nothing is sized by it.
 func expandRepeats(st *Study) {
 	n := 0
 	for _, c := range st.Cells {
-		n += st.RepeatsOf(c.Model, c.Strategy)
+		k := st.RepeatsOf(c.Model, c.Strategy)
+		if k > MaxRepeats {
+			return
+		}
+		n += k
 	}
 	if n == len(st.Cells) {
 		return

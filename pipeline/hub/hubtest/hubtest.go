@@ -37,6 +37,21 @@ type Server struct {
 	// kill mid-file).
 	StallAfter int
 	Release    chan struct{}
+	// SHA, when set, is the commit the API answers (in the revision
+	// answer and X-Repo-Commit) instead of Commit, and resolve accepts
+	// it: a hub that names a path as its commit.
+	SHA string
+	// Listed, when it has an id, is the Parquet conversion's listing
+	// answered for that id, verbatim ("{api}" stands for the API's
+	// address): a hub that lists files named like paths.
+	Listed map[string][]string
+}
+
+func (s *Server) commit() string {
+	if s.SHA != "" {
+		return s.SHA
+	}
+	return Commit
 }
 
 // New starts a fake hub and sets HF_ENDPOINT to it (and HF_TOKEN empty,
@@ -121,7 +136,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(p, "/api/") && strings.HasPrefix(rest, "revision/"):
 		rev := strings.TrimPrefix(rest, "revision/")
-		if rev != "main" && rev != Commit && rev != "refs/convert/parquet" {
+		if rev != "main" && rev != Commit && rev != s.commit() && rev != "refs/convert/parquet" {
 			w.Header().Set("X-Error-Code", "RevisionNotFound")
 			http.Error(w, "Invalid rev id: "+rev, http.StatusNotFound)
 			return
@@ -130,11 +145,19 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		for name, b := range files {
 			sibs = append(sibs, map[string]any{"rfilename": name, "size": len(b), "lfs": map[string]any{"sha256": sum(b), "size": len(b)}})
 		}
-		json.NewEncoder(w).Encode(map[string]any{"id": id, "sha": Commit, "siblings": sibs})
+		json.NewEncoder(w).Encode(map[string]any{"id": id, "sha": s.commit(), "siblings": sibs})
 	case strings.HasPrefix(p, "/api/") && strings.HasPrefix(rest, "parquet/"):
 		cs := strings.Split(strings.TrimPrefix(rest, "parquet/"), "/")
 		switch len(cs) {
 		case 2:
+			if listed, ok := s.Listed[id]; ok {
+				var urls []string
+				for _, u := range listed {
+					urls = append(urls, strings.ReplaceAll(u, "{api}", s.API.URL))
+				}
+				json.NewEncoder(w).Encode(urls)
+				return
+			}
 			var urls []string
 			for name := range files {
 				if strings.HasPrefix(name, cs[0]+"/"+cs[1]+"/") {
@@ -153,7 +176,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		}
 	case strings.HasPrefix(p, "/datasets/") && strings.HasPrefix(rest, "resolve/"):
 		rev, file, _ := strings.Cut(strings.TrimPrefix(rest, "resolve/"), "/")
-		if rev != "main" && rev != Commit {
+		if f, ok := strings.CutPrefix(rest, "resolve/"+s.commit()+"/"); ok {
+			rev, file = s.commit(), f // a commit with slashes in it
+		}
+		if rev != "main" && rev != Commit && rev != s.commit() {
 			w.Header().Set("X-Error-Code", "RevisionNotFound")
 			http.Error(w, "Revision Not Found", http.StatusNotFound)
 			return
@@ -180,7 +206,7 @@ func (s *Server) redirect(w http.ResponseWriter, id string, files map[string][]b
 		http.Error(w, "Entry not found", http.StatusNotFound)
 		return
 	}
-	w.Header().Set("X-Repo-Commit", Commit)
+	w.Header().Set("X-Repo-Commit", s.commit())
 	w.Header().Set("X-Linked-Etag", `"`+sum(b)+`"`)
 	w.Header().Set("ETag", `"`+sum(b)+`"`)
 	w.Header().Set("Location", s.Store.URL+"/"+id+"/"+file)

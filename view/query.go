@@ -295,7 +295,7 @@ func (r *Run) Find(q Query) (*Match, error) {
 		}
 	}
 	for k, f := range facets {
-		fc := FacetCounts{Name: f.Name, Title: f.Title}
+		fc := FacetCounts{Name: f.Name, Title: f.Title, Values: []FacetCount{}}
 		for j, v := range vals[k] {
 			// A "none" value no case has is noise; every other value stays,
 			// with its zero, so the page can say what the filters exclude.

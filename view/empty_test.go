@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/promoral/promoral/internal/chrome"
+	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
 // plainYAML is a run with nothing to flag: no judge, no error, so the
@@ -256,4 +258,83 @@ func TestViewEmptyResultsInBrowser(t *testing.T) {
 	for _, p := range problems.List() {
 		t.Error(p)
 	}
+}
+
+// The Correct facet counts as the run's metrics do: Correct's "right"
+// and "wrong" are Outcome's, an unparsed reply is never "wrong" (it is
+// "unparsed, scored wrong" under unparsed: wrong, "left out" under
+// unparsed: exclude), and right over the scored cases is the accuracy in
+// metrics.parquet, with its n.
+func TestCorrectFacetFollowsThePolicy(t *testing.T) {
+	dir := plainRun(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	metrics, err := parquetio.Read(filepath.Join(dir, "metrics.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := func(kv ...string) (map[string]int, map[string]int) {
+		m, err := r.Find(Query{Sel: sel(kv...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return facetValues(m, "correct"), facetValues(m, "outcome")
+	}
+	for _, c := range []struct {
+		task, policy, unparsedAs string
+	}{
+		{"ethics", "wrong", "unparsed, scored wrong"},
+		{"promoral_replies", "exclude", "left out"},
+	} {
+		for _, model := range r.dicts["model"].vals[1:] {
+			for _, strategy := range r.dicts["strategy"].vals[1:] {
+				cor, out := counts("task", c.task, "model", model, "strategy", strategy)
+				if out["right"]+out["wrong"]+out["unparsed"] == 0 {
+					continue
+				}
+				where := fmt.Sprintf("%s %s/%s (unparsed: %s)", c.task, model, strategy, c.policy)
+				if cor["right"] != out["right"] || cor["wrong"] != out["wrong"] || cor[c.unparsedAs] != out["unparsed"] {
+					t.Errorf("%s: Correct %v against Outcome %v", where, cor, out)
+				}
+				n := cor["right"] + cor["wrong"] + cor["unparsed, scored wrong"]
+				found := false
+				for _, row := range metrics {
+					if row["metric"] == "accuracy" && row["task"] == c.task && row["model"] == model && row["strategy"] == strategy && row["subset"] == "all" {
+						found = true
+						acc, _ := row["value"].(float64)
+						rn := fmt.Sprint(row["n"])
+						if rn != fmt.Sprint(n) || math.Abs(acc-float64(cor["right"])/float64(n)) > 1e-9 {
+							t.Errorf("%s: the facet gives %d/%d right, metrics.parquet accuracy %v over n %s", where, cor["right"], n, acc, rn)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("%s: no accuracy row in metrics.parquet", where)
+				}
+			}
+		}
+		cor, out := counts("task", c.task)
+		t.Logf("%s: Outcome %v, Correct %v", c.task, out, cor)
+		if out["unparsed"] == 0 {
+			t.Errorf("%s: the plain run should have unparsed replies", c.task)
+		}
+	}
+	if cor, _ := counts("outcome", "unparsed"); cor["wrong"] != 0 {
+		t.Errorf("%d unparsed replies counted as wrong labels", cor["wrong"])
+	}
+}
+
+func facetValues(m *Match, facet string) map[string]int {
+	out := map[string]int{}
+	for _, f := range m.Facets {
+		if f.Name == facet {
+			for _, v := range f.Values {
+				out[v.Value] = v.N
+			}
+		}
+	}
+	return out
 }

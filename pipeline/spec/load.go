@@ -358,6 +358,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	st.ConfigHash = configHash(withRunFileForResults(st, root, l.files))
 	st.Files = names
 	st.ResultsKey = resultsKey(st, root, l.files)
+	st.Notes = append(st.Notes, varsFileNotes(st, l.files)...)
 	return st
 }
 

@@ -49,7 +49,7 @@ func (r *run) buildFigures(ix *index, tokens map[string]map[cellKey]*tokenStat) 
 	if f := r.asrRtaFigure(ix); f != nil {
 		figs = append(figs, f)
 	} else {
-		skipped = append(skipped, "ASR against RTA: the run has no safety metric (asr and rta).")
+		skipped = append(skipped, r.asrRtaMissing(ix))
 	}
 	if f := r.referenceFigure(); f != nil {
 		figs = append(figs, f)
@@ -998,6 +998,56 @@ func (r *run) frontier(pts []effPoint, id, title, ylabel, caption string) *figur
 }
 
 // ---- ASR against RTA ----
+
+// asrRtaMissing says why the ASR-against-RTA figure is not drawn: the run
+// has no safety metric, or its cells have no value, and why not (errored
+// cases, nothing judged), with the counts.
+func (r *run) asrRtaMissing(ix *index) string {
+	cells, cases, errs, unparsed := 0, 0, 0, 0
+	status := map[string]int{}
+	for _, task := range r.tasks {
+		for _, c := range r.cells(ix, task, "asr") {
+			x, _ := ix.get(task, c.model, c.strategy, "all", "asr")
+			cells++
+			cases += max(x.NCases, 0)
+			errs += max(x.NErrors, 0)
+			unparsed += max(x.NUnparsed, 0)
+			if x.Status != "" && x.Status != "ok" {
+				status[x.Status]++
+			}
+		}
+	}
+	if cells == 0 {
+		return "ASR against RTA: the run has no safety metric (asr and rta)."
+	}
+	of := "its one cell"
+	if cells > 1 {
+		of = "any of its " + plural(cells, "cell")
+	}
+	msg := "ASR against RTA: the safety metric (asr and rta) has no value in " + of
+	switch {
+	case cases > 0 && errs == cases:
+		msg += fmt.Sprintf(": all %d of its cases errored", cases)
+	case errs > 0 && status["incomplete"] > 0:
+		msg += fmt.Sprintf(": %d of its %d cases errored, and the block's errors: incomplete gives no figure then", errs, cases)
+	case cases > 0 && unparsed == cases:
+		msg += fmt.Sprintf(": the judge labelled none of its %d cases", cases)
+	case cases == 0:
+		msg += ": no case was counted"
+	default:
+		var ss []string
+		for _, k := range slices.Sorted(maps.Keys(status)) {
+			ss = append(ss, fmt.Sprintf("%s in %d", k, status[k]))
+		}
+		if len(ss) > 0 {
+			msg += " (status " + strings.Join(ss, ", ") + ")"
+		}
+	}
+	if errs > 0 {
+		msg += "; `promoral apply` on the same config retries them (results.parquet's error column says why they failed)"
+	}
+	return msg + "."
+}
 
 func (r *run) asrRtaFigure(ix *index) *figure {
 	var pts []effPoint

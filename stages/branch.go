@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/types"
@@ -45,6 +46,18 @@ func (c *BranchConfig) Targets() []string {
 	}
 	if c.Default != "" {
 		out = append(out, c.Default)
+	}
+	return out
+}
+
+// ConditionsTo lists the conditions of the cases that go to target, in
+// order, each with its spacing folded (for a drawing of the graph).
+func (c *BranchConfig) ConditionsTo(target string) []string {
+	var out []string
+	for _, k := range c.Cases {
+		if k.Goto == target {
+			out = append(out, strings.Join(strings.Fields(k.When), " "))
+		}
 	}
 	return out
 }

@@ -107,7 +107,7 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Comparison{By: c.By, A: c.A, B: c.B, RunA: ra.Name, RunB: rb.Name, Offset: c.Q.Offset,
+	out := &Comparison{By: c.By, A: c.A, B: c.B, RunA: ra.Name, RunB: rb.Name, Offset: c.Q.Offset, Cells: []PairCell{},
 		Method: fmt.Sprintf("B − A accuracy on the items both sides scored; 95%% paired bootstrap interval (%d resamples, seed %d) and McNemar's exact p, Holm-adjusted over the cells, as promoral diff computes them. Each run's answers count under its own policies, read from its manifest: an unparsed answer is wrong, or left out under unparsed: exclude; an errored one is left out (or counts as unparsed under errors: unparsed), and a cell where a run with errors: incomplete has errored cases gets no figure. Pairs left out, and items without gold, are counted.", diffReps, diffSeed)}
 	if c.By == "run" {
 		out.A, out.B = ra.Name, rb.Name
@@ -229,7 +229,7 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 	out.Total = len(kept)
 	lo := min(c.Q.Offset, len(kept))
 	hi := min(lo+c.Q.Limit, len(kept))
-	out.Pairs = kept[lo:hi]
+	out.Pairs = append([]Pair{}, kept[lo:hi]...)
 	return out, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/promoral/promoral/pipeline/review"
 )
 
 // A facet is one filter of the list: a name, its values, and each case's
@@ -64,6 +66,42 @@ func outcome(r *Run, i int) int {
 
 var outcomes = []string{"right", "wrong", "unparsed", "no gold", "error"}
 
+// corrects are the values of the Correct facet: how the run's metric
+// counts each case under its task's unparsed and errors policies.
+var corrects = []string{"right", "wrong", "unparsed, scored wrong", "left out", "no gold"}
+
+// correctness binds the Correct facet to a run: case i's value. A reply
+// without a label is never a wrong label: it is wrong only as unparsed:
+// wrong scores it (its own value), and left out under unparsed: exclude,
+// as errored cases are under errors: exclude. "wrong" is exactly
+// Outcome's "wrong". The policies are the run's, task by task, as the
+// paired comparison reads them (Run.scored).
+func correctness(r *Run) func(int) int {
+	pol := map[uint16]review.AnswerPolicy{}
+	return func(i int) int {
+		if r.gold[i] == 0 {
+			return 4
+		}
+		t := r.task[i]
+		p, ok := pol[t]
+		if !ok {
+			p = r.policy(r.val("task", t))
+			pol[t] = p
+		}
+		errored := r.errc[i] != 0
+		ok, right := p.Score(errored, r.parsed[i] == 1, r.correct[i] == 1)
+		switch {
+		case !ok:
+			return 3
+		case right:
+			return 0
+		case r.parsed[i] == 1 && !errored:
+			return 1
+		}
+		return 2
+	}
+}
+
 // facets in the order the page shows them.
 var facets = []facet{
 	dictFacet("model", "Model", "(none)", func(r *Run) []uint16 { return r.model }),
@@ -82,15 +120,7 @@ var facets = []facet{
 		}
 		return 1
 	}),
-	fixedFacet("correct", "Correct", []string{"right", "wrong", "no gold"}, func(r *Run, i int) int {
-		switch r.correct[i] {
-		case 1:
-			return 0
-		case 0:
-			return 1
-		}
-		return 2
-	}),
+	{Name: "correct", Title: "Correct (as scored)", vals: func(*Run) []string { return corrects }, codes: correctness},
 	dictFacet("error", "Error", "none", func(r *Run) []uint16 { return r.errc }),
 	dictFacet("verdict", "Judge verdict", "(not judged)", func(r *Run) []uint16 { return r.verdict }),
 	fixedFacet("audit", "Audit flag", []string{"flagged", "not flagged", "not judged"}, func(r *Run, i int) int {
@@ -295,7 +325,7 @@ func (r *Run) Find(q Query) (*Match, error) {
 		}
 	}
 	for k, f := range facets {
-		fc := FacetCounts{Name: f.Name, Title: f.Title}
+		fc := FacetCounts{Name: f.Name, Title: f.Title, Values: []FacetCount{}}
 		for j, v := range vals[k] {
 			// A "none" value no case has is noise; every other value stays,
 			// with its zero, so the page can say what the filters exclude.

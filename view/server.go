@@ -141,6 +141,13 @@ func (s *Server) run(v url.Values) (*Run, int, error) {
 	return runs[k], k, nil
 }
 
+// MetaPage is what /api/meta answers: the runs served and the default
+// annotator.
+type MetaPage struct {
+	Runs      []RunInfo `json:"runs"`
+	Annotator string    `json:"annotator"`
+}
+
 // RunInfo is what the page header says about a run.
 type RunInfo struct {
 	Name        string              `json:"name"`
@@ -165,11 +172,7 @@ type RunInfo struct {
 }
 
 func (s *Server) meta(w http.ResponseWriter, req *http.Request) {
-	var out struct {
-		Runs      []RunInfo `json:"runs"`
-		Annotator string    `json:"annotator"`
-	}
-	out.Annotator = s.annotator
+	out := MetaPage{Runs: []RunInfo{}, Annotator: s.annotator}
 	s.mu.RLock()
 	reloadErr := slices.Clone(s.reloadErr)
 	s.mu.RUnlock()
@@ -191,7 +194,7 @@ func (s *Server) meta(w http.ResponseWriter, req *http.Request) {
 			info.Report = true
 		}
 		for _, d := range []string{"model", "strategy", "task"} {
-			info.Values[d] = slices.Clone(r.dicts[d].vals[1:])
+			info.Values[d] = append([]string{}, r.dicts[d].vals[1:]...)
 		}
 		for i := 0; i < r.n; i++ {
 			if r.audit[i] == 1 {
@@ -220,7 +223,7 @@ func (r *Run) labelChoices() map[string][]string {
 	}
 	out := map[string][]string{}
 	for t, vs := range seen {
-		var l []string
+		l := []string{}
 		for v := range vs {
 			l = append(l, v)
 		}
@@ -285,6 +288,13 @@ type Nav struct {
 	Next  *int32 `json:"next,omitempty"`
 }
 
+// CasePage is what /api/case answers: a case, and where it sits in the
+// list it was opened from.
+type CasePage struct {
+	*Case
+	Nav *Nav `json:"nav,omitempty"`
+}
+
 func (s *Server) oneCase(w http.ResponseWriter, req *http.Request) {
 	v := req.URL.Query()
 	r, _, err := s.run(v)
@@ -309,11 +319,7 @@ func (s *Server) oneCase(w http.ResponseWriter, req *http.Request) {
 		fail(w, 404, err)
 		return
 	}
-	var out struct {
-		*Case
-		Nav *Nav `json:"nav,omitempty"`
-	}
-	out.Case = c
+	out := CasePage{Case: c}
 	if nav := v.Get("nav"); nav != "" {
 		nv, err := url.ParseQuery(nav)
 		if err == nil {
@@ -337,6 +343,19 @@ func (s *Server) oneCase(w http.ResponseWriter, req *http.Request) {
 	writeJSON(w, out)
 }
 
+// UnparsedPage is what /api/unparsed answers. The page lists every case
+// of a group on demand; rows travel only for the groups' first cases.
+type UnparsedPage struct {
+	*Unparsed
+	Groups []UnparsedGroup `json:"groups"`
+}
+
+// UnparsedGroup is a group of unparsed replies with its first cases' rows.
+type UnparsedGroup struct {
+	MissGroup
+	Rows []Row `json:"rows"`
+}
+
 func (s *Server) unparsed(w http.ResponseWriter, req *http.Request) {
 	r, _, m, ok := s.find(w, req)
 	if !ok {
@@ -347,19 +366,9 @@ func (s *Server) unparsed(w http.ResponseWriter, req *http.Request) {
 		fail(w, 500, err)
 		return
 	}
-	// The page lists every case of a group on demand; rows travel only
-	// for the groups' first cases.
-	type group struct {
-		MissGroup
-		Rows []Row `json:"rows"`
-	}
-	var out struct {
-		*Unparsed
-		Groups []group `json:"groups"`
-	}
-	out.Unparsed = u
+	out := UnparsedPage{Unparsed: u, Groups: []UnparsedGroup{}}
 	for _, g := range u.Groups {
-		gg := group{MissGroup: g}
+		gg := UnparsedGroup{MissGroup: g, Rows: []Row{}}
 		for k, i := range g.Cases {
 			if k == 200 {
 				break

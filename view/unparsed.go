@@ -68,7 +68,7 @@ func (r *Run) Unparsed(cases []int32) (*Unparsed, error) {
 	if err := r.loadMisses(want); err != nil {
 		return nil, err
 	}
-	out := &Unparsed{Total: len(want), Trace: r.hasTrace}
+	out := &Unparsed{Total: len(want), Trace: r.hasTrace, Groups: []MissGroup{}}
 	if f, ok := r.Manifest["config_file"].(string); ok {
 		out.Config = f
 	}
@@ -92,7 +92,7 @@ func (r *Run) Unparsed(cases []int32) (*Unparsed, error) {
 		k := key{stage, shape}
 		g := groups[k]
 		if g == nil {
-			g = &MissGroup{Stage: stage, Shape: shape}
+			g = &MissGroup{Stage: stage, Shape: shape, Examples: []MissCase{}}
 			groups[k] = g
 			order = append(order, k)
 			tallies[k] = [3]map[string]int{{}, {}, {}}
@@ -148,7 +148,7 @@ func generalise(s string) string {
 }
 
 func counts(m map[string]int) []Count {
-	var out []Count
+	out := []Count{}
 	for v, n := range m {
 		out = append(out, Count{v, n})
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,5 +244,78 @@ paths: {strategies: `+filepath.Join(root, "configs", "strategies")+`, prompts: `
 	}
 	if _, err := os.Stat(part); err == nil {
 		t.Error("the part is still there")
+	}
+}
+
+// data pull on a machine that cannot reach the hub says it is a network
+// problem, not one of the config: a short line per dataset, and once how
+// to work without network, every line within 80 columns.
+func TestDataPullWithoutNetwork(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there: every request is refused
+	t.Setenv("HF_ENDPOINT", closed)
+	t.Setenv("PROMORAL_DATA_DIR", filepath.Join(t.TempDir(), "cache"))
+	root, _ := filepath.Abs(repoRoot)
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "tasks"), 0o755)
+	for _, name := range []string{"toy", "other_toy"} {
+		task := `name: ` + name + `
+type: label
+dataset:
+  hub: {id: owner/` + name + `, files: [data/test.jsonl], rows: 3, licence: CC-BY-4.0}
+  id: id
+answer:
+  labels: [{value: "YES"}, {value: "NO"}]
+extract:
+  label: [{kind: prefix, prefix: Final Answer}]
+vars: {role: a judge, subject: the act}
+blocks:
+  scenario: "Act: {{.item.text}}"
+  question: Was it wrong?
+  answer_format: "End with: Final Answer: YES or NO"
+  answer_format_tags: "<answer>YES</answer> or <answer>NO</answer>"
+  confidence_format_tags: ""
+`
+		os.WriteFile(filepath.Join(dir, "tasks", name+".yaml"), []byte(task), 0o644)
+	}
+	run := `name: hubrun
+models:
+  - {name: rule, provider: scripted, script: {replies: [{text: "Final Answer: NO"}]}}
+tasks: [toy, other_toy]
+strategies: [zero_shot]
+paths: {strategies: ` + filepath.Join(root, "configs", "strategies") + `, tasks: tasks, prompts: ` + filepath.Join(root, "prompts") + `}
+`
+	cfg := filepath.Join(dir, "run.yaml")
+	os.WriteFile(cfg, []byte(run), 0o644)
+	_, errOut, code := runCLI(t, "data", "pull", cfg)
+	if code == 0 {
+		t.Fatalf("data pull without network exited 0:\n%s", errOut)
+	}
+	if strings.Contains(errOut, "in the config") || !strings.Contains(words(errOut), "network problem: cannot reach the dataset hub at "+closed+" (connection refused), so 2 datasets were not downloaded") {
+		t.Errorf("data pull without network does not say it is a network problem:\n%s", errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	for _, want := range []string{"toy owner/toy", "other_toy owner/other_toy"} {
+		n := 0
+		for _, l := range lines {
+			if strings.Join(strings.Fields(l), " ") == want {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d lines end in %q, want 1:\n%s", n, want, errOut)
+		}
+	}
+	if !strings.Contains(words(errOut), "Without network here: run `promoral data pull "+cfg+"` on a machine with network") {
+		t.Errorf("data pull without network does not say how to work offline:\n%s", errOut)
+	}
+	for _, l := range lines {
+		if utf8.RuneCountInString(l) > 80 && !strings.Contains(l, dir) && !strings.Contains(l, os.Getenv("PROMORAL_DATA_DIR")) {
+			t.Errorf("a line of %d columns: %q", utf8.RuneCountInString(l), l)
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-
 	"strings"
+
+	"github.com/promoral/promoral/internal/wrap"
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/spf13/cobra"
@@ -28,7 +30,8 @@ func newGraph() *cobra.Command {
 				for _, x := range st.Strategies {
 					names = append(names, x.Name)
 				}
-				return fmt.Errorf("no strategy %q in %s (it has %s)", args[1], args[0], strings.Join(names, ", "))
+				msg := fmt.Sprintf("no strategy %q in %s: %s", args[1], args[0], spec.NameHint(args[1], names, ""))
+				return errors.New(strings.Join(wrap.Words(msg, 80-len("promoral: ")), "\n  "))
 			}
 			switch format {
 			case "mermaid":
@@ -47,8 +50,9 @@ func newGraph() *cobra.Command {
 
 type edge struct{ from, to, label string }
 
-// strategyEdges lists the graph's edges with labels: default edges plain,
-// branch targets "when", and exhausted edges "after N".
+// strategyEdges lists the graph's edges with labels: default edges plain
+// (a branch's default "else"), a branch's targets "when" and the
+// condition, and exhausted edges "after N".
 func strategyEdges(s *spec.Strategy) []edge {
 	var out []edge
 	for _, n := range s.Nodes {
@@ -61,6 +65,11 @@ func strategyEdges(s *spec.Strategy) []edge {
 				label = "else"
 			case isBranchTarget(n, t):
 				label = "when"
+				if c, ok := n.Config.(interface{ ConditionsTo(string) []string }); ok {
+					if conds := c.ConditionsTo(t); len(conds) > 0 {
+						label = "when " + strings.Join(conds, " or ")
+					}
+				}
 			}
 			out = append(out, edge{n.Base.Name, t, label})
 		}
@@ -113,7 +122,7 @@ func writeMermaid(w io.Writer, s *spec.Strategy) {
 	fmt.Fprintf(w, "  %s((end))\n", mid(spec.End))
 	for _, e := range strategyEdges(s) {
 		if e.label != "" {
-			fmt.Fprintf(w, "  %s -->|%s| %s\n", mid(e.from), e.label, mid(e.to))
+			fmt.Fprintf(w, "  %s -->|\"%s\"| %s\n", mid(e.from), mermaidText(e.label), mid(e.to))
 		} else {
 			fmt.Fprintf(w, "  %s --> %s\n", mid(e.from), mid(e.to))
 		}
@@ -152,4 +161,12 @@ func mid(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// mermaidText is a label as Mermaid reads it inside quotes: its quotes
+// and the characters Mermaid's entity codes start with written as codes,
+// its spacing folded to single spaces.
+func mermaidText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.NewReplacer("#", "#35;", `"`, "#quot;", "<", "#lt;", ">", "#gt;").Replace(s)
 }

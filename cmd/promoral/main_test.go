@@ -310,18 +310,25 @@ func TestCLIValidateAndApplyExitCodes(t *testing.T) {
 func TestGraphDrawsEdgesAndBounds(t *testing.T) {
 	dir := killStudy(t, 4)
 	out, _, code := runCLI(t, "graph", filepath.Join(dir, "configs/run.yaml"), "loop")
-	for _, want := range []string{"flowchart TD", `n_again["again (prompt) ≤3"]`, "n_again -->|after 3| n_end", "n_stable -->|when| n_end", "n_stable -->|else| n_again"} {
+	// A branch's edge shows its condition.
+	for _, want := range []string{"flowchart TD", `n_again["again (prompt) ≤3"]`, `n_again -->|"after 3"| n_end`, `n_stable -->|"when stages.again_parse.label == stages.parse.label"| n_end`, `n_stable -->|"else"| n_again`} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("mermaid lacks %q:\n%s", want, out)
 		}
 	}
 	out, _, _ = runCLI(t, "graph", "--format", "dot", filepath.Join(dir, "configs/run.yaml"), "loop")
-	if !strings.Contains(out, `"again" -> "end" [label="after 3"];`) || !strings.Contains(out, `"stable" [label="stable (branch)", shape=diamond];`) {
+	if !strings.Contains(out, `"again" -> "end" [label="after 3"];`) || !strings.Contains(out, `"stable" [label="stable (branch)", shape=diamond];`) ||
+		!strings.Contains(out, `"stable" -> "end" [label="when stages.again_parse.label == stages.parse.label"];`) {
 		t.Errorf("dot output:\n%s", out)
 	}
-	_, stderr, code := runCLI(t, "graph", filepath.Join(dir, "configs/run.yaml"), "nope")
-	if code != 1 || !strings.Contains(stderr, `no strategy "nope"`) {
+	_, stderr, code := runCLI(t, "graph", filepath.Join(dir, "configs/run.yaml"), "zzzzzz")
+	if code != 1 || !strings.Contains(stderr, `no strategy "zzzzzz"`) || !strings.Contains(words(stderr), "known: loop, once") {
 		t.Errorf("unknown strategy: %d %s", code, stderr)
+	}
+	// A misspelt strategy gets the near miss.
+	_, stderr, code = runCLI(t, "graph", filepath.Join(dir, "configs/run.yaml"), "lopo")
+	if code != 1 || !strings.Contains(words(stderr), `no strategy "lopo" in `) || !strings.Contains(words(stderr), `did you mean "loop"?`) {
+		t.Errorf("misspelt strategy: %d %s", code, stderr)
 	}
 }
 

@@ -27,6 +27,9 @@ func newValidate() *cobra.Command {
 					spec.Plural(len(st.Models), "model", "models"), spec.Plural(len(st.Strategies), "strategy", "strategies"),
 					spec.Plural(len(st.Tasks), "task", "tasks"), spec.Plural(st.NumCells(), "cell", "cells")+st.RepeatsNote(),
 					spec.Plural(st.NumCases(), "case", "cases"))
+				for _, n := range st.Notes {
+					fmt.Fprintln(cmd.OutOrStdout(), strings.Join(wrap.Clauses(path+": note: "+n, 78), "\n  "))
+				}
 				for _, t := range st.PendingData() {
 					note := fmt.Sprintf("%s: note: %s (%s) not fetched yet; counted by its declared %s; fetch it with `promoral data pull %s`",
 						path, t.Name, t.Data.Hub.ID, spec.Plural(t.Data.Hub.Rows, "row", "rows"), path)

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/promoral/promoral/pipeline/dataset"
@@ -92,8 +94,13 @@ type Error struct {
 	Dataset string // the task (or name) the dataset belongs to
 	Status  int
 	Msg     string
-	// Net: the hub could not be reached at all.
-	Net bool
+	// Net: the hub could not be reached at all; Endpoint is the address
+	// tried, Ref the dataset asked for and Cause the reason in a few words
+	// (host not found, connection refused, timed out).
+	Net      bool
+	Endpoint string
+	Ref      string
+	Cause    string
 	// Changed: a whole download did not match the size or sha256 it was
 	// fetched for (from the lock, or the hub's listing).
 	Changed bool
@@ -265,7 +272,33 @@ func (c *Client) netError(name string, ref *dataset.Hub, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return &Error{Dataset: name, Net: true, Msg: fmt.Sprintf("cannot reach the hub at %s for %s: %v", c.Endpoint, ref.ID, redact(err.Error(), c.Token))}
+	return &Error{Dataset: name, Net: true, Endpoint: c.Endpoint, Ref: ref.ID, Cause: netCause(err),
+		Msg: fmt.Sprintf("cannot reach the hub at %s for %s: %v", c.Endpoint, ref.ID, redact(err.Error(), c.Token))}
+}
+
+// netCause says in a few words why a request did not reach the server.
+func netCause(err error) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "host " + dns.Name + " not found"
+	case errors.As(err, &dns):
+		return "cannot look up " + dns.Name
+	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+		return "timed out"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH):
+		return "network unreachable"
+	case errors.As(err, &op) && op.Err != nil:
+		return op.Err.Error()
+	}
+	msg := err.Error()
+	if k := strings.LastIndex(msg, ": "); k >= 0 {
+		msg = msg[k+2:]
+	}
+	return msg
 }
 
 // statusError turns the hub's refusals into what to do about them.

@@ -104,13 +104,14 @@ func (d *Data) Entry(name string, ref *dataset.Hub) *Entry {
 // Files returns the verified local files of the dataset the task name
 // reads by ref, fetching them when allowed and needed.
 func (d *Data) Files(name string, ref *dataset.Hub) ([]string, error) {
-	files, err := d.files(name, ref)
-	var he *Error
-	if errors.As(err, &he) && he.Net {
-		he.Msg += fmt.Sprintf(". Without network here: run `promoral data pull %s` on a machine with network, then copy its dataset cache (%s there) to %s here, or point PROMORAL_DATA_DIR at the copy, and copy the lock file %s beside the run file; a mirror of the hub can be set with HF_ENDPOINT",
-			d.RunFile, "PROMORAL_DATA_DIR or the user cache folder's promoral/datasets", d.Cache, filepath.Base(LockPath(d.RunFile)))
-	}
-	return files, err
+	return d.files(name, ref)
+}
+
+// OfflineHint says how to bring the run file's datasets to a machine
+// without network (after an Error with Net).
+func (d *Data) OfflineHint() string {
+	return fmt.Sprintf("Without network here: run `promoral data pull %s` on a machine with network, then copy its dataset cache (%s there) to %s here, or point PROMORAL_DATA_DIR at the copy, and copy the lock file %s beside the run file. A mirror of the hub can be set with HF_ENDPOINT.",
+		d.RunFile, "PROMORAL_DATA_DIR or the user cache folder's promoral/datasets", d.Cache, filepath.Base(LockPath(d.RunFile)))
 }
 
 func (d *Data) files(name string, ref *dataset.Hub) ([]string, error) {

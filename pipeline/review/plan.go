@@ -264,6 +264,7 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 	if n := repeatsNote(st); n != "" {
 		p.Notes = append(p.Notes, n)
 	}
+	p.Notes = append(p.Notes, st.Notes...)
 	if n := spec.UnpricedNames(st); len(n) > 0 {
 		p.Notes = append(p.Notes, "no price for "+strings.Join(n, ", ")+": its cost is unknown and counted as $0.00 here; add price: {input, output} (USD per million tokens) to the model")
 	}

@@ -97,7 +97,11 @@ func (l *loader) resolveData(spec *TaskSpec, o LoadOptions, allowFixtures bool, 
 	}
 	files, err := d.Files(spec.Name, h)
 	var nc *hub.NotCachedError
+	var he *hub.Error
 	switch {
+	case errors.As(err, &he) && he.Net && o.unreached != nil:
+		o.unreached.add(DownloadFailure{Task: spec.Name, Ref: he.Ref, Endpoint: he.Endpoint, Cause: he.Cause, File: l.runFile, Line: line, Field: field}, d.OfflineHint())
+		td.Pending = true
 	case err == nil:
 		td.Files, td.Entry = files, d.Entry(spec.Name, h)
 		spec.Dataset.Files = files

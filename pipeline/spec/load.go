@@ -116,14 +116,25 @@ type LoadOptions struct {
 	// Progress follows downloads; Ctx stops them.
 	Progress hub.Progress
 	Ctx      context.Context
+
+	// unreached collects the datasets the hub could not be reached for.
+	unreached *DownloadError
 }
 
-// LoadWith is Load with options.
+// LoadWith is Load with options. A config whose only problem is that the
+// hub cannot be reached gets a *DownloadError, not config problems.
 func LoadWith(runFile string, o LoadOptions) (*Study, error) {
 	ds := &yamlstrict.Diags{}
+	o.unreached = &DownloadError{}
 	st := load(runFile, ds, o)
 	if len(*ds) > 0 {
+		for _, f := range o.unreached.Failed {
+			ds.Addf(f.File, f.Line, f.Field, "", "dataset %s: cannot download %s: %s", f.Task, f.Ref, f.Cause)
+		}
 		return st, ds.Sorted()
+	}
+	if len(o.unreached.Failed) > 0 {
+		return st, o.unreached
 	}
 	return st, nil
 }
@@ -355,6 +366,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	st.ConfigHash = configHash(withRunFileForResults(st, root, l.files))
 	st.Files = names
 	st.ResultsKey = resultsKey(st, root, l.files)
+	st.Notes = append(st.Notes, varsFileNotes(st, l.files)...)
 	return st
 }
 

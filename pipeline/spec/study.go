@@ -27,7 +27,10 @@ type Study struct {
 	Tasks      []*Task
 	Strategies []*Strategy
 	Cells      []ResolvedCell
-	Metrics    []Metric
+	// Notes are what validate and plan tell about a config that loads
+	// but may not do what its author expects (varsnote.go).
+	Notes   []string
+	Metrics []Metric
 	// Blocks are the metric blocks' common fields, parallel to Metrics.
 	Blocks []*MetricBase
 	// Factors are the condition factor names declared on the run's models

@@ -48,6 +48,9 @@ async function api(path, params) {
 const fmtInt = n => n == null ? '–' : Number(n).toLocaleString('en-US');
 const fmt = (v, d = 3) => v == null || Number.isNaN(v) ? '–' : Number(v).toFixed(d);
 const signed = (v, d = 3) => v == null ? '–' : (v > 0 ? '+' : v < 0 ? '−' : '±') + Math.abs(v).toFixed(d);
+// arr: a list from the server as a list. The server answers [] for an
+// empty one; a page that meets null still draws instead of failing.
+const arr = v => Array.isArray(v) ? v : [];
 const pval = p => p == null ? '–' : p < 0.0001 ? '<0.0001' : p.toPrecision(2);
 
 function toast(msg) {
@@ -109,9 +112,13 @@ function listParams() {
 async function route() {
   S.keys = null;
   S.marks = null;
-  if (S.stale) { S.meta = null; S.stale = false; }
-  if (!S.meta) {
-    try { S.meta = await api('/api/meta'); } catch (e) { app.replaceChildren(errorBox(e)); return; }
+  if (S.stale || !S.meta) {
+    // The run's description is replaced only once the new one is here: a
+    // page still drawing from the old one keeps it meanwhile.
+    S.stale = false;
+    let meta;
+    try { meta = await api('/api/meta'); } catch (e) { app.replaceChildren(errorBox(e)); return; }
+    S.meta = meta;
     const r0 = S.meta.runs[0];
     const rn = document.getElementById('runname');
     rn.replaceChildren();
@@ -145,6 +152,7 @@ async function route() {
     if (tab === 'audit') return await auditPage();
     return await listPage();
   } catch (e) {
+    console.error('promoral view: ' + ((e && e.stack) || e)); // the page shows it; the console keeps its stack
     app.replaceChildren(errorBox(e));
   }
 }
@@ -188,6 +196,7 @@ async function listPage() {
   S.marks = marksFor(params.get('q'));
   const offset = +(params.get('offset') || 0);
   const page = await api('/api/cases', [...params, ['limit', '100']]);
+  page.rows = arr(page.rows);
   S.list = page;
   if (page.search === 'indexing') {
     clearTimeout(listPage.poll);
@@ -284,9 +293,15 @@ function facetPanel(facets, base) {
   // Values no case has under the other filters are left out (a selected
   // one stays, with its zero, so it can be cleared); a facet with one
   // value says nothing unless chosen.
-  const shown = facets.map(f => ({...f, values: f.values.filter(v => v.n > 0 || v.selected)}))
+  // When nothing matches, every count is 0: the values stay, with their
+  // zeros, so the panel keeps its filters and says why the list is empty.
+  const all = arr(facets).map(f => ({...f, values: arr(f.values)}));
+  const nothing = all.every(f => f.values.every(v => !v.n));
+  const shown = all.map(f => nothing ? f : {...f, values: f.values.filter(v => v.n > 0 || v.selected)})
     .filter(f => f.values.length > 1 || f.values.some(v => v.selected));
-  return h('aside', {class: 'facets'}, shown.map(f => {
+  const none = nothing ? h('p', {class: 'nothing faint'}, 'No case matches these filters and search. ',
+    h('a', {href: base, 'data-nav': true, text: 'Clear all'})) : null;
+  return h('aside', {class: 'facets'}, none, shown.map(f => {
     const max = Math.max(1, ...f.values.map(v => v.n));
     const any = f.values.some(v => v.selected);
     const long = f.values.length > 8;
@@ -641,6 +656,8 @@ async function comparePage() {
   if (!params.get('a') && by !== 'run') q.push(['a', a], ['b', b]);
   q.push(['limit', '200']);
   const c = await api('/api/compare', q);
+  c.cells = arr(c.cells);
+  c.pairs = arr(c.pairs);
   const cells = h('table', {class: 'cells'},
     h('thead', null, h('tr', null, ['Cell', 'n', 'A', 'B', 'B − A', '95% interval', 'A✓ B✗', 'A✗ B✓', 'McNemar p', 'Holm p', 'not scored'].map((t, k) => h('th', {class: k ? 'num' : null, text: t})))),
     h('tbody', null, c.cells.map(x => x.incomplete ? h('tr', null,
@@ -730,7 +747,7 @@ async function openPair(row, p, by) {
       asked.length ? h('details', {class: 'asked'}, h('summary', {text: `asked: ${asked.length} message${asked.length > 1 ? 's' : ''}` + (t.earlier ? ` after ${t.earlier} earlier` : '')}), asked.map(messageNode)) : null,
       reply(t, tp, keep));
   };
-  const turns = pv.turns.flatMap((tp, k) => [cell(tp.a, tp, k, '-'), cell(tp.b, tp, k, '+')]);
+  const turns = arr(pv.turns).flatMap((tp, k) => [cell(tp.a, tp, k, '-'), cell(tp.b, tp, k, '+')]);
   row.after(h('div', {class: 'sidebyside'}, head(pv.a, 0), head(pv.b, runB),
     turns.length ? turns : h('div', {class: 'muted', style: 'grid-column:1/-1', text: 'Neither case has a reply.'}),
     h('div', {class: 'faint sbsnote', text: 'Each turn is one model call, in the order made; a continued conversation shows only what was new at that turn. Words only in A are marked on the left, only in B on the right.'})));
@@ -742,6 +759,7 @@ async function auditPage() {
   const params = new URLSearchParams(location.search);
   if (!params.has('audit')) params.set('audit', 'flagged');
   const page = await api('/api/cases', [...params, ['limit', '2000']]);
+  page.rows = arr(page.rows);
   if (!page.total) {
     app.replaceChildren(h('div', {class: 'listview'}, facetPanel(page.facets, '/audit'),
       h('div', {class: 'empty', text: S.meta.runs[0].flagged ? 'No flagged case matches these filters.' : 'The judge flagged no case in this run: there is nothing to audit. (The queue holds the cases a task\'s judge marks with audit: true, as the hybrid safety judge does.)'})));

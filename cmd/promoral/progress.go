@@ -182,6 +182,17 @@ func errText(fails, retried int64) string {
 	return s
 }
 
+// servedText says how many calls were served without a request: replies
+// an earlier apply journaled, and duplicates (a request identical to one
+// this apply sent, answered by that one reply).
+func servedText(m *pipeline.ModelStats) string {
+	s := fmt.Sprintf("%d from the journal", m.JournalHits())
+	if d := m.Duplicates.Load(); d > 0 {
+		s += fmt.Sprintf(", %d duplicates", d)
+	}
+	return s
+}
+
 // detail is the rest: calls, journal hits, errors, tokens, and the judging
 // (verdicts, failures, cases never judged because they failed first).
 func (v *line) detail() string {
@@ -190,8 +201,8 @@ func (v *line) detail() string {
 	if v.judge {
 		fails = m.JudgeFails.Load()
 	}
-	s := fmt.Sprintf("%s (%d from the journal)  %s  %s tokens",
-		spec.Plural(int(m.Calls.Load()), "call", "calls"), m.Cached.Load(),
+	s := fmt.Sprintf("%s (%s)  %s  %s tokens",
+		spec.Plural(int(m.Calls.Load()), "call", "calls"), servedText(m),
 		errText(fails, m.Retried.Load()), human(m.Tokens.Load()))
 	if !v.judge && m.JudgeTotal > 0 {
 		s += fmt.Sprintf("  judged %d/%d", m.Judged.Load(), m.JudgeTotal)

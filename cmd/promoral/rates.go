@@ -24,10 +24,10 @@ func rateShare(w io.Writer, st *spec.Study, flag string) (int, error) {
 		return 1, nil
 	}
 	if flag == "whole" {
-		fmt.Fprintf(w, "promoral: shard %s paces to the whole of each rate limit the providers state (--shard-rate whole)\n", sh)
+		say(w, "promoral: shard %s paces to the whole of each rate limit the providers state (--shard-rate whole)", sh)
 		return 1, nil
 	}
-	fmt.Fprintf(w, "promoral: shard %s takes 1/%d of each rate limit the providers state, as the other shards spend the rest (--shard-rate whole takes it all)\n", sh, sh.N)
+	say(w, "promoral: shard %s takes 1/%d of each rate limit the providers state, as the other shards spend the rest (--shard-rate whole takes it all)", sh, sh.N)
 	return sh.N, nil
 }
 
@@ -36,7 +36,7 @@ func rateShare(w io.Writer, st *spec.Study, flag string) (int, error) {
 func sayRates(w io.Writer, stats []*pipeline.ModelStats) {
 	for _, m := range stats {
 		if r := m.Rate().String(); r != "" {
-			fmt.Fprintf(w, "  %s: %s\n", m.Name, r)
+			say(w, "  %s: %s", m.Name, r)
 		}
 	}
 }

@@ -598,8 +598,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []spec.Result, error) {
 						continue
 					}
 					st.Done.Add(1)
-					if r.Err != "" {
-						st.Fails.Add(1)
+					if r.Err != "" && !e.judgeFailed(c, &r) {
+						st.Fails.Add(1) // a failed judging counts on its judge's line
 					}
 					e.noteCase(c, &r)
 					finish(c, &r)
@@ -1048,6 +1048,9 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 		x.Charge(rec.Resp, true)
 		st.Calls.Add(1)
 		st.Cached.Add(1)
+		if rec.Fresh {
+			st.Duplicates.Add(1)
+		}
 		st.Tokens.Add(int64(rec.Resp.Usage.PromptTokens + rec.Resp.Usage.CompletionTokens))
 		return rec.Resp, nil
 	}
@@ -1207,6 +1210,11 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 	st.Calls.Add(1)
 	if shared {
 		st.Cached.Add(1)
+		// A caller that waited for another's call, or found the reply
+		// that call journaled, shares a request sent in this apply.
+		if !leader || cr.cached.Fresh {
+			st.Duplicates.Add(1)
+		}
 	}
 	st.Tokens.Add(int64(resp.Usage.PromptTokens + resp.Usage.CompletionTokens))
 	if !shared {

@@ -23,6 +23,10 @@ type liveStats struct {
 	JudgeTotal                                  int64
 	JudgeDone, Judged, JudgeFails, JudgeSkipped atomic.Int64
 	JudgedLive                                  atomic.Int64
+	// Duplicates counts the calls (of those Cached counts) served by the
+	// reply this apply got for an identical request: sent once, used
+	// again, never a journal hit from an earlier apply.
+	Duplicates atomic.Int64
 	// Retried counts failed attempts that were sent again (a 429, a 5xx, a
 	// timeout): not errors of a case, but failures all the same.
 	Retried atomic.Int64
@@ -77,6 +81,9 @@ func (m *ModelStats) CallsLeft() float64 {
 	}
 	return left
 }
+
+// JournalHits is the calls served by replies an earlier apply journaled.
+func (m *ModelStats) JournalHits() int64 { return m.Cached.Load() - m.Duplicates.Load() }
 
 // NewCalls is the calls this model made that were neither journal replays
 // nor shared with an identical request: the work whose pace is real.
@@ -156,7 +163,7 @@ func (e *Engine) noteCase(c *spec.Case, r *spec.Result) {
 		switch {
 		case r.Judge != nil:
 			js.Judged.Add(1)
-		case strings.HasPrefix(r.Err, "judge: "):
+		case e.judgeFailed(c, r):
 			js.JudgeFails.Add(1)
 		default:
 			js.JudgeSkipped.Add(1)
@@ -182,4 +189,11 @@ func (e *Engine) noteCopied(cell int, calls int) {
 		js.JudgeDone.Add(1)
 		js.Finished(shareKey(j.Strategy, true), 0)
 	}
+}
+
+// judgeFailed: the case failed at its judge, not before, and the judge
+// model has a line of its own that counts the failure.
+func (e *Engine) judgeFailed(c *spec.Case, r *spec.Result) bool {
+	j := c.Task.Judge
+	return j != nil && e.stats[j.Model] != nil && strings.HasPrefix(r.Err, "judge: ")
 }

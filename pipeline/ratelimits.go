@@ -119,7 +119,10 @@ func (d transportDoer) RateStats() RateStats {
 // String is the rate part of a progress or summary line: "limited by
 // tokens per minute, 98 % of the limit; 3 × 429 of 1,200 attempts", or
 // only the 429s, or "".
-func (r RateStats) String() string {
+func (r RateStats) String() string { return strings.Join(r.Parts(), "; ") }
+
+// Parts are String's clauses: what bound the model, and its 429s.
+func (r RateStats) Parts() []string {
 	var parts []string
 	if r.Limiting != "" {
 		lim := "the limit"
@@ -131,5 +134,5 @@ func (r RateStats) String() string {
 	if r.RateLimited > 0 {
 		parts = append(parts, fmt.Sprintf("%d × 429 of %d attempts", r.RateLimited, r.Attempts))
 	}
-	return strings.Join(parts, "; ")
+	return parts
 }

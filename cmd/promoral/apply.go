@@ -95,10 +95,14 @@ func newApply() *cobra.Command {
 				return err
 			}
 			for _, s := range st.Skipped {
-				fmt.Fprintf(cmd.ErrOrStderr(), "promoral: skipping %s\n", s)
+				say(cmd.ErrOrStderr(), "promoral: skipping %s", s)
 			}
 			sayPartial(cmd.ErrOrStderr(), st)
 			sayCap(cmd.ErrOrStderr(), st, maxCost)
+			// The progress display owns the terminal while the run goes:
+			// the engine's and the batch transport's lines go through it.
+			scr := newScreen(cmd.ErrOrStderr(), !quiet)
+			opts.Log = scr
 			if !offline {
 				c := concurrency
 				if c == 0 {
@@ -114,27 +118,27 @@ func newApply() *cobra.Command {
 					if dir == "" {
 						dir = st.OutDir
 					}
-					opts.Doer = batch.Transports(batch.Options{Dir: dir, All: batched, Live: opts.Doer, Log: cmd.ErrOrStderr()})
+					opts.Doer = batch.Transports(batch.Options{Dir: dir, All: batched, Live: opts.Doer, Log: scr})
 				}
 			}
 			eng := pipeline.NewEngine(st, opts)
 			stop := make(chan struct{})
 			done := make(chan struct{})
 			if !quiet {
-				go progress(cmd.ErrOrStderr(), eng.Stats(), stop, done)
+				go progress(cmd.ErrOrStderr(), eng.Stats(), scr, stop, done)
 			} else {
 				close(done)
 			}
 			draining.Store(true)
-			go sayInterrupt(cmd.Context(), cmd.ErrOrStderr(), eng, opts.Grace, stop)
+			go sayInterrupt(cmd.Context(), scr, eng, opts.Grace, stop)
 			sum, _, err := eng.Run(cmd.Context())
 			close(stop)
 			<-done
 			if sum != nil {
-				fmt.Fprintln(cmd.OutOrStdout(), sum.String())
+				say(cmd.OutOrStdout(), "%s", sum.String())
 				sayEndpoints(cmd.OutOrStdout(), st)
 				for _, t := range sum.Report {
-					fmt.Fprintln(cmd.OutOrStdout(), t)
+					say(cmd.OutOrStdout(), "%s", t)
 				}
 				sayRates(cmd.OutOrStdout(), eng.Stats())
 			}
@@ -164,17 +168,28 @@ func newApply() *cobra.Command {
 	return cmd
 }
 
-// sayInterrupt tells the user what the first and second Ctrl-C do.
-func sayInterrupt(ctx context.Context, w io.Writer, eng *pipeline.Engine, grace time.Duration, stop <-chan struct{}) {
+// sayInterrupt tells the user what the first and second Ctrl-C do, through
+// the screen: the display shows the notice above its bars and the stopping
+// state under them until the run ends.
+func sayInterrupt(ctx context.Context, scr *screen, eng *pipeline.Engine, grace time.Duration, stop <-chan struct{}) {
 	select {
 	case <-ctx.Done():
 	case <-stop:
 		return
 	}
-	fmt.Fprintf(w, "\npromoral: interrupted: starting no new calls; waiting up to %s for the %d call(s) in flight so their replies are journaled (Ctrl-C again cuts them off)\n", grace, eng.InFlight())
+	scr.Interrupted(grace, eng.InFlight)
+	scr.Note(fmt.Sprintf("promoral: interrupted: starting no new calls; waiting up to %s for the %d call(s) in flight so their replies are journaled (Ctrl-C again cuts them off)", grace, eng.InFlight()))
 	select {
 	case <-abortContext(ctx).Done():
-		fmt.Fprintf(w, "promoral: cutting off the %d call(s) still in flight\n", eng.InFlight())
+		scr.Cutting()
+		scr.Note(fmt.Sprintf("promoral: cutting off the %d call(s) still in flight", eng.InFlight()))
 	case <-stop:
 	}
+}
+
+// say prints a message wrapped to 80 columns: each line between its
+// clauses (else its words), its continuation indented two more; a word
+// wider than that (a long path) stands on a line of its own.
+func say(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, wrapNote(fmt.Sprintf(format, args...)))
 }

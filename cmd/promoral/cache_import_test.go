@@ -128,7 +128,7 @@ func TestSharedCacheMergeAndDiff(t *testing.T) {
 	if shared != 6 || m.CallsShared != shared || m.SharedCache != testCacheDir(t) || len(m.MergedFrom) != 2 || m.MergedFrom[0].CallsShared+m.MergedFrom[1].CallsShared != shared {
 		t.Errorf("merged manifest: calls_shared %d (shards %d), shared_cache %q, shards %+v", m.CallsShared, shared, m.SharedCache, m.MergedFrom)
 	}
-	if !strings.Contains(stdout, "6 of the cached calls came from the shared cache "+testCacheDir(t)) {
+	if !strings.Contains(words(stdout), "6 of the cached calls came from the shared cache "+testCacheDir(t)) {
 		t.Errorf("merge summary:\n%s", stdout)
 	}
 

@@ -107,7 +107,7 @@ func TestSharedCacheAcrossRunFolders(t *testing.T) {
 	}
 	stdout, _ = applyOK(t, cfg, "--out", out)
 	if srv.calls.Load() != 6 || !strings.Contains(stdout, "6 calls (0 new, 6 cached)") ||
-		!strings.Contains(stdout, "6 of the cached calls came from the shared cache "+testCacheDir(t)) {
+		!strings.Contains(words(stdout), "6 of the cached calls came from the shared cache "+testCacheDir(t)) {
 		t.Fatalf("apply after the rename: %d calls (want still 6)\n%s", srv.calls.Load(), stdout)
 	}
 	if n := journalReplies(filepath.Join(out, "journal.jsonl")); n != 6 {

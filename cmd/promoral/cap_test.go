@@ -98,7 +98,7 @@ func TestSpendCapStopsWithinItsBound(t *testing.T) {
 		t.Fatalf("exit %d, want %d (capped)\n%s\n%s", code, exitCapped, stdout, stderr)
 	}
 	for _, p := range []string{"stopped at the spend cap of $0.1000", "cases left", "apply again continues", "counts from zero"} {
-		if !strings.Contains(stdout, p) {
+		if !strings.Contains(words(stdout), p) {
 			t.Errorf("summary does not say %q:\n%s", p, stdout)
 		}
 	}

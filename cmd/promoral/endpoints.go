@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"net/url"
 
@@ -37,6 +36,6 @@ func sayEndpoints(w io.Writer, st *spec.Study) {
 		if m.Unpriced() {
 			note = "; no price: its cost is unknown"
 		}
-		fmt.Fprintf(w, "  model %s: %s%s\n", m.Name, endpoint(m), note)
+		say(w, "  model %s: %s%s", m.Name, endpoint(m), note)
 	}
 }

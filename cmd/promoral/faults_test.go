@@ -418,7 +418,7 @@ func TestErroredCasesKeepEarlierRowsOfTheSameConfig(t *testing.T) {
 	if code != exitErrored || !strings.Contains(stdout, "10 errors") || !strings.Contains(stdout, "the last outputs without errors are kept in") {
 		t.Fatalf("after a template edit: exit %d\n%s", code, stdout)
 	}
-	m := regexp.MustCompile(`kept in (\S+)`).FindStringSubmatch(stdout)
+	m := regexp.MustCompile(`kept in\s+(\S+)`).FindStringSubmatch(stdout)
 	last := byCase(readRows(t, filepath.Join(m[1], "results.parquet")))
 	if fmt.Sprint(last["local/once/toy/i003"]) != fmt.Sprint(good["local/once/toy/i003"]) {
 		t.Errorf("the kept outputs are not the last complete ones")

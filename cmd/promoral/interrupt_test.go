@@ -105,7 +105,7 @@ func TestInterruptFinishesCallsInFlight(t *testing.T) {
 			p := startCLI(t, "apply", "-q", cfg, "--out", out)
 			waitUntil(t, "four calls on the wire", func() bool { _, _, held := fs.counts(); return held == 4 })
 			p.cmd.Process.Signal(sig)
-			p.waitLine(t, "starting no new calls; waiting up to")
+			p.waitLine(t, "interrupted: starting no new calls;")
 			fs.open()
 			if code := p.wait(); code != exitInterrupted {
 				t.Fatalf("exit %d\n%s\n%s", code, p.out.String(), p.stderr())
@@ -186,7 +186,7 @@ func TestKill9ReportsTheCallsThatWereInFlight(t *testing.T) {
 	fs.open()
 	stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", out)
 	if code != 0 || !strings.Contains(stdout, "30 cases, 30 calls (24 new, 6 cached), 0 errors") ||
-		!strings.Contains(stdout, "4 call(s) were in flight when an earlier apply was killed; 4 of them were sent again") ||
+		!strings.Contains(words(stdout), "4 call(s) were in flight when an earlier apply was killed; 4 of them were sent again") ||
 		!strings.Contains(stderr, "4 call(s) were in flight when an earlier apply was killed") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

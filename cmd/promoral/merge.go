@@ -41,7 +41,7 @@ other machines: any copy of the same files will do; merge checks the hash).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), sum.String())
+			say(cmd.OutOrStdout(), "%s", sum.String())
 			for _, sh := range sum.MergedFrom {
 				fmt.Fprintf(cmd.OutOrStdout(), "  shard %s: %s, %d cases, %d errors, %d new calls, $%.4f (%s)\n",
 					sh.Shard, sh.Dir, sh.Cases, sh.Errors, sh.CallsNew, sh.CostUSD, sh.Generation)

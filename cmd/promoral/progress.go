@@ -12,6 +12,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -81,14 +82,19 @@ type line struct {
 	// the rate is frozen at that moment and no longer falls.
 	finished bool
 	frozen   float64
-	// stopped: the run is over (or interrupted); the last frame says so
+	// stopping: the run was interrupted and waits for its calls in
+	// flight; stopped: the run is over (or interrupted); the frames say so
 	// rather than promise an ETA.
-	stopped bool
+	stopping, stopped bool
 	text    atomic.Pointer[barText]
 }
 
-// barText is what a bar's decorators draw, computed by the updater.
-type barText struct{ key, detail string }
+// barText is what a bar's decorators draw, computed by the updater: the
+// key figures, and the details as parts kept whole.
+type barText struct {
+	key    string
+	detail []string
+}
 
 func newViews(stats []*pipeline.ModelStats, start time.Time) []*line {
 	out := make([]*line, 0, len(stats))
@@ -147,6 +153,8 @@ func (v *line) eta() string {
 		return "done"
 	case v.stopped:
 		return "stopped"
+	case v.stopping:
+		return "stopping"
 	}
 	r := v.rate()
 	if r <= 0 {
@@ -182,30 +190,67 @@ func errText(fails, retried int64) string {
 	return s
 }
 
+// servedText says how many calls were served without a request: replies
+// an earlier apply journaled, and duplicates (a request identical to one
+// this apply sent, answered by that one reply).
+func servedText(m *pipeline.ModelStats) string {
+	s := fmt.Sprintf("%d from the journal", m.JournalHits())
+	if d := m.Duplicates.Load(); d > 0 {
+		s += fmt.Sprintf(", %d duplicates", d)
+	}
+	return s
+}
+
 // detail is the rest: calls, journal hits, errors, tokens, and the judging
 // (verdicts, failures, cases never judged because they failed first).
-func (v *line) detail() string {
+func (v *line) detail() string { return strings.Join(v.details(), "  ") }
+
+// details are detail's parts, each to be kept whole on a line.
+func (v *line) details() []string {
 	m := v.m
 	fails := m.Fails.Load()
 	if v.judge {
 		fails = m.JudgeFails.Load()
 	}
-	s := fmt.Sprintf("%s (%d from the journal)  %s  %s tokens",
-		spec.Plural(int(m.Calls.Load()), "call", "calls"), m.Cached.Load(),
-		errText(fails, m.Retried.Load()), human(m.Tokens.Load()))
+	parts := []string{
+		fmt.Sprintf("%s (%s)", spec.Plural(int(m.Calls.Load()), "call", "calls"), servedText(m)),
+		errText(fails, m.Retried.Load()),
+		human(m.Tokens.Load()) + " tokens",
+	}
 	if !v.judge && m.JudgeTotal > 0 {
-		s += fmt.Sprintf("  judged %d/%d", m.Judged.Load(), m.JudgeTotal)
+		s := fmt.Sprintf("judged %d/%d", m.Judged.Load(), m.JudgeTotal)
 		if f := m.JudgeFails.Load(); f > 0 {
 			s += fmt.Sprintf(" (%s judging)", spec.Plural(int(f), "error", "errors"))
 		}
+		parts = append(parts, s)
 	}
 	if n := m.JudgeSkipped.Load(); n > 0 {
-		s += fmt.Sprintf("  %d not judged (the case failed first)", n)
+		parts = append(parts, fmt.Sprintf("%d not judged (the case failed first)", n))
 	}
-	if r := m.Rate().String(); r != "" {
-		s += "  " + r
+	for _, r := range m.Rate().Parts() {
+		parts = append(parts, r)
 	}
-	return s
+	return parts
+}
+
+// detailLines lays the details out under a bar: two spaces in, parts two
+// apart, a part that does not fit on a line of its own (cut only when it
+// is wider than the line).
+func detailLines(parts []string, width int) []string {
+	var out []string
+	cur := ""
+	for _, p := range parts {
+		switch {
+		case cur == "":
+			cur = "  " + p
+		case width <= 0 || utf8.RuneCountInString(cur)+2+utf8.RuneCountInString(p) <= width:
+			cur += "  " + p
+		default:
+			out = append(out, fit(cur, width))
+			cur = "  " + p
+		}
+	}
+	return append(out, fit(cur, width))
 }
 
 // plain is the whole status on one line, for logs.
@@ -221,7 +266,7 @@ func (v *line) plain() string {
 
 // publish computes the bar's texts for the decorators to read.
 func (v *line) publish() {
-	v.text.Store(&barText{key: v.key(), detail: "  " + v.detail()})
+	v.text.Store(&barText{key: v.key(), detail: v.details()})
 }
 
 // rateText writes calls per second, or per minute or hour when slower, so
@@ -263,23 +308,50 @@ func human(n int64) string {
 }
 
 // progress shows live bars on a terminal and plain periodic lines
-// elsewhere (CI logs, files), until stop is closed.
-func progress(w io.Writer, stats []*pipeline.ModelStats, stop, done chan struct{}) {
+// elsewhere (CI logs, files), until stop is closed. It owns w meanwhile:
+// the notes handed to scr are printed by it, and an interrupted run's
+// stopping state is shown until the end.
+func progress(w io.Writer, stats []*pipeline.ModelStats, scr *screen, stop, done chan struct{}) {
 	defer close(done)
 	if !isTerminal(w) {
-		plainProgress(w, stats, stop, time.Second, 10*time.Second)
+		plainProgress(w, stats, scr, stop, time.Second, 10*time.Second)
 		return
 	}
-	bars(w, stats, stop, 0)
+	bars(w, stats, scr, stop, 0)
 }
 
 // plainProgress samples every tick and prints every model's line every
 // print interval.
-func plainProgress(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}, tick, print time.Duration) {
+func plainProgress(w io.Writer, stats []*pipeline.ModelStats, scr *screen, stop chan struct{}, tick, print time.Duration) {
+	if scr == nil {
+		scr = newScreen(w, true)
+	}
 	views := newViews(stats, time.Now())
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	last := time.Now()
+	var stopSaid bool
+	// notes prints the notes handed to the screen, and the stopping state
+	// when it begins, again with every model's lines (again), and last.
+	notes := func(now time.Time, final, again bool) {
+		msgs, st := scr.take()
+		if final {
+			msgs = append(msgs, scr.end()...)
+		}
+		for _, m := range msgs {
+			fmt.Fprintln(w, m)
+		}
+		if st == nil {
+			return
+		}
+		for _, v := range views {
+			v.stopping = true
+		}
+		if !stopSaid || final || again {
+			fmt.Fprintln(w, wrapNote(st.text(now, final)))
+			stopSaid = true
+		}
+	}
 	for {
 		say := func(now time.Time) {
 			for _, v := range views {
@@ -298,16 +370,21 @@ func plainProgress(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}
 				v.stop(now)
 			}
 			say(now)
+			notes(now, true, false)
 			return
 		case now := <-t.C:
 			for _, v := range views {
 				v.observe(now)
 			}
+			notes(now, false, false)
 			if now.Sub(last) < print {
 				continue
 			}
 			last = now
 			say(now)
+			notes(now, false, true)
+		case <-scr.wake:
+			notes(time.Now(), false, false)
 		}
 	}
 }
@@ -324,7 +401,10 @@ const nameWidth = 18
 // bar's texts, publishes them through an atomic pointer, then moves the
 // bars. The decorators, which mpb calls while a bar waits for its render,
 // only load that pointer, so a call into mpb can never wait on them.
-func bars(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}, width int) {
+func bars(w io.Writer, stats []*pipeline.ModelStats, scr *screen, stop chan struct{}, width int) {
+	if scr == nil {
+		scr = newScreen(w, true)
+	}
 	views := newViews(stats, time.Now())
 	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithRefreshRate(250 * time.Millisecond)}
 	if width > 0 {
@@ -347,13 +427,55 @@ func bars(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}, width i
 				return v.text.Load().key
 			})),
 			mpb.BarExtender(mpb.BarFillerFunc(func(out io.Writer, st decor.Statistics) error {
-				_, err := io.WriteString(out, fit(v.text.Load().detail, st.AvailableWidth)+"\n")
-				return err
+				for _, l := range detailLines(v.text.Load().detail, st.AvailableWidth) {
+					if _, err := io.WriteString(out, l+"\n"); err != nil {
+						return err
+					}
+				}
+				return nil
 			}), false),
 		)
 	}
+	// The stopping state is a bar of its own under the others, added when
+	// the run is interrupted; its text is wrapped to the terminal's width.
+	var status *mpb.Bar
+	var statusText atomic.Pointer[[]string]
+	statusLines := func(width int) []string {
+		ls := *statusText.Load()
+		if width > 0 && width < noteWidth {
+			ls = wrap.Words(strings.Join(ls, " "), width)
+		}
+		return ls
+	}
 	update := func(now time.Time, final bool) {
+		msgs, st := scr.take()
+		if final {
+			msgs = append(msgs, scr.end()...)
+		}
+		for _, m := range msgs {
+			// Printed above the bars at the next redraw, never erased; from
+			// the first column, whatever the terminal echoed (^C).
+			fmt.Fprint(p, "\r"+m+"\n")
+		}
+		if st != nil {
+			ls := strings.Split(wrapNote(st.text(now, final)), "\n")
+			statusText.Store(&ls)
+			if status == nil {
+				status = p.MustAdd(1, mpb.BarFillerFunc(func(out io.Writer, s decor.Statistics) error {
+					_, err := io.WriteString(out, statusLines(s.AvailableWidth)[0])
+					return err
+				}), mpb.BarExtender(mpb.BarFillerFunc(func(out io.Writer, s decor.Statistics) error {
+					for _, l := range statusLines(s.AvailableWidth)[1:] {
+						if _, err := io.WriteString(out, l+"\n"); err != nil {
+							return err
+						}
+					}
+					return nil
+				}), false), mpb.BarFillerTrim())
+			}
+		}
 		for i, v := range views {
+			v.stopping = st != nil
 			if final {
 				v.stop(now)
 			} else {
@@ -379,10 +501,15 @@ func bars(w io.Writer, stats []*pipeline.ModelStats, stop chan struct{}, width i
 					bs[i].Abort(false)
 				}
 			}
+			if status != nil {
+				status.Abort(false)
+			}
 			p.Wait()
 			return
 		case now := <-t.C:
 			update(now, false)
+		case <-scr.wake:
+			update(time.Now(), false)
 		}
 	}
 }

@@ -130,23 +130,29 @@ func TestBarsFitEightyColumns(t *testing.T) {
 	j.JudgeDone.Store(1300)
 	var buf bytes.Buffer
 	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { defer close(done); bars(&buf, []*pipeline.ModelStats{a, j}, stop, 80) }()
+	go func() { defer close(done); bars(&buf, []*pipeline.ModelStats{a, j}, nil, stop, 80) }()
 	time.Sleep(300 * time.Millisecond) // let a few live cases finish at least one sample apart
 	a.Calls.Add(100)
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	<-done
-	lines := strings.Split(strings.TrimRight(stripANSI(buf.String()), "\n"), "\n")
-	if len(lines) < 4 {
-		t.Fatalf("want 4 lines, got:\n%s", buf.String())
+	// The last frame, as a terminal shows it.
+	var last []string
+	for _, l := range render(buf.String()) {
+		if l != "" {
+			last = append(last, l)
+		}
 	}
-	last := lines[len(lines)-4:]
+	if len(last) < 5 {
+		t.Fatalf("want 5 lines, got:\n%s", strings.Join(last, "\n"))
+	}
+	last = last[len(last)-5:]
 	for i, l := range last {
 		if n := utf8.RuneCountInString(l); n > 80 {
 			t.Errorf("line %d is %d columns: %q", i, n, l)
 		}
 	}
-	for _, i := range []int{0, 2} {
+	for _, i := range []int{0, 3} {
 		l := last[i]
 		for _, part := range []string{"[", "]", "ETA ", "$0.00"} {
 			if !strings.Contains(l, part) {
@@ -157,11 +163,29 @@ func TestBarsFitEightyColumns(t *testing.T) {
 			t.Errorf("bar line lacks a rate: %q", l)
 		}
 	}
-	if !strings.Contains(last[0], "123456/200000") || !strings.Contains(last[2], "judged 1200/3900") {
-		t.Errorf("counts: %q / %q", last[0], last[2])
+	if !strings.Contains(last[0], "123456/200000") || !strings.Contains(last[3], "judged 1200/3900") {
+		t.Errorf("counts: %q / %q", last[0], last[3])
 	}
-	if !strings.Contains(last[1], "1234667 calls") || !strings.Contains(last[1], "12345 errors, 12345 retried") {
-		t.Errorf("detail line: %q", last[1])
+	// The details go on as many lines as they need, each part whole.
+	if !strings.Contains(last[1], "1234667 calls") || !strings.Contains(last[1], "12345 errors, 12345 retried") || !strings.Contains(last[2], "  987.7M tokens  judged 100000/200000") {
+		t.Errorf("detail lines: %q", last[1:3])
+	}
+}
+
+// A part of the details never loses its end to the width: the 429s keep
+// their denominator on the next line.
+func TestDetailLinesKeepPartsWhole(t *testing.T) {
+	parts := []string{"1234 calls (0 from the journal)", "3 errors, 167 retried", "98k tokens", "limited by requests, 100 % of the limit", "167 × 429 of 1234 attempts"}
+	got := detailLines(parts, 80)
+	want := []string{
+		"  1234 calls (0 from the journal)  3 errors, 167 retried  98k tokens",
+		"  limited by requests, 100 % of the limit  167 × 429 of 1234 attempts",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := detailLines([]string{strings.Repeat("x", 100)}, 80); utf8.RuneCountInString(got[0]) != 80 {
+		t.Errorf("a part wider than the line is not cut to it: %q", got)
 	}
 }
 
@@ -173,7 +197,7 @@ func TestProgressIsPlainOffATerminal(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	stop, done := make(chan struct{}), make(chan struct{})
-	go progress(&buf, nil, stop, done)
+	go progress(&buf, nil, nil, stop, done)
 	close(stop)
 	<-done
 	if strings.Contains(buf.String(), "\x1b[") {
@@ -189,7 +213,7 @@ func TestPlainProgressPrintsEveryModel(t *testing.T) {
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		plainProgress(&buf, []*pipeline.ModelStats{m, j}, stop, 10*time.Millisecond, 30*time.Millisecond)
+		plainProgress(&buf, []*pipeline.ModelStats{m, j}, nil, stop, 10*time.Millisecond, 30*time.Millisecond)
 	}()
 	for i := 0; !strings.Contains(buf.String(), "judge-bot (judge): 0/4 judged (0 finished)"); i++ {
 		if i == 3000 {
@@ -284,7 +308,7 @@ func TestLastPlainLinesAreTheFinalState(t *testing.T) {
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		plainProgress(&buf, []*pipeline.ModelStats{m, s}, stop, 10*time.Millisecond, time.Hour)
+		plainProgress(&buf, []*pipeline.ModelStats{m, s}, nil, stop, 10*time.Millisecond, time.Hour)
 	}()
 	m.Done.Store(4)
 	s.Done.Store(2)
@@ -302,7 +326,7 @@ func TestLastFrameIsTheFinalState(t *testing.T) {
 	m := &pipeline.ModelStats{Name: "bot", Total: 4}
 	var buf bytes.Buffer
 	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { defer close(done); bars(&buf, []*pipeline.ModelStats{m}, stop, 80) }()
+	go func() { defer close(done); bars(&buf, []*pipeline.ModelStats{m}, nil, stop, 80) }()
 	m.Done.Store(4)
 	close(stop)
 	<-done

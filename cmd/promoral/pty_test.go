@@ -194,7 +194,7 @@ strategies: [once]
 	}
 	for _, want := range []string{
 		"model priced: openai-compatible at " + srv.URL + "/v1\n",
-		"model free: openai-compatible at " + srv.URL + "/v1; no price: its cost is unknown",
+		"model free: openai-compatible at " + srv.URL + "/v1;\n    no price: its cost is unknown",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
@@ -203,7 +203,7 @@ strategies: [once]
 	if strings.Contains(stdout+stderr, "s3cret") {
 		t.Errorf("a credential in the output:\n%s\n%s", stdout, stderr)
 	}
-	if !strings.Contains(stderr, "model free has no price") {
+	if !strings.Contains(words(stderr), "model free has no price") {
 		t.Errorf("no note about the unpriced model:\n%s", stderr)
 	}
 	out, _, _ := runCLI(t, "plan", p, "--out", filepath.Join(dir, "out2"))

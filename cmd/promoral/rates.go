@@ -24,10 +24,10 @@ func rateShare(w io.Writer, st *spec.Study, flag string) (int, error) {
 		return 1, nil
 	}
 	if flag == "whole" {
-		fmt.Fprintf(w, "promoral: shard %s paces to the whole of each rate limit the providers state (--shard-rate whole)\n", sh)
+		say(w, "promoral: shard %s paces to the whole of each rate limit the providers state (--shard-rate whole)", sh)
 		return 1, nil
 	}
-	fmt.Fprintf(w, "promoral: shard %s takes 1/%d of each rate limit the providers state, as the other shards spend the rest (--shard-rate whole takes it all)\n", sh, sh.N)
+	say(w, "promoral: shard %s takes 1/%d of each rate limit the providers state, as the other shards spend the rest (--shard-rate whole takes it all)", sh, sh.N)
 	return sh.N, nil
 }
 
@@ -40,7 +40,7 @@ func sayRates(w io.Writer, stats []*pipeline.ModelStats) {
 	for _, m := range stats {
 		r := m.Rate()
 		if s := r.String(); s != "" {
-			fmt.Fprintf(w, "  %s: %s\n", m.Name, s)
+			say(w, "  %s: %s", m.Name, s)
 		}
 		for _, x := range r.Warnings {
 			if !said[x] {
@@ -50,6 +50,6 @@ func sayRates(w io.Writer, stats []*pipeline.ModelStats) {
 		}
 	}
 	for _, x := range warns {
-		fmt.Fprintf(w, "  warning: %s\n", x)
+		say(w, "  warning: %s", x)
 	}
 }

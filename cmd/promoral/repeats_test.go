@@ -41,7 +41,7 @@ func TestKill9WithRepeatsResumesWithoutDuplicates(t *testing.T) {
 	fs.open()
 	stdout, stderr, code := runCLI(t, "apply", "-q", cfg, "--out", out)
 	if code != 0 || !strings.Contains(stdout, "30 cases, 30 calls (23 new, 7 cached), 0 errors") ||
-		!strings.Contains(stdout, "4 call(s) were in flight when an earlier apply was killed; 4 of them were sent again") {
+		!strings.Contains(words(stdout), "4 call(s) were in flight when an earlier apply was killed; 4 of them were sent again") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// 7 answered before the kill, 4 held when it came, 23 sent after:

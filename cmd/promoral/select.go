@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/promoral/promoral/pipeline/spec"
@@ -51,7 +50,7 @@ func sayPartial(w io.Writer, st *spec.Study) {
 	if !sel.Partial() {
 		return
 	}
-	fmt.Fprintf(w, "promoral: selection %s\n", sel.Describe())
+	say(w, "promoral: selection %s", sel.Describe())
 }
 
 // sayCap states the spend cap in force and names the models whose calls it
@@ -61,23 +60,23 @@ func sayCap(w io.Writer, st *spec.Study, flag costFlag) {
 	switch {
 	case flag.none:
 		if capUSD > 0 {
-			fmt.Fprintf(w, "promoral: no spend cap for this apply (--max-cost none; settings.max_cost $%.2f does not apply)\n", capUSD)
+			say(w, "promoral: no spend cap for this apply (--max-cost none; settings.max_cost $%.2f does not apply)", capUSD)
 		}
 		return
 	case flag.set && flag.usd == 0:
-		fmt.Fprintf(w, "promoral: spend cap $0 (--max-cost 0): no paid call goes out; only replies in the journal and models without a price run (--max-cost none runs uncapped)\n")
+		say(w, "promoral: spend cap $0 (--max-cost 0): no paid call goes out; only replies in the journal and models without a price run (--max-cost none runs uncapped)")
 		return
 	case flag.set:
 		capUSD = flag.usd
 	}
 	if capUSD > 0 {
-		fmt.Fprintf(w, "promoral: spend cap $%.2f for this apply (counting from zero; replies in the journal cost nothing)\n", capUSD)
+		say(w, "promoral: spend cap $%.2f for this apply (counting from zero; replies in the journal cost nothing)", capUSD)
 	}
 	for _, name := range spec.UnpricedNames(st) {
 		if capUSD > 0 {
-			fmt.Fprintf(w, "promoral: warning: model %s has no price (price: {input, output}): its cost is unknown and the cap counts its calls as free\n", name)
+			say(w, "promoral: warning: model %s has no price (price: {input, output}): its cost is unknown and the cap counts its calls as free", name)
 		} else {
-			fmt.Fprintf(w, "promoral: note: model %s has no price (price: {input, output}): its cost is unknown (shown as $?)\n", name)
+			say(w, "promoral: note: model %s has no price (price: {input, output}): its cost is unknown (shown as $?)", name)
 		}
 	}
 }

@@ -19,7 +19,7 @@ func newValidate() *cobra.Command {
 			for _, path := range args {
 				st, err := loadStudy(path)
 				if err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", path, err)
+					say(cmd.ErrOrStderr(), "%s: %v", path, err)
 					failed++
 					continue
 				}

@@ -68,3 +68,32 @@ func fill(units []string, width int) []string {
 	}
 	return out
 }
+
+// Block wraps every line of text (lines split on "\n") to width
+// characters: between clauses, else between words. A line keeps its
+// leading spaces, and its continuation lines are indented two more. A word
+// longer than the room (a long path) stands on a line of its own.
+func Block(text string, width int) string {
+	var b strings.Builder
+	for i, line := range strings.Split(text, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		body := strings.TrimLeft(line, " ")
+		indent := line[:len(line)-len(body)]
+		if utf8.RuneCountInString(line) <= width || body == "" {
+			b.WriteString(line)
+			continue
+		}
+		rest := indent + "  "
+		for j, l := range Clauses(body, width-len(rest)) {
+			if j == 0 {
+				b.WriteString(indent)
+			} else {
+				b.WriteString("\n" + rest)
+			}
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}

@@ -46,3 +46,14 @@ func TestIndent(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// Block keeps each line's indent, indents its continuation two more, and
+// leaves a word wider than the width (a path) on a line of its own.
+func TestBlock(t *testing.T) {
+	path := "/" + strings.Repeat("p", 90)
+	got := Block("run: 3 cases\n  nothing was written to "+path+" (the earlier outputs stand); apply again to resume from the journal", 40)
+	want := "run: 3 cases\n  nothing was written to\n    " + path + "\n    (the earlier outputs stand);\n    apply again to resume from the\n    journal"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

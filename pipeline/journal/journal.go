@@ -43,6 +43,9 @@ type Record struct {
 	Sent      bool          `json:"sent,omitempty"`
 	Resp      *llm.Response `json:"r,omitempty"`
 	Err       string        `json:"e,omitempty"`
+	// Fresh, set by Lookup: the reply was journaled since this journal
+	// was opened (in this apply), not found there from an earlier one.
+	Fresh bool `json:"-"`
 }
 
 // lostInFlight is the error of a settlement record.
@@ -102,6 +105,7 @@ type Journal struct {
 	damaged  []int64 // offsets of the first few skipped lines, for the warning
 	lost     map[[32]byte]bool
 	idBase   string
+	opened   int64 // the file's size once opened: later lines are this writer's
 	idSeq    atomic.Uint64
 	// head is the length of the journal's start that opening did not read
 	// (OpenFrom): its replies are indexed on the first lookup.
@@ -173,6 +177,7 @@ func OpenFrom(path string, fsync bool, settled func() int64) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
+	j.opened = j.size
 	return j, nil
 }
 
@@ -618,7 +623,7 @@ func (j *Journal) Lookup(key string) (*Record, bool, error) {
 	if !keyMatches(buf, k) {
 		return nil, false, nil // another key's reply, which shares this one's prefix
 	}
-	var rec Record
+	rec := Record{Fresh: !j.ro && sp.off >= j.opened}
 	if json.Unmarshal(buf, &rec) != nil || rec.Resp == nil || rec.Err != "" || rec.Resp.Problem() != "" {
 		j.mu.Lock()
 		if j.index.drop(k, sp) {

@@ -207,6 +207,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 			continue
 		}
 		spec := &TaskSpec{}
+		mark := len(*ds)
 		l.decodeLayers(layers, spec)
 		l.noteFactors(spec, layers)
 		spec.File, spec.Line = layers[0].file, layers[0].node.Line
@@ -231,6 +232,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		t.Data = data
 		t.Fixture = spec.Fixture != ""
 		checkMatch(spec, t, ds, spec.Line, "dataset.match")
+		t.faulty = len(*ds) > mark
 		if layers[0].file != l.runFile {
 			t.From = strings.TrimSuffix(filepath.Base(layers[0].file), filepath.Ext(layers[0].file))
 		}
@@ -323,9 +325,10 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	if len(*ds) == 0 {
 		checkHasCases(st, root, ds)
 	}
-	if len(*ds) == 0 {
-		dryRun(st, ds)
-	}
+	// The dry run leaves out what did not compile (dryRun), so it runs
+	// whatever else was reported: a template problem shows in the same
+	// pass as a provider typo elsewhere in the file.
+	dryRun(st, ds)
 	// The output folder, like every path in a run file, is relative to the
 	// run file, never to the working directory: plan, apply and diff from
 	// any folder see the same journal. The default is out/<name> in the
@@ -486,6 +489,8 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 			kinds = append(kinds, k)
 		}
 		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", Suggest(spec.Provider, kinds, "use openai, openai-compatible, anthropic, gemini, scripted or none"), "unknown provider %q", spec.Provider)
+		// The URL does not depend on the provider: report it in the same pass.
+		checkBaseURL(spec.BaseURL, spec.File, l.line(spec.File, fpath("base_url"), spec.Line), path+".base_url", l.ds)
 		return nil
 	}
 	m.Identity = spec.Provider + "|" + strings.TrimRight(spec.BaseURL, "/")

@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -221,7 +220,7 @@ func (s *Strategy) readsBroken(n *Node, err error) bool {
 	}
 	if tf, ok := n.Config.(interface{ TemplateFiles() []string }); ok && s.promptsDir != "" {
 		for _, f := range tf.TemplateFiles() {
-			if b, rerr := os.ReadFile(filepath.Join(s.promptsDir, f)); rerr == nil {
+			if b, rerr := os.ReadFile(promptFile(s.promptsDir, f)); rerr == nil {
 				src.Write(b)
 			}
 		}

@@ -81,4 +81,17 @@ strategies: [zero_shot, self_correct]
 	if !strings.Contains(stdout, " 5 unparsed") {
 		t.Errorf("the clone's template was not the one read:\n%s", stdout)
 	}
+
+	// A project laid out as the repository (the run file in configs/,
+	// nothing else of its own) writes out/<name> beside configs/.
+	project := filepath.Join(dir, "project")
+	os.MkdirAll(filepath.Join(project, "configs"), 0o755)
+	os.WriteFile(filepath.Join(project, "configs", "study.yaml"), []byte(run), 0o644)
+	stdout, stderr, code = runIn(t, project, "apply", "configs/study.yaml")
+	if code != 0 || !strings.Contains(stdout, "outputs -> out/mine") {
+		t.Fatalf("apply in a project: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(project, "out", "mine", "results.parquet")); err != nil {
+		t.Errorf("no results beside configs/: %v", err)
+	}
 }

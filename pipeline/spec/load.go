@@ -333,22 +333,18 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	// The output folder, like every path in a run file, is relative to the
 	// run file, never to the working directory: plan, apply and diff from
 	// any folder see the same journal. The default is out/<name> in the
-	// project folder: the run file's folder, or its parent when that holds
-	// the default prompts folder beside it (the repository's layout:
-	// configs/x.yaml with prompts/ beside configs/ writes out/<name> beside
-	// configs/). A study of its own (no prompts/ beside its folder, or
-	// paths.prompts pointing elsewhere, say into another clone) writes
-	// out/<name> beside its run file.
+	// project folder: the run file's folder, or its parent when the run
+	// file is in a folder named configs (the repository's layout:
+	// configs/x.yaml writes out/<name> beside configs/). Where the prompts
+	// come from plays no part: paths.prompts pointing into another clone
+	// never sends the output there.
 	switch {
 	case rf.Output != "" && filepath.IsAbs(rf.Output):
 		st.OutDir = filepath.Clean(rf.Output)
 	case rf.Output != "":
 		st.OutDir = filepath.Join(l.dir, rf.Output)
 	case rf.Name != "":
-		st.OutDir = filepath.Join(l.dir, "out", rf.Name)
-		if fi, err := os.Stat(st.PromptsDir); rf.Paths.Prompts == "" && err == nil && fi.IsDir() {
-			st.OutDir = filepath.Join(filepath.Dir(st.PromptsDir), "out", rf.Name)
-		}
+		st.OutDir = filepath.Join(ProjectDir(runFile), "out", rf.Name)
 	}
 	names := make([]string, 0, len(l.files))
 	for f := range l.files {
@@ -462,6 +458,16 @@ func (l *loader) fileLayer(from string, at *yaml.Node, name, path, dir, what str
 	}
 	l.ds.Addf(from, at.Line, path, hint, "%s %q not found in %s nor in the shipped library", what, name, displayPath(dir)+string(filepath.Separator))
 	return nil
+}
+
+// ProjectDir is the folder a run file's default output (out/<name>) is in:
+// the run file's folder, or its parent when that folder is named configs.
+func ProjectDir(runFile string) string {
+	dir := filepath.Dir(runFile)
+	if abs, err := filepath.Abs(dir); err == nil && filepath.Base(abs) == "configs" {
+		return filepath.Join(dir, "..")
+	}
+	return dir
 }
 
 // displayPath is a path as an error names it: relative to the working

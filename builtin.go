@@ -1,6 +1,9 @@
 // Package promoral carries the files the promoral binary needs outside the
-// repository: the quickstart study, with its strategies, tasks, prompts and
-// shipped data (and their licence notices), so `promoral apply quickstart`
+// repository: the shipped library (every task, strategy and model file
+// under configs/, the prompts and the shipped data, with their licence
+// notices) and the quickstart study. Every run file falls back on the
+// library for the names and templates its own folders lack, so a study in
+// any folder can use the shipped pieces, and `promoral apply quickstart`
 // runs from any folder. It lives at the module root because go:embed
 // cannot reach into parent folders.
 package promoral
@@ -19,12 +22,67 @@ import (
 )
 
 //go:embed configs/quickstart.yaml
-//go:embed configs/strategies/zero_shot.yaml configs/strategies/self_correct.yaml configs/strategies/rescore.yaml
-//go:embed configs/tasks/ethics.yaml configs/tasks/promoral_replies.yaml
-//go:embed prompts/zero_shot prompts/self_correct prompts/demonstrations/ethics.yaml
-//go:embed data/SOURCES.md data/ethics/NOTICE.md data/ethics/commonsense_test_hard.jsonl
-//go:embed data/promoral_runs data/promoral_reference
+//go:embed configs/strategies configs/tasks configs/models
+//go:embed prompts data
 var files embed.FS
+
+// The library's folders within Files, as they lie in the repository.
+const (
+	LibStrategies = "configs/strategies"
+	LibTasks      = "configs/tasks"
+	LibModels     = "configs/models"
+	LibPrompts    = "prompts"
+)
+
+// Has reports whether the library holds a file (a slash path such as
+// configs/tasks/ethics.yaml or prompts/zero_shot/user.tmpl), without
+// writing anything.
+func Has(rel string) bool {
+	rel = path.Clean(rel)
+	if !fs.ValidPath(rel) {
+		return false
+	}
+	st, err := fs.Stat(files, rel)
+	return err == nil && !st.IsDir()
+}
+
+// Names lists the YAML files of a library folder without their extension
+// (the names a run file can use), sorted.
+func Names(dir string) []string {
+	entries, err := fs.ReadDir(files, dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if ext := path.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+			out = append(out, e.Name()[:len(e.Name())-len(ext)])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LibraryEnv names the folder the library is written out into, instead of
+// the user's cache folder (tests set it).
+const LibraryEnv = "PROMORAL_LIBRARY_DIR"
+
+var library = sync.OnceValues(func() (string, error) {
+	if d := os.Getenv(LibraryEnv); d != "" {
+		return Extract(d)
+	}
+	root, err := os.UserCacheDir()
+	if err != nil {
+		root = os.TempDir()
+	}
+	return Extract(filepath.Join(root, "promoral"))
+})
+
+// Library is the folder that holds the library on disk: written out of the
+// binary into the user's cache folder (<cache>/promoral/builtin-<hash>, or
+// $PROMORAL_LIBRARY_DIR/builtin-<hash>) on first use, once per process;
+// the loader, the datasets and the templates read real files.
+func Library() (string, error) { return library() }
 
 // Studies maps each built-in study's name to its run file within Files.
 var Studies = map[string]string{"quickstart": "configs/quickstart.yaml"}

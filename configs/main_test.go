@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("PROMORAL_DATA_DIR", dir)
+	os.Setenv("PROMORAL_LIBRARY_DIR", filepath.Join(dir, "library"))
 	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
 	os.Setenv("HF_TOKEN_PATH", filepath.Join(dir, "no-token"))
 	os.Unsetenv("HF_TOKEN")

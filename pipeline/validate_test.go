@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -199,5 +200,72 @@ func TestGoldErrorsOfStoredItems(t *testing.T) {
 	}
 	if strings.Contains(stored, "row 20:") {
 		t.Errorf("stored: an 11th gold error:\n%s", stored)
+	}
+}
+
+// Problems that do not depend on each other are all reported in one pass:
+// a provider typo, an unknown field, a bad stage kind, a bad base_url, an
+// expression that does not compile and a template that reads a field the
+// items lack, each in its own place, give six problems at once (not a
+// first layer, then the template once the rest is fixed).
+func TestValidateReportsEveryIndependentProblemInOnePass(t *testing.T) {
+	run := `name: toy-run
+models:` + studytest.ScriptedModel + `
+  - name: typo
+    provider: openia
+  - name: local
+    provider: openai-compatible
+    base_url: localhost:8000/v1
+tasks: [toy]
+strategies: [one_shot]
+`
+	strat := `name: one_shot
+colour: red
+stages:
+  - name: ask
+    kind: prompt
+    messages:
+      - role: user
+        text: "{{.item.scenario}}"
+  - name: parse
+    kind: extrakt
+  - name: tally
+    kind: compute
+    set:
+      n: "visits.ask +"
+outputs:
+  label: stages.parse.label
+`
+	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run, "configs/strategies/one_shot.yaml": strat}))
+	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	ds, ok := err.(yamlstrict.Diags)
+	if !ok {
+		t.Fatalf("want diagnostics, got %v", err)
+	}
+	want := [][]string{
+		{"run.yaml:", "models[1].provider", `unknown provider "openia"`},
+		{"run.yaml:", "models[2].base_url", "not an http(s) URL"},
+		{"one_shot.yaml:2", `unknown field "colour"`},
+		{"one_shot.yaml:", "stages[ask]", `map has no entry for key "scenario"`},
+		{"one_shot.yaml:10", `unknown stage kind "extrakt"`},
+		{"one_shot.yaml:", "stages[tally].set.n", "does not compile"},
+	}
+	text := err.Error()
+	for _, w := range want {
+		found := false
+		for _, d := range ds {
+			line := d.Error()
+			all := true
+			for _, part := range w {
+				all = all && strings.Contains(line, part)
+			}
+			found = found || all
+		}
+		if !found {
+			t.Errorf("no problem with %q in:\n%s", w, text)
+		}
+	}
+	if len(ds) != len(want) {
+		t.Errorf("want %d problems, got %d:\n%s", len(want), len(ds), text)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/promoral/promoral"
@@ -29,11 +28,7 @@ func resolveConfig(arg string, log io.Writer) (string, error) {
 		}
 		return arg, nil
 	}
-	root, err := os.UserCacheDir()
-	if err != nil {
-		root = os.TempDir()
-	}
-	dir, err := promoral.Extract(filepath.Join(root, "promoral"))
+	dir, err := promoral.Library()
 	if err != nil {
 		return "", err
 	}

@@ -104,15 +104,19 @@ and the items that flipped, each run's answers counted under its own policies.`,
 			}
 			fmt.Fprintf(w, "\nwhat the change costs against the journal in %s: %d cases it invalidates, %d it adds\n", shown, cp.Invalidated, cp.Added)
 			for _, r := range append(cp.Models, cp.Total) {
-				fmt.Fprintf(w, "  %-18s %d cases to run, %s new calls, $%.2f–%.2f\n", r.Model, r.Cases, span(r.CallsBest, r.CallsWorst), r.CostBest, r.CostWorst)
+				what := fmt.Sprintf("%d cases to run", r.Cases)
+				if r.Cases == 0 && r.Model != "total" {
+					what = "judging" // a judge model's calls on the cases it judges
+				}
+				fmt.Fprintf(w, "  %-18s %s, %s new calls, $%s\n", r.Model, what, span(r.CallsBest, r.CallsWorst), costRange(r))
 			}
 			if cp.SharedCases > 0 {
 				fmt.Fprintf(w, "  free: %s finish on %s in the shared cache %s, not yet in this journal (apply copies them there and pays nothing for them)\n",
 					spec.Plural(cp.SharedCases, "case", "cases"), spec.Plural(cp.SharedCalls, "reply", "replies"), cp.SharedCache)
 			}
 			if p := cp.Pending; p.Cases > 0 {
-				fmt.Fprintf(w, "  not the change's: %d cases neither config has answered yet (%s calls, $%.2f–%.2f); plan shows all remaining work\n",
-					p.Cases, span(p.CallsBest, p.CallsWorst), p.CostBest, p.CostWorst)
+				fmt.Fprintf(w, "  not the change's: %d cases neither config has answered yet (%s calls, $%s); plan shows all remaining work\n",
+					p.Cases, span(p.CallsBest, p.CallsWorst), costRange(p))
 			}
 			return nil
 		},

@@ -125,7 +125,7 @@ func TestDiffShowsMetricAndSettingsChangesAndTheirEffect(t *testing.T) {
 	for _, want := range []string{
 		"settings:", "~ seed: 1 -> 2", "metric blocks:", "~ classification", `unparsed: (unset) -> "exclude"`,
 		"classification/slow/once/toy/all accuracy: 0.7500 (n 12) -> 1.0000 (n 9) +0.2500; unparsed wrong -> exclude",
-		"what the change costs", "0 cases it invalidates, 0 it adds", "total              0 cases to run, 0 new calls, $0.00–0.00",
+		"what the change costs", "0 cases it invalidates, 0 it adds", "total              0 cases to run, 0 new calls, $0.00",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("diff lacks %q:\n%s", want, out)
@@ -275,5 +275,47 @@ paths: {strategies: %[1]s/configs/strategies, tasks: %[1]s/configs/tasks, models
 		if !strings.Contains(stdout, want) {
 			t.Errorf("diff lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// A model without a price has an unknown cost in plan and diff, as apply's
+// $?: never 0.00.
+func TestPlanAndDiffShowAnUnpricedModelsCostAsUnknown(t *testing.T) {
+	dir := killStudy(t, 4)
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	data, _ := os.ReadFile(cfg)
+	run := strings.Replace(string(data), "models:\n", "models:\n  - {name: local, provider: openai-compatible, base_url: \"http://127.0.0.1:9/v1\"}\n", 1)
+	os.WriteFile(cfg, []byte(run), 0o644)
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "study")
+	stdout, stderr, code := runCLI(t, "plan", cfg)
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+	row := func(out, model string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == model {
+				return l
+			}
+		}
+		t.Fatalf("no row for %s in:\n%s", model, out)
+		return ""
+	}
+	if l := row(stdout, "local"); !strings.HasSuffix(strings.TrimSpace(l), " ?") {
+		t.Errorf("plan's row of the unpriced model does not show its cost as ?: %q", l)
+	}
+	if l := row(stdout, "total"); !strings.HasSuffix(strings.TrimSpace(l), "+?") && !strings.HasSuffix(strings.TrimSpace(l), " ?") {
+		t.Errorf("plan's total does not show an unknown part: %q", l)
+	}
+	// The change from a config without the model: diff costs it the same way.
+	os.WriteFile(cfg, []byte(run+"matrix: {models: [slow]}\n"), 0o644)
+	git(t, dir, "commit", "-qam", "without local")
+	os.WriteFile(cfg, []byte(run), 0o644)
+	cmd := cli(t, "diff", "HEAD:configs/run.yaml", "configs/run.yaml")
+	cmd.Dir = dir
+	outb, _ := cmd.CombinedOutput()
+	if l := row(string(outb), "local"); !strings.Contains(l, "$?") || strings.Contains(l, "$0.00") {
+		t.Errorf("diff's row of the unpriced model: %q\n%s", l, outb)
 	}
 }

@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("PROMORAL_DATA_DIR", dataDir)
+	// Nor the user's copy of the shipped library.
+	os.Setenv("PROMORAL_LIBRARY_DIR", filepath.Join(dataDir, "library"))
 	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
 	os.Setenv("HF_TOKEN_PATH", filepath.Join(dataDir, "no-token"))
 	os.Unsetenv("HF_TOKEN")

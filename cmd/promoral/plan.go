@@ -96,7 +96,7 @@ func printPlan(w io.Writer, p *review.Plan) {
 	row := func(r review.PlanRow) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t", r.Model, r.Cases-r.CasesDone, spanK(r.CallsJournaled, r.CallsJournaled),
 			spanK(r.CallsBest, r.CallsWorst), spanK(r.InputTokensBest, r.InputTokensWorst),
-			spanK(r.OutputTokensBest, r.OutputTokensWorst), dollars(r.CostBest, r.CostWorst))
+			spanK(r.OutputTokensBest, r.OutputTokensWorst), costRange(r))
 		if batched {
 			waves := "-"
 			if r.WavesWorst > 0 {
@@ -160,6 +160,19 @@ func dollars(a, b float64) string {
 		return f(a)
 	}
 	return f(a) + "–" + f(b)
+}
+
+// costRange is a plan row's cost as plan and diff print it: ? for a model
+// without a price (apply's $?), and the priced part with +? where some of
+// the calls have none.
+func costRange(r review.PlanRow) string {
+	if !r.Unpriced {
+		return dollars(r.CostBest, r.CostWorst)
+	}
+	if r.CostWorst == 0 {
+		return "?"
+	}
+	return dollars(r.CostBest, r.CostWorst) + "+?"
 }
 
 func spanK(a, b int) string {

@@ -29,6 +29,7 @@ func Main(m *testing.M) {
 	}
 	os.Setenv("PROMORAL_DATA_DIR", dir)
 	os.Setenv("PROMORAL_CACHE_DIR", filepath.Join(dir, "responses"))
+	os.Setenv("PROMORAL_LIBRARY_DIR", filepath.Join(dir, "library"))
 	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
 	os.Setenv("HF_TOKEN_PATH", filepath.Join(dir, "no-token"))
 	os.Unsetenv("HF_TOKEN")

@@ -30,8 +30,11 @@ type ChangePlan struct {
 
 // MakeChangePlan compares two studies against the journal in dir without a
 // call. A case is known by its id (model/strategy/task/item); it is done
-// when its strategy graph finishes on journaled replies (a judged task's
-// judge is not planned, as in MakePlan).
+// when its strategy graph finishes on journaled replies. What a case still
+// needs is costed as plan costs it (costModel): a judged task's cases carry
+// their judge's calls, on the judge model's row, and a model in batch mode
+// is priced at batch prices. A nil old is the empty config: every case of
+// new is added, and the change costs what plan says new costs.
 func MakeChangePlan(old, new *spec.Study, dir string) (*ChangePlan, error) {
 	jpath := dir + "/journal.jsonl"
 	j, err := journal.OpenReadOnly(jpath)
@@ -39,29 +42,35 @@ func MakeChangePlan(old, new *spec.Study, dir string) (*ChangePlan, error) {
 		return nil, err
 	}
 	defer j.Close()
-	hist := completionHistory(j)
 	// The journal, then the shared cache the new config's apply reads: a
 	// reply there is not paid again.
 	src := pipeline.NewReplySource(new, j)
+	cm := newCostModel(src, completionHistory(j), PlanOptions{})
 	oldCases := map[string]*spec.Case{}
-	old.EachCase(func(c *spec.Case) bool {
-		cc := *c
-		oldCases[c.ID()] = &cc
-		return true
-	})
+	if old != nil {
+		old.EachCase(func(c *spec.Case) bool {
+			cc := *c
+			oldCases[c.ID()] = &cc
+			return true
+		})
+	}
 	cp := &ChangePlan{Journal: jpath}
 	rows := map[*spec.Model]*PlanRow{}
 	for _, m := range new.Models {
-		rows[m] = &PlanRow{Model: m.Name}
+		rows[m] = &PlanRow{Model: m.Name, Mode: spec.ModeLive}
+		if cm.o.BatchMode(m) {
+			rows[m].Mode = spec.ModeBatch
+		}
 	}
 	cp.Pending.Model = "pending"
-	shapes := map[*spec.Strategy]*spec.CallShape{}
-	used := false
-	cb := newCalibration()
 	new.EachCase(func(c *spec.Case) bool {
 		row := rows[c.Model]
+		var jrow *PlanRow
+		if jd := c.Task.Judge; jd != nil {
+			jrow = rows[jd.Model]
+		}
 		before := src.SharedHits()
-		hits, done := strategyDone(src, c)
+		hits, done := cm.walk(c)
 		if done {
 			if n := src.SharedHits() - before; n > 0 {
 				cp.SharedCases++
@@ -69,15 +78,10 @@ func MakeChangePlan(old, new *spec.Study, dir string) (*ChangePlan, error) {
 			}
 			return true
 		}
-		sh := shapes[c.Strategy]
-		if sh == nil {
-			sh = spec.ShapeOf(c.Strategy)
-			shapes[c.Strategy] = sh
-		}
 		if oc, ok := oldCases[c.ID()]; ok {
-			if _, wasDone := strategyDone(src, oc); !wasDone {
+			if _, wasDone := cm.walk(oc); !wasDone {
 				cp.Pending.Cases++
-				addWork(&cp.Pending, c, sh, hits, hist, &used, cb)
+				cm.add(c, hits, &cp.Pending, &cp.Pending)
 				return true
 			}
 			cp.Invalidated++
@@ -85,7 +89,7 @@ func MakeChangePlan(old, new *spec.Study, dir string) (*ChangePlan, error) {
 			cp.Added++
 		}
 		row.Cases++
-		addWork(row, c, sh, hits, hist, &used, cb)
+		cm.add(c, hits, row, jrow)
 		return true
 	})
 	cp.SharedCache = src.SharedCache()
@@ -93,22 +97,11 @@ func MakeChangePlan(old, new *spec.Study, dir string) (*ChangePlan, error) {
 	t.Model = "total"
 	for _, m := range new.Models {
 		r := rows[m]
-		if r.Cases == 0 {
+		if r.Cases == 0 && r.CallsWorst == 0 {
 			continue
 		}
 		cp.Models = append(cp.Models, *r)
-		t.Cases += r.Cases
-		t.CallsBest += r.CallsBest
-		t.CallsWorst += r.CallsWorst
-		t.CostBest += r.CostBest
-		t.CostWorst += r.CostWorst
+		t.sum(r)
 	}
 	return cp, nil
-}
-
-// strategyDone walks a case's strategy graph on journaled (or shared
-// cache) replies only.
-func strategyDone(src *pipeline.ReplySource, c *spec.Case) (hits int, done bool) {
-	hits, err := pipeline.WalkCase(src, c)
-	return hits, err == nil
 }

@@ -37,6 +37,9 @@ type PlanRow struct {
 	// need. Zero for live rows.
 	WavesBest  int `json:"waves_best,omitempty"`
 	WavesWorst int `json:"waves_worst,omitempty"`
+	// Unpriced: some of the row's calls go to a model without a price, so
+	// its cost is unknown beyond CostBest..CostWorst (apply's $?).
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // PlanStrategy is one strategy's chain of sequential calls per case: the
@@ -118,6 +121,7 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 	hist := completionHistory(j)
 	p := &Plan{Run: st.Run.Name, Journal: jpath}
 	src := pipeline.NewReplySource(st, j) // the journal, then the shared cache
+	cm := newCostModel(src, hist, o)
 	rows := map[*spec.Model]*PlanRow{}
 	chains := map[*spec.Model]*waveChain{}
 	for _, m := range st.Models {
@@ -127,53 +131,36 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 		}
 		chains[m] = &waveChain{}
 	}
-	shapes := map[*spec.Strategy]*spec.CallShape{}
-	usedHist := false
-	cb := newCalibration()
 	var firstErr error
 	st.EachCase(func(c *spec.Case) bool {
 		row := rows[c.Model]
 		row.Cases++
-		sh := shapes[c.Strategy]
-		if sh == nil {
-			sh = spec.ShapeOf(c.Strategy)
-			shapes[c.Strategy] = sh
-		}
-		if jd := c.Task.Judge; jd != nil {
-			// The judge's calls go to the judge model's row; the judged
-			// reply is not known before the run, so it is always work.
-			jc := &spec.Case{Ordinal: c.Ordinal, Cell: c.Cell, Model: jd.Model, Strategy: jd.Strategy, Task: c.Task, Item: c.Item, Repeat: c.Repeat}
-			jsh := shapes[jd.Strategy]
-			if jsh == nil {
-				jsh = spec.ShapeOf(jd.Strategy)
-				shapes[jd.Strategy] = jsh
-			}
-			addWork(rows[jd.Model], jc, jsh, 0, hist, &usedHist, cb)
-		}
+		sh := cm.shape(c.Strategy)
 		judge := func(best bool) int {
 			if jd := c.Task.Judge; jd != nil {
 				if best {
-					return shapes[jd.Strategy].Best
+					return cm.shape(jd.Strategy).Best
 				}
-				return shapes[jd.Strategy].Worst
+				return cm.shape(jd.Strategy).Worst
 			}
 			return 0
 		}
-		hits, done, err := planWalk(src, c)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
+		hits, done := cm.walk(c)
 		row.CallsJournaled += hits
 		if done {
 			row.CasesDone++
 			return true
 		}
-		addWork(row, c, sh, hits, hist, &usedHist, cb)
+		var jrow *PlanRow
+		if jd := c.Task.Judge; jd != nil {
+			jrow = rows[jd.Model]
+		}
+		cm.add(c, hits, row, jrow)
 		if row.Mode == spec.ModeBatch {
 			ch := chains[c.Model]
 			ch.best = append(ch.best, max(sh.Best-hits, 1)+judge(true))
 			ch.worst = append(ch.worst, max(sh.Worst-hits, 1)+judge(false))
-		} else if jd := c.Task.Judge; jd != nil && rows[jd.Model].Mode == spec.ModeBatch {
+		} else if jd := c.Task.Judge; jd != nil && jrow != nil && jrow.Mode == spec.ModeBatch {
 			if c.Model.NeverCalls() {
 				// Recorded replies: the judge's turns are the case's waves,
 				// run as many at once as the judge's wave holds (workers).
@@ -209,19 +196,7 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 			t.WavesBest, t.WavesWorst = max(t.WavesBest, r.WavesBest), max(t.WavesWorst, r.WavesWorst)
 		}
 		p.Models = append(p.Models, *r)
-		t.Cases += r.Cases
-		t.CasesDone += r.CasesDone
-		t.CallsJournaled += r.CallsJournaled
-		t.CallsBest += r.CallsBest
-		t.CallsWorst += r.CallsWorst
-		t.InputTokensBest += r.InputTokensBest
-		t.InputTokensWorst += r.InputTokensWorst
-		t.OutputTokensBest += r.OutputTokensBest
-		t.OutputTokensWorst += r.OutputTokensWorst
-		t.CostBest += r.CostBest
-		t.CostWorst += r.CostWorst
-		t.LiveCostBest += r.LiveCostBest
-		t.LiveCostWorst += r.LiveCostWorst
+		t.sum(r)
 	}
 	// A judge model's waves run alongside the cases it judges.
 	for i := range p.Models {
@@ -237,10 +212,10 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 	} else {
 		t.Mode = spec.ModeLive
 	}
-	p.Strategies = strategyWaves(st, shapes)
+	p.Strategies = strategyWaves(st, cm.shapes)
 	var exact, estimated []string
 	for _, r := range p.Models {
-		if name, ok := cb.used[r.Model]; ok {
+		if name, ok := cm.cb.used[r.Model]; ok {
 			exact = append(exact, r.Model+" ("+name+")")
 		} else {
 			estimated = append(estimated, r.Model)
@@ -258,7 +233,7 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 		"calls: best = every loop taken once, worst = every loop at its max_visits bound",
 		fmt.Sprintf("output tokens: worst = max_tokens x samples (%d where a stage sets none: the bound the spend cap reserves for such a request) plus thinking budgets; best = the mean of earlier runs in the journal where it has them, else a quarter of max_tokens (of %d where a stage sets none)", llm.DefaultReplyTokens, DefaultMaxTokens),
 	)
-	if usedHist {
+	if cm.usedHist {
 		p.Notes = append(p.Notes, "the journal's earlier runs informed the best-case output tokens")
 	}
 	if n := repeatsNote(st); n != "" {
@@ -266,7 +241,7 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 	}
 	p.Notes = append(p.Notes, st.Notes...)
 	if n := spec.UnpricedNames(st); len(n) > 0 {
-		p.Notes = append(p.Notes, "no price for "+strings.Join(n, ", ")+": its cost is unknown and counted as $0.00 here; add price: {input, output} (USD per million tokens) to the model")
+		p.Notes = append(p.Notes, "no price for "+strings.Join(n, ", ")+": its cost is unknown (shown as ?, and left out of the totals); add price: {input, output} (USD per million tokens) to the model")
 	}
 	if n := src.SharedHits(); n > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d of the journaled calls are in the shared cache %s, not yet in this run's journal: apply copies them there and pays nothing for them", n, src.SharedCache()))
@@ -341,43 +316,6 @@ func strategyWaves(st *spec.Study, shapes map[*spec.Strategy]*spec.CallShape) []
 		}
 	}
 	return out
-}
-
-// addWork adds the calls, tokens and cost a case still needs to a row.
-func addWork(row *PlanRow, c *spec.Case, sh *spec.CallShape, hits int, hist map[string]*stageStats, usedHist *bool, cb *calibration) {
-	if sh.Worst == 0 {
-		return
-	}
-	best, worst := sh.Best-hits, sh.Worst-hits
-	if best < 1 && sh.Best > 0 {
-		best = 1 // an unfinished case makes at least one more call
-	}
-	best = max(best, 0)
-	if worst < best {
-		worst = best
-	}
-	row.CallsBest += best
-	row.CallsWorst += worst
-	in, outBest, outWorst, fromHist := estimateCase(c, sh, hist, cb)
-	*usedHist = *usedHist || fromHist
-	// Scale the whole-case estimates to the calls still to make.
-	fb := float64(best) / float64(max(sh.Best, 1))
-	fw := float64(worst) / float64(max(sh.Worst, 1))
-	ib, iw := int(float64(in.best)*fb), int(float64(in.worst)*fw)
-	ob, ow := int(float64(outBest)*fb), int(float64(outWorst)*fw)
-	row.InputTokensBest += ib
-	row.InputTokensWorst += iw
-	row.OutputTokensBest += ob
-	row.OutputTokensWorst += ow
-	live := c.Model.Spec.Price
-	price := live
-	if row.Mode == spec.ModeBatch {
-		price = live.Batch()
-	}
-	row.CostBest += price.Cost(llm.Usage{PromptTokens: ib, CompletionTokens: ob})
-	row.CostWorst += price.Cost(llm.Usage{PromptTokens: iw, CompletionTokens: ow})
-	row.LiveCostBest += live.Cost(llm.Usage{PromptTokens: ib, CompletionTokens: ob})
-	row.LiveCostWorst += live.Cost(llm.Usage{PromptTokens: iw, CompletionTokens: ow})
 }
 
 // planWalk walks a case using only journaled replies; it reports how many

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -162,10 +161,10 @@ func (b *Build) Template(field, inline, file string) *template.Template {
 	name := fmt.Sprintf("%s:%d %s", b.File, b.Line(field), b.Path(field))
 	src := inline
 	if file != "" {
-		path := filepath.Join(b.PromptsDir, file)
+		path := promptFile(b.PromptsDir, file)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			b.Errf(field, FileHint(b.PromptsDir, file, "(template paths are relative to the prompts folder "+b.PromptsDir+")"), "cannot read template: %v", err)
+			b.Errf(field, FileHint(b.PromptsDir, file, "(template paths are relative to the prompts folder "+b.PromptsDir+", then to the shipped library's prompts; paths.prompts sets the folder)"), "cannot read template: %v", err)
 			return nil
 		}
 		src, name = string(data), path

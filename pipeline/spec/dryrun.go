@@ -2,8 +2,12 @@ package spec
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"sort"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
@@ -22,7 +26,7 @@ func dryRun(st *Study, ds *yamlstrict.Diags) {
 	reported := map[string]bool{} // one report per stage or output, whichever item shows it first
 	for _, c := range st.Cells {
 		k := key{c.Model.Name, c.Strategy.Name, c.Task.Name}
-		if seen[k] || len(c.Task.Items) == 0 || c.Task.Data != nil && c.Task.Data.Pending {
+		if seen[k] || c.Task.faulty || len(c.Task.Items) == 0 || c.Task.Data != nil && c.Task.Data.Pending {
 			continue
 		}
 		seen[k] = true
@@ -39,7 +43,7 @@ func dryRun(st *Study, ds *yamlstrict.Diags) {
 			}
 			env["task"] = taskEnv
 			checkNodes(ds, c.Strategy, c.Model, c.Task, it, sh, env, reported)
-			if j := c.Task.Judge; j != nil {
+			if j := c.Task.Judge; j != nil && j.Model != nil && j.Strategy != nil {
 				jenv := SampleEnv(j.Model, j.Strategy, c.Task, it)
 				jenv["task"] = taskEnv
 				subject := map[string]any{"model": c.Model.Name, "strategy": c.Strategy.Name}
@@ -99,9 +103,12 @@ func checkNodes(ds *yamlstrict.Diags, s *Strategy, m *Model, t *Task, it *Item, 
 		if !ok {
 			continue
 		}
+		if s.broken[n.Base.Name] {
+			continue // reported already
+		}
 		err := ch.Check(t, env)
 		r := s.Spec.File + "\x00" + n.Base.Name
-		if err == nil || reported[r] {
+		if err == nil || reported[r] || s.readsBroken(n, err) {
 			continue
 		}
 		reported[r] = true
@@ -195,4 +202,35 @@ func CheckFields(p *vm.Program, env map[string]any, roots ...string) error {
 		}
 	}
 	return nil
+}
+
+// readsBroken tells whether a stage's failed check may follow from a stage
+// of the strategy that did not compile (and is reported already): the
+// error, the stage's own fields or its template files name it as
+// stages.<name>, visits.<name> or a quoted "<name>". Such a stage is
+// checked once the other one compiles.
+func (s *Strategy) readsBroken(n *Node, err error) bool {
+	if len(s.broken) == 0 {
+		return false
+	}
+	var src strings.Builder
+	src.WriteString(err.Error())
+	if b, merr := yaml.Marshal(n.Config); merr == nil {
+		src.Write(b)
+	}
+	if tf, ok := n.Config.(interface{ TemplateFiles() []string }); ok && s.promptsDir != "" {
+		for _, f := range tf.TemplateFiles() {
+			if b, rerr := os.ReadFile(promptFile(s.promptsDir, f)); rerr == nil {
+				src.Write(b)
+			}
+		}
+	}
+	text := src.String()
+	for name := range s.broken {
+		q := regexp.QuoteMeta(name)
+		if regexp.MustCompile(`(stages|visits)\s*\.\s*` + q + `\b|["'\x60]` + q + `["'\x60]`).MatchString(text) {
+			return true
+		}
+	}
+	return false
 }

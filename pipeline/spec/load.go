@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/promoral/promoral"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/hub"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
@@ -225,6 +226,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 			continue
 		}
 		spec := &TaskSpec{}
+		mark := len(*ds)
 		l.decodeLayers(layers, spec)
 		l.noteFactors(spec, layers)
 		spec.File, spec.Line = layers[0].file, layers[0].node.Line
@@ -249,12 +251,13 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		t.Data = data
 		t.Fixture = spec.Fixture != ""
 		checkMatch(spec, t, ds, spec.Line, "dataset.match")
+		t.faulty = len(*ds) > mark
 		if layers[0].file != l.runFile {
 			t.From = strings.TrimSuffix(filepath.Base(layers[0].file), filepath.Ext(layers[0].file))
 		}
 		if spec.Demos != "" {
 			// The demonstrations are part of every prompt of the task.
-			p := filepath.Join(st.PromptsDir, spec.Demos)
+			p := promptFile(st.PromptsDir, spec.Demos)
 			if data, err := os.ReadFile(p); err == nil {
 				l.files[p] = data
 			}
@@ -342,21 +345,25 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	if len(*ds) == 0 {
 		checkHasCases(st, root, ds)
 	}
-	if len(*ds) == 0 {
-		dryRun(st, ds)
-	}
+	// The dry run leaves out what did not compile (dryRun), so it runs
+	// whatever else was reported: a template problem shows in the same
+	// pass as a provider typo elsewhere in the file.
+	dryRun(st, ds)
 	// The output folder, like every path in a run file, is relative to the
 	// run file, never to the working directory: plan, apply and diff from
 	// any folder see the same journal. The default is out/<name> in the
-	// project folder, the folder that holds the prompts (configs/x.yaml
-	// with the default ../prompts: out/<name> beside configs/).
+	// project folder: the run file's folder, or its parent when the run
+	// file is in a folder named configs (the repository's layout:
+	// configs/x.yaml writes out/<name> beside configs/). Where the prompts
+	// come from plays no part: paths.prompts pointing into another clone
+	// never sends the output there.
 	switch {
 	case rf.Output != "" && filepath.IsAbs(rf.Output):
 		st.OutDir = filepath.Clean(rf.Output)
 	case rf.Output != "":
 		st.OutDir = filepath.Join(l.dir, rf.Output)
 	case rf.Name != "":
-		st.OutDir = filepath.Join(filepath.Dir(st.PromptsDir), "out", rf.Name)
+		st.OutDir = filepath.Join(ProjectDir(runFile), "out", rf.Name)
 	}
 	names := make([]string, 0, len(l.files))
 	for f := range l.files {
@@ -376,7 +383,7 @@ func (l *loader) collectTemplates(s *Strategy) {
 	for _, n := range s.Nodes {
 		if tf, ok := n.Config.(interface{ TemplateFiles() []string }); ok {
 			for _, f := range tf.TemplateFiles() {
-				p := filepath.Join(l.path(l.paths.Prompts, "../prompts"), f)
+				p := promptFile(l.path(l.paths.Prompts, "../prompts"), f)
 				if data, err := os.ReadFile(p); err == nil {
 					l.files[p] = data
 				}
@@ -441,13 +448,59 @@ func (l *loader) fileLayer(from string, at *yaml.Node, name, path, dir, what str
 		file += ".yaml"
 	}
 	node, ok := l.read(file)
-	if !ok {
-		if _, err := os.Stat(file); err != nil {
-			l.ds.Addf(from, at.Line, path, NameHint(name, yamlNames(dir), fmt.Sprintf("create %s, or declare the %s inline", file, what)), "%s %q not found", what, name)
-		}
-		return nil
+	if ok {
+		return []layer{{file, node, ""}}
 	}
-	return []layer{{file, node, ""}}
+	if _, err := os.Stat(file); err == nil {
+		return nil // there, but not readable YAML: reported already
+	}
+	// Then the shipped library.
+	libDir, field := libraryFolder(what)
+	if libDir != "" {
+		lib, found, err := libraryFile(libDir + "/" + filepath.Base(file))
+		if err != nil {
+			l.ds.Addf(from, at.Line, path, "check that the cache folder can be written, or copy the file into the study's folder", "%s %q is in the shipped library, which cannot be written out: %v", what, name, err)
+			return nil
+		}
+		if found {
+			if node, ok := l.read(lib); ok {
+				return []layer{{lib, node, ""}}
+			}
+			return nil
+		}
+	}
+	hint := fmt.Sprintf("create %s, declare the %s inline, or set %s to the folder that holds it", displayPath(file), what, field)
+	own := yamlNames(dir)
+	if d := DidYouMean(name, append(own, promoral.Names(libDir)...)); d != "" {
+		hint = d + " Or " + hint
+	} else if len(own) > 0 {
+		hint = NameHint(name, own, hint)
+	}
+	l.ds.Addf(from, at.Line, path, hint, "%s %q not found in %s nor in the shipped library", what, name, displayPath(dir)+string(filepath.Separator))
+	return nil
+}
+
+// ProjectDir is the folder a run file's default output (out/<name>) is in:
+// the run file's folder, or its parent when that folder is named configs.
+func ProjectDir(runFile string) string {
+	dir := filepath.Dir(runFile)
+	if abs, err := filepath.Abs(dir); err == nil && filepath.Base(abs) == "configs" {
+		return filepath.Join(dir, "..")
+	}
+	return dir
+}
+
+// displayPath is a path as an error names it: relative to the working
+// directory when it lies below it.
+func displayPath(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			if r, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(r, "..") {
+				return r
+			}
+		}
+	}
+	return p
 }
 
 func (l *loader) decodeLayers(layers []layer, v any) {
@@ -506,6 +559,8 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 			kinds = append(kinds, k)
 		}
 		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", Suggest(spec.Provider, kinds, "use openai, openai-compatible, anthropic, gemini, scripted or none"), "unknown provider %q", spec.Provider)
+		// The URL does not depend on the provider: report it in the same pass.
+		checkBaseURL(spec.BaseURL, spec.File, l.line(spec.File, fpath("base_url"), spec.Line), path+".base_url", l.ds)
 		return nil
 	}
 	m.Identity = spec.Provider + "|" + strings.TrimRight(spec.BaseURL, "/")
@@ -779,6 +834,7 @@ func applies(to []string, t *Task) bool {
 func (l *loader) checkAppliesTo(st *Study) {
 	known := append(st.TaskNames(), "label", "letter", "judge", "none")
 	known = append(known, yamlNames(l.path(l.paths.Tasks, "tasks"))...)
+	known = append(known, promoral.Names(promoral.LibTasks)...)
 	for _, s := range st.Strategies {
 		for i, a := range s.Spec.AppliesTo {
 			if slices.Contains(known, a) {

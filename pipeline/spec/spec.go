@@ -21,7 +21,7 @@ type RunFile struct {
 	Matrix      Matrix       `yaml:"matrix,omitempty" doc:"Which models run which strategies on which tasks; default every model x strategy x task."`
 	Output      string       `yaml:"output,omitempty" doc:"Output folder, relative to this file's folder like every path in it (default out/<name> in the project folder: the folder holding the prompts folder, so ../out/<name> for a run file in configs/)."`
 	Settings    Settings     `yaml:"settings,omitempty" doc:"Run settings."`
-	Paths       Paths        `yaml:"paths,omitempty" doc:"Where referenced files live, relative to this file's folder."`
+	Paths       Paths        `yaml:"paths,omitempty" doc:"Where referenced files live, relative to this file's folder; a name or template they lack is looked up in the shipped library."`
 	Metrics     []MetricNode `yaml:"metrics,omitempty" doc:"Metrics computed over the results after the cases (metrics.parquet and CSV tables)."`
 }
 

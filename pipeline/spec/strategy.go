@@ -23,6 +23,11 @@ type Strategy struct {
 	// case's environment once the graph ends.
 	Outputs []NamedProg
 	lines   map[string]int // field path -> line in Spec.File
+	// broken names the stages that did not compile: the dry run spares
+	// the stages that read them (dryrun.go).
+	broken map[string]bool
+	// promptsDir is where its template files are (readsBroken).
+	promptsDir string
 }
 
 // NamedProg is a compiled expression with the name it is published as.
@@ -95,12 +100,15 @@ func (s *Strategy) Edges() map[string][]string {
 
 // compileStrategy builds the graph and reports every problem it finds.
 func compileStrategy(spec *StrategySpec, promptsDir string, ds *yamlstrict.Diags, lines map[string]int) *Strategy {
-	s := &Strategy{Spec: spec, Name: spec.Name, Params: spec.Params, Index: map[string]int{}, lines: lines}
+	s := &Strategy{Spec: spec, Name: spec.Name, Params: spec.Params, Index: map[string]int{}, lines: lines, broken: map[string]bool{}, promptsDir: promptsDir}
 	names := map[string]bool{}
 	before := len(*ds)
 	for i, sn := range spec.Stages {
 		if sn.Config == nil {
 			names[sn.Name] = true // reported already; spare its references
+			if sn.Name != "" {
+				s.broken[sn.Name] = true
+			}
 			continue
 		}
 		b := sn.Config.Base()
@@ -138,7 +146,11 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *yamlstrict.Diags
 	var exprs []exprUse
 	for i, n := range s.Nodes {
 		b := &Build{Diags: ds, File: spec.File, Strategy: spec, Stage: n.Base, Index: s.specIndex(n.Base), Names: names, PromptsDir: promptsDir, Lines: lines, exprs: &exprs}
+		mark := len(*ds)
 		n.Stage = n.Config.Build(b)
+		if n.Stage == nil || len(*ds) > mark {
+			s.broken[n.Base.Name] = true
+		}
 		dflt := i + 1
 		if dflt >= len(s.Nodes) {
 			dflt = -1
@@ -190,9 +202,10 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *yamlstrict.Diags
 			ds.Addf(spec.File, line, "verdicts."+part, NameHint(out, sortedKeys(boolSet(spec.Outputs)), "name one of the strategy's outputs"), "verdict %s reads output %q, which the strategy does not declare", part, out)
 		}
 	}
-	if len(*ds) == before {
-		s.typeCheck(ds, exprs)
-	}
+	// Only expressions that compiled are type-checked, and the stages that
+	// did not compile are open to the checker, so this runs whatever else
+	// was reported: every independent problem shows in one pass.
+	s.typeCheck(ds, exprs)
 	return s
 }
 

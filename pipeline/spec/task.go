@@ -218,7 +218,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, where 
 		t.static[k] = v
 	}
 	if spec.Demos != "" {
-		path := filepath.Join(promptsDir, spec.Demos)
+		path := promptFile(promptsDir, spec.Demos)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			add("demos", FileHint(promptsDir, spec.Demos, "(demos paths are relative to the prompts folder)"), "%v", err)

@@ -17,9 +17,7 @@ package simulated
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -155,30 +153,45 @@ func (m *Model) Latent() stats.Latent { return m.latent }
 
 // Right decides whether sample (repeat, choice) of a case is right.
 func (m *Model) Right(c *llm.CaseInfo, repeat, choice int) bool {
-	u := m.uniform(c, repeat, choice, "eps")
+	u := m.draw(c.Model, c.Strategy, c.Task, c.Item, "eps", repeat, choice)
 	if p, ok := m.pilot[c.Task][c.Item]; ok {
 		return u < stats.NormCDF(stats.NormQuantile(p)+m.shifts[c.Task][c.Strategy])
 	}
-	z := stats.NormQuantile(m.uniform(&llm.CaseInfo{Model: c.Model, Task: c.Task, Item: c.Item}, 0, 0, "z"))
-	e := stats.NormQuantile(m.uniform(&llm.CaseInfo{Model: c.Model, Strategy: c.Strategy, Task: c.Task, Item: c.Item}, 0, 0, "e"))
+	// The item's difficulty z is the model's on the item whatever the
+	// strategy; e is the strategy's own on it.
+	z := stats.NormQuantile(m.draw(c.Model, "", c.Task, c.Item, "z", 0, 0))
+	e := stats.NormQuantile(m.draw(c.Model, c.Strategy, c.Task, c.Item, "e", 0, 0))
 	// right when m + σ(√r z + √(1−r) e) + ε > 0, ε = Φ⁻¹(1 − u): P = ItemProb
 	return u < m.latent.ItemProb(m.latent.Threshold(m.Accuracy(c.Strategy)), z, e)
 }
 
 // uniform is the draw named what for a case's sample, in (0, 1).
 func (m *Model) uniform(c *llm.CaseInfo, repeat, choice int, what string) float64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(m.seed))
-	h.Write(b[:])
-	for _, s := range []string{c.Model, c.Strategy, c.Task, c.Item, what} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+	return m.draw(c.Model, c.Strategy, c.Task, c.Item, what, repeat, choice)
+}
+
+// draw hashes the seed, the names and the sample (FNV-1a, then
+// splitmix64's finaliser, which spreads FNV's weak high bits) to (0, 1).
+func (m *Model) draw(model, strategy, task, item, what string, repeat, choice int) float64 {
+	const prime = 1099511628211
+	x := uint64(14695981039346656037)
+	mix := func(v uint64) {
+		for i := 0; i < 8; i++ {
+			x ^= v & 0xff
+			x *= prime
+			v >>= 8
+		}
 	}
-	binary.LittleEndian.PutUint64(b[:], uint64(repeat)<<32|uint64(uint32(choice)))
-	h.Write(b[:])
-	x := h.Sum64()
-	// splitmix64's finaliser spreads FNV's low-entropy high bits
+	mix(uint64(m.seed))
+	for _, s := range [...]string{model, strategy, task, item, what} {
+		for i := 0; i < len(s); i++ {
+			x ^= uint64(s[i])
+			x *= prime
+		}
+		x ^= 0
+		x *= prime
+	}
+	mix(uint64(repeat)<<32 | uint64(uint32(choice)))
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
 	x ^= x >> 27

@@ -98,6 +98,11 @@ func TestSimulatedModelRunsAStudy(t *testing.T) {
 	if d := got2["cmp/loop vs one_shot/paired_diff"]; d == nil || math.Abs(d["value"].(float64)-0.15) > 0.06 {
 		t.Errorf("paired difference %v, want about 0.15", d)
 	}
+	// The block's MDE stands beside the difference: 400 items, 2 samples a
+	// side, one test; a difference of 0.15 is one it was powered for.
+	if m := got2["cmp/loop vs one_shot/mde"]; m == nil || !(m["value"].(float64) > 0.03 && m["value"].(float64) < 0.12) {
+		t.Errorf("MDE %v, want between 0.03 and 0.12", m)
+	}
 	// The same settings give the same replies.
 	got3, _ := run("  - {name: sim, provider: simulated, simulate: {effects: {loop: 0.15}, unparsed: 0}}")
 	if a, b := got2["cmp/loop vs one_shot/paired_diff"]["value"], got3["cmp/loop vs one_shot/paired_diff"]["value"]; a != b {

@@ -146,6 +146,12 @@ func (l Latent) Flips(acc, delta float64, k int) (up, down float64) {
 		up = normCDF((mB - mA) / (l.Spread * math.Sqrt(2*(1-l.Share))))
 		return up, 1 - up
 	}
+	if k == 1 {
+		// one sample a side: a bivariate normal orthant, P(both right)
+		lc := l.Spread * l.Spread * l.Share / (1 + l.Spread*l.Spread)
+		p11 := biNormUpper(normQuantile(acc), normQuantile(accB), lc)
+		return math.Max(accB-p11, 0), math.Max(acc-p11, 0)
+	}
 	zs, es := gridZ, gridE
 	if l.Share >= 1 || l.Spread == 0 {
 		es = gridO

@@ -86,6 +86,10 @@ type Plan struct {
 	Selection *spec.Selection `json:"selection,omitempty"`
 	// Data lists the hub datasets: cached, or what a first run fetches.
 	Data []spec.PlanData `json:"data,omitempty"`
+	// Power is what the compare blocks can detect (MakePower).
+	Power *Power `json:"power,omitempty"`
+	// cells: the cost of each cell's cases still to run (power.go).
+	cells map[cellKey]*cellCost
 }
 
 // HasWork reports whether an apply would make any new call.
@@ -168,7 +172,9 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 			row.CasesDone++
 			return true
 		}
+		b0, w0 := row.CostBest, row.CostWorst
 		addWork(row, c, sh, hits, hist, &usedHist, cb)
+		p.addCellCost(c, row.CostBest-b0, row.CostWorst-w0)
 		if row.Mode == spec.ModeBatch {
 			ch := chains[c.Model]
 			ch.best = append(ch.best, max(sh.Best-hits, 1)+judge(true))

@@ -359,6 +359,34 @@ func (p PilotPair) Assumptions() (PowerAssumptions, bool) {
 	return a, true
 }
 
+// PairAssumptionsOf are a pair's assumptions measured on its items, with
+// fallback's where the items cannot say (no repeats: the consistency; an
+// accuracy of 0 or 1: the correlation; a negative correlation counts as 0), and the samples per item a side
+// (the smallest count of the two sides, rounded mean over items).
+func PairAssumptionsOf(pp PilotPair, fallback PowerAssumptions) (PowerAssumptions, int) {
+	a, ok := pp.Assumptions()
+	if !ok {
+		return fallback, 1
+	}
+	switch {
+	case math.IsNaN(a.Correlation):
+		a.Correlation = fallback.Correlation
+	case a.Correlation < 0:
+		a.Correlation = 0 // the latent model has no negative agreement
+	}
+	if math.IsNaN(a.Consistency) {
+		a.Consistency = fallback.Consistency
+	}
+	a.Correlation = math.Min(a.Correlation, 0.99)
+	a.Consistency = math.Min(math.Max(a.Consistency, a.Correlation), 0.995)
+	s := 0
+	for i := range pp.AN {
+		s += min(pp.AN[i], pp.BN[i])
+	}
+	k := max(1, int(math.Round(float64(s)/float64(len(pp.AN)))))
+	return a, k
+}
+
 // binomPMF fills out[0..k] with the Binomial(k, p) probabilities.
 func binomPMF(k int, p float64, out []float64) {
 	out[0] = 1

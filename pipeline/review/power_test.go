@@ -102,3 +102,32 @@ func TestPlanPowerFromPilot(t *testing.T) {
 		t.Errorf("a missing pilot: %v", err)
 	}
 }
+
+// A run diff gives each cell's MDE beside its interval, and says whether
+// the difference reaches it: a true gain of 0.2 does, no change does not.
+func TestRunDiffGivesTheMDE(t *testing.T) {
+	old := writeTree(t, powerTree(300, "{name: sim, provider: simulated, simulate: {unparsed: 0}}", ""))
+	neu := writeTree(t, powerTree(300, "{name: sim, provider: simulated, simulate: {unparsed: 0, effects: {one_shot: 0.2}}}", ""))
+	a, b := filepath.Join(old, "out"), filepath.Join(neu, "out")
+	apply(t, mustLoad(t, filepath.Join(old, "configs/run.yaml")), a)
+	apply(t, mustLoad(t, filepath.Join(neu, "configs/run.yaml")), b)
+	c, err := review.CompareRuns(a, b, review.RunDiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]review.PairedCell{}
+	for _, cell := range c.Cells {
+		got[cell.Strategy] = cell
+	}
+	one, loop := got["one_shot"], got["loop"]
+	if !(one.MDE > 0.02 && one.MDE < 0.15) || math.Abs(one.Diff.MeanDiff) < one.MDE {
+		t.Errorf("one_shot: diff %.4f, MDE %.4f: want a gain of about 0.2 above an MDE under 0.15", one.Diff.MeanDiff, one.MDE)
+	}
+	if loop.Diff.MeanDiff != 0 || !(loop.MDE > 0) {
+		t.Errorf("loop: diff %.4f, MDE %.4f: the same replies, and an MDE", loop.Diff.MeanDiff, loop.MDE)
+	}
+	text := strings.Join(c.Lines(false), "\n")
+	if !strings.Contains(text, "reached") || !strings.Contains(text, "below: not powered") {
+		t.Errorf("the diff's lines do not say which differences reach the MDE:\n%s", text)
+	}
+}

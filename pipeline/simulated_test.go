@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // simulatedTree is the toy task over n generated items, with a simulated
@@ -163,5 +165,19 @@ matrix: {models: [bot]}
 	}
 	if h, b := refused["REFUSAL"], refused["COMPLIANCE"]; h < 65 || h > 95 || b < 8 || b > 35 {
 		t.Errorf("refused %d of 100 harmful (want about 80) and %d of 100 benign (about 20)", h, b)
+	}
+}
+
+// Settings that cannot hold together are an error naming the file and the
+// field, and simulate: on another provider is one too.
+func TestSimulatedSettingsAreChecked(t *testing.T) {
+	for _, c := range []struct{ model, want string }{
+		{"  - {name: sim, provider: simulated, simulate: {correlation: 0.8, consistency: 0.5}}", "correlation 0.8 is above consistency 0.5"},
+		{"  - {name: sim, provider: simulated, simulate: {accuracy: 0.9, effects: {loop: 0.2}}}", "effects.loop"},
+		{"  - {name: sim, provider: scripted, script: {replies: [{text: x}]}, simulate: {accuracy: 0.9}}", "simulate only applies to provider simulated"},
+	} {
+		dir := writeTree(t, simulatedTree(4, c.model, "  - {kind: classification}\n"))
+		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+		wantErr(t, err, "run.yaml", c.want)
 	}
 }

@@ -36,38 +36,10 @@ func (m *compare) mdes(pps []stats.PilotPair, ps []float64) []float64 {
 		if tests == 0 || math.IsNaN(ps[i]) || len(pp.ARight) < 2 {
 			continue
 		}
-		a, k := PairAssumptions(pp, m.power.Assumptions())
+		a, k := stats.PairAssumptionsOf(pp, m.power.Assumptions())
 		out[i] = stats.LatentOf(a).MDE(a.Accuracy, len(pp.ARight), k, Alpha/float64(tests), stats.DefaultPower)
 	}
 	return out
-}
-
-// PairAssumptions are a pair's assumptions measured on its items, with
-// fallback's where the items cannot say (no repeats: the consistency; an
-// accuracy of 0 or 1: the correlation; a negative correlation counts as 0), and the samples per item a side
-// (the smallest count of the two sides, rounded mean over items).
-func PairAssumptions(pp stats.PilotPair, fallback stats.PowerAssumptions) (stats.PowerAssumptions, int) {
-	a, ok := pp.Assumptions()
-	if !ok {
-		return fallback, 1
-	}
-	switch {
-	case math.IsNaN(a.Correlation):
-		a.Correlation = fallback.Correlation
-	case a.Correlation < 0:
-		a.Correlation = 0 // the latent model has no negative agreement
-	}
-	if math.IsNaN(a.Consistency) {
-		a.Consistency = fallback.Consistency
-	}
-	a.Correlation = math.Min(a.Correlation, 0.99)
-	a.Consistency = math.Min(math.Max(a.Consistency, a.Correlation), 0.995)
-	s := 0
-	for i := range pp.AN {
-		s += min(pp.AN[i], pp.BN[i])
-	}
-	k := max(1, int(math.Round(float64(s)/float64(len(pp.AN)))))
-	return a, k
 }
 
 // powered says whether an observed difference reaches the MDE.

@@ -26,9 +26,9 @@ func printPower(w io.Writer, pw *review.Power) {
 				fmt.Fprintf(tw, "  %s\t\t\t\t\t\t\t\n", r.Task+" "+r.Pair)
 				task = ""
 			}
-			mde := mdeText(r.MDE)
-			if !math.IsNaN(r.MDELo) {
-				mde = fmt.Sprintf("%s (%s–%s)", mde, mdeText(r.MDELo), mdeText(r.MDEHi))
+			mde := mdeText(float64(r.MDE))
+			if !math.IsNaN(float64(r.MDELo)) {
+				mde = fmt.Sprintf("%s (%s–%s)", mde, mdeText(float64(r.MDELo)), mdeText(float64(r.MDEHi)))
 			}
 			a := r.Assumptions
 			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t%.2f/%.2f/%.2f\t%s\t\n", task, r.Pairs, r.Items, r.Repeats, mde, a.Accuracy, a.Correlation, a.Consistency, r.Source)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,21 @@ func TestPlanPowerAndDetect(t *testing.T) {
 		}
 	}
 	fitsEighty(t, out[strings.Index(out, "power of"):]) // the heading names a temp path
+	// --json carries the power, a missing MDE range as null.
+	js, _, code := runCLI(t, "plan", "--json", "--detect", "0.2", cfg)
+	var raw struct {
+		Power struct {
+			Blocks []struct {
+				Rows []map[string]any `json:"rows"`
+			} `json:"blocks"`
+		} `json:"power"`
+	}
+	if err := json.Unmarshal([]byte(js), &raw); err != nil || code != 0 || len(raw.Power.Blocks) != 1 {
+		t.Fatalf("plan --json: exit %d, %v\n%s", code, err, js)
+	}
+	if r := raw.Power.Blocks[0].Rows[0]; r["mde_low"] != nil || r["items"] != 40.0 {
+		t.Errorf("power row in JSON: %v", r)
+	}
 	if _, stderr, code := runCLI(t, "plan", "--detect", "3", cfg); code == 0 || !strings.Contains(stderr, "--detect 3") {
 		t.Errorf("--detect 3: exit %d, %s", code, stderr)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -48,11 +49,25 @@ type PowerRow struct {
 	Repeats     int                    `json:"repeats"`
 	Source      string                 `json:"source"`
 	Assumptions stats.PowerAssumptions `json:"assumptions"`
-	MDE         float64                `json:"mde"`
+	// MDE is NaN (null in JSON) when no difference is detectable.
+	MDE Num `json:"mde"`
 	// MDELo, MDEHi: the 95% range of the MDE over bootstrap resamples of
 	// the pilot's items (a pilot row only; NaN otherwise).
-	MDELo float64 `json:"mde_low"`
-	MDEHi float64 `json:"mde_high"`
+	MDELo Num `json:"mde_low"`
+	MDEHi Num `json:"mde_high"`
+}
+
+// Num is a number that is null in JSON when it is not finite (encoding/json
+// refuses NaN).
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
 // DetectTask is what detecting a difference takes on one task: every pair
@@ -300,8 +315,9 @@ func powerRows(comps []comparison, level float64, seed uint64) []PowerRow {
 	for _, c := range comps {
 		if c.pilot != nil {
 			r := PowerRow{Task: c.task.Name, Pair: fmt.Sprintf("%s: %s vs %s", c.other, c.a, c.b), Pairs: 1, Items: c.items, Repeats: c.repeats,
-				Source: c.source, Assumptions: c.assume, MDE: mdeOf(c.assume, c.items, c.repeats, level)}
-			r.MDELo, r.MDEHi = pilotRange(*c.pilot, c.assume, c.items, c.repeats, level, seed)
+				Source: c.source, Assumptions: c.assume, MDE: Num(mdeOf(c.assume, c.items, c.repeats, level))}
+			lo, hi := pilotRange(*c.pilot, c.assume, c.items, c.repeats, level, seed)
+			r.MDELo, r.MDEHi = Num(lo), Num(hi)
 			rows = append(rows, r)
 			continue
 		}
@@ -312,7 +328,7 @@ func powerRows(comps []comparison, level float64, seed uint64) []PowerRow {
 		}
 		at[k] = len(rows)
 		rows = append(rows, PowerRow{Task: c.task.Name, Pairs: 1, Items: c.items, Repeats: c.repeats, Source: c.source, Assumptions: c.assume,
-			MDE: mdeOf(c.assume, c.items, c.repeats, level), MDELo: math.NaN(), MDEHi: math.NaN()})
+			MDE: Num(mdeOf(c.assume, c.items, c.repeats, level)), MDELo: Num(math.NaN()), MDEHi: Num(math.NaN())})
 	}
 	return rows
 }

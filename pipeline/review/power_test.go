@@ -52,10 +52,10 @@ func TestPlanPowerFromDeclaredAssumptions(t *testing.T) {
 	r := pw.Blocks[0].Rows[0]
 	a := stats.PowerAssumptions{Accuracy: 0.7, Correlation: 0.4, Consistency: 0.6}
 	want := stats.LatentOf(a).MDE(0.7, 300, 1, 0.05, 0.8)
-	if r.Items != 300 || r.Repeats != 1 || r.Source != "declared" || r.Assumptions != a || math.Abs(r.MDE-want) > 1e-9 {
+	if r.Items != 300 || r.Repeats != 1 || r.Source != "declared" || r.Assumptions != a || math.Abs(float64(r.MDE)-want) > 1e-9 {
 		t.Errorf("row %+v, want 300 items, 1 repeat, declared, MDE %.4f", r, want)
 	}
-	if pow := stats.LatentOf(a).PairPower(0.7, r.MDE, 300, 1, 0.05); math.Abs(pow-0.8) > 0.01 {
+	if pow := stats.LatentOf(a).PairPower(0.7, float64(r.MDE), 300, 1, 0.05); math.Abs(pow-0.8) > 0.01 {
 		t.Errorf("power at the MDE %.4f, want 0.8", pow)
 	}
 	d := pw.Blocks[0].Detect

@@ -53,11 +53,20 @@ func printPower(w io.Writer, pw *review.Power) {
 				}
 				tw.Flush()
 				if !d.RepeatsHelp {
+					n1 := 0
+					for _, o := range d.Options {
+						if o.Repeats == 1 {
+							n1 = o.Items
+						}
+					}
 					var why string
-					if d.Unlimited == 0 {
+					switch {
+					case d.Unlimited == 0:
 						why = "even unlimited repeats would not reach it"
-					} else {
-						why = fmt.Sprintf("even unlimited repeats need %d items, over half of what one repeat needs", d.Unlimited)
+					case 2*d.Unlimited >= n1:
+						why = fmt.Sprintf("even unlimited repeats need %d items, over half of the %d one repeat needs, so no number of repeats costs less than more items", d.Unlimited, n1)
+					default:
+						why = "each of 2 to 10 repeats costs more than the items it saves"
 					}
 					fmt.Fprintln(w, wrap.Indent("repeats cannot help: "+why+" (between-item variance dominates: the pairs differ item by item more than a sample differs from the next)", "    ", "      ", 80))
 				}

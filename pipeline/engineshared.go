@@ -53,7 +53,7 @@ func callsEndpoint(m *spec.Model) bool {
 		return false
 	}
 	switch m.Spec.Provider {
-	case "scripted", "none", "":
+	case "scripted", "simulated", "none", "":
 		return false
 	}
 	return true

@@ -71,7 +71,7 @@ func TransportsShared(o RateOptions) func(m *spec.Model) (Doer, error) {
 			return nil, fmt.Errorf("model %s is not connected", m.Name)
 		}
 		switch m.Spec.Provider {
-		case "scripted", "none":
+		case "scripted", "simulated", "none":
 			return Direct{m.Provider}, nil
 		}
 		conc := m.Spec.Limits.Concurrency

@@ -1042,7 +1042,8 @@ var csvKinds = map[string]knownCSV{
 	"confidence_correct_vs_incorrect": {title: "Confidence of correct against incorrect answers", caption: "A well-calibrated model is more confident when right: a positive Spearman ρ, and a small one-sided Mann–Whitney p. " +
 		"Each is given only from the block's minimum sample (the study's: 10 answers for ρ, 5 right and 5 wrong for the test); below it the status column says too_few.",
 		better: map[string]int{"spearman_rho": 1}, pvals: map[string]bool{"spearman_p": true, "mannwhitney_p": true}},
-	"comparisons": {title: "Paired comparisons", caption: "Paired differences in accuracy (a − b) on the same items with bootstrap intervals, McNemar's test and Holm-adjusted p-values; significant rows (Holm p < 0.05) are marked.",
+	"comparisons": {title: "Paired comparisons", caption: "Paired differences in accuracy (a − b) on the same items with bootstrap intervals, McNemar's test and Holm-adjusted p-values; significant rows (Holm p < 0.05) are marked. " +
+		"mde is the smallest difference the test detects with 80% power at Holm's first level on these items and samples; powered says whether the observed difference reaches it (no: the study could not tell a difference this small from none).",
 		pvals: map[string]bool{"mcnemar_p": true, "holm_p": true}},
 }
 
@@ -1092,6 +1093,15 @@ func (r *run) comparisonsSection() *section {
 			t.Rows[i].Break = false
 		}
 		s.Intro += fmt.Sprintf(" %d of %d comparisons are significant.", sig, len(t.Rows))
+		if ct.has("powered") {
+			j, below := ct.col["powered"], 0
+			for _, row := range ct.Rows {
+				if row[j] == "no" {
+					below++
+				}
+			}
+			s.Intro += fmt.Sprintf(" %d of %d differ by less than their MDE.", below, len(t.Rows))
+		}
 	}
 	if len(t.Rows) > 20 {
 		t.Collapse = fmt.Sprintf("All %d comparisons, most significant first", len(t.Rows))

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -22,11 +23,12 @@ func init() {
 // CompareConfig is the YAML of a compare metric block.
 type CompareConfig struct {
 	spec.MetricBase `yaml:",inline"`
-	By              string     `yaml:"by,omitempty" enum:"strategy,model" default:"strategy" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
-	Pairs           [][]string `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
-	ItemKey         string     `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
-	Unparsed        string     `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
-	Bootstrap       *int       `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	By              string          `yaml:"by,omitempty" enum:"strategy,model" default:"strategy" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
+	Pairs           [][]string      `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
+	ItemKey         string          `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
+	Unparsed        string          `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
+	Bootstrap       *int            `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	Power           *spec.PowerSpec `yaml:"power,omitempty" doc:"What promoral plan assumes of each pair to say which difference the study can detect (its MDE at 80% power); a pilot run (plan --pilot) measures the same. Every field has a default."`
 }
 
 type compare struct {
@@ -38,13 +40,16 @@ type compare struct {
 	tasks   map[string]*spec.Task
 	policy  string
 	reps    int
+	name    string
+	power   *spec.PowerSpec
 }
 
 // Build checks by and the pairs.
 func (c *CompareConfig) Build(b *spec.MetricBuild) spec.Metric {
 	checkPolicy(b, c.Unparsed)
 	checkReps(b, c.Bootstrap)
-	m := &compare{errs: c.MetricBase.ErrorsPolicy(), table: tableName(&c.MetricBase, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap)}
+	m := &compare{errs: c.MetricBase.ErrorsPolicy(), table: tableName(&c.MetricBase, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap),
+		name: cmp.Or(c.Name, c.Kind), power: c.Power}
 	switch c.By {
 	case "", "strategy":
 	case "model":
@@ -162,6 +167,7 @@ func (m *compare) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 		accB float64
 		// repeats: some item has several samples a side (scored per item)
 		repeats bool
+		pp      stats.PilotPair // the items' counts, for the MDE
 	}
 	var cmps []cmp
 	for _, g := range groups {
@@ -215,7 +221,7 @@ func (m *compare) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 			if reps == 0 {
 				pd.Lo, pd.Hi, pd.CI = math.NaN(), math.NaN(), stats.NoInterval
 			}
-			cmps = append(cmps, cmp{g: g, a: a, b: b, p: pd, accA: accA, accB: accB, repeats: !one})
+			cmps = append(cmps, cmp{g: g, a: a, b: b, p: pd, accA: accA, accB: accB, repeats: !one, pp: stats.PilotPair{ARight: ar, AN: an, BRight: br, BN: bn}})
 		}
 	}
 	ps := make([]float64, len(cmps))
@@ -231,7 +237,12 @@ func (m *compare) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 		by, other = "model", "strategy"
 	}
 	t := spec.CSVTable{Name: m.table, Header: []string{"task", "by", other, "a", "b", "status", "n", "accuracy_a", "accuracy_b", "diff",
-		"ci_low", "ci_high", "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p", "holm_p"}}
+		"ci_low", "ci_high", "mde", "powered", "a_right_b_wrong", "a_wrong_b_right", "mcnemar_p", "holm_p"}}
+	pps := make([]stats.PilotPair, len(cmps))
+	for i, c := range cmps {
+		pps[i] = c.pp
+	}
+	mdes := m.mdes(pps, ps)
 	out := &spec.MetricOutput{}
 	for i, c := range cmps {
 		inc := incomplete(c.a.cell, m.errs) || incomplete(c.b.cell, m.errs)
@@ -240,7 +251,7 @@ func (m *compare) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 			status = spec.StatusIncomplete
 		}
 		t.Rows = append(t.Rows, append([]string{c.g.task, by, c.g.other, c.a.name, c.b.name, status, fmtI(c.p.N)},
-			withheld(inc, fmtF(c.accA), fmtF(c.accB), fmtF(c.p.MeanDiff), fmtF(c.p.Lo), fmtF(c.p.Hi), fmtI(c.p.B), fmtI(c.p.C), fmtF(ps[i]), fmtF(holm[i]))...))
+			withheld(inc, fmtF(c.accA), fmtF(c.accB), fmtF(c.p.MeanDiff), fmtF(c.p.Lo), fmtF(c.p.Hi), fmtF(mdes[i]), powered(c.p.MeanDiff, mdes[i]), fmtI(c.p.B), fmtI(c.p.C), fmtF(ps[i]), fmtF(holm[i]))...))
 		label := c.b.name + " vs " + c.a.name
 		model, strategy := c.g.other, label
 		if m.byModel {
@@ -256,6 +267,11 @@ func (m *compare) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 			return r
 		}
 		out.Rows = append(out.Rows, mk("paired_diff", c.p.MeanDiff, c.p.CI), mk("mcnemar_p", ps[i], stats.NoInterval), mk("holm_p", holm[i], stats.NoInterval))
+		if !inc {
+			r := mk("mde", mdes[i], stats.NoInterval)
+			r.Convention = mdeConvention
+			out.Rows = append(out.Rows, r)
+		}
 	}
 	out.Tables = []spec.CSVTable{t}
 	return out, nil

@@ -480,8 +480,13 @@ func TestCompare(t *testing.T) {
 	// Listed pairs only: one test, so Holm leaves its p alone.
 	m = build(t, st, &CompareConfig{MetricBase: spec.MetricBase{Kind: "compare"}, Pairs: [][]string{{"A", "C"}}, Bootstrap: intp(0)})
 	out = run(t, m, mkRS(st, "wrong", task, answers...))
-	if len(out.Rows) != 3 {
-		t.Errorf("rows %d, want 3 (one comparison)", len(out.Rows))
+	if len(out.Rows) != 4 {
+		t.Errorf("rows %d, want 4 (one comparison: paired_diff, mcnemar_p, holm_p, mde)", len(out.Rows))
+	}
+	// Four items cannot detect any difference at 80% power: no MDE, and
+	// the table says the pair was not powered for it only when there is one.
+	if r := find(t, out, "m", "C vs A", "all", "mde"); !math.IsNaN(r.Value) {
+		t.Errorf("MDE on 4 items: %v, want none", r.Value)
 	}
 	want(t, find(t, out, "m", "C vs A", "all", "holm_p"), 0.5, 4)
 

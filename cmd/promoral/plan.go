@@ -20,6 +20,8 @@ func newPlan() *cobra.Command {
 		detailed bool
 		batched  bool
 		sel      selectFlags
+		pilot    string
+		detect   float64
 	)
 	cmd := &cobra.Command{
 		Use:   "plan CONFIG",
@@ -33,6 +35,13 @@ Models in batch mode (limits.mode: batch, or every model with --batch) are price
 price table's batch prices, with the live cost beside them, and the plan shows the waves
 each strategy takes (one per sequential call of a case) and what that means for latency:
 a provider promises each batch job within 24 hours.
+
+For each compare block, the plan says what the study can detect: per pair, the minimum
+detectable difference (MDE) at 80 % power and the level of Holm's first step across the
+block's tests, at the study's items and repeats, from the block's power: assumptions, or
+with --pilot from a pilot run's paired items (with the MDE's range over resamples of them).
+--detect 0.03 lists, per task, the items x repeats that detect that difference and what
+each costs, cheapest first, and says when repeats cannot help.
 
 With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is work.`,
 		Args: cobra.ExactArgs(1),
@@ -54,6 +63,12 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 			}
 			p.Selection = st.Selection
 			p.Data = spec.DataPlan(st)
+			if detect < 0 || detect >= 1 {
+				return fmt.Errorf("--detect %g: give an accuracy difference between 0 and 1, e.g. 0.03", detect)
+			}
+			if p.Power, err = review.MakePower(st, p, review.PowerOptions{Pilot: pilot, Detect: detect}); err != nil {
+				return err
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -74,6 +89,8 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 when there is nothing to do, 2 when there is work")
 	sel.add(cmd)
 	cmd.Flags().BoolVar(&batched, "batch", false, "plan apply --batch: batch prices, and the waves and latency of batch mode")
+	cmd.Flags().StringVar(&pilot, "pilot", "", "a pilot run folder whose paired items give each compare pair's accuracy and correlations")
+	cmd.Flags().Float64Var(&detect, "detect", 0, "an accuracy difference (e.g. 0.03): the items x repeats that detect it, and their cost")
 	return cmd
 }
 
@@ -132,6 +149,7 @@ func printPlan(w io.Writer, p *review.Plan) {
 		}
 		fmt.Fprintln(w)
 	}
+	printPower(w, p.Power)
 	for _, n := range p.Notes {
 		fmt.Fprintln(w, wrap.Indent(n, "note: ", "  ", 80))
 	}

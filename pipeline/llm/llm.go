@@ -58,6 +58,21 @@ type Request struct {
 	// sent to a provider. 0 (the first sample) leaves the key as it was
 	// before repeats existed.
 	Repeat int `json:"repeat,omitempty"`
+	// Case says which case the request is for, to a provider that plays a
+	// model from the case itself (provider simulated). Set only for such
+	// models; never part of the key, never sent.
+	Case *CaseInfo `json:"-"`
+}
+
+// CaseInfo is what a simulated model knows of the case a request is for:
+// promoral's names of the model, strategy and task, the item id, its gold
+// label ("" when it has none) and the task's labels. Judged: the task's
+// answer is decided by a judge from the reply (a safety task), and the
+// request is the strategy's, not the judge's.
+type CaseInfo struct {
+	Model, Strategy, Task, Item, Gold string
+	Labels                            []string
+	Judged                            bool
 }
 
 // Samples is the number of choices the request asks for (at least 1).

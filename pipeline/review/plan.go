@@ -89,6 +89,10 @@ type Plan struct {
 	Selection *spec.Selection `json:"selection,omitempty"`
 	// Data lists the hub datasets: cached, or what a first run fetches.
 	Data []spec.PlanData `json:"data,omitempty"`
+	// Power is what the compare blocks can detect (MakePower).
+	Power *Power `json:"power,omitempty"`
+	// cells: the cost of each cell's cases still to run (power.go).
+	cells map[cellKey]*cellCost
 }
 
 // HasWork reports whether an apply would make any new call.
@@ -155,7 +159,9 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 		if jd := c.Task.Judge; jd != nil {
 			jrow = rows[jd.Model]
 		}
+		b0, w0 := row.CostBest, row.CostWorst
 		cm.add(c, hits, row, jrow)
+		p.addCellCost(c, row.CostBest-b0, row.CostWorst-w0)
 		if row.Mode == spec.ModeBatch {
 			ch := chains[c.Model]
 			ch.best = append(ch.best, max(sh.Best-hits, 1)+judge(true))

@@ -66,6 +66,10 @@ type PairedCell struct {
 	// with an interval resampling items, and the test a sign test on the
 	// items whose score rose or fell (Flips: the items whose score changed).
 	Repeats bool
+	// MDE is the smallest |difference| the test detects with 80% power
+	// at Holm's first level across the cells (rundiffpower.go).
+	MDE float64
+	pp  stats.PilotPair
 }
 
 // Flip is an item whose correctness changed.
@@ -353,12 +357,14 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 			}
 		}
 		cell.Changed = len(cell.Flips) > 0 || cell.Incomplete
+		cell.pp = stats.PilotPair{ARight: ar, AN: an, BRight: br, BN: bn}
 		c.Cells = append(c.Cells, cell)
 	}
 	adj := stats.Holm(ps)
 	for i := range c.Cells {
 		c.Cells[i].Holm = adj[i]
 	}
+	setMDEs(c.Cells, ps)
 	pol := func(m *pipeline.Manifest) string {
 		var parts []string
 		seen := map[string]bool{}
@@ -460,7 +466,7 @@ func (c *RunComparison) Lines(onlyChanged bool) []string {
 			effect = fmt.Sprintf("    n=%d items  %+.4f [%+.4f, %+.4f]", d.N, d.MeanDiff, d.Lo, d.Hi)
 			test = fmt.Sprintf("    items worse %d, better %d  sign test p=%.4g  Holm p=%.4g", d.B, d.C, d.McNemarP, cell.Holm)
 		}
-		lines = append(lines, effect, test)
+		lines = append(lines, effect+mdeNote(cell), test)
 		if cell.Repeats {
 			lines = append(lines, indentClauses("(repeats: an item's score is its share of right samples; the interval resamples items)", "    ")...)
 		}

@@ -29,7 +29,7 @@ type Script struct {
 type Reply struct {
 	Match  string `yaml:"match,omitempty" doc:"RE2 regular expression searched in the text named by 'in'; empty matches every request."`
 	In     string `yaml:"in,omitempty" enum:"last,system,all" doc:"What 'match' searches: last (the last user message, default), system, or all (every message)."`
-	Text   string `yaml:"text,omitempty" doc:"The reply, a Go template over .last .system .all .n .sample .model; functions hash, pick, mod, find, contains, lower, upper, trim."`
+	Text   string `yaml:"text,omitempty" doc:"The reply, a Go template over .last .system .all .n .sample .repeat .model (.sample: the choice within n; .repeat: the case's repeat, 0 to repeats-1); functions hash, pick, mod, find, contains, lower, upper, trim."`
 	Finish string `yaml:"finish,omitempty" enum:"stop,length,blocked" doc:"Finish reason to report: stop (default), length or blocked."`
 	Status int    `yaml:"status,omitempty" doc:"Fail with this HTTP status instead of replying (429 and 5xx are transient, others permanent); for testing error paths."`
 }
@@ -179,7 +179,7 @@ func (p *Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Respons
 		promptChars := all.Len()
 		for i := 0; i < req.Samples(); i++ {
 			var b bytes.Buffer
-			data := map[string]any{"last": last, "system": system, "all": all.String(), "n": req.Samples(), "sample": i, "model": req.Model}
+			data := map[string]any{"last": last, "system": system, "all": all.String(), "n": req.Samples(), "sample": i, "repeat": req.Repeat, "model": req.Model}
 			if err := r.tmpl.Execute(&b, data); err != nil {
 				return nil, &llm.Error{Kind: llm.Permanent, Msg: "scripted reply template: " + err.Error()}
 			}

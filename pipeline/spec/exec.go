@@ -117,6 +117,9 @@ type Account struct {
 // (journal first, then the provider) and accounts for it.
 func (x *Exec) Call(stage string, req *llm.Request) (*llm.Response, error) {
 	req.Repeat = x.Walk.Repeat
+	if x.Model != nil && x.Model.Spec != nil && x.Model.Spec.Provider == "simulated" {
+		req.Case = x.caseInfo()
+	}
 	x.Walk.Sweep.Apply(req)
 	resp, err := x.Walk.Caller(x, x.Walk.StagePrefix+stage, req)
 	if err != nil {

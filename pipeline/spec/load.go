@@ -558,7 +558,7 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		for k := range providerKinds {
 			kinds = append(kinds, k)
 		}
-		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", Suggest(spec.Provider, kinds, "use openai, openai-compatible, anthropic, gemini, scripted or none"), "unknown provider %q", spec.Provider)
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", Suggest(spec.Provider, kinds, "use openai, openai-compatible, anthropic, gemini, scripted, simulated or none"), "unknown provider %q", spec.Provider)
 		// The URL does not depend on the provider: report it in the same pass.
 		checkBaseURL(spec.BaseURL, spec.File, l.line(spec.File, fpath("base_url"), spec.Line), path+".base_url", l.ds)
 		return nil
@@ -605,15 +605,22 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		// replies cached from the old one.
 		h := sha256.Sum256([]byte(jsonString(spec.Script)))
 		m.Identity += "|" + hex.EncodeToString(h[:8])
+	} else if spec.Provider == "simulated" {
+		if !l.simulatedModel(m, spec, path) {
+			return nil
+		}
 	} else if spec.Provider == "none" {
 		m.Provider = noCalls{spec.Name}
 	} else if spec.Script != nil {
 		l.ds.Addf(spec.File, spec.Line, path+".script", "remove it, or set provider: scripted", "script only applies to provider scripted")
 	}
+	if spec.Simulate != nil && spec.Provider != "simulated" {
+		l.ds.Addf(spec.File, l.line(spec.File, fpath("simulate"), spec.Line), path+".simulate", "remove it, or set provider: simulated", "simulate only applies to provider simulated")
+	}
 	switch spec.Limits.Mode {
 	case "", ModeLive:
 	case ModeBatch:
-		if spec.Provider == "scripted" || spec.Provider == "none" {
+		if spec.Provider == "scripted" || spec.Provider == "simulated" || spec.Provider == "none" {
 			l.ds.Addf(spec.File, l.line(spec.File, fpath("limits.mode"), spec.Line), path+".limits.mode", "remove it: only openai, openai-compatible, anthropic and gemini models have batch APIs", "provider %s has no batch mode", spec.Provider)
 		}
 	default:

@@ -5,7 +5,7 @@ package spec
 // free).
 func (m *Model) Unpriced() bool {
 	p := m.Spec.Price
-	return p.Input == 0 && p.Output == 0 && m.Spec.Provider != "scripted" && m.Spec.Provider != "none"
+	return p.Input == 0 && p.Output == 0 && m.Spec.Provider != "scripted" && m.Spec.Provider != "simulated" && m.Spec.Provider != "none"
 }
 
 // UnpricedNames names the models a study calls that have no price.

@@ -8,6 +8,7 @@ import (
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scripted"
+	"github.com/promoral/promoral/pipeline/simulated"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
@@ -84,7 +85,7 @@ func (m *Matrix) DecodeNode(d *yamlstrict.Decoder, n *yaml.Node, path string) {
 type ModelSpec struct {
 	Name     string               `yaml:"name" required:"true" doc:"promoral's name for the model, used in the matrix and in outputs."`
 	Extends  string               `yaml:"extends,omitempty" doc:"Copy every field of a model declared earlier, then apply the fields given here (e.g. a thinking-on variant)."`
-	Provider string               `yaml:"provider" required:"true" enum:"openai,openai-compatible,anthropic,gemini,scripted,none" doc:"openai, openai-compatible, anthropic, gemini or scripted."`
+	Provider string               `yaml:"provider" required:"true" enum:"openai,openai-compatible,anthropic,gemini,scripted,simulated,none" doc:"openai, openai-compatible, anthropic, gemini, scripted (replies from rules), simulated (a model of declared accuracy, offline; simulate:) or none (never called)."`
 	Model    string               `yaml:"model,omitempty" doc:"The provider's model id (default: name)."`
 	BaseURL  string               `yaml:"base_url,omitempty" doc:"API base URL (http:// or https:// with a host), for OpenAI-compatible servers (Together, DeepSeek, vLLM, Ollama, llama.cpp) or a proxy."`
 	KeyEnv   string               `yaml:"key_env,omitempty" doc:"Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY)."`
@@ -95,6 +96,7 @@ type ModelSpec struct {
 	Vars     map[string]string    `yaml:"vars,omitempty" doc:"Per-model strings templates read as .model.vars.<name> (e.g. a role confirmation)."`
 	VarsFile *VarsFile            `yaml:"vars_file,omitempty" doc:"A YAML file of per-model vars written by another run (e.g. the role-confirmation selection): {<model name>: {<var>: <text>}}; its values override vars."`
 	Script   *scripted.Script     `yaml:"script,omitempty" doc:"Replies of the scripted provider (provider: scripted)."`
+	Simulate *simulated.Spec      `yaml:"simulate,omitempty" doc:"How the simulated provider plays the model (provider: simulated): accuracy, the correlations of its answers, strategy effects, a pilot run, confidence, refusals and unparsed replies; every field has a default."`
 	Repeats  int                  `yaml:"repeats,omitempty" min:"1" max:"1000" doc:"Samples per case for the cells of this model (wins over settings.repeats; a strategy's repeats: wins over it)."`
 	Sweep    map[string][]float64 `yaml:"sweep,omitempty" doc:"Sampling settings this model runs at, each value a condition of its own without copying the model: temperature, top_p, seed or thinking_budget (tokens; 0 turns thinking off), each a list, e.g. {temperature: [0, 0.7]} (several settings: every combination). Each value wins over the model's and every stage's own value for the strategy's requests (a judge's are its own), and the setting is a factor column of every output (its value as written)."`
 	Factors  Factors              `yaml:"factors,omitempty" doc:"Condition factors this model entry sets, e.g. {thinking: on} on a thinking variant, or derived from its settings ({thinking: {expr: 'params.thinking?.enabled == true ? \"on\" : \"off\"'}}; a variant that extends it inherits the derivation): columns of results.parquet and metrics.parquet that the tables and figures group by."`

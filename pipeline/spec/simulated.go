@@ -1,0 +1,54 @@
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+
+	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/simulated"
+)
+
+// simulatedModel compiles a simulated model's spec (and reads its pilot)
+// into m's provider; false after an error it reported.
+func (l *loader) simulatedModel(m *Model, spec *ModelSpec, path string) bool {
+	var pilot map[string]map[string]float64
+	s := spec.Simulate
+	if s == nil {
+		s = &simulated.Spec{}
+	}
+	if s.Pilot != "" {
+		dir := s.Pilot
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(spec.File), dir)
+		}
+		name := s.PilotModel
+		if name == "" {
+			name = spec.Name
+		}
+		p, err := simulated.ReadPilot(dir, name)
+		if err != nil {
+			l.ds.Addf(spec.File, spec.Line, path+".simulate.pilot", "the path is relative to the file that declares the model", "%v", err)
+			return false
+		}
+		pilot = p
+	}
+	sm, err := simulated.New(s, pilot)
+	if err != nil {
+		l.ds.Addf(spec.File, spec.Line, path+".simulate", "", "%v", err)
+		return false
+	}
+	m.Provider = simulated.NewProvider(sm, s.Version)
+	// The settings (and the pilot's items) are the model: changed ones
+	// must not be served replies journaled from the old.
+	h := sha256.Sum256([]byte(jsonString(s) + jsonString(pilot)))
+	m.Identity += "|" + hex.EncodeToString(h[:8])
+	return true
+}
+
+// caseInfo is what a simulated model is told of the case (llm.CaseInfo).
+func (x *Exec) caseInfo() *llm.CaseInfo {
+	t := x.Task
+	judged := x.Walk.StagePrefix == "" && (t.Judge != nil || (t.Spec != nil && t.Spec.Type == "judge"))
+	return &llm.CaseInfo{Model: x.Model.Name, Strategy: x.Strategy.Name, Task: t.Name, Item: x.Item.ID, Gold: x.Item.Gold, Labels: t.Labels, Judged: judged}
+}

@@ -148,7 +148,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       spec.Version,
 	}
-	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newCache(), newData(), newDocs())
+	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newCache(), newData(), newDocs(), newPublish())
 	wrapHelp(root)
 	return root
 }

@@ -1,7 +1,10 @@
 // Package hubtest is a loopback stand-in for the Hugging Face hub, for
 // tests: the revision API, the Parquet conversion listing and resolve,
 // which redirects (302) to a second server, the file store, with the
-// hub's X-Repo-Commit and ETag headers; the store honours Range.
+// hub's X-Repo-Commit and ETag headers; the store honours Range. Its
+// write side (upload.go) creates repositories, answers paths-info and
+// preupload, speaks the git LFS batch API with its store on the second
+// server, and takes NDJSON commits.
 package hubtest
 
 import (
@@ -37,6 +40,7 @@ type Server struct {
 	// kill mid-file).
 	StallAfter int
 	Release    chan struct{}
+	writeState
 }
 
 // New starts a fake hub and sets HF_ENDPOINT to it (and HF_TOKEN empty,
@@ -99,6 +103,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Requests++
+	if s.serveWrite(w, r) {
+		return
+	}
 	p := r.URL.Path
 	var id, rest string
 	switch {
@@ -188,6 +195,9 @@ func (s *Server) redirect(w http.ResponseWriter, id string, files map[string][]b
 }
 
 func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
+	if s.servePut(w, r) {
+		return
+	}
 	s.mu.Lock()
 	id, file := split2(strings.TrimPrefix(r.URL.Path, "/"))
 	b, ok := s.Datasets[id][file]

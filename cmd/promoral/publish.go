@@ -112,16 +112,16 @@ RUN is a run folder or a run file (its output folder, or --out).`,
 				return err
 			}
 			page := repo.Page(c.Endpoint)
-			switch {
-			case res.Commit == "":
-				fmt.Fprintf(w, "%s already holds these %s: nothing sent, no commit\n", page, spec.Plural(len(res.Unchanged), "file", "files"))
-			default:
-				fmt.Fprintf(w, "published %s to %s\n", dir, page)
-				fmt.Fprintf(w, "  commit %s: %s changed, %s unchanged; %s sent\n", short(res.Commit), spec.Plural(len(res.Committed), "file", "files"), spec.Plural(len(res.Unchanged), "file", "files"), sizeWithBytes(res.Bytes))
-				if len(res.Present) > 0 {
-					fmt.Fprintf(w, "  %s already in the hub's store, not sent again\n", spec.Plural(len(res.Present), "large file was", "large files were"))
-				}
+			if res.Commit == "" {
+				fmt.Fprintln(w, wrap.Indent(fmt.Sprintf("%s already holds these %s: nothing sent, no commit", page, spec.Plural(len(res.Unchanged), "file", "files")), "", "  ", 80))
+				return nil
 			}
+			fmt.Fprintln(w, wrap.Indent(fmt.Sprintf("published %s to %s", dir, page), "", "  ", 80))
+			fmt.Fprintf(w, "  %s changed, %d unchanged; %s sent\n", spec.Plural(len(res.Committed), "file", "files"), len(res.Unchanged), sizeWithBytes(res.Bytes))
+			if len(res.Present) > 0 {
+				fmt.Fprintf(w, "  %s already in the hub's store, not sent again\n", spec.Plural(len(res.Present), "large file was", "large files were"))
+			}
+			fmt.Fprintf(w, "  commit %s\n", res.Commit)
 			return nil
 		},
 	}
@@ -162,11 +162,4 @@ func commas(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
-	}
-	return commit
 }

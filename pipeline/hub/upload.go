@@ -291,15 +291,16 @@ func (c *Client) Push(ctx context.Context, repo Repo, files []*Upload, o PushOpt
 			res.Bytes += f.Size
 		}
 	}
-	logf("committed %s to %s: %s", spec1(len(todo), "file", "files"), repo.Page(c.Endpoint), res.URL)
 	return res, nil
 }
 
-func spec1(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
+// commas writes n with thousands separators: 12,209,307.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
 	}
-	return strconv.Itoa(n) + " " + many
+	return s
 }
 
 type remoteFile struct {
@@ -438,10 +439,11 @@ func (c *Client) sendLarge(ctx context.Context, repo Repo, files []*Upload, res 
 			for _, f := range fs {
 				res.Present = append(res.Present, f.Path)
 			}
-			logf("%s: already in the hub's store (%s bytes), not sent again", f.Path, sizeText(f.Size))
+			logf("%s: already in the hub's store (%s bytes), not sent again", f.Path, commas(f.Size))
 			continue
 		}
 		up := ob.Actions.Upload
+		logf("%s: sending %s bytes", f.Path, commas(f.Size))
 		var err error
 		if cs, ok := up.Header["chunk_size"]; ok {
 			err = c.putParts(ctx, repo, f, up, cs)
@@ -459,7 +461,6 @@ func (c *Client) sendLarge(ctx context.Context, repo Repo, files []*Upload, res 
 		res.Uploaded = append(res.Uploaded, f.Path)
 		res.Present = append(res.Present, pathsOf(fs[1:])...)
 		res.Bytes += f.Size
-		logf("%s: sent (%s bytes)", f.Path, sizeText(f.Size))
 	}
 	return nil
 }

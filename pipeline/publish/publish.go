@@ -291,9 +291,9 @@ func writeCard(m manifest, repo hub.Repo, configs []Config, about [][2]string) (
 	b.Write(y)
 	b.WriteString("---\n\n")
 	fmt.Fprintf(&b, "# promoral run `%s`\n\n", m.Run)
-	b.WriteString("The outputs of a study run with promoral (github.com/promoral/promoral), which runs\n" +
-		"prompting-strategy studies of LLM moral reasoning and safety written as YAML. The dataset\n" +
-		"viewer shows one table per file below; the column lists are in promoral's docs/outputs.md.\n\n")
+	b.WriteString("The outputs of a study run with promoral, which runs prompting-strategy studies of LLM\n" +
+		"moral reasoning and safety written as YAML. The dataset viewer shows each table this card's\n" +
+		"header declares; promoral's docs/outputs.md describes every column.\n\n")
 	b.WriteString("| | |\n| --- | --- |\n")
 	row := func(k, v string) {
 		if v != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -108,6 +109,9 @@ RUN is a run folder or a run file (its output folder, or --out).`,
 				Private:     private,
 				Log:         func(s string) { fmt.Fprintln(errw, wrap.Indent(s, "", "  ", 80)) },
 			})
+			if errors.Is(err, context.Canceled) {
+				return &exitError{code: exitInterrupted, err: err}
+			}
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/promoral/promoral/pipeline/secret"
 )
@@ -241,6 +242,9 @@ func (c *Client) Push(ctx context.Context, repo Repo, files []*Upload, o PushOpt
 				return nil, err
 			}
 		}
+	}
+	if o.Message == "" {
+		o.Message = "Upload with promoral"
 	}
 	res := &PushResult{}
 	remote, err := c.pathsInfo(ctx, repo, files)
@@ -637,6 +641,10 @@ func (c *Client) postJSON(ctx context.Context, repo Repo, what, u string, in, ou
 	return c.send(ctx, repo, what, http.MethodPost, u, "application/json", jsonBody(in), out, true)
 }
 
+// askTimeout bounds a question to the hub (paths-info, preupload, the
+// LFS batch API); file transfers and the commit have none but Ctrl-C.
+const askTimeout = 2 * time.Minute
+
 // send makes one request of the hub (auth: the token goes with it) or of
 // an address the hub gave (auth false: it does not), and decodes a JSON
 // answer into out.
@@ -648,6 +656,12 @@ func (c *Client) send(ctx context.Context, repo Repo, what, method, u, ctype str
 		r, size = b.r, b.size
 	case io.Reader:
 		r = b
+	}
+	if _, ok := in.(body); ok {
+		// A question, not a transfer: the hub answers it at once.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, askTimeout)
+		defer cancel()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, r)
 	if err != nil {
@@ -713,8 +727,8 @@ func bareURL(u string) string {
 }
 
 func (c *Client) transportError(ctx context.Context, what string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("interrupted while trying to %s: nothing was committed; publish again to resume (what the hub's store received is not sent twice): %w", what, ctx.Err())
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -313,6 +313,34 @@ func TestInterruptedUploadResumes(t *testing.T) {
 	})
 }
 
+// Ctrl-C during an upload: the error says the publish was interrupted and
+// nothing was committed; the next publish does not send again what the
+// store received whole.
+func TestCtrlCDuringUploadResumes(t *testing.T) {
+	s, c, log := fake(t)
+	dir := runFolder(t)
+	stalled := make(chan struct{})
+	s.Do(func(s *hubtest.Server) { s.FailPut, s.Stalled = 3, stalled })
+	p, err := publish.New(dir, repo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-stalled; cancel() }()
+	_, err = c.Push(ctx, repo, p.Files, hub.PushOptions{Message: "publish demo"})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted while trying to send metrics.parquet") || !strings.Contains(err.Error(), "nothing was committed") {
+		t.Fatalf("Ctrl-C: %v", err)
+	}
+	_, res, err := push(t, c, dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Present, " ") != "results.parquet calls.parquet" || res.Uploaded[0] != "metrics.parquet" {
+		t.Errorf("after Ctrl-C: already there %v, sent %v", res.Present, res.Uploaded)
+	}
+	checkRepo(t, s, p)
+}
+
 func TestMultipartUpload(t *testing.T) {
 	s, c, log := fake(t)
 	s.Do(func(s *hubtest.Server) { s.MultipartAbove, s.ChunkSize = 100<<10, 64<<10 })

@@ -47,6 +47,9 @@ type writeState struct {
 	// FailPut = n makes the n-th next whole-object PUT to the store take
 	// half the body, then drop the connection (an upload cut off).
 	FailPut int
+	// Stalled, when set, makes that PUT hang instead, after a send on
+	// Stalled, until the client gives up (Ctrl-C) or the test ends.
+	Stalled chan struct{}
 	// MultipartAbove, when positive, makes the batch API answer objects
 	// larger than it with multipart uploads of ChunkSize parts.
 	MultipartAbove, ChunkSize int64
@@ -368,6 +371,7 @@ func (s *Server) servePut(w http.ResponseWriter, r *http.Request) bool {
 		fail = s.FailPut == 0
 	}
 	s.Puts[oid]++
+	stalled, release := s.Stalled, s.Release
 	s.mu.Unlock()
 	if fail {
 		half := make([]byte, r.ContentLength/2)
@@ -375,6 +379,13 @@ func (s *Server) servePut(w http.ResponseWriter, r *http.Request) bool {
 		s.mu.Lock()
 		s.Received.Write(half[:n])
 		s.mu.Unlock()
+		if stalled != nil {
+			stalled <- struct{}{}
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}
 		panic(http.ErrAbortHandler)
 	}
 	b, err := io.ReadAll(r.Body)

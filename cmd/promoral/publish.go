@@ -137,20 +137,31 @@ RUN is a run folder or a run file (its output folder, or --out).`,
 	return cmd
 }
 
-// listFiles prints files with their sizes, within 80 columns.
+// listFiles prints files with their sizes, within 80 columns: the size,
+// then the path; a path too long goes on over the next lines, broken after
+// a '/' where it can be.
 func listFiles(w io.Writer, files []*hub.Upload) {
-	width := 0
+	const indent, room = 16, 80 - 16
 	for _, f := range files {
-		width = max(width, len(f.Path))
-	}
-	width = min(width, 60)
-	for _, f := range files {
-		p := f.Path
-		if len(p) > width {
-			p = "..." + p[len(p)-width+3:]
+		lines := breakPath(f.Path, room)
+		fmt.Fprintf(w, "  %12s  %s\n", commas(f.Size), lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(w, "%*s%s\n", indent, "", l)
 		}
-		fmt.Fprintf(w, "  %-*s %13s\n", width, p, commas(f.Size))
 	}
+}
+
+func breakPath(p string, room int) []string {
+	var out []string
+	for len(p) > room {
+		cut := strings.LastIndex(p[:room], "/") + 1
+		if cut <= 0 {
+			cut = room
+		}
+		out = append(out, p[:cut])
+		p = p[cut:]
+	}
+	return append(out, p)
 }
 
 func sizeWithBytes(n int64) string {

@@ -282,13 +282,14 @@ func writeCard(m manifest, repo hub.Repo, configs []Config, about [][2]string) (
 		names[c.Name] = true
 		h.Configs = append(h.Configs, cardConfig{ConfigName: c.Name, Default: i == 0, DataFiles: []cardSplit{{Split, c.Path}}})
 	}
-	y, err := yaml.Marshal(h)
-	if err != nil {
-		return "", err
-	}
 	var b strings.Builder
 	b.WriteString("---\n")
-	b.Write(y)
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(h); err != nil {
+		return "", err
+	}
+	enc.Close()
 	b.WriteString("---\n\n")
 	fmt.Fprintf(&b, "# promoral run `%s`\n\n", m.Run)
 	b.WriteString("The outputs of a study run with promoral, which runs prompting-strategy studies of LLM\n" +

@@ -148,7 +148,8 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       spec.Version,
 	}
-	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newCache(), newData(), newDocs(), newPublish())
+	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newCache(), newData(), newDocs())
+	root.AddCommand(newPublish())
 	wrapHelp(root)
 	return root
 }

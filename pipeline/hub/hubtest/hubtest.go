@@ -31,6 +31,8 @@ type Server struct {
 	Datasets   map[string]map[string][]byte
 	Gated      map[string]bool
 	Token      string
+	// writeState is the write side (upload.go).
+	writeState
 	// Requests counts the API's requests.
 	Requests int
 	// Ranges are the Range headers the store saw, in order ("" for none).
@@ -40,7 +42,6 @@ type Server struct {
 	// kill mid-file).
 	StallAfter int
 	Release    chan struct{}
-	writeState
 }
 
 // New starts a fake hub and sets HF_ENDPOINT to it (and HF_TOKEN empty,

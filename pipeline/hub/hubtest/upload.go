@@ -166,7 +166,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, r *http.Request) bool {
 		case "preupload":
 			s.preupload(w, r, id, body)
 		case "commit":
-			s.commit(w, r, id, body)
+			s.takeCommit(w, r, id, body)
 		}
 	default:
 		return false
@@ -415,7 +415,7 @@ func (s *Server) servePut(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func (s *Server) commit(w http.ResponseWriter, r *http.Request, id string, body []byte) {
+func (s *Server) takeCommit(w http.ResponseWriter, r *http.Request, id string, body []byte) {
 	if s.authWrite(w, r, "push to "+id) {
 		return
 	}

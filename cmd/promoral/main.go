@@ -149,8 +149,8 @@ func newRoot() *cobra.Command {
 		Version:       spec.Version,
 	}
 	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newCache(), newData(), newDocs())
-	root.AddCommand(newPublish())
 	wrapHelp(root)
+	root.AddCommand(newPublish()) // the help templates set on root apply to it too
 	return root
 }
 

@@ -150,6 +150,7 @@ func newRoot() *cobra.Command {
 	}
 	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newCache(), newData(), newDocs(), newExport())
 	wrapHelp(root)
+	root.AddCommand(newPublish()) // the help templates set on root apply to it too
 	return root
 }
 

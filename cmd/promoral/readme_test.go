@@ -51,6 +51,7 @@ var readmeCommands = map[string]string{
 	"promoral cache prune --from out/old-run":                  "not run: names an example run folder; TestCacheImportRunJournal prunes a real import",
 	"promoral apply --batch configs/paper.yaml":                "not run: calls the providers' batch APIs; batch tests (batch_test.go) run apply --batch against local fakes",
 	"promoral batches out/paper":                               "not run: needs a paper run; batch_test.go runs the verb on a fake run",
+	"promoral publish out/paper hf://datasets/ORG/NAME":        "not run: needs a paper run and the hub; publish_test.go publishes runs to a loopback hub",
 	"promoral plan --batch configs/paper.yaml":                 "not run: nine CPU-seconds of token counting; plan tests cover --batch on small studies",
 	"promoral batches --cancel out/paper":                      "not run: needs jobs in flight; batch_test.go cancels jobs on the fakes",
 	"promoral view out/paper [out/paper-v2]":                   "not run: serves until Ctrl-C; view's tests (view/server_test.go, the browser test) serve a real run",

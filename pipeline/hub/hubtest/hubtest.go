@@ -1,7 +1,10 @@
 // Package hubtest is a loopback stand-in for the Hugging Face hub, for
 // tests: the revision API, the Parquet conversion listing and resolve,
 // which redirects (302) to a second server, the file store, with the
-// hub's X-Repo-Commit and ETag headers; the store honours Range.
+// hub's X-Repo-Commit and ETag headers; the store honours Range. Its
+// write side (upload.go) creates repositories, answers paths-info and
+// preupload, speaks the git LFS batch API with its store on the second
+// server, and takes NDJSON commits.
 package hubtest
 
 import (
@@ -28,6 +31,8 @@ type Server struct {
 	Datasets   map[string]map[string][]byte
 	Gated      map[string]bool
 	Token      string
+	// writeState is the write side (upload.go).
+	writeState
 	// Requests counts the API's requests.
 	Requests int
 	// Ranges are the Range headers the store saw, in order ("" for none).
@@ -114,6 +119,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Requests++
+	if s.serveWrite(w, r) {
+		return
+	}
 	p := r.URL.Path
 	var id, rest string
 	switch {
@@ -214,6 +222,9 @@ func (s *Server) redirect(w http.ResponseWriter, id string, files map[string][]b
 }
 
 func (s *Server) serveStore(w http.ResponseWriter, r *http.Request) {
+	if s.servePut(w, r) {
+		return
+	}
 	s.mu.Lock()
 	id, file := split2(strings.TrimPrefix(r.URL.Path, "/"))
 	b, ok := s.Datasets[id][file]

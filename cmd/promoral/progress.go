@@ -86,7 +86,7 @@ type line struct {
 	// flight; stopped: the run is over (or interrupted); the frames say so
 	// rather than promise an ETA.
 	stopping, stopped bool
-	text    atomic.Pointer[barText]
+	text              atomic.Pointer[barText]
 }
 
 // barText is what a bar's decorators draw, computed by the updater: the

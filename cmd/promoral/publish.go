@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/promoral/promoral/export/eee"
 	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline/hub"
 	"github.com/promoral/promoral/pipeline/providers"
@@ -22,8 +24,20 @@ import (
 // them. An export (Every Eval Ever records) or a static viewer bundle
 // written into the run folder is added here, with the configs that
 // declare its tables to the hub's viewer.
-func publishExtras(dir string) []publish.Extra {
-	return nil
+//
+// The Every Eval Ever records are made afresh into tmp (the run folder is
+// left as it is); they carry the run's finish time, so an unchanged run
+// exports the same bytes and a second publish sends nothing.
+func publishExtras(dir, tmp string) ([]publish.Extra, error) {
+	out := filepath.Join(tmp, "eee")
+	if _, err := eee.Export(dir, out, eee.Options{}); err != nil {
+		return nil, fmt.Errorf("the Every Eval Ever export of %s: %w", dir, err)
+	}
+	return []publish.Extra{{
+		Local: out,
+		Repo:  "eee",
+		About: "Every Eval Ever 0.3.0 records: one per model and task, with per-sample files",
+	}}, nil
 }
 
 func newPublish() *cobra.Command {
@@ -68,7 +82,15 @@ RUN is a run folder or a run file (its output folder, or --out).`,
 			if applyRunning(dir) {
 				return errors.New("an apply is running on " + dir + ": publish when it has finished")
 			}
-			extras := publishExtras(dir)
+			tmp, err := os.MkdirTemp("", "promoral-publish-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			extras, err := publishExtras(dir, tmp)
+			if err != nil {
+				return err
+			}
 			for _, a := range adds {
 				local, repoPath, ok := strings.Cut(a, "=")
 				if !ok {

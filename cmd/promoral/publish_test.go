@@ -2,38 +2,24 @@ package main
 
 import (
 	"bytes"
-	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/hub/hubtest"
 )
 
 const publishToken = "hf_CliPublishTokenMustNotShow987654321"
 
-// publishRun writes a small run folder: random bytes for the Parquet
-// files (the fake hub does not read them) and a manifest.
+// publishRun applies a small study (two models, a judged task) and
+// returns its run folder.
 func publishRun(t *testing.T) string {
+	cfg := filepath.Join(studytest.WriteTree(t, studytest.ShardTree()), "configs/run.yaml")
 	dir := filepath.Join(t.TempDir(), "demo")
-	files := map[string][]byte{
-		"manifest.json": []byte(`{"run":"demo","version":"0.1.0","cases":3,"calls_new":3}`),
-		"journal.jsonl": []byte("{}\n"),
-	}
-	for i, name := range []string{"results.parquet", "calls.parquet", "metrics.parquet"} {
-		b := make([]byte, 40000+i*1000)
-		rand.New(rand.NewSource(int64(i))).Read(b)
-		files[name] = b
-	}
-	for name, b := range files {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	studytest.Apply(t, studytest.MustLoad(t, cfg), dir)
 	return dir
 }
 
@@ -44,7 +30,9 @@ func TestPublishDryRunListsFilesAndSendsNothing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"would send", "5 files", "results.parquet", "40,000", "calls.parquet", "41,000", "metrics.parquet", "42,000", "manifest.json", "README.md", "nothing was sent"} {
+	// The run's own files, its card, and the Every Eval Ever records
+	// publish makes from it.
+	for _, want := range []string{"would send", "results.parquet", "calls.parquet", "metrics.parquet", "manifest.json", "README.md", "eee/data/", "_samples.jsonl", "nothing was sent"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the dry run does not say %q:\n%s", want, out)
 		}
@@ -78,7 +66,8 @@ func TestPublishCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	out1, errs1, code := runIn(t, work, "publish", dir, "hf://datasets/my-org/demo")
-	if code != 0 || !strings.Contains(out1, "published "+dir) || !strings.Contains(out1, "5 files changed, 0 unchanged") {
+	sent := regexp.MustCompile(`(\d+) files changed, 0 unchanged`).FindStringSubmatch(out1)
+	if code != 0 || !strings.Contains(out1, "published "+dir) || sent == nil {
 		t.Fatalf("publish: exit %d\n%s\n%s", code, out1, errs1)
 	}
 	t.Logf("first publish:\n%s%s", out1, errs1)
@@ -88,7 +77,7 @@ func TestPublishCLI(t *testing.T) {
 	// Again, from HF_TOKEN in the environment: nothing to send.
 	t.Setenv("HF_TOKEN", publishToken)
 	out2, errs2, code := runCLI(t, "publish", dir, "hf://datasets/my-org/demo")
-	if code != 0 || !strings.Contains(out2, "already holds these 5 files:") || !strings.Contains(out2, "nothing sent, no commit") {
+	if code != 0 || !strings.Contains(out2, "already holds these "+sent[1]+" files:") || !strings.Contains(out2, "nothing sent, no commit") {
 		t.Fatalf("second publish: exit %d\n%s\n%s", code, out2, errs2)
 	}
 	// A refused token: exit 1, the hub's refusal, never the token.
@@ -104,7 +93,19 @@ func TestPublishCLI(t *testing.T) {
 	}
 	s.Do(func(s *hubtest.Server) {
 		if len(s.Commits) != 1 {
-			t.Errorf("commits: %+v", s.Commits)
+			t.Fatalf("commits: %+v", s.Commits)
+		}
+		// The Every Eval Ever records went with the run's files.
+		var records, samples int
+		for _, f := range s.Commits[0].Files {
+			if strings.HasPrefix(f, "eee/data/") && strings.HasSuffix(f, "_samples.jsonl") {
+				samples++
+			} else if strings.HasPrefix(f, "eee/data/") && strings.HasSuffix(f, ".json") {
+				records++
+			}
+		}
+		if records == 0 || records != samples {
+			t.Errorf("Every Eval Ever files committed: %d records, %d samples files in %v", records, samples, s.Commits[0].Files)
 		}
 		if bytes.Contains(s.Received.Bytes(), []byte(publishToken)) {
 			t.Errorf("a request body carried the token")

@@ -35,7 +35,8 @@ type Options struct {
 	// "unknown" when empty).
 	Org string
 	// Now is the time the records are made (retrieved_timestamp); zero:
-	// the present.
+	// the time the run finished, so one run folder always exports the
+	// same files.
 	Now time.Time
 }
 
@@ -92,7 +93,7 @@ func Export(run, dir string, opts Options) ([]Record, error) {
 		opts.Org = "unknown"
 	}
 	if opts.Now.IsZero() {
-		opts.Now = time.Now()
+		opts.Now = m.Finished
 	}
 	metrics, err := readMetrics(filepath.Join(run, "metrics.parquet"))
 	if err != nil {

@@ -69,7 +69,7 @@ func TestJudgeAgreementOffline(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("apply: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "skipping model command-a (optional; COHERE_API_KEY is not set)") || !strings.Contains(stdout.String(), "skipped: model command-a") {
+	if !strings.Contains(words(stderr.String()), "skipping model command-a (optional; COHERE_API_KEY is not set)") || !strings.Contains(stdout.String(), "skipped: model command-a") {
 		t.Errorf("the skipped model judges are not named:\nstdout: %s\nstderr: %s", stdout.String(), stderr.String())
 	}
 	run := filepath.Join(dir, "out", "judge_agreement")

@@ -56,7 +56,7 @@ strategies: [zero_shot, self_correct]
 	os.WriteFile(filepath.Join(study, "study.yaml"), []byte(bad), 0o644)
 	_, stderr, code = runIn(t, study, "validate", "study.yaml")
 	for _, want := range []string{`strategy "zero_shoot" not found in strategies/ nor in the shipped library`, `did you mean "zero_shot"?`, "paths.strategies"} {
-		if code != 1 || !strings.Contains(stderr, want) {
+		if code != 1 || !strings.Contains(words(stderr), want) {
 			t.Errorf("exit %d, no %q in:\n%s", code, want, stderr)
 		}
 	}

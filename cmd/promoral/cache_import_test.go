@@ -47,7 +47,7 @@ func TestCacheImportRunJournal(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "0 replies imported") || !strings.Contains(out, "6 already there") {
 		t.Errorf("second import (%d): %s", code, out)
 	}
-	if _, stderr, code := runCLI(t, "cache", "import", filepath.Join(dir, "nowhere"), "--dir", testCacheDir(t)); code == 0 || !strings.Contains(stderr, "nowhere has no journal.jsonl") {
+	if _, stderr, code := runCLI(t, "cache", "import", filepath.Join(dir, "nowhere"), "--dir", testCacheDir(t)); code == 0 || !strings.Contains(words(stderr), "nowhere has no journal.jsonl") {
 		t.Errorf("import of a folder without a journal: %d %s", code, stderr)
 	}
 

@@ -171,7 +171,7 @@ func TestSharedCacheAcrossRunFolders(t *testing.T) {
 	if code != 0 || !strings.Contains(pr, "removed 0 replies") {
 		t.Fatalf("prune --older-than 30d (%d): %s %s", code, pr, stderr)
 	}
-	if _, stderr, code := runCLI(t, "cache", "prune", "--dir", testCacheDir(t)); code == 0 || !strings.Contains(stderr, "--older-than AGE (e.g. 30d or 2w), --all or --from RUN_DIR") {
+	if _, stderr, code := runCLI(t, "cache", "prune", "--dir", testCacheDir(t)); code == 0 || !strings.Contains(words(stderr), "--older-than AGE (e.g. 30d or 2w), --all or --from RUN_DIR") {
 		t.Errorf("prune without a choice: %d %s", code, stderr)
 	}
 	if _, stderr, code := runCLI(t, "cache", "prune", "--older-than", "soon", "--dir", testCacheDir(t)); code == 0 || !strings.Contains(stderr, `--older-than "soon"`) {

@@ -58,7 +58,7 @@ func newDataPull() *cobra.Command {
 			out := cmd.OutOrStdout()
 			plan := spec.DataPlan(st)
 			if len(plan) == 0 {
-				fmt.Fprintf(out, "%s reads no dataset by hub reference: nothing to fetch\n", args[0])
+				say(out, "%s reads no dataset by hub reference: nothing to fetch", args[0])
 				return nil
 			}
 			for _, p := range plan {

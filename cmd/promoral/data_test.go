@@ -100,7 +100,7 @@ output: out
 		t.Fatalf("validate asked the hub %d times", fh.Count())
 	}
 	out, errOut, code = runCLI(t, "apply", "--offline", "-q", cfg)
-	if code != 1 || !strings.Contains(errOut, "promoral data pull "+cfg) || !strings.Contains(errOut, os.Getenv("PROMORAL_DATA_DIR")) {
+	if code != 1 || !strings.Contains(words(errOut), "promoral data pull "+cfg) || !strings.Contains(errOut, os.Getenv("PROMORAL_DATA_DIR")) {
 		t.Fatalf("apply --offline before pull (exit %d):\n%s", code, errOut)
 	}
 	out, errOut, code = runCLI(t, "data", "pull", cfg)

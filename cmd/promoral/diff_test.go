@@ -209,12 +209,12 @@ func TestDiffSaysWhatIsMissingAndWhere(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "out/b")
 	_, stderr, code := runCLI(t, "diff", run, missing)
-	if code == 0 || !strings.Contains(stderr, missing+": no such run folder") || strings.Contains(stderr, "cannot read the run file") {
+	if code == 0 || !strings.Contains(words(stderr), missing+": no such run folder") || strings.Contains(stderr, "cannot read the run file") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 	os.MkdirAll(missing, 0o755)
 	_, stderr, code = runCLI(t, "diff", run, missing)
-	if code == 0 || !strings.Contains(stderr, missing+": a folder without results.parquet") {
+	if code == 0 || !strings.Contains(words(stderr), missing+": a folder without results.parquet") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 

@@ -33,7 +33,7 @@ func TestExportEEE(t *testing.T) {
 		t.Errorf("--format csv: exit %d, %s", code, stderr)
 	}
 	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
-	if _, stderr, code := runCLI(t, "export", "--format", "eee", filepath.Join(dir, "empty"), eeeDir); code == 0 || !strings.Contains(stderr, "no manifest.json") {
+	if _, stderr, code := runCLI(t, "export", "--format", "eee", filepath.Join(dir, "empty"), eeeDir); code == 0 || !strings.Contains(words(stderr), "no manifest.json") {
 		t.Errorf("a folder that is no run: exit %d, %s", code, stderr)
 	}
 }

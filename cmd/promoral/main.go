@@ -16,6 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/promoral/promoral/internal/wrap"
+
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 	_ "github.com/promoral/promoral/stages"
@@ -135,7 +137,9 @@ func main() {
 		err = ee.err
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "promoral:", err)
+		// An error fits the terminal as every other message does: each
+		// line wraps between clauses, a long path on a line of its own.
+		fmt.Fprint(os.Stderr, wrap.Block("promoral: "+err.Error(), 80)+"\n")
 	}
 	os.Exit(code)
 }

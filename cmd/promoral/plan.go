@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -95,43 +97,75 @@ With --detailed-exitcode: exit 0 when there is nothing to do, 2 when there is wo
 }
 
 func printPlan(w io.Writer, p *review.Plan) {
-	fmt.Fprintf(w, "plan for %s (journal %s)\n%d cases, %d of them done\n", p.Run, p.Journal, p.Total.Cases, p.Total.CasesDone)
+	fmt.Fprintf(w, "%s\n%d cases, %d of them done\n", wrap.Block(fmt.Sprintf("plan for %s (journal %s)", p.Run, p.Journal), 80), p.Total.Cases, p.Total.CasesDone)
 	if p.Selection.Partial() {
 		fmt.Fprintf(w, "selection %s\n", p.Selection.Describe())
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	batched := p.Total.Mode == spec.ModeBatch
 	// Narrow enough for an 80-column terminal: the cases still to run
 	// (the heading says how many are done), calls and tokens in k and M,
-	// dollars whole from $100 on.
-	head := "model\tto run\tjournaled\tnew calls\tin tok\tout tok\tcost USD\t"
-	if batched {
-		head += "mode\twaves\t"
-	}
-	fmt.Fprintln(tw, head)
-	row := func(r review.PlanRow) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t", r.Model, r.Cases-r.CasesDone, spanK(r.CallsJournaled, r.CallsJournaled),
-			spanK(r.CallsBest, r.CallsWorst), spanK(r.InputTokensBest, r.InputTokensWorst),
-			spanK(r.OutputTokensBest, r.OutputTokensWorst), costRange(r))
-		if batched {
-			waves := "-"
-			if r.WavesWorst > 0 {
-				waves = span(r.WavesBest, r.WavesWorst)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t", r.Mode, waves)
+	// dollars whole from $100 on. Where long model names would make it
+	// wider, each name stands on a line of its own above its figures.
+	table := func(own bool) string {
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		head := "model\tto run\tjournaled\tnew calls\tin tok\tout tok\tcost USD\t"
+		if own {
+			head = "\tto run\tjournaled\tnew calls\tin tok\tout tok\tcost USD\t"
 		}
-		fmt.Fprintln(tw)
+		if batched {
+			head += "mode\twaves\t"
+		}
+		fmt.Fprintln(tw, head)
+		var names []string
+		row := func(r review.PlanRow) {
+			name := r.Model
+			if own {
+				names = append(names, name)
+				name = ""
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t", name, r.Cases-r.CasesDone, spanK(r.CallsJournaled, r.CallsJournaled),
+				spanK(r.CallsBest, r.CallsWorst), spanK(r.InputTokensBest, r.InputTokensWorst),
+				spanK(r.OutputTokensBest, r.OutputTokensWorst), costRange(r))
+			if batched {
+				waves := "-"
+				if r.WavesWorst > 0 {
+					waves = span(r.WavesBest, r.WavesWorst)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t", r.Mode, waves)
+			}
+			fmt.Fprintln(tw)
+		}
+		for _, r := range p.Models {
+			row(r)
+		}
+		row(p.Total)
+		tw.Flush()
+		if !own {
+			return b.String()
+		}
+		// Each name on its own line, above its row of figures.
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		var o strings.Builder
+		o.WriteString(lines[0] + "\n")
+		for i, l := range lines[1:] {
+			o.WriteString(names[i] + "\n" + l + "\n")
+		}
+		return o.String()
 	}
-	for _, r := range p.Models {
-		row(r)
+	t := table(false)
+	for _, l := range strings.Split(t, "\n") {
+		if utf8.RuneCountInString(l) > 80 {
+			t = table(true)
+			break
+		}
 	}
-	row(p.Total)
-	tw.Flush()
+	fmt.Fprint(w, t)
 	fmt.Fprintln(w)
 	if batched {
 		fmt.Fprintln(w, "waves per case (one per sequential call; loops once as the best case, at their bound as the worst):")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, s := range p.Strategies {
 			name := s.Strategy
 			if s.Judge {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -23,10 +24,16 @@ func newValidate() *cobra.Command {
 					failed++
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s, %s, %s, %s, %s\n", path,
+				ok := fmt.Sprintf("ok: %s, %s, %s, %s, %s",
 					spec.Plural(len(st.Models), "model", "models"), spec.Plural(len(st.Strategies), "strategy", "strategies"),
 					spec.Plural(len(st.Tasks), "task", "tasks"), spec.Plural(st.NumCells(), "cell", "cells")+st.RepeatsNote(),
 					spec.Plural(st.NumCases(), "case", "cases"))
+				if sep := ": "; utf8.RuneCountInString(path+sep+ok) <= 80 {
+					say(cmd.OutOrStdout(), "%s%s%s", path, sep, ok)
+				} else {
+					// A long path on its own line, the verdict below it.
+					say(cmd.OutOrStdout(), "%s:\n  %s", path, ok)
+				}
 				for _, n := range st.Notes {
 					fmt.Fprintln(cmd.OutOrStdout(), strings.Join(wrap.Clauses(path+": note: "+n, 78), "\n  "))
 				}

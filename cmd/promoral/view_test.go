@@ -67,7 +67,7 @@ func TestViewCommand(t *testing.T) {
 	}
 
 	_, stderr, code := runCLI(t, "view", dir)
-	if code == 0 || !strings.Contains(stderr, "no results.parquet") || !strings.Contains(stderr, "promoral apply") {
+	if code == 0 || !strings.Contains(words(stderr), "no results.parquet") || !strings.Contains(stderr, "promoral apply") {
 		t.Errorf("view of a config folder: exit %d, %q", code, stderr)
 	}
 }

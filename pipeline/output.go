@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -203,59 +205,19 @@ func (e *Engine) resultValues(c *spec.Case, r *spec.Result) []any {
 	return e.flatValues(vals, c, r, fields, subsets)
 }
 
-// Manifest is manifest.json: what ran, on which config, with what outcome.
-type Manifest struct {
-	Summary
-	Version       string              `json:"version"`
-	ConfigFile    string              `json:"config_file"`
-	ConfigHash    string              `json:"config_hash"`
-	Files         map[string]string   `json:"files"`
-	Started       time.Time           `json:"started"`
-	Finished      time.Time           `json:"finished"`
-	Seed          int64               `json:"seed"`
-	Unparsed      string              `json:"unparsed_policy"`
-	Models        []ManifestModel     `json:"models"`
-	ModelVersions map[string][]string `json:"model_versions"`
-	Strategies    []string            `json:"strategies"`
-	Tasks         []ManifestTask      `json:"tasks"`
-	// Factors are the condition factor columns; Metrics every metric
-	// block with the policies it scored under (numbers).
-	Factors []string             `json:"factors,omitempty"`
-	Metrics []spec.ManifestBlock `json:"metrics,omitempty"`
-	// ResultsKey names what the results depend on (not the metric blocks),
-	// JournalBytes the journal's size when they were written: a re-apply
-	// with the same key takes their good rows instead of walking again.
-	ResultsKey   string `json:"results_key,omitempty"`
-	JournalBytes int64  `json:"journal_bytes,omitempty"`
-	// CasesDigest names the cases the rows are, in ordinal order: the rows
-	// are matched to cases by ordinal, so only the same cases line up.
-	CasesDigest string `json:"cases_digest,omitempty"`
-}
+// Manifest is manifest.json (runfolder.Manifest).
+type Manifest = runfolder.Manifest
 
 // ManifestModel records a model entry without anything secret.
-type ManifestModel struct {
-	Name     string     `json:"name"`
-	Provider string     `json:"provider"`
-	Model    string     `json:"model"`
-	BaseURL  string     `json:"base_url,omitempty"`
-	Price    spec.Price `json:"price"`
-	// Extends and Factors say which model a variant varies and how.
-	Extends string            `json:"extends,omitempty"`
-	Factors map[string]string `json:"factors,omitempty"`
-}
+type ManifestModel = runfolder.ManifestModel
 
 // ManifestTask records a task and its item count.
-type ManifestTask struct {
-	Name  string             `json:"name"`
-	Items int                `json:"items"`
-	Data  *spec.ManifestData `json:"data,omitempty"`
-	Judge string             `json:"judge,omitempty"` // the task's judge: strategy, and "on <model>" when it calls one
-}
+type ManifestTask = runfolder.ManifestTask
 
 func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) error {
 	s := e.study
 	m := Manifest{
-		Summary: *sum, Version: spec.Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
+		Summary: runfolder.Summary(*sum), Format: runfolder.FormatVersion, Version: spec.Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
 		Files: map[string]string{}, Started: started, Finished: time.Now().UTC(),
 		Seed: s.Run.Settings.Seed, Unparsed: s.UnparsedPolicy(), ModelVersions: e.ModelVersions(),
 	}
@@ -266,7 +228,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 		}
 	}
 	for _, md := range s.Models {
-		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: md.Spec.Price,
+		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: runfolder.Price(md.Spec.Price),
 			Extends: md.Spec.Extends, Factors: md.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, spec.ManifestBlocks(s)

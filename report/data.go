@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -13,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -21,7 +22,7 @@ import (
 // optional: a section shows only when its data is there.
 type run struct {
 	dir      string
-	manifest *pipeline.Manifest
+	manifest *runfolder.Manifest
 	results  []result
 	metrics  []metric
 	csv      map[string]*csvTable
@@ -128,7 +129,7 @@ func loadRun(dir string) (*run, error) {
 	r := &run{dir: dir, csv: map[string]*csvTable{}}
 	found := false
 	if data, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
-		var m pipeline.Manifest
+		var m runfolder.Manifest
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, fmt.Errorf("manifest.json: %w", err)
 		}

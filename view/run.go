@@ -11,6 +11,8 @@
 package view
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +24,6 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline/audit"
-	"github.com/promoral/promoral/pipeline/review"
 )
 
 // Run is one opened run folder.
@@ -53,7 +54,7 @@ type Run struct {
 	stamp                      stamp // the output files read (reload.go)
 
 	polMu    sync.Mutex
-	policies map[string]review.AnswerPolicy
+	policies map[string]runfolder.AnswerPolicy
 
 	mu       sync.RWMutex
 	labels   map[int32][]audit.Label // audit labels in force, by case

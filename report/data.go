@@ -4,7 +4,6 @@ import (
 	"github.com/promoral/promoral/runfolder"
 
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -128,12 +127,8 @@ func loadRun(dir string) (*run, error) {
 	}
 	r := &run{dir: dir, csv: map[string]*csvTable{}}
 	found := false
-	if data, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
-		var m runfolder.Manifest
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("manifest.json: %w", err)
-		}
-		r.manifest, found = &m, true
+	if m, err := runfolder.ReadManifest(dir); err == nil {
+		r.manifest, found = m, true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

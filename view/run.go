@@ -106,6 +106,10 @@ func Open(dir string) (*Run, error) {
 	r := &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir)), dicts: map[string]*dict{}, byID: map[string]int32{},
 		stamp: stampOf(dir), openedAt: start}
 	if data, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
+		// The typed read refuses a folder of a later format.
+		if _, err := runfolder.ReadManifest(dir); err != nil {
+			return nil, err
+		}
 		if err := json.Unmarshal(data, &r.Manifest); err != nil {
 			return nil, fmt.Errorf("%s: %v (the file is damaged; apply again rewrites it)", filepath.Join(dir, "manifest.json"), err)
 		}

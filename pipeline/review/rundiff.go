@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/internal/wrap"
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
@@ -308,7 +307,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 	for i := range c.Cells {
 		c.Cells[i].Holm = adj[i]
 	}
-	pol := func(m *pipeline.Manifest) string {
+	pol := func(m *runfolder.Manifest) string {
 		var parts []string
 		seen := map[string]bool{}
 		for _, k := range keys {
@@ -325,7 +324,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		fmt.Sprintf("paired bootstrap seed %d (%s)", c.Seed, c.SeedFrom))
 	for _, r := range []struct {
 		side string
-		m    *pipeline.Manifest
+		m    *runfolder.Manifest
 	}{{"old", om}, {"new", nm}} {
 		if r.m != nil && r.m.Selection.Partial() {
 			c.Notes = append(c.Notes, fmt.Sprintf("the %s run covers part of its study (%s): its figures describe those cases only", r.side, r.m.Selection.Describe()))

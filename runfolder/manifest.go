@@ -6,8 +6,8 @@ import "time"
 type Manifest struct {
 	Summary
 	// Format is the run folder's format version (FormatVersion when
-	// written; 0 in a folder written before the field existed, which is
-	// format 1).
+	// written). A folder written before the field existed has none;
+	// ReadManifest reads it as format 1.
 	Format        int                 `json:"format_version,omitempty"`
 	Version       string              `json:"version"`
 	ConfigFile    string              `json:"config_file"`

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"fmt"
 	"sort"
 	"strings"
@@ -33,26 +35,10 @@ import (
 // still missing.
 
 // CapStop is what an apply stopped at its spend cap reports.
-type CapStop struct {
-	CapUSD float64 `json:"cap_usd"`
-	// SpentUSD is what the replies of this apply's new calls were billed,
-	// at the price table (rejected replies included).
-	SpentUSD float64 `json:"spent_usd"`
-	// Refused counts the calls not sent because their worst case did not
-	// fit; NotDone the cases left without a result (their replies so far
-	// are journaled), by model.
-	Refused int          `json:"calls_refused"`
-	NotDone int          `json:"cases_not_done"`
-	ByModel []ModelCases `json:"cases_not_done_by_model"`
-	// Example is the first case left, in case order.
-	Example string `json:"example,omitempty"`
-}
+type CapStop = runfolder.CapStop
 
 // ModelCases is a count of cases of one model.
-type ModelCases struct {
-	Model string `json:"model"`
-	Cases int    `json:"cases"`
-}
+type ModelCases = runfolder.ModelCases
 
 // errCapped stops a case at the spend cap. It reads as an interruption:
 // the case has no result in this apply and the next apply continues it.
@@ -181,13 +167,13 @@ func (e *Engine) capStop(done func(ordinal int) bool) *CapStop {
 		return true
 	})
 	for m, n := range by {
-		cs.ByModel = append(cs.ByModel, ModelCases{m, n})
+		cs.ByModel = append(cs.ByModel, ModelCases{Model: m, Cases: n})
 	}
 	sort.Slice(cs.ByModel, func(i, j int) bool { return cs.ByModel[i].Model < cs.ByModel[j].Model })
 	return cs
 }
 
-func (cs *CapStop) describe(b *strings.Builder, s *Summary) {
+func describeCap(cs *CapStop, b *strings.Builder, s *Summary) {
 	fmt.Fprintf(b, "%s: stopped at the spend cap of $%.4f after %d of %d cases; %d calls (%d new, %d cached), %d errors, %d unparsed, $%.4f billed for new calls",
 		s.Run, cs.CapUSD, s.Cases, s.CasesPlanned, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed, cs.SpentUSD)
 	var by []string

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -109,77 +111,17 @@ type Options struct {
 // DefaultGrace is how long an interrupted run waits for calls in flight.
 const DefaultGrace = 60 * time.Second
 
-// Summary is what an apply did; it is also the manifest's counts.
-type Summary struct {
-	Run    string `json:"run"`
-	OutDir string `json:"out_dir"`
-	// Cases counts the cases that finished: all of them, unless the run
-	// was interrupted (CasesPlanned is the whole matrix).
-	Cases        int `json:"cases"`
-	CasesPlanned int `json:"cases_planned"`
-	CallsNew     int `json:"calls_new"`
-	CallsCached  int `json:"calls_cached"`
-	Attempts     int `json:"attempts"`
-	// Errors counts errored cases whose row is an error row; Kept those
-	// that errored in this apply but kept an earlier apply's good row (same
-	// config, same item: see kept_from in results.parquet).
-	Errors           int          `json:"errors"`
-	Kept             int          `json:"kept"`
-	ErrorClasses     []ClassCount `json:"error_classes,omitempty"`
-	Unparsed         int          `json:"unparsed"`
-	Truncated        int          `json:"truncated"`
-	PromptTokens     int          `json:"prompt_tokens"`
-	CompletionTokens int          `json:"completion_tokens"`
-	ThinkingTokens   int          `json:"thinking_tokens"`
-	CostUSD          float64      `json:"cost_usd"`
-	Interrupted      bool         `json:"interrupted,omitempty"`
-	// Drained counts calls in flight at an interruption that finished and
-	// were journaled; Cut those an abort (or the grace period) cut off,
-	// paid for perhaps but without a reply.
-	Drained int `json:"drained,omitempty"`
-	Cut     int `json:"cut,omitempty"`
-	// LostInFlight counts calls the journal shows in flight when an
-	// earlier apply was killed; Resent how many of them this apply sent
-	// again.
-	LostInFlight int `json:"lost_in_flight,omitempty"`
-	Resent       int `json:"resent,omitempty"`
-	// Reused counts the cases whose rows were taken from the outputs in
-	// force, computed from the same code, configs and data (reuse.go).
-	Reused int `json:"reused,omitempty"`
-	// CallsShared counts the cached calls that came from the response
-	// cache runs share (copied into this run's journal, not paid again);
-	// SharedCache is its folder, "" when the run keeps its own cache.
-	CallsShared int    `json:"calls_shared,omitempty"`
-	SharedCache string `json:"shared_cache,omitempty"`
-	// LastComplete is the folder of the last outputs without errors, kept
-	// when this apply's have errored cases.
-	LastComplete string `json:"-"`
-	// Report holds what the metrics asked to print after the summary.
-	Report []string `json:"-"`
-	// Skipped: optional models left out for want of a key, with what
-	// they would have run (Study.Skipped).
-	Skipped []string `json:"skipped,omitempty"`
-	// Selection is set when the apply ran part of the study (--model,
-	// --strategy, --task, --limit, --shard): its outputs describe those
-	// cases only (spec.Selection).
-	Selection *spec.Selection `json:"selection,omitempty"`
-	// Capped is set when the apply stopped at its spend cap (budget.go).
-	Capped *CapStop `json:"capped,omitempty"`
-	// MergedFrom lists the shards a merge joined (package review).
-	MergedFrom []MergedShard `json:"merged_from,omitempty"`
-}
+// Summary is what an apply did; it is also the manifest's counts
+// (runfolder.Summary, whose fields it has).
+type Summary runfolder.Summary
 
 // ClassCount is one error class of a run: how many cases, and one of them.
-type ClassCount struct {
-	Class   string `json:"class"`
-	Cases   int    `json:"cases"`
-	Example string `json:"example"`
-}
+type ClassCount = runfolder.ClassCount
 
 func (s *Summary) String() string {
 	var b strings.Builder
 	if s.Capped != nil && !s.Interrupted {
-		s.Capped.describe(&b, s)
+		describeCap(s.Capped, &b, s)
 	} else if s.Interrupted {
 		fmt.Fprintf(&b, "%s: interrupted after %d of %d cases; %d calls (%d new, %d cached), %d errors, %d unparsed, %d prompt + %d completion tokens, $%.4f",
 			s.Run, s.Cases, s.CasesPlanned, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed,

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -60,101 +62,52 @@ func paramsJSON(req *llm.Request) string {
 	return string(bytes.Replace(b, []byte(`,"messages":null`), nil, 1))
 }
 
-var callColumns = []parquetio.Column{
-	col("case_id", parquetio.ColString, false), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
-	col("item_id", parquetio.ColString, false), col("repeat", parquetio.ColInt, false), col("stage", parquetio.ColString, true), col("attempt", parquetio.ColInt, false), col("request_hash", parquetio.ColString, false),
-	col("request_messages", parquetio.ColString, false), col("request_params", parquetio.ColString, true), col("response_text", parquetio.ColString, false),
-	col("response_choices", parquetio.ColString, false), col("finish_reason", parquetio.ColString, true),
-	col("prompt_tokens", parquetio.ColInt, false), col("completion_tokens", parquetio.ColInt, false), col("cached_prompt_tokens", parquetio.ColInt, false),
-	col("thinking_tokens", parquetio.ColInt, false), col("latency_ms", parquetio.ColFloat, false), col("cached", parquetio.ColBool, false), col("error", parquetio.ColString, false),
-	col("model_version", parquetio.ColString, true), col("cost_usd", parquetio.ColFloat, false), col("time", parquetio.ColTime, false),
-	col("final", parquetio.ColBool, false), col("attempts", parquetio.ColInt, false), col("batch_id", parquetio.ColString, true),
-}
+// callColumns are calls.parquet's columns (runfolder.CallSchema).
+var callColumns = runfolder.CallSchema.Columns()
 
 func (r *CallRow) append(w *parquetio.Writer) error { return w.Append(r.values()...) }
 
 // values is the row's calls.parquet values, in callColumns' order.
 func (r *CallRow) values() []any {
 	c := r.Case
-	var text, finish, version any
-	var choices any
-	var pt, ct, cpt, tt, cost any
-	var errText, batch any
-	if r.Resp != nil && r.Resp.Batch != "" {
-		batch = r.Resp.Batch
-	}
+	row := runfolder.Call{CaseID: c.ID(), Model: c.Model.Name, Strategy: c.Strategy.Name, Task: c.Task.Name, ItemID: c.Item.ID,
+		Repeat: c.Repeat, Stage: r.Stage, Attempt: r.Attempt, RequestHash: r.Key, RequestMessages: r.Messages, RequestParams: r.Params,
+		LatencyMS: r.LatencyMS, Cached: r.Cached, Error: r.Err, Time: r.Time, Final: r.Final, Attempts: r.Attempts}
 	if r.Resp != nil {
-		text, finish, version = r.Resp.Text(), "", r.Resp.ModelVersion
+		row.Replied, row.ResponseText, row.ModelVersion, row.BatchID = true, r.Resp.Text(), r.Resp.ModelVersion, r.Resp.Batch
 		if len(r.Resp.Choices) > 0 {
-			finish = r.Resp.Choices[0].FinishReason
+			row.FinishReason = r.Resp.Choices[0].FinishReason
 		}
 		if len(r.Resp.Choices) > 1 {
-			choices = jsonString(r.Resp.Choices)
+			row.ResponseChoices = jsonString(r.Resp.Choices)
 		}
 		u := r.Resp.Usage
-		pt, ct, cpt, tt = u.PromptTokens, u.CompletionTokens, u.CachedPromptTokens, u.ThinkingTokens
-		cost = r.Price.CostOf(r.Resp)
-		if r.Cached {
-			cost = 0.0 // nothing was paid for this row
+		row.PromptTokens, row.CompletionTokens, row.CachedPromptTokens, row.ThinkingTokens = u.PromptTokens, u.CompletionTokens, u.CachedPromptTokens, u.ThinkingTokens
+		if !r.Cached { // nothing was paid for a cached row
+			row.CostUSD = r.Price.CostOf(r.Resp)
 		}
 	}
-	if r.Err != "" {
-		errText = r.Err
-	}
-	return []any{c.ID(), c.Model.Name, c.Strategy.Name, c.Task.Name, c.Item.ID, c.Repeat, r.Stage, r.Attempt, r.Key,
-		r.Messages, r.Params, text, choices, finish, pt, ct, cpt, tt, r.LatencyMS, r.Cached, errText, version, cost, r.Time,
-		r.Final, r.Attempts, batch}
+	return runfolder.CallSchema.Append(make([]any, 0, len(runfolder.CallSchema)), &row)
 }
 
 // baseResultColumns are the columns of results.parquet before the flat
-// ones (flatcols.go).
+// ones (flatcols.go): its own (runfolder.ResultSchema), then the factors.
 func (e *Engine) baseResultColumns() []parquetio.Column {
-	return append([]parquetio.Column{
-		col("case_id", parquetio.ColString, false), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
-		col("item_id", parquetio.ColString, false), col("repeat", parquetio.ColInt, false), col("gold", parquetio.ColString, true), col("label", parquetio.ColString, true), col("confidence", parquetio.ColFloat, false),
-		col("parsed", parquetio.ColBool, false), col("correct", parquetio.ColBool, false), col("truncated", parquetio.ColBool, false), col("blocked", parquetio.ColBool, false),
-		col("outputs", parquetio.ColString, false), col("judge", parquetio.ColString, false), col("item", parquetio.ColString, false), col("calls", parquetio.ColInt, false),
-		col("prompt_tokens", parquetio.ColInt, false), col("completion_tokens", parquetio.ColInt, false), col("thinking_tokens", parquetio.ColInt, false),
-		col("total_tokens", parquetio.ColInt, false), col("cost_usd", parquetio.ColFloat, false), col("judge_tokens", parquetio.ColInt, false),
-		col("judge_cost_usd", parquetio.ColFloat, false), col("steps", parquetio.ColInt, false), col("error", parquetio.ColString, false),
-		col("error_class", parquetio.ColString, true), col("kept_from", parquetio.ColString, true), col("run", parquetio.ColString, true), col("config_hash", parquetio.ColString, true),
-		col("subsets", parquetio.ColString, true), col("trace", parquetio.ColString, false),
-	}, factorColumns(e.study)...)
+	return append(runfolder.ResultSchema.Columns(), factorColumns(e.study)...)
 }
 
 // resultValues is a case's results.parquet row: the base columns, then the
 // flat columns' values as they are (resultsWriter types them).
 func (e *Engine) resultValues(c *spec.Case, r *spec.Result) []any {
-	var gold, label, errText, errClass, keptFrom any
-	if c.Item.Gold != "" {
-		gold = c.Item.Gold
-	}
-	if r.Label != "" {
-		label = r.Label
-	}
-	if r.Err != "" {
-		errText, errClass = r.Err, r.ErrClass
-	}
-	if r.KeptFrom != "" {
-		keptFrom = r.KeptFrom
-	}
 	// Every field, so a row is read without the dataset at hand.
 	fields := r.ItemFields
 	if fields == nil {
 		fields = c.Item.Values()
 	}
-	var item, trace any
-	if r.Trace != "" {
-		trace = r.Trace
-	}
-	var correct any
-	if r.Correct != nil {
-		correct = *r.Correct
-	}
 	// The three JSON columns are written into one reused buffer and
 	// copied out as one string: a buffer grown from nothing for each,
 	// for every case, would be a twentieth of what apply allocates.
-	var outputs, judge any
+	var outputs, judge, item string
 	bp := jsonScratch.Get().(*[]byte)
 	b := (*bp)[:0]
 	if r.Outputs != nil {
@@ -192,70 +145,34 @@ func (e *Engine) resultValues(c *spec.Case, r *spec.Result) []any {
 		model, strategy = unique.Make(model).Value(), unique.Make(strategy).Value()
 	}
 	a, ja := r.Acct, r.JudgeAcct
-	subsets := e.subsets.of(c, fields)
-	vals := make([]any, 0, 32+len(e.study.Factors)+len(e.flatCols()))
-	vals = append(vals, []any{c.ID(), model, strategy, c.Task.Name, c.Item.ID, c.Repeat, gold, label, r.Confidence,
-		r.Parsed, correct, a.Truncated, a.Blocked, outputs, judge, item, a.Calls,
-		a.PromptTokens, a.CompletionTokens, a.ThinkingTokens, a.PromptTokens + a.CompletionTokens, a.CostUSD,
-		ja.PromptTokens + ja.CompletionTokens, ja.CostUSD, r.Steps, errText,
-		errClass, keptFrom, e.study.Run.Name, e.study.ConfigHash, subsets, trace}...)
+	subsetsVal := e.subsets.of(c, fields)
+	subsets, _ := subsetsVal.(string)
+	row := runfolder.Result{CaseID: c.ID(), Model: model, Strategy: strategy, Task: c.Task.Name, ItemID: c.Item.ID, Repeat: c.Repeat,
+		Gold: c.Item.Gold, Label: r.Label, Confidence: r.Confidence, Parsed: r.Parsed, Correct: r.Correct,
+		Truncated: a.Truncated, Blocked: a.Blocked, Outputs: outputs, Judge: judge, Item: item, Calls: a.Calls,
+		PromptTokens: a.PromptTokens, CompletionTokens: a.CompletionTokens, ThinkingTokens: a.ThinkingTokens, CostUSD: a.CostUSD,
+		JudgeTokens: ja.PromptTokens + ja.CompletionTokens, JudgeCostUSD: ja.CostUSD, Steps: r.Steps,
+		Error: r.Err, ErrorClass: r.ErrClass, KeptFrom: r.KeptFrom, Run: e.study.Run.Name, ConfigHash: e.study.ConfigHash,
+		Subsets: subsets, Trace: r.Trace}
+	vals := make([]any, 0, len(runfolder.ResultSchema)+len(e.study.Factors)+len(e.flatCols()))
+	vals = runfolder.ResultSchema.Append(vals, &row)
 	vals = append(vals, factorValues(e.study, c)...)
-	return e.flatValues(vals, c, r, fields, subsets)
+	return e.flatValues(vals, c, r, fields, subsetsVal)
 }
 
-// Manifest is manifest.json: what ran, on which config, with what outcome.
-type Manifest struct {
-	Summary
-	Version       string              `json:"version"`
-	ConfigFile    string              `json:"config_file"`
-	ConfigHash    string              `json:"config_hash"`
-	Files         map[string]string   `json:"files"`
-	Started       time.Time           `json:"started"`
-	Finished      time.Time           `json:"finished"`
-	Seed          int64               `json:"seed"`
-	Unparsed      string              `json:"unparsed_policy"`
-	Models        []ManifestModel     `json:"models"`
-	ModelVersions map[string][]string `json:"model_versions"`
-	Strategies    []string            `json:"strategies"`
-	Tasks         []ManifestTask      `json:"tasks"`
-	// Factors are the condition factor columns; Metrics every metric
-	// block with the policies it scored under (numbers).
-	Factors []string             `json:"factors,omitempty"`
-	Metrics []spec.ManifestBlock `json:"metrics,omitempty"`
-	// ResultsKey names what the results depend on (not the metric blocks),
-	// JournalBytes the journal's size when they were written: a re-apply
-	// with the same key takes their good rows instead of walking again.
-	ResultsKey   string `json:"results_key,omitempty"`
-	JournalBytes int64  `json:"journal_bytes,omitempty"`
-	// CasesDigest names the cases the rows are, in ordinal order: the rows
-	// are matched to cases by ordinal, so only the same cases line up.
-	CasesDigest string `json:"cases_digest,omitempty"`
-}
+// Manifest is manifest.json (runfolder.Manifest).
+type Manifest = runfolder.Manifest
 
 // ManifestModel records a model entry without anything secret.
-type ManifestModel struct {
-	Name     string     `json:"name"`
-	Provider string     `json:"provider"`
-	Model    string     `json:"model"`
-	BaseURL  string     `json:"base_url,omitempty"`
-	Price    spec.Price `json:"price"`
-	// Extends and Factors say which model a variant varies and how.
-	Extends string            `json:"extends,omitempty"`
-	Factors map[string]string `json:"factors,omitempty"`
-}
+type ManifestModel = runfolder.ManifestModel
 
 // ManifestTask records a task and its item count.
-type ManifestTask struct {
-	Name  string             `json:"name"`
-	Items int                `json:"items"`
-	Data  *spec.ManifestData `json:"data,omitempty"`
-	Judge string             `json:"judge,omitempty"` // the task's judge: strategy, and "on <model>" when it calls one
-}
+type ManifestTask = runfolder.ManifestTask
 
 func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) error {
 	s := e.study
 	m := Manifest{
-		Summary: *sum, Version: spec.Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
+		Summary: runfolder.Summary(*sum), Format: runfolder.FormatVersion, Version: spec.Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
 		Files: map[string]string{}, Started: started, Finished: time.Now().UTC(),
 		Seed: s.Run.Settings.Seed, Unparsed: s.UnparsedPolicy(), ModelVersions: e.ModelVersions(),
 	}
@@ -266,7 +183,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 		}
 	}
 	for _, md := range s.Models {
-		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: md.Spec.Price,
+		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: runfolder.Price(md.Spec.Price),
 			Extends: md.Spec.Extends, Factors: md.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, spec.ManifestBlocks(s)

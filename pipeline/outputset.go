@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"fmt"
 	"io"
 	"os"
@@ -15,22 +17,7 @@ import (
 )
 
 // MergedShard is one shard a merge joined, as the merged manifest lists it.
-type MergedShard struct {
-	Dir        string `json:"dir"`
-	Shard      string `json:"shard"`
-	Generation string `json:"generation"`
-	Cases      int    `json:"cases"`
-	Errors     int    `json:"errors"`
-	Kept       int    `json:"kept"`
-	CallsNew   int    `json:"calls_new"`
-	// CallsShared counts the shard's cached calls that came from the
-	// shared response cache SharedCache.
-	CallsShared int       `json:"calls_shared,omitempty"`
-	SharedCache string    `json:"shared_cache,omitempty"`
-	CostUSD     float64   `json:"cost_usd"`
-	Started     time.Time `json:"started"`
-	Finished    time.Time `json:"finished"`
-}
+type MergedShard = runfolder.MergedShard
 
 // MergeTotals is what the summary of an output set written from other run
 // folders' rows takes from their manifests: what was sent and served is

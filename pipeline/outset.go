@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/promoral/promoral/runfolder"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,38 +18,18 @@ import (
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
-// A run folder holds one apply's outputs as a set that is switched in as a
-// whole:
-//
-//	out/<run>/journal.jsonl                 the journal (appended, never replaced)
-//	out/<run>/.gen/<id>/                    one apply's outputs: results.parquet,
-//	                                        calls.parquet, metrics.parquet,
-//	                                        manifest.json, the metric CSVs, …
-//	out/<run>/.gen/current -> <id>          the generation in force
-//	out/<run>/results.parquet -> .gen/current/results.parquet   (a link per file)
-//
-// An apply writes a new generation beside the current one, then replaces the
-// `current` link in one rename: a reader following out/<run>/results.parquet
-// sees the old set or the new one, never a mix, and a process killed at any
-// point leaves the old set in force. The links at the top keep every path
-// users and tools open (out/<run>/results.parquet) working.
+// The run folder's layout is runfolder's (layout.go there).
 const (
-	genDir     = ".gen"
-	genCurrent = "current"
+	genDir     = runfolder.GenDir
+	genCurrent = runfolder.GenCurrent
 )
 
 // GenerationsDir is the folder of a run folder's output generations.
-func GenerationsDir(runDir string) string { return filepath.Join(runDir, genDir) }
+func GenerationsDir(runDir string) string { return runfolder.GenerationsDir(runDir) }
 
 // CurrentGeneration is the folder of the outputs in force, or "" when the
 // run folder has none in this layout.
-func CurrentGeneration(runDir string) string {
-	id, err := os.Readlink(filepath.Join(runDir, genDir, genCurrent))
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(runDir, genDir, id)
-}
+func CurrentGeneration(runDir string) string { return runfolder.CurrentGeneration(runDir) }
 
 // generation is one apply's output folder, written before it is switched in.
 type generation struct {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/promoral/promoral/runfolder"
 	"math"
 	"slices"
 	"sort"
@@ -16,25 +17,8 @@ import (
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
-// TraceStep is one stage run of a case, as results.parquet's trace column
-// records it for people reading the run (promoral view): the stage, which
-// visit of it this was, what it published (long strings clipped: the
-// replies themselves are in calls.parquet) and any notes it left with
-// Exec.Note. Judge stages carry the "judge." prefix.
-type TraceStep struct {
-	Stage string `json:"stage"`
-	// Kind is the stage's kind as the strategy names it (its registered
-	// kind: prompt, extract, branch, compute, ...); empty in runs written
-	// before the trace recorded it.
-	Kind  string         `json:"kind,omitempty"`
-	Visit int            `json:"visit"`
-	Out   map[string]any `json:"out,omitempty"`
-	Note  map[string]any `json:"note,omitempty"`
-	// Next is where the stage sent the case when it chose ("end" or a
-	// stage name); empty when the graph simply went on.
-	Next string `json:"next,omitempty"`
-	Err  string `json:"error,omitempty"`
-}
+// TraceStep is one stage run of a case (runfolder.TraceStep).
+type TraceStep = runfolder.TraceStep
 
 // traceClip bounds each published string in the trace: the trace says what
 // a stage decided, the replies are in calls.parquet, and every byte here is
@@ -199,15 +183,8 @@ func traceJSON(parts ...[]byte) string {
 	return string(append(b, ']'))
 }
 
-// ReadTrace decodes a trace column value.
-func ReadTrace(s string) ([]TraceStep, error) {
-	var steps []TraceStep
-	if s == "" {
-		return nil, nil
-	}
-	err := json.Unmarshal([]byte(s), &steps)
-	return steps, err
-}
+// ReadTrace decodes a trace column value (runfolder.ReadTrace).
+func ReadTrace(s string) ([]TraceStep, error) { return runfolder.ReadTrace(s) }
 
 // subsetNames fills results.parquet's subsets column: the names of the
 // task subsets (task subsets:) the case's item belongs to, as a JSON list,

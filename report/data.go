@@ -1,8 +1,9 @@
 package report
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -21,7 +21,7 @@ import (
 // optional: a section shows only when its data is there.
 type run struct {
 	dir      string
-	manifest *pipeline.Manifest
+	manifest *runfolder.Manifest
 	results  []result
 	metrics  []metric
 	csv      map[string]*csvTable
@@ -127,12 +127,8 @@ func loadRun(dir string) (*run, error) {
 	}
 	r := &run{dir: dir, csv: map[string]*csvTable{}}
 	found := false
-	if data, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
-		var m pipeline.Manifest
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("manifest.json: %w", err)
-		}
-		r.manifest, found = &m, true
+	if m, err := runfolder.ReadManifest(dir); err == nil {
+		r.manifest, found = m, true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"encoding/json"
 	"math"
 	"os"
@@ -8,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -19,7 +20,7 @@ import (
 func TestJudgesSection(t *testing.T) {
 	dir := t.TempDir()
 	nan := math.NaN()
-	m := pipeline.Manifest{Summary: pipeline.Summary{Run: "judged", Cases: 20, Skipped: []string{"model big-judge (optional; KEY is not set): 10 cases not run"}},
+	m := runfolder.Manifest{Summary: runfolder.Summary{Run: "judged", Cases: 20, Skipped: []string{"model big-judge (optional; KEY is not set): 10 cases not run"}},
 		Metrics: []spec.ManifestBlock{{Name: "agree", Kind: "judge_agreement", Unparsed: "wrong", Errors: "incomplete"}}}
 	data, _ := json.Marshal(m)
 	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644); err != nil {

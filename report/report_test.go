@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -13,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 	"gonum.org/v1/plot/vg"
@@ -67,12 +68,12 @@ func writeRun(t *testing.T, p parts) string {
 	dir := t.TempDir()
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	if p.manifest {
-		m := pipeline.Manifest{
-			Summary: pipeline.Summary{Run: "synthetic", Cases: 80, CallsNew: 90, CallsCached: 10, Errors: 1, Unparsed: 3, PromptTokens: 12000, CompletionTokens: 3400, ThinkingTokens: 400, CostUSD: 0.0123},
+		m := runfolder.Manifest{
+			Summary: runfolder.Summary{Run: "synthetic", Cases: 80, CallsNew: 90, CallsCached: 10, Errors: 1, Unparsed: 3, PromptTokens: 12000, CompletionTokens: 3400, ThinkingTokens: 400, CostUSD: 0.0123},
 			Version: "0.1.0", ConfigFile: "configs/synthetic.yaml", ConfigHash: strings.Repeat("ab", 32), Started: start, Finished: start.Add(95 * time.Second),
 			Seed: 7, Unparsed: "wrong", Strategies: strategies,
-			Models: []pipeline.ManifestModel{{Name: "alpha", Provider: "scripted", Model: "alpha"}, {Name: "beta", Provider: "openai", Model: "beta-2"}},
-			Tasks:  []pipeline.ManifestTask{{Name: "ethics", Items: 10}, {Name: "safety", Items: 10}},
+			Models: []runfolder.ManifestModel{{Name: "alpha", Provider: "scripted", Model: "alpha"}, {Name: "beta", Provider: "openai", Model: "beta-2"}},
+			Tasks:  []runfolder.ManifestTask{{Name: "ethics", Items: 10}, {Name: "safety", Items: 10}},
 			Metrics: []spec.ManifestBlock{
 				{Name: "classification", Kind: "classification", Tasks: []string{"ethics"}, Unparsed: "exclude", Errors: "incomplete",
 					Settings: map[string]any{"confidence": "positive", "require_confidence": true, "ece_promoral": true}},

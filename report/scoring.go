@@ -1,11 +1,11 @@
 package report
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // The scoring section says, before any number, what ran and how every
@@ -197,11 +197,11 @@ func (r *run) policyLines() []string {
 
 // blocks are the run's metric blocks: from the manifest, else from the
 // policy columns of metrics.parquet.
-func (r *run) blocks() []spec.ManifestBlock {
+func (r *run) blocks() []runfolder.ManifestBlock {
 	if r.manifest != nil && len(r.manifest.Metrics) > 0 {
 		return r.manifest.Metrics
 	}
-	var out []spec.ManifestBlock
+	var out []runfolder.ManifestBlock
 	idx := map[string]int{}
 	for _, x := range r.metrics {
 		if x.Block == "" {
@@ -211,7 +211,7 @@ func (r *run) blocks() []spec.ManifestBlock {
 		if !ok {
 			i = len(out)
 			idx[x.Block] = i
-			out = append(out, spec.ManifestBlock{Name: x.Block, Kind: "metric block", Unparsed: x.Unparsed, Errors: x.Errors})
+			out = append(out, runfolder.ManifestBlock{Name: x.Block, Kind: "metric block", Unparsed: x.Unparsed, Errors: x.Errors})
 		}
 		b := &out[i]
 		if x.Task != "umss" && !contains(b.Tasks, x.Task) {

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"flag"
 	"fmt"
 	"math"
@@ -9,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -232,7 +233,7 @@ func TestConditionFigureAgainstLevel(t *testing.T) {
 		}
 	}
 	r := &run{metrics: ms, factors: []string{"level", "thinking"},
-		manifest: &pipeline.Manifest{Models: []pipeline.ManifestModel{{Name: "m"}, {Name: "m-thinking", Extends: "m", Factors: map[string]string{"thinking": "on"}}}}}
+		manifest: &runfolder.Manifest{Models: []runfolder.ManifestModel{{Name: "m"}, {Name: "m-thinking", Extends: "m", Factors: map[string]string{"thinking": "on"}}}}}
 	r.order()
 	figs := r.conditionFigures(newIndex(ms), "ethics")
 	if len(figs) != 1 {

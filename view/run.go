@@ -11,6 +11,8 @@
 package view
 
 import (
+	"github.com/promoral/promoral/runfolder"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +24,6 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline/audit"
-	"github.com/promoral/promoral/pipeline/review"
 )
 
 // Run is one opened run folder.
@@ -53,7 +54,7 @@ type Run struct {
 	stamp                      stamp // the output files read (reload.go)
 
 	polMu    sync.Mutex
-	policies map[string]review.AnswerPolicy
+	policies map[string]runfolder.AnswerPolicy
 
 	mu       sync.RWMutex
 	labels   map[int32][]audit.Label // audit labels in force, by case
@@ -105,6 +106,10 @@ func Open(dir string) (*Run, error) {
 	r := &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir)), dicts: map[string]*dict{}, byID: map[string]int32{},
 		stamp: stampOf(dir), openedAt: start}
 	if data, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
+		// The typed read refuses a folder of a later format.
+		if _, err := runfolder.ReadManifest(dir); err != nil {
+			return nil, err
+		}
 		if err := json.Unmarshal(data, &r.Manifest); err != nil {
 			return nil, fmt.Errorf("%s: %v (the file is damaged; apply again rewrites it)", filepath.Join(dir, "manifest.json"), err)
 		}

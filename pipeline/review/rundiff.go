@@ -1,16 +1,14 @@
 package review
 
 import (
-	"encoding/json"
 	"fmt"
+	"github.com/promoral/promoral/runfolder"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/promoral/promoral/internal/wrap"
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
@@ -79,82 +77,32 @@ type Flip struct {
 }
 
 // runPolicy is how a run counts an answer in the paired comparison.
-type runPolicy struct{ unparsed, errors string }
+type runPolicy = runfolder.AnswerPolicy
 
 // AnswerPolicy is how a run folder counts a task's answers in a paired
-// comparison: the unparsed and errors policies of its first classification
-// block scoring the task (else the run's settings). `promoral view` pairs
-// cases with the same rule as `diff`.
-type AnswerPolicy struct{ p runPolicy }
+// comparison (runfolder.AnswerPolicy). `promoral view` pairs cases with the
+// same rule as `diff`.
+type AnswerPolicy = runfolder.AnswerPolicy
 
 // AnswerPolicyOf reads the policy from the run folder's manifest.
-func AnswerPolicyOf(runDir, task string) AnswerPolicy {
-	return AnswerPolicy{policyFor(runManifest(runDir), task)}
-}
+func AnswerPolicyOf(runDir, task string) AnswerPolicy { return runfolder.AnswerPolicyOf(runDir, task) }
 
-// Unparsed and Errors name the policies.
-func (a AnswerPolicy) Unparsed() string { return a.p.unparsed }
-
-// Errors names the errors policy.
-func (a AnswerPolicy) Errors() string { return a.p.errors }
-
-// Score says whether an answer with a gold label enters the paired
-// comparison under this policy, and whether it counts as correct.
-func (a AnswerPolicy) Score(errored, parsed, correct bool) (ok, right bool) {
-	return scoreAnswer(errored, parsed, correct, a.p)
-}
-
-// scoreAnswer: an errored answer counts only under errors: unparsed (as
-// an unparsed one); an unparsed one is left out under unparsed: exclude.
+// scoreAnswer says whether an answer enters the comparison under p, and
+// whether it counts as correct.
 func scoreAnswer(errored, parsed, correct bool, p runPolicy) (ok, right bool) {
-	if errored {
-		if p.errors != spec.ErrorsUnparsed {
-			return false, false
-		}
-		parsed = false
-	}
-	if !parsed && p.unparsed == "exclude" {
-		return false, false
-	}
-	return true, parsed && correct
+	return p.Score(errored, parsed, correct)
 }
 
 // runManifest reads what a run folder's manifest says, if it has one.
-func runManifest(dir string) *pipeline.Manifest {
-	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+func runManifest(dir string) *runfolder.Manifest {
+	m, err := runfolder.ReadManifest(dir)
 	if err != nil {
 		return nil
 	}
-	var m pipeline.Manifest
-	if json.Unmarshal(data, &m) != nil {
-		return nil
-	}
-	return &m
+	return m
 }
 
-// policyFor is the unparsed and errors policy a run's first classification
-// block scoring the task used (else the run's settings, errors exclude for
-// a run from before errors: existed).
-func policyFor(m *pipeline.Manifest, task string) runPolicy {
-	p := runPolicy{unparsed: "wrong", errors: spec.ErrorsExclude}
-	if m == nil {
-		return p
-	}
-	if m.Unparsed != "" {
-		p.unparsed = m.Unparsed
-	}
-	for _, b := range m.Metrics {
-		if b.Kind != "classification" || (len(b.Tasks) > 0 && !contains(b.Tasks, task)) {
-			continue
-		}
-		if b.Unparsed != "" {
-			p.unparsed = b.Unparsed
-		}
-		p.errors = b.Errors
-		break
-	}
-	return p
-}
+func policyFor(m *runfolder.Manifest, task string) runPolicy { return runfolder.PolicyFor(m, task) }
 
 func contains(xs []string, s string) bool {
 	for _, x := range xs {
@@ -338,7 +286,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 			a, b = append(a, o.right == 1), append(b, n.right == 1)
 		}
 		cell := PairedCell{Model: k.model, Strategy: k.strategy, Task: k.task, Dropped: p.dropped,
-			Incomplete: (p.errOld && p.pOld.errors == spec.ErrorsIncomplete) || (p.errNew && p.pN.errors == spec.ErrorsIncomplete)}
+			Incomplete: (p.errOld && p.pOld.Errors() == spec.ErrorsIncomplete) || (p.errNew && p.pN.Errors() == spec.ErrorsIncomplete)}
 		if one {
 			cell.Diff = stats.PairedDiff(a, b, 1000, c.Seed)
 		} else {
@@ -365,12 +313,12 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		c.Cells[i].Holm = adj[i]
 	}
 	setMDEs(c.Cells, ps)
-	pol := func(m *pipeline.Manifest) string {
+	pol := func(m *runfolder.Manifest) string {
 		var parts []string
 		seen := map[string]bool{}
 		for _, k := range keys {
 			p := policyFor(m, k.task)
-			s := fmt.Sprintf("unparsed %s, errors %s", p.unparsed, p.errors)
+			s := fmt.Sprintf("unparsed %s, errors %s", p.Unparsed(), p.Errors())
 			if !seen[s] {
 				seen[s] = true
 				parts = append(parts, s)
@@ -382,7 +330,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		fmt.Sprintf("paired bootstrap seed %d (%s)", c.Seed, c.SeedFrom))
 	for _, r := range []struct {
 		side string
-		m    *pipeline.Manifest
+		m    *runfolder.Manifest
 	}{{"old", om}, {"new", nm}} {
 		if r.m != nil && r.m.Selection.Partial() {
 			c.Notes = append(c.Notes, fmt.Sprintf("the %s run covers part of its study (%s): its figures describe those cases only", r.side, r.m.Selection.Describe()))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/promoral/promoral/runfolder"
 	"math"
 	"path/filepath"
 	"sort"
@@ -13,26 +14,8 @@ import (
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
-// metricColumns are metrics.parquet's columns: the key (block, model,
-// strategy, task, subset, the study's factors, metric), the value with its
-// interval, the counts it rests on, and the policies it was computed under.
-func metricColumns(factors []string) []parquetio.Column {
-	col := func(name string, t parquetio.ColType, dict bool) parquetio.Column {
-		return parquetio.Column{Name: name, Type: t, Dict: dict}
-	}
-	cols := []parquetio.Column{col("block", parquetio.ColString, true), col("model", parquetio.ColString, true), col("strategy", parquetio.ColString, true), col("task", parquetio.ColString, true),
-		col("subset", parquetio.ColString, true)}
-	for _, f := range factors {
-		cols = append(cols, col(f, parquetio.ColString, true))
-	}
-	return append(cols,
-		col("metric", parquetio.ColString, true), col("value", parquetio.ColFloat, false),
-		col("ci_low", parquetio.ColFloat, false), col("ci_high", parquetio.ColFloat, false),
-		col("ci_reps", parquetio.ColInt, false), col("ci_undefined", parquetio.ColInt, false), col("n", parquetio.ColInt, false),
-		col("n_cases", parquetio.ColInt, false), col("n_unparsed", parquetio.ColInt, false), col("n_errors", parquetio.ColInt, false),
-		col("status", parquetio.ColString, true), col("unparsed_policy", parquetio.ColString, true), col("errors_policy", parquetio.ColString, true),
-		col("convention", parquetio.ColString, true), col("selection", parquetio.ColString, true))
-}
+// metricColumns are metrics.parquet's columns (runfolder.MetricColumns).
+func metricColumns(factors []string) []parquetio.Column { return runfolder.MetricColumns(factors) }
 
 // NewResultSet pairs every case with its result, names as reported.
 func NewResultSet(st *spec.Study, results []spec.Result, outDir string) *spec.ResultSet {
@@ -208,40 +191,13 @@ func (sc *Scores) Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	nullable := func(x float64) any {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil
-		}
-		return x
-	}
-	count := func(n int) any {
-		if n < 0 {
-			return nil
-		}
-		return n
-	}
-	str := func(s string) any {
-		if s == "" {
-			return nil
-		}
-		return s
-	}
-	vals := make([]any, 0, 16+len(sc.Factors))
+	vals := make([]any, 0, 32+len(sc.Factors))
 	for _, r := range sc.Rows {
-		vals = append(vals[:0], r.Block, r.Model, r.Strategy, r.Task, r.Subset)
-		for i := range sc.Factors {
-			if i < len(r.Factors) {
-				vals = append(vals, str(r.Factors[i]))
-			} else {
-				vals = append(vals, nil)
-			}
-		}
-		ciReps, ciUndefined := any(nil), any(nil)
-		if r.CIReps > 0 {
-			ciReps, ciUndefined = r.CIReps, r.CIUndefined
-		}
-		vals = append(vals, r.Metric, nullable(r.Value), nullable(r.CILow), nullable(r.CIHigh), ciReps, ciUndefined, r.N,
-			count(r.NCases), count(r.NUnparsed), count(r.NErrors), r.Status, str(r.Unparsed), str(r.Errors), str(r.Convention), str(sc.Selection))
+		m := runfolder.Metric{Block: r.Block, Model: r.Model, Strategy: r.Strategy, Task: r.Task, Subset: r.Subset, Factors: r.Factors,
+			Metric: r.Metric, Value: r.Value, CILow: r.CILow, CIHigh: r.CIHigh, CIReps: r.CIReps, CIUndefined: r.CIUndefined, N: r.N,
+			NCases: r.NCases, NUnparsed: r.NUnparsed, NErrors: r.NErrors, Status: r.Status, Unparsed: r.Unparsed, Errors: r.Errors,
+			Convention: r.Convention, Selection: sc.Selection}
+		vals = runfolder.AppendMetric(vals[:0], &m, len(sc.Factors))
 		if err := w.Append(vals...); err != nil {
 			w.Abort()
 			return err

@@ -2,25 +2,13 @@ package spec
 
 import (
 	"encoding/json"
+	"github.com/promoral/promoral/runfolder"
 
 	"gopkg.in/yaml.v3"
 )
 
-// ManifestBlock records a metric block in manifest.json: what it scored
-// and under which policies, so a reader of the numbers (or the report)
-// can say how each was counted.
-type ManifestBlock struct {
-	Name  string   `json:"name"`
-	Kind  string   `json:"kind"`
-	Tasks []string `json:"tasks,omitempty"`
-	// Unparsed is the block's unparsed policy in force (its own, else the
-	// run's); empty for kinds without one.
-	Unparsed string `json:"unparsed_policy,omitempty"`
-	Errors   string `json:"errors_policy"`
-	// Settings are the block's other fields as written in the run file
-	// (confidence meaning, require_confidence, bins, thresholds, ...).
-	Settings map[string]any `json:"settings,omitempty"`
-}
+// ManifestBlock records a metric block in manifest.json (runfolder).
+type ManifestBlock = runfolder.ManifestBlock
 
 // ManifestBlocks describes the study's metric blocks.
 func ManifestBlocks(st *Study) []ManifestBlock {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/promoral/promoral/runfolder"
 	"io"
 	"os"
 	"path/filepath"
@@ -243,20 +244,11 @@ func cut(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// ManifestData records a task's data in manifest.json: every file read
-// with its sha256, and the hub reference and commit it came from.
-type ManifestData struct {
-	Hub    string         `json:"hub,omitempty"`
-	Commit string         `json:"commit,omitempty"`
-	Files  []ManifestFile `json:"files"`
-}
+// ManifestData records a task's data in manifest.json (runfolder).
+type ManifestData = runfolder.ManifestData
 
 // ManifestFile is one data file a task read.
-type ManifestFile struct {
-	Path   string `json:"path"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-}
+type ManifestFile = runfolder.ManifestFile
 
 func ManifestDataOf(t *Task) *ManifestData {
 	if t.Data == nil || len(t.Data.Files) == 0 {

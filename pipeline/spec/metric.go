@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/promoral/promoral/runfolder"
 	"math"
 	"strings"
 	"sync"
@@ -55,9 +56,9 @@ func (m *MetricBase) BlockName() string {
 
 // Errors policies of a metric block (errors:).
 const (
-	ErrorsIncomplete = "incomplete"
-	ErrorsExclude    = "exclude"
-	ErrorsUnparsed   = "unparsed"
+	ErrorsIncomplete = runfolder.ErrorsIncomplete
+	ErrorsExclude    = runfolder.ErrorsExclude
+	ErrorsUnparsed   = runfolder.ErrorsUnparsed
 )
 
 // ErrorsPolicy is the block's errors: policy, incomplete when unset.

@@ -1,0 +1,32 @@
+package pipeline_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/promoral/promoral/runfolder"
+)
+
+// An apply writes the run folder format runfolder declares: the manifest
+// names it, and each file has the declared columns first.
+func TestApplyWritesFormat(t *testing.T) {
+	dir := writeTree(t, baseTree(nil))
+	out := filepath.Join(dir, "out")
+	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	m, err := runfolder.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Format != runfolder.FormatVersion {
+		t.Errorf("manifest format_version %d, want %d", m.Format, runfolder.FormatVersion)
+	}
+	rows := readRows(t, filepath.Join(out, "calls.parquet"))
+	if len(rows) == 0 {
+		t.Fatal("no calls")
+	}
+	for _, name := range runfolder.CallSchema.Names() {
+		if _, ok := rows[0][name]; !ok {
+			t.Errorf("calls.parquet has no column %s", name)
+		}
+	}
+}

@@ -53,7 +53,7 @@ func paramsJSON(req *llm.Request) string {
 	if !ok {
 		params := *req
 		params.Messages = nil
-		b = []byte(jsonString(&params))
+		b = []byte(spec.JSONString(&params))
 	}
 	// The model's name is a JSON string (its quotes escaped), so the first
 	// match is the messages field, which follows it.
@@ -89,7 +89,7 @@ func (r *CallRow) values() []any {
 			finish = r.Resp.Choices[0].FinishReason
 		}
 		if len(r.Resp.Choices) > 1 {
-			choices = jsonString(r.Resp.Choices)
+			choices = spec.JSONString(r.Resp.Choices)
 		}
 		u := r.Resp.Usage
 		pt, ct, cpt, tt = u.PromptTokens, u.CompletionTokens, u.CachedPromptTokens, u.ThinkingTokens

@@ -18,7 +18,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -338,13 +337,4 @@ func joinSystem(parts []string) string { return strings.Join(parts, "\n\n") }
 
 func unknownRole(role string) error {
 	return &llm.Error{Kind: llm.Permanent, Msg: fmt.Sprintf("unknown message role %q", role)}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

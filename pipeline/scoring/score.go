@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/promoral/promoral/pipeline"
@@ -134,7 +136,7 @@ func ComputeScores(rs *spec.ResultSet) (*Scores, error) {
 			return nil, fmt.Errorf("metric block %s wrote two rows for %s: a bug in the metric kind, please report it", b.Block, b.Key())
 		}
 	}
-	for _, n := range sortedKeys(tables) {
+	for _, n := range slices.Sorted(maps.Keys(tables)) {
 		sc.Tables = append(sc.Tables, tables[n])
 	}
 	sc.markSelection(st.Selection)
@@ -173,15 +175,6 @@ func rowLess(a, b *spec.MetricRow) bool {
 		return len(a.Factors) < len(b.Factors)
 	}
 	return a.Metric < b.Metric
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Score runs the study's metrics over a result set and writes

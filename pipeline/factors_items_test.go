@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -104,13 +105,13 @@ func TestFactorsFromItemsGroupMetrics(t *testing.T) {
 	for _, spill := range []int64{1 << 40, 0} {
 		t.Run(fmt.Sprint("spill", spill), func(t *testing.T) {
 			dataset.SpillAbove = spill
-			dir := writeTree(t, map[string]string{
+			dir := studytest.WriteTree(t, map[string]string{
 				"data/replies.jsonl":              data,
 				"configs/tasks/recorded.yaml":     recordedTaskYAML,
 				"configs/strategies/rescore.yaml": rescoreYAML,
 				"configs/run.yaml":                recordedRun,
 			})
-			st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+			st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 			if got := strings.Join(st.Factors, ","); got != "thinking,variant" {
 				t.Fatalf("factors %s", got)
 			}
@@ -121,7 +122,7 @@ func TestFactorsFromItemsGroupMetrics(t *testing.T) {
 				t.Fatal("the items were not spilled to the store")
 			}
 			out := filepath.Join(dir, "out")
-			apply(t, st, out)
+			studytest.Apply(t, st, out)
 
 			res, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 			if err != nil {
@@ -151,7 +152,7 @@ func TestFactorsFromItemsGroupMetrics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertUniqueKeys(t, rows, st.Factors)
+			studytest.AssertUniqueKeys(t, rows, st.Factors)
 			seen := map[string]bool{}
 			for _, r := range rows {
 				if r["metric"] != "accuracy" || r["subset"] != "all" {
@@ -178,7 +179,7 @@ func TestFactorsFromItemsGroupMetrics(t *testing.T) {
 
 			// Re-scored from the journal (rows built from the study, not read
 			// back): the same rows.
-			sc, misses, err := scoring.ScoreFromJournal(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
+			sc, misses, err := scoring.ScoreFromJournal(studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
 			if err != nil || misses != 0 {
 				t.Fatalf("rescore: %v, %d misses", err, misses)
 			}
@@ -199,13 +200,13 @@ func TestFactorsFromItemsGroupMetrics(t *testing.T) {
 // A selection (a shard) keeps each kept item's own factor values.
 func TestFactorsFromItemsUnderShard(t *testing.T) {
 	data, _ := recordedReplies(90)
-	dir := writeTree(t, map[string]string{
+	dir := studytest.WriteTree(t, map[string]string{
 		"data/replies.jsonl":              data,
 		"configs/tasks/recorded.yaml":     recordedTaskYAML,
 		"configs/strategies/rescore.yaml": rescoreYAML,
 		"configs/run.yaml":                recordedRun,
 	})
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	if err := st.Select(spec.Selection{Shard: &spec.Shard{K: 1, N: 3}}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
@@ -36,8 +37,8 @@ func answer(req *llm.Request) *llm.Response {
 // An interrupted run counts only the cases that finished, writes no
 // outputs, and the earlier ones stand.
 func TestInterruptedSummaryCountsFinishedCases(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls atomic.Int64
@@ -72,8 +73,8 @@ func TestInterruptedSummaryCountsFinishedCases(t *testing.T) {
 // failure, the case errors with class empty_reply, and the next run asks
 // again.
 func TestEngineRejectsRepliesWithoutAnAnswer(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	empty := true
 	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(pipeline.Attempt)) (*llm.Response, error) {
@@ -98,7 +99,7 @@ func TestEngineRejectsRepliesWithoutAnAnswer(t *testing.T) {
 		}
 	}
 	empty = false
-	st = mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st = studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	sum, _, err = pipeline.NewEngine(st, opts).Run(context.Background())
 	// The two failed first calls again, and the loop case's three rounds
 	// that could not happen before.
@@ -110,8 +111,8 @@ func TestEngineRejectsRepliesWithoutAnAnswer(t *testing.T) {
 // A bug that panics inside a case is an internal error of that case: the
 // stack goes to the log, never into results.parquet.
 func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	var log bytes.Buffer
 	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(pipeline.Attempt)) (*llm.Response, error) {
 		if strings.Contains(req.Messages[0].Content, "cat") {
@@ -149,11 +150,11 @@ func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
 // When the output set cannot be completed (here: scoring fails), nothing
 // of it is switched in: the earlier set stays whole.
 func TestFailedWriteLeavesTheEarlierSet(t *testing.T) {
-	files := baseTree(nil)
-	dir := writeTree(t, files)
+	files := studytest.BaseTree(nil)
+	dir := studytest.WriteTree(t, files)
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	apply(t, mustLoad(t, cfg), out)
+	studytest.Apply(t, studytest.MustLoad(t, cfg), out)
 	before, _ := os.ReadFile(filepath.Join(out, "results.parquet"))
 	manifest, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
 	// Two metric blocks that write the same table: scoring fails after

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
@@ -17,9 +18,9 @@ import (
 // A study with a model that fails on some items, so a re-apply has errored
 // cases to retry beside good rows to take, and two metric blocks.
 func reuseTree(metrics string) map[string]string {
-	return baseTree(map[string]string{
+	return studytest.BaseTree(map[string]string{
 		"configs/run.yaml": `name: reuse
-models:` + scriptedModel + flakyModel + `
+models:` + studytest.ScriptedModel + flakyModel + `
 tasks: [toy]
 strategies: [one_shot, loop]
 settings: {concurrency: 3, seed: 5}
@@ -44,7 +45,7 @@ const twoBlocks = `  - {kind: classification, bootstrap: 200}
 // applyWalked is an apply that walks every case (results in memory).
 func applyWalked(t *testing.T, run, out string) *pipeline.Summary {
 	t.Helper()
-	sum, _ := apply(t, mustLoad(t, run), out)
+	sum, _ := studytest.Apply(t, studytest.MustLoad(t, run), out)
 	return sum
 }
 
@@ -128,10 +129,10 @@ func TestReapplyTakesGoodRowsAndWritesWhatAWalkWrites(t *testing.T) {
 }
 
 func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
-	dir := writeTree(t, tree)
+	dir := studytest.WriteTree(t, tree)
 	run := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	first := applyFlat(t, run, out)
+	first := studytest.ApplyFlat(t, run, out)
 	if (first.Errors > 0) != errored || first.Reused != 0 {
 		t.Fatalf("first apply: %+v", first)
 	}
@@ -141,7 +142,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 		copyDir(t, out, walkedOut)
 		copyDir(t, out, reusedOut)
 		walked := applyWalked(t, run, walkedOut)
-		reused := applyFlat(t, run, reusedOut)
+		reused := studytest.ApplyFlat(t, run, reusedOut)
 		if walked.Reused != 0 {
 			t.Errorf("%s: the walking apply took %d rows", name, walked.Reused)
 		}
@@ -177,7 +178,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 			return fi
 		}
 		res, calls := stat("results.parquet"), stat("calls.parquet")
-		again := applyFlat(t, run, out)
+		again := studytest.ApplyFlat(t, run, out)
 		if again.Reused != first.Cases {
 			t.Fatalf("re-apply took %d rows of %d", again.Reused, first.Cases)
 		}
@@ -186,7 +187,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 				os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
 		}
 		res, calls = stat("results.parquet"), stat("calls.parquet")
-		applyFlat(t, run, out)
+		studytest.ApplyFlat(t, run, out)
 		if !os.SameFile(res, stat("results.parquet")) || !os.SameFile(calls, stat("calls.parquet")) {
 			t.Errorf("second re-apply: results linked %v, calls linked %v (want both)", os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
 		}
@@ -218,7 +219,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 			t.Fatal(err)
 		}
 		copyDir(t, out, filepath.Join(dir, "before-metric"))
-		again := applyFlat(t, run, out)
+		again := studytest.ApplyFlat(t, run, out)
 		if again.Reused != first.Cases || again.CallsNew != 0 {
 			t.Fatalf("re-apply after a metric change: %+v", again)
 		}
@@ -232,7 +233,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 				t.Errorf("after a metric-only change %s was rewritten, want it linked", f)
 			}
 		}
-		want := mustLoad(t, run).ConfigHash
+		want := studytest.MustLoad(t, run).ConfigHash
 		for _, r := range rows {
 			if r["config_hash"] != want {
 				t.Fatalf("a row's config_hash %v is not the metric-changed config's %s", r["config_hash"], want)
@@ -253,18 +254,18 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 		return
 	}
 	// A changed template is another computation: nothing is taken.
-	tree["configs/tasks/toy.yaml"] = strings.Replace(taskYAML, "Is this wrong?", "Is this morally wrong?", 1)
+	tree["configs/tasks/toy.yaml"] = strings.Replace(studytest.TaskYAML, "Is this wrong?", "Is this morally wrong?", 1)
 	os.WriteFile(run, []byte(tree["configs/run.yaml"]), 0o644)
 	os.WriteFile(filepath.Join(dir, "configs/tasks/toy.yaml"), []byte(tree["configs/tasks/toy.yaml"]), 0o644)
-	if s := applyFlat(t, run, out); s.Reused != 0 || s.CallsNew == 0 {
+	if s := studytest.ApplyFlat(t, run, out); s.Reused != 0 || s.CallsNew == 0 {
 		t.Errorf("after a template change: %d rows taken, %d new calls", s.Reused, s.CallsNew)
 	}
 	// A changed dataset too.
-	os.WriteFile(filepath.Join(dir, "data/items.jsonl"), []byte(strings.Replace(itemsJSONL, "I read a book.", "I read a novel.", 1)), 0o644)
-	if s := applyFlat(t, run, out); s.Reused != 0 {
+	os.WriteFile(filepath.Join(dir, "data/items.jsonl"), []byte(strings.Replace(studytest.ItemsJSONL, "I read a book.", "I read a novel.", 1)), 0o644)
+	if s := studytest.ApplyFlat(t, run, out); s.Reused != 0 {
 		t.Errorf("after a data change: %d rows taken", s.Reused)
 	}
-	if s := applyFlat(t, run, out); s.Reused == 0 {
+	if s := studytest.ApplyFlat(t, run, out); s.Reused == 0 {
 		t.Error("nothing changed, yet no row was taken")
 	}
 }
@@ -274,8 +275,8 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 // (or another file) is.
 func TestConfigHashLeavesOutOnlyScoring(t *testing.T) {
 	hash := func(tree map[string]string) string {
-		dir := writeTree(t, tree)
-		return mustLoad(t, filepath.Join(dir, "configs/run.yaml")).ConfigHash
+		dir := studytest.WriteTree(t, tree)
+		return studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")).ConfigHash
 	}
 	base := reuseTree(twoBlocks)
 	h := hash(base)
@@ -297,7 +298,7 @@ func TestConfigHashLeavesOutOnlyScoring(t *testing.T) {
 		}
 	}
 	other := reuseTree(twoBlocks)
-	other["configs/tasks/toy.yaml"] = strings.Replace(taskYAML, "Is this wrong?", "Is this morally wrong?", 1)
+	other["configs/tasks/toy.yaml"] = strings.Replace(studytest.TaskYAML, "Is this wrong?", "Is this morally wrong?", 1)
 	for name, tree := range map[string]map[string]string{
 		"another seed":     edit("seed: 5", "seed: 6"),
 		"another strategy": edit("strategies: [one_shot, loop]", "strategies: [one_shot]"),

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -28,7 +29,7 @@ func caseIDs(st *spec.Study) []string {
 // Filters and --limit keep exactly the cells and items asked for, in the
 // study's order.
 func TestSelectPicksExactlyTheCells(t *testing.T) {
-	dir := writeTree(t, shardTree())
+	dir := studytest.WriteTree(t, studytest.ShardTree())
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	for _, c := range []struct {
 		name string
@@ -45,7 +46,7 @@ func TestSelectPicksExactlyTheCells(t *testing.T) {
 			[]string{"bot/one_shot/toy/a", "bot/one_shot/toy/b", "bot/one_shot/toy/c", "bot/one_shot/toy/d", "bot/one_shot/toy/e", "bot/one_shot/toy/f"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			st := mustLoad(t, cfg)
+			st := studytest.MustLoad(t, cfg)
 			all := st.NumCases()
 			if err := st.Select(c.sel); err != nil {
 				t.Fatal(err)
@@ -70,7 +71,7 @@ func TestSelectPicksExactlyTheCells(t *testing.T) {
 		{spec.Selection{Models: []string{"judge-bot"}}, []string{"only judges task safety"}},
 		{spec.Selection{Limit: -1}, []string{"--limit -1"}},
 	} {
-		wantErr(t, mustLoad(t, cfg).Select(c.sel), c.parts...)
+		studytest.WantErr(t, studytest.MustLoad(t, cfg).Select(c.sel), c.parts...)
 	}
 }
 
@@ -79,16 +80,16 @@ func TestSelectPicksExactlyTheCells(t *testing.T) {
 // the whole study's last outputs for good: an apply without the selection
 // rebuilds them from the journal without a new call.
 func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
-	dir := writeTree(t, shardTree())
+	dir := studytest.WriteTree(t, studytest.ShardTree())
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	whole, _ := apply(t, mustLoad(t, cfg), out)
+	whole, _ := studytest.Apply(t, studytest.MustLoad(t, cfg), out)
 
-	st := mustLoad(t, cfg)
+	st := studytest.MustLoad(t, cfg)
 	if err := st.Select(spec.Selection{Strategies: []string{"one_shot"}, Limit: 3}); err != nil {
 		t.Fatal(err)
 	}
-	sum, res := apply(t, st, out)
+	sum, res := studytest.Apply(t, st, out)
 	if sum.Cases != 3 || len(res) != 3 || sum.CallsNew != 0 {
 		t.Fatalf("selected apply: %s (%d results)", sum, len(res))
 	}
@@ -106,21 +107,21 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 	if err := json.Unmarshal(data, &man); err != nil || !man.Selection.Partial() || man.Selection.Limit != 3 || man.Selection.CasesAll != 16 {
 		t.Fatalf("manifest selection: %v %+v", err, man.Selection)
 	}
-	rows := readRows(t, filepath.Join(out, "results.parquet"))
+	rows := studytest.ReadRows(t, filepath.Join(out, "results.parquet"))
 	if len(rows) != 3 {
 		t.Fatalf("results.parquet has %d rows", len(rows))
 	}
-	metrics := readRows(t, filepath.Join(out, "metrics.parquet"))
+	metrics := studytest.ReadRows(t, filepath.Join(out, "metrics.parquet"))
 	for _, r := range metrics {
 		if s, _ := r["selection"].(string); !strings.Contains(s, "3 of 16 cases") {
 			t.Fatalf("metric row not marked: %v", r)
 		}
 	}
-	again, _ := apply(t, mustLoad(t, cfg), out)
+	again, _ := studytest.Apply(t, studytest.MustLoad(t, cfg), out)
 	if again.Cases != whole.Cases || again.CallsNew != 0 || again.Selection != nil {
 		t.Fatalf("whole apply after a selected one: %s", again)
 	}
-	for _, r := range readRows(t, filepath.Join(out, "metrics.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "metrics.parquet")) {
 		if r["selection"] != nil {
 			t.Fatalf("whole study's metric row marked: %v", r)
 		}
@@ -132,11 +133,11 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 // second must walk its own (and the CLI's streaming apply, NoResults, is
 // the path that takes rows).
 func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
-	dir := writeTree(t, shardTree())
+	dir := studytest.WriteTree(t, studytest.ShardTree())
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
 	run := func(strategy string) *pipeline.Summary {
-		st := mustLoad(t, cfg)
+		st := studytest.MustLoad(t, cfg)
 		if err := st.Select(spec.Selection{Strategies: []string{strategy}}); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 	if second.Reused != 0 {
 		t.Errorf("the loop selection took %d rows of the one_shot selection", second.Reused)
 	}
-	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {
 		if r["strategy"] != "loop" {
 			t.Fatalf("results.parquet after the loop selection holds a %v row: %v", r["strategy"], r["case_id"])
 		}
@@ -176,16 +177,16 @@ func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
   - {name: alpha, provider: openai, model: gpt-4.1, base_url: %[1]s, key_env: PROMORAL_TEST_KEY_ALPHA, optional: true}
   - {name: beta, provider: openai, model: gpt-4.1-mini, base_url: %[1]s, key_env: PROMORAL_TEST_KEY_BETA, optional: true}
 `, srv.BaseURL())
-	files := baseTree(nil)
+	files := studytest.BaseTree(nil)
 	files["configs/run.yaml"] = "name: toy-run\nmodels:" + models + "tasks: [toy]\nstrategies: [one_shot]\n"
-	dir := writeTree(t, files)
+	dir := studytest.WriteTree(t, files)
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
 	run := func(key string) *pipeline.Summary {
 		t.Setenv("PROMORAL_TEST_KEY_ALPHA", "")
 		t.Setenv("PROMORAL_TEST_KEY_BETA", "")
 		t.Setenv(key, "sk-test-0000")
-		st := mustLoad(t, cfg)
+		st := studytest.MustLoad(t, cfg)
 		if err := pipeline.Connect(st, false); err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +204,7 @@ func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
 	if second.Reused != 0 {
 		t.Errorf("beta's apply took %d rows of alpha's", second.Reused)
 	}
-	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {
 		if r["model"] != "beta" {
 			t.Fatalf("results.parquet after beta's apply holds a %v row: %v", r["model"], r["case_id"])
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -28,59 +29,59 @@ func TestBadInputIsReportedWithFileLineAndField(t *testing.T) {
 	}{
 		{"malformed YAML", strat("name: one_shot\nstages: [\n  - {name: x\n"),
 			[]string{"one_shot.yaml:", "malformed YAML"}},
-		{"unknown field", strat(strings.Replace(oneShotYAML, "    temperature: 0\n", "    temprature: 0\n", 1)),
+		{"unknown field", strat(strings.Replace(studytest.OneShotYAML, "    temperature: 0\n", "    temprature: 0\n", 1)),
 			[]string{"one_shot.yaml:5", `unknown field "temprature"`, `did you mean "temperature"`}},
-		{"wrong type", strat(strings.Replace(oneShotYAML, "temperature: 0", "temperature: hot", 1)),
+		{"wrong type", strat(strings.Replace(studytest.OneShotYAML, "temperature: 0", "temperature: hot", 1)),
 			[]string{"one_shot.yaml:5", "stages[0].temperature", "expected a number"}},
-		{"unknown stage kind", strat(strings.Replace(oneShotYAML, "kind: extract", "kind: extrakt", 1)),
+		{"unknown stage kind", strat(strings.Replace(studytest.OneShotYAML, "kind: extract", "kind: extrakt", 1)),
 			[]string{"one_shot.yaml:10", `unknown stage kind "extrakt"`, "known stage kinds: branch, compute, extract, prompt"}},
-		{"missing stage in next", strat(strings.Replace(oneShotYAML, "    kind: extract\n", "    kind: extract\n    next: finish\n", 1)),
+		{"missing stage in next", strat(strings.Replace(studytest.OneShotYAML, "    kind: extract\n", "    kind: extract\n    next: finish\n", 1)),
 			[]string{"one_shot.yaml:11", "stages[parse].next", `no stage named "finish"`}},
-		{"missing stage in an expression", strat(strings.Replace(oneShotYAML, "label: stages.parse.label", "label: stages.pasre.label", 1)),
+		{"missing stage in an expression", strat(strings.Replace(studytest.OneShotYAML, "label: stages.parse.label", "label: stages.pasre.label", 1)),
 			[]string{"one_shot.yaml", "outputs.label", `no stage "pasre"`}},
-		{"expression that does not compile", strat(strings.Replace(oneShotYAML, "label: stages.parse.label", "label: stages.parse.label ==", 1)),
+		{"expression that does not compile", strat(strings.Replace(studytest.OneShotYAML, "label: stages.parse.label", "label: stages.parse.label ==", 1)),
 			[]string{"one_shot.yaml", "outputs.label", "does not compile"}},
-		{"unbounded cycle", map[string]string{"configs/strategies/loop.yaml": strings.Replace(loopYAML, "    max_visits: 3\n", "", 1)},
+		{"unbounded cycle", map[string]string{"configs/strategies/loop.yaml": strings.Replace(studytest.LoopYAML, "    max_visits: 3\n", "", 1)},
 			[]string{"loop.yaml:", "unbounded loop", "max_visits"}},
-		{"template names a missing field", strat(strings.Replace(oneShotYAML, "{{.task.question}}", "{{.item.scenario}}", 1)),
+		{"template names a missing field", strat(strings.Replace(studytest.OneShotYAML, "{{.task.question}}", "{{.item.scenario}}", 1)),
 			[]string{"one_shot.yaml:3", "stages[ask]", `map has no entry for key "scenario"`, "item a"}},
-		{"template syntax", strat(strings.Replace(oneShotYAML, "{{.task.question}}", "{{.task.question", 1)),
+		{"template syntax", strat(strings.Replace(studytest.OneShotYAML, "{{.task.question}}", "{{.task.question", 1)),
 			[]string{"one_shot.yaml:7", "stages[ask].messages[0]", "unclosed action"}},
-		{"missing template file", strat(strings.Replace(oneShotYAML, `text: "{{.task.question}}"`, "template: nowhere/user.tmpl", 1)),
+		{"missing template file", strat(strings.Replace(studytest.OneShotYAML, `text: "{{.task.question}}"`, "template: nowhere/user.tmpl", 1)),
 			[]string{"one_shot.yaml:7", "cannot read template", "prompts folder"}},
-		{"dangling strategy reference", map[string]string{"configs/run.yaml": strings.Replace(baseTree(nil)["configs/run.yaml"], "[one_shot, loop]", "[one_shot, lopo]", 1)},
+		{"dangling strategy reference", map[string]string{"configs/run.yaml": strings.Replace(studytest.BaseTree(nil)["configs/run.yaml"], "[one_shot, loop]", "[one_shot, lopo]", 1)},
 			[]string{"run.yaml:12", `strategy "lopo" not found`}},
-		{"dangling matrix reference", map[string]string{"configs/run.yaml": baseTree(nil)["configs/run.yaml"] + "matrix: {models: [gpt-9]}\n"},
+		{"dangling matrix reference", map[string]string{"configs/run.yaml": studytest.BaseTree(nil)["configs/run.yaml"] + "matrix: {models: [gpt-9]}\n"},
 			[]string{"run.yaml:", "matrix[0].models", `no model "gpt-9"`}},
 		{"dataset row missing a mapped field", map[string]string{
-			"data/items.jsonl":       itemsJSONL + `{"id":"g","gold":"0"}` + "\n",
-			"configs/tasks/toy.yaml": strings.Replace(taskYAML, "  id: id\n", "  id: id\n  fields: {text: text}\n", 1)},
+			"data/items.jsonl":       studytest.ItemsJSONL + `{"id":"g","gold":"0"}` + "\n",
+			"configs/tasks/toy.yaml": strings.Replace(studytest.TaskYAML, "  id: id\n", "  id: id\n  fields: {text: text}\n", 1)},
 			[]string{"items.jsonl: row 7", `"text"`}},
-		{"gold outside the answer space", map[string]string{"data/items.jsonl": itemsJSONL + `{"id":"g","text":"x","gold":"7"}` + "\n"},
+		{"gold outside the answer space", map[string]string{"data/items.jsonl": studytest.ItemsJSONL + `{"id":"g","text":"x","gold":"7"}` + "\n"},
 			[]string{"items.jsonl:7", "gold value 7 is not in the answer space"}},
-		{"duplicate item id", map[string]string{"data/items.jsonl": itemsJSONL + `{"id":"a","text":"x","gold":"0"}` + "\n"},
+		{"duplicate item id", map[string]string{"data/items.jsonl": studytest.ItemsJSONL + `{"id":"a","text":"x","gold":"0"}` + "\n"},
 			[]string{"items.jsonl", "row 7", "duplicate"}},
-		{"unknown provider", map[string]string{"configs/run.yaml": strings.Replace(baseTree(nil)["configs/run.yaml"], "provider: scripted", "provider: skynet", 1)},
+		{"unknown provider", map[string]string{"configs/run.yaml": strings.Replace(studytest.BaseTree(nil)["configs/run.yaml"], "provider: scripted", "provider: skynet", 1)},
 			[]string{"run.yaml:4", "models[0].provider", `unknown provider "skynet"`}},
-		{"label output missing", strat(strings.Replace(oneShotYAML, "  label: stages.parse.label\n", "", 1)),
+		{"label output missing", strat(strings.Replace(studytest.OneShotYAML, "  label: stages.parse.label\n", "", 1)),
 			[]string{"one_shot.yaml", "outputs.label", "must declare a label"}},
-		{"duplicate stage names", strat(strings.Replace(oneShotYAML, "name: parse", "name: ask", 1)),
+		{"duplicate stage names", strat(strings.Replace(studytest.OneShotYAML, "name: parse", "name: ask", 1)),
 			[]string{"one_shot.yaml:9", `stage "ask" is declared twice`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeTree(t, baseTree(tc.files))
+			dir := studytest.WriteTree(t, studytest.BaseTree(tc.files))
 			_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-			wantErr(t, err, tc.want...)
+			studytest.WantErr(t, err, tc.want...)
 		})
 	}
 }
 
 func TestValidationListsEveryProblem(t *testing.T) {
-	bad := strings.Replace(oneShotYAML, "temperature: 0", "temperature: hot", 1)
+	bad := strings.Replace(studytest.OneShotYAML, "temperature: 0", "temperature: hot", 1)
 	bad = strings.Replace(bad, "label: stages.parse.label", "label: stages.nope.label", 1)
-	dir := writeTree(t, baseTree(map[string]string{"configs/strategies/one_shot.yaml": bad,
-		"configs/strategies/loop.yaml": strings.Replace(loopYAML, "    max_visits: 3\n", "", 1)}))
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/strategies/one_shot.yaml": bad,
+		"configs/strategies/loop.yaml": strings.Replace(studytest.LoopYAML, "    max_visits: 3\n", "", 1)}))
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	ds, ok := err.(yamlstrict.Diags)
 	if !ok || len(ds) < 3 {
@@ -91,9 +92,9 @@ func TestValidationListsEveryProblem(t *testing.T) {
 // A bad config, or an output folder that cannot be written, must not touch
 // the outputs of an earlier good run.
 func TestBadInputLosesNothingAlreadyWritten(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
 	out := filepath.Join(dir, "out")
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	before := snapshot(t, out)
 
 	os.WriteFile(filepath.Join(dir, "configs/strategies/loop.yaml"), []byte("name: loop\nstages: [\n"), 0o644)
@@ -109,10 +110,10 @@ func TestUnwritableOutputFolderFailsBeforeAnyCall(t *testing.T) {
 	if os.Getuid() == 0 {
 		// root can write anywhere; use a path under a regular file instead.
 	}
-	dir := writeTree(t, baseTree(map[string]string{"blocker": "a file, not a folder"}))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"blocker": "a file, not a folder"}))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	_, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "blocker", "out"), Scorer: scoring.New()}).Run(context.Background())
-	wantErr(t, err, "output folder", "--out")
+	studytest.WantErr(t, err, "output folder", "--out")
 	if calls := st.Model("bot").Provider.(interface{ Calls() int64 }).Calls(); calls != 0 {
 		t.Fatalf("%d model calls before the output folder was checked", calls)
 	}
@@ -145,7 +146,7 @@ func equalMaps(a, b map[string]string) bool {
 }
 
 func TestAnUndecodableStageCausesNoFollowOnErrors(t *testing.T) {
-	dir := writeTree(t, baseTree(map[string]string{"configs/strategies/one_shot.yaml": strings.Replace(oneShotYAML, "kind: extract", "kind: extrakt", 1)}))
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/strategies/one_shot.yaml": strings.Replace(studytest.OneShotYAML, "kind: extract", "kind: extrakt", 1)}))
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	ds, _ := err.(yamlstrict.Diags)
 	if len(ds) != 1 {
@@ -154,10 +155,10 @@ func TestAnUndecodableStageCausesNoFollowOnErrors(t *testing.T) {
 }
 
 func TestDatasetProblemsPointAtTheField(t *testing.T) {
-	bad := strings.Replace(taskYAML, "  path: ../../data/items.jsonl\n", "  path: ../../data/itemz.jsonl\n", 1)
-	dir := writeTree(t, baseTree(map[string]string{"configs/tasks/toy.yaml": bad}))
+	bad := strings.Replace(studytest.TaskYAML, "  path: ../../data/items.jsonl\n", "  path: ../../data/itemz.jsonl\n", 1)
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/tasks/toy.yaml": bad}))
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, "toy.yaml:4: dataset.path:", "file not found", "fix dataset.path")
+	studytest.WantErr(t, err, "toy.yaml:4: dataset.path:", "file not found", "fix dataset.path")
 }
 
 // Gold errors read the same whether the items' fields stay in memory or
@@ -165,7 +166,7 @@ func TestDatasetProblemsPointAtTheField(t *testing.T) {
 // the raw value as loaded, a missing field, and the stop after ten.
 func TestGoldErrorsOfStoredItems(t *testing.T) {
 	defer func(v int64) { dataset.SpillAbove = v }(dataset.SpillAbove)
-	data := itemsJSONL + `{"id":"g","text":"x","gold":7}
+	data := studytest.ItemsJSONL + `{"id":"g","text":"x","gold":7}
 {"id":"h","text":"x"}
 {"id":"i","text":"x","gold":"maybe"}
 {"id":"j","text":"x","gold":2.5}
@@ -179,7 +180,7 @@ func TestGoldErrorsOfStoredItems(t *testing.T) {
 	errs := map[int64]string{}
 	for _, spill := range []int64{1 << 40, 0} {
 		dataset.SpillAbove = spill
-		dir := writeTree(t, baseTree(map[string]string{"data/items.jsonl": data}))
+		dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"data/items.jsonl": data}))
 		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 		if err == nil {
 			t.Fatalf("spill above %d: no error", spill)

@@ -71,8 +71,6 @@ var callColumns = []parquetio.Column{
 	col("final", parquetio.ColBool, false), col("attempts", parquetio.ColInt, false), col("batch_id", parquetio.ColString, true),
 }
 
-func (r *CallRow) append(w *parquetio.Writer) error { return w.Append(r.values()...) }
-
 // values is the row's calls.parquet values, in callColumns' order.
 func (r *CallRow) values() []any {
 	c := r.Case

@@ -120,19 +120,6 @@ func defaultTransport() *http.Transport {
 	return sharedTransport
 }
 
-// NewHTTPClient returns a client suitable for Config.HTTPClient: its own
-// transport with maxIdlePerHost idle connections per host (values below 64
-// are raised to 64).
-func NewHTTPClient(maxIdlePerHost int) *http.Client {
-	if maxIdlePerHost < 64 {
-		maxIdlePerHost = 64
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 4 * maxIdlePerHost
-	t.MaxIdleConnsPerHost = maxIdlePerHost
-	return &http.Client{Transport: t}
-}
-
 // httpClient wraps the configured client's transport with the response
 // recorder. The client is copied so a caller's client is not modified.
 func httpClient(cfg Config) *http.Client {

@@ -3,8 +3,11 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -147,34 +150,68 @@ func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
 	}
 }
 
-// When the output set cannot be completed (here: scoring fails), nothing
-// of it is switched in: the earlier set stays whole.
+// failingScorer writes half a metric table into the new output set, then
+// fails as a full disk would. It keeps the set's folder and whether the
+// new results were there.
+type failingScorer struct {
+	dir     string
+	results bool
+}
+
+func (f *failingScorer) Score(w pipeline.Written) ([]string, error) {
+	f.dir = w.Dir
+	_, err := os.Stat(w.Results())
+	f.results = err == nil
+	if err := os.WriteFile(filepath.Join(w.Dir, "metrics.parquet"), []byte("half a table"), 0o644); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("no space left on device")
+}
+
+// When the output set cannot be completed (here: the scorer fails after
+// the new results and part of the metrics are written), nothing of it is
+// switched in: the earlier set stays whole and in force, and the failed
+// set's folder is removed.
 func TestFailedWriteLeavesTheEarlierSet(t *testing.T) {
-	files := studytest.BaseTree(nil)
-	dir := studytest.WriteTree(t, files)
+	run := studytest.BaseTree(nil)["configs/run.yaml"] + "metrics:\n  - {kind: classification, bootstrap: 0}\n"
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run}))
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
 	studytest.Apply(t, studytest.MustLoad(t, cfg), out)
-	before, _ := os.ReadFile(filepath.Join(out, "results.parquet"))
-	manifest, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
-	// Two metric blocks that write the same table: scoring fails after
-	// results and calls of the new apply are written.
-	os.WriteFile(cfg, []byte(files["configs/run.yaml"]+"metrics:\n  - {kind: confidence_study}\n  - {kind: confidence_study}\n"), 0o644)
-	st, err := spec.Load(cfg)
-	if err != nil {
-		t.Skipf("the duplicate is caught at load time now: %v", err)
+	before, current := snapshot(t, out), pipeline.CurrentGeneration(out)
+	if before["results.parquet"] == "" || before["metrics.parquet"] == "" || current == "" {
+		t.Fatalf("the first apply wrote no output set: %v", slices.Sorted(maps.Keys(before)))
 	}
-	_, _, err = pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "two metric blocks write") {
-		t.Fatalf("want the scoring error, got %v", err)
+	gensBefore := snapshot(t, pipeline.GenerationsDir(out))
+
+	sc := &failingScorer{}
+	_, _, err := pipeline.NewEngine(studytest.MustLoad(t, cfg), pipeline.Options{OutDir: out, Scorer: sc}).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("want the scorer's error, got %v", err)
 	}
-	after, _ := os.ReadFile(filepath.Join(out, "results.parquet"))
-	manifest2, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
-	if !bytes.Equal(before, after) || !bytes.Equal(manifest, manifest2) {
-		t.Fatal("a failed apply replaced part of the output set")
+	// The failed set was being written beside the earlier one ...
+	if sc.dir == "" || sc.dir == current || !sc.results {
+		t.Fatalf("the scorer saw folder %q (current %q), results written %v", sc.dir, current, sc.results)
 	}
-	gens, _ := os.ReadDir(pipeline.GenerationsDir(out))
-	if len(gens) != 2 {
-		t.Errorf("generations after a failed write: %d entries (want current and its link)", len(gens))
+	// ... and none of it is in force or left behind.
+	if got := pipeline.CurrentGeneration(out); got != current {
+		t.Errorf("current output set %s, want the earlier %s", got, current)
+	}
+	if _, err := os.Stat(sc.dir); !os.IsNotExist(err) {
+		t.Errorf("the failed set's folder is left behind: %v", err)
+	}
+	if gens := snapshot(t, pipeline.GenerationsDir(out)); !equalMaps(gens, gensBefore) {
+		t.Errorf("generations %v, want %v", slices.Sorted(maps.Keys(gens)), slices.Sorted(maps.Keys(gensBefore)))
+	}
+	after := snapshot(t, out)
+	for name, data := range before {
+		if after[name] != data {
+			t.Errorf("%s changed (%d bytes, was %d)", name, len(after[name]), len(data))
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			t.Errorf("%s appeared", name)
+		}
 	}
 }

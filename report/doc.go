@@ -4,8 +4,8 @@
 // the figures as PNG and SVG under figures/. Every section shows only when
 // the run has its data.
 //
-// Generate reads the run folder (data.go) and builds the report once as a
-// document of sections and blocks (document.go); html.go and markdown.go
-// write that one document, so report.html and report.md always say the
-// same. figures.go and plotkit.go draw the charts.
+// Generate reads the run folder and builds the report once as a document
+// of sections and blocks (tables, figures, notes, transcripts); the HTML
+// and the Markdown writers both write that one document, so the two
+// always say the same.
 package report

@@ -13,7 +13,7 @@ import (
 )
 
 // Metric blocks declared in YAML, decoded strictly and run after the cases
-// on the toy study (helpers_test.go). The scripted bot answers every
+// on the toy study (internal/studytest). The scripted bot answers every
 // one_shot item right (6/6, confidence 0.8); the loop strategy is talked
 // out of "stole" (a) and "lied" (c) and keeps the other four: 4/6, no
 // confidence output.

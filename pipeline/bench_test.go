@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -49,7 +50,7 @@ func benchStudy(b *testing.B, items int) string {
 	for i := 0; i < items; i++ {
 		fmt.Fprintf(&data, `{"id":"i%07d","text":"I did thing number %d.","gold":"%d"}`+"\n", i, i, i%2)
 	}
-	return writeTree(b, baseTree(map[string]string{
+	return studytest.WriteTree(b, studytest.BaseTree(map[string]string{
 		"data/items.jsonl": data.String(),
 		"configs/run.yaml": `name: bench
 models:

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -31,7 +32,7 @@ func sameStudyTree(baseURL string, n int) map[string]string {
 		}
 		fmt.Fprintf(&items, `{"id":"i%03d","text":"%s, time %d.","gold":"%s"}`+"\n", i, acts[i%5], i, gold)
 	}
-	return baseTree(map[string]string{
+	return studytest.BaseTree(map[string]string{
 		"data/items.jsonl": items.String(),
 		"configs/run.yaml": fmt.Sprintf(`name: same-run
 models:
@@ -72,10 +73,10 @@ func hashReply(c fake.Call) []string {
 // folder.
 func applySame(t *testing.T, cfg string) string {
 	t.Helper()
-	// A response cache of its own: an apply must make its calls, not take
-	// the earlier apply's replies.
+	// A response cache of its own: an studytest.Apply must make its calls, not take
+	// the earlier studytest.Apply's replies.
 	t.Setenv("PROMORAL_CACHE_DIR", t.TempDir())
-	st := mustLoad(t, cfg)
+	st := studytest.MustLoad(t, cfg)
 	if err := pipeline.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func applySame(t *testing.T, cfg string) string {
 // server, once with the first model slow and once with the second, so the
 // cases finish in different orders: results.parquet is the same bytes,
 // and calls.parquet the same rows in the same order apart from when the
-// calls were made and how long they took. The third apply holds at most
+// calls were made and how long they took. The third studytest.Apply holds at most
 // eight cases' rows in memory, so the rows go through the spill file.
 func TestSameStudySameFiles(t *testing.T) {
 	t.Setenv("PROMORAL_TEST_KEY_SAME", "k")
@@ -109,7 +110,7 @@ func TestSameStudySameFiles(t *testing.T) {
 	})
 	defer srv.Close()
 	const n = 100 // 3 models × 2 strategies × 2 repeats × 100 items = 1,200 cases
-	cfg := filepath.Join(writeTree(t, sameStudyTree(srv.BaseURL(), n)), "configs/run.yaml")
+	cfg := filepath.Join(studytest.WriteTree(t, sameStudyTree(srv.BaseURL(), n)), "configs/run.yaml")
 	slow.Store("gpt-4.1")
 	a := applySame(t, cfg)
 	slow.Store("gpt-4.1-mini")
@@ -130,11 +131,11 @@ func TestSameStudySameFiles(t *testing.T) {
 	// The rows are in the study's case order, errored cases in their
 	// place, and so are the calls.
 	var ids []string
-	mustLoad(t, cfg).EachCase(func(c *spec.Case) bool {
+	studytest.MustLoad(t, cfg).EachCase(func(c *spec.Case) bool {
 		ids = append(ids, c.ID())
 		return true
 	})
-	rows := readRows(t, filepath.Join(a, "results.parquet"))
+	rows := studytest.ReadRows(t, filepath.Join(a, "results.parquet"))
 	if len(rows) != len(ids) || len(ids) != 1200 {
 		t.Fatalf("results.parquet has %d rows for %d cases, want 1200", len(rows), len(ids))
 	}
@@ -144,7 +145,7 @@ func TestSameStudySameFiles(t *testing.T) {
 		}
 	}
 	k := 0
-	for i, r := range readRows(t, filepath.Join(a, "calls.parquet")) {
+	for i, r := range studytest.ReadRows(t, filepath.Join(a, "calls.parquet")) {
 		for k < len(ids) && r["case_id"] != ids[k] {
 			k++
 		}
@@ -158,7 +159,7 @@ func TestSameStudySameFiles(t *testing.T) {
 // columns drop left out.
 func diffRows(t *testing.T, pa, pb string, drop ...string) {
 	t.Helper()
-	ra, rb := readRows(t, pa), readRows(t, pb)
+	ra, rb := studytest.ReadRows(t, pa), studytest.ReadRows(t, pb)
 	if len(ra) != len(rb) {
 		t.Errorf("%s: %d rows, %s: %d", pa, len(ra), pb, len(rb))
 		return

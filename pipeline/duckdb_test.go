@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/needs"
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -22,11 +23,11 @@ import (
 // with a notice, or fails under PROMORAL_REQUIRE_TOOLS=1 (see internal/needs).
 func TestOutputsOpenInDuckDB(t *testing.T) {
 	node, ci := needs.DuckDB(t)
-	dir := writeTree(t, baseTree(map[string]string{
-		"configs/run.yaml": baseTree(nil)["configs/run.yaml"] + "metrics: [{kind: classification, bootstrap: 0}]\n",
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
+		"configs/run.yaml": studytest.BaseTree(nil)["configs/run.yaml"] + "metrics: [{kind: classification, bootstrap: 0}]\n",
 	}))
 	out := filepath.Join(dir, "out")
-	sum, _ := apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	sum, _ := studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	metrics, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil || len(metrics) == 0 {
 		t.Fatalf("metrics.parquet: %d rows, %v", len(metrics), err)
@@ -66,9 +67,9 @@ func TestOutputsOpenInDuckDB(t *testing.T) {
 // shows, and equal to what the JSON columns hold.
 func TestFlatColumnsInDuckDB(t *testing.T) {
 	node, ci := needs.DuckDB(t)
-	dir := writeTree(t, flatTree())
+	dir := studytest.WriteTree(t, flatTree())
 	out := filepath.Join(dir, "out")
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	res := strings.ReplaceAll(filepath.Join(out, "results.parquet"), "'", "''")
 	queries := []string{
 		// Types as DuckDB sees them.

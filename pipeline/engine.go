@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -1227,12 +1226,4 @@ func (e *Engine) ModelVersions() map[string][]string {
 		sort.Strings(out[m])
 	}
 	return out
-}
-
-func jsonString(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("%q", fmt.Sprint(v))
-	}
-	return string(b)
 }

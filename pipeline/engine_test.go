@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -17,13 +18,13 @@ import (
 )
 
 func TestApplyWritesOutputsAndResumesWithoutCalls(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
 	out := filepath.Join(dir, "out")
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	if got := st.NumCases(); got != 12 {
 		t.Fatalf("cases = %d, want 12 (6 items x 2 strategies)", got)
 	}
-	sum1, res1 := apply(t, st, out)
+	sum1, res1 := studytest.Apply(t, st, out)
 	if sum1.CallsNew == 0 || sum1.CallsCached != 0 || sum1.Errors != 0 {
 		t.Fatalf("first run: %+v", sum1)
 	}
@@ -35,8 +36,8 @@ func TestApplyWritesOutputsAndResumesWithoutCalls(t *testing.T) {
 	prov := st.Model("bot").Provider.(*scripted.Provider)
 	before := prov.Calls()
 
-	st2 := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	sum2, res2 := apply(t, st2, out)
+	st2 := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	sum2, res2 := studytest.Apply(t, st2, out)
 	if sum2.CallsNew != 0 || sum2.CallsCached != sum1.CallsNew {
 		t.Fatalf("second run should be served from the journal: %+v (first made %d calls)", sum2, sum1.CallsNew)
 	}
@@ -90,9 +91,9 @@ func TestApplyWritesOutputsAndResumesWithoutCalls(t *testing.T) {
 }
 
 func TestLoopStopsAtConvergenceAndAtItsBound(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	_, res := apply(t, st, filepath.Join(dir, "out"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	_, res := studytest.Apply(t, st, filepath.Join(dir, "out"))
 	byItem := map[string]spec.Result{}
 	st.EachCase(func(c *spec.Case) bool {
 		if c.Strategy.Name == "loop" {
@@ -144,16 +145,16 @@ outputs:
   label: "stages.first_parse.parsed ? stages.first_parse.label : stages.second_parse.label"
   asked_twice: visits.second > 0
 `
-	dir := writeTree(t, baseTree(map[string]string{
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
 		"configs/strategies/two_frames.yaml": twoFrames,
 		"configs/run.yaml": `name: new-strategy
-models:` + scriptedModel + `
+models:` + studytest.ScriptedModel + `
 tasks: [toy]
 strategies: [two_frames]
 `,
 	}))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	sum, res := apply(t, st, filepath.Join(dir, "out"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	sum, res := studytest.Apply(t, st, filepath.Join(dir, "out"))
 	if sum.Cases != 6 || sum.Errors != 0 || sum.Unparsed != 0 {
 		t.Fatalf("summary %+v", sum)
 	}
@@ -165,7 +166,7 @@ strategies: [two_frames]
 }
 
 func TestErrorsAreRecordedAndTheRunGoesOn(t *testing.T) {
-	dir := writeTree(t, baseTree(map[string]string{
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
 		"configs/run.yaml": `name: errors
 models:
   - name: flaky
@@ -178,9 +179,9 @@ tasks: [toy]
 strategies: [one_shot]
 `,
 	}))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
-	sum, res := apply(t, st, out)
+	sum, res := studytest.Apply(t, st, out)
 	if sum.Errors != 1 || sum.Cases != 6 {
 		t.Fatalf("want 1 error in 6 cases, got %+v", sum)
 	}
@@ -188,15 +189,15 @@ strategies: [one_shot]
 		t.Errorf("errors recorded on the wrong cases: %q / %q", res[0].Err, res[1].Err)
 	}
 	// Errors are never cached: the next run asks again.
-	st2 := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	sum2, _ := apply(t, st2, out)
+	st2 := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	sum2, _ := studytest.Apply(t, st2, out)
 	if sum2.CallsCached != 5 || sum2.Attempts != 1 {
 		t.Errorf("second run: %+v (want 5 cached, the failed call tried again)", sum2)
 	}
 }
 
 func TestTruncatedRepliesAreFlagged(t *testing.T) {
-	dir := writeTree(t, baseTree(map[string]string{
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
 		"configs/run.yaml": `name: trunc
 models:
   - name: cut
@@ -208,8 +209,8 @@ tasks: [toy]
 strategies: [one_shot]
 `,
 	}))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	sum, res := apply(t, st, filepath.Join(dir, "out"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	sum, res := studytest.Apply(t, st, filepath.Join(dir, "out"))
 	if sum.Truncated != 6 || sum.Unparsed != 6 {
 		t.Fatalf("summary %+v", sum)
 	}
@@ -219,9 +220,9 @@ strategies: [one_shot]
 }
 
 func TestOfflineServesOnlyTheJournal(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
 	out := filepath.Join(dir, "out")
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Offline: true, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -229,8 +230,8 @@ func TestOfflineServesOnlyTheJournal(t *testing.T) {
 	if sum.Errors != sum.Cases || st.Model("bot").Provider.(*scripted.Provider).Calls() != 0 {
 		t.Fatalf("offline with an empty journal: every case should fail, no call made: %+v", sum)
 	}
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
-	st3 := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	st3 := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	sum3, _, err := pipeline.NewEngine(st3, pipeline.Options{OutDir: out, Offline: true, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil || sum3.Errors != 0 || sum3.CallsNew != 0 {
 		t.Fatalf("offline after a full run: %+v %v", sum3, err)
@@ -238,22 +239,22 @@ func TestOfflineServesOnlyTheJournal(t *testing.T) {
 }
 
 func TestChangedScriptIsNotServedOldReplies(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
 	out := filepath.Join(dir, "out")
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	// Same requests, different script: the model's identity changes, so no cache hits.
-	run := baseTree(nil)["configs/run.yaml"]
+	run := studytest.BaseTree(nil)["configs/run.yaml"]
 	os.WriteFile(filepath.Join(dir, "configs/run.yaml"), []byte(strings.Replace(run, "Confidence: 0.8", "Confidence: 0.7", 1)), 0o644)
-	sum, _ := apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	sum, _ := studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	if sum.CallsCached != 0 || sum.CallsNew == 0 {
 		t.Fatalf("a changed script must not reuse replies: %+v", sum)
 	}
 }
 
 func TestModelVarsFromAFileWrittenByAnotherRun(t *testing.T) {
-	run := strings.Replace(baseTree(nil)["configs/run.yaml"], "  - name: bot\n", "  - name: bot\n    vars: {greeting: inline}\n    vars_file: {path: ../chosen.yaml, optional: true}\n", 1)
+	run := strings.Replace(studytest.BaseTree(nil)["configs/run.yaml"], "  - name: bot\n", "  - name: bot\n    vars: {greeting: inline}\n    vars_file: {path: ../chosen.yaml, optional: true}\n", 1)
 	run = strings.Replace(run, "[one_shot, loop]", "[greet]", 1)
-	files := baseTree(map[string]string{
+	files := studytest.BaseTree(map[string]string{
 		"configs/run.yaml": run,
 		"configs/strategies/greet.yaml": `name: greet
 stages:
@@ -262,32 +263,32 @@ stages:
 outputs: {label: stages.parse.label}
 `,
 	})
-	dir := writeTree(t, files)
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, files)
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	if got := st.Model("bot").Env["vars"].(map[string]any)["greeting"]; got != "inline" {
 		t.Fatalf("without the file the inline var stands, got %v", got)
 	}
 	os.WriteFile(filepath.Join(dir, "chosen.yaml"), []byte("bot: {greeting: chosen}\nother: {greeting: no}\n"), 0o644)
-	st = mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st = studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	if got := st.Model("bot").Env["vars"].(map[string]any)["greeting"]; got != "chosen" {
 		t.Fatalf("the file's var should win, got %v", got)
 	}
 	os.WriteFile(filepath.Join(dir, "configs/run.yaml"), []byte(strings.Replace(run, "optional: true", "optional: false", 1)), 0o644)
 	os.Remove(filepath.Join(dir, "chosen.yaml"))
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, "run.yaml:5", "vars_file", "cannot read")
+	studytest.WantErr(t, err, "run.yaml:5", "vars_file", "cannot read")
 }
 
 // Changing an extraction rule (here: which words mean which label) and
 // applying again re-scores from the journal without a single model call.
 func TestChangedExtractionRescoresFromTheJournal(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
 	out := filepath.Join(dir, "out")
-	_, before := apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
-	flipped := strings.NewReplacer("aliases: [wrong]", "aliases: [not wrong]", "aliases: [not wrong]", "aliases: [wrong]").Replace(taskYAML)
+	_, before := studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	flipped := strings.NewReplacer("aliases: [wrong]", "aliases: [not wrong]", "aliases: [not wrong]", "aliases: [wrong]").Replace(studytest.TaskYAML)
 	os.WriteFile(filepath.Join(dir, "configs/tasks/toy.yaml"), []byte(flipped), 0o644)
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	sum, after := apply(t, st, out)
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	sum, after := studytest.Apply(t, st, out)
 	if sum.CallsNew != 0 || st.Model("bot").Provider.(*scripted.Provider).Calls() != 0 {
 		t.Fatalf("re-scoring made calls: %+v", sum)
 	}
@@ -299,7 +300,7 @@ func TestChangedExtractionRescoresFromTheJournal(t *testing.T) {
 // Two cases that send the same request at the same time pay for it once,
 // and the accounting says one new call and one cached.
 func TestIdenticalConcurrentRequestsArePaidOnce(t *testing.T) {
-	dir := writeTree(t, baseTree(map[string]string{
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
 		"data/items.jsonl": `{"id":"a","text":"same","gold":"1"}
 {"id":"b","text":"same","gold":"1"}
 `,
@@ -311,8 +312,8 @@ strategies: [one_shot]
 settings: {concurrency: 2}
 `,
 	}))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	sum, _ := apply(t, st, filepath.Join(dir, "out"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	sum, _ := studytest.Apply(t, st, filepath.Join(dir, "out"))
 	if sum.CallsNew != 1 || sum.CallsCached != 1 || sum.Attempts != 1 {
 		t.Fatalf("want 1 new + 1 cached from 1 attempt, got %+v", sum)
 	}

@@ -137,14 +137,9 @@ func NewReplySource(st *spec.Study, j *journal.Journal) *ReplySource {
 	return src
 }
 
-// Lookup finds the usable reply to a request key: in the journal, else in
-// the shared cache.
-func (s *ReplySource) Lookup(key string) (*journal.Record, bool, error) {
-	return s.lookup(key, 0)
-}
-
-// lookup is Lookup, reading a shared cache entry only within the reply
-// bound limit of the request (0: any reply a journal line holds).
+// lookup finds the usable reply to a request key: in the journal, else in
+// the shared cache, reading a shared entry only within the reply bound
+// limit of the request (0: any reply a journal line holds).
 func (s *ReplySource) lookup(key string, limit int64) (*journal.Record, bool, error) {
 	rec, ok, err := s.j.Lookup(key)
 	if ok || err != nil || s.shared == nil {

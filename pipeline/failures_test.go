@@ -3,12 +3,16 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
@@ -36,8 +40,8 @@ func answer(req *llm.Request) *llm.Response {
 // An interrupted run counts only the cases that finished, writes no
 // outputs, and the earlier ones stand.
 func TestInterruptedSummaryCountsFinishedCases(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls atomic.Int64
@@ -72,8 +76,8 @@ func TestInterruptedSummaryCountsFinishedCases(t *testing.T) {
 // failure, the case errors with class empty_reply, and the next run asks
 // again.
 func TestEngineRejectsRepliesWithoutAnAnswer(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	empty := true
 	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(pipeline.Attempt)) (*llm.Response, error) {
@@ -98,7 +102,7 @@ func TestEngineRejectsRepliesWithoutAnAnswer(t *testing.T) {
 		}
 	}
 	empty = false
-	st = mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st = studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	sum, _, err = pipeline.NewEngine(st, opts).Run(context.Background())
 	// The two failed first calls again, and the loop case's three rounds
 	// that could not happen before.
@@ -110,8 +114,8 @@ func TestEngineRejectsRepliesWithoutAnAnswer(t *testing.T) {
 // A bug that panics inside a case is an internal error of that case: the
 // stack goes to the log, never into results.parquet.
 func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	var log bytes.Buffer
 	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(pipeline.Attempt)) (*llm.Response, error) {
 		if strings.Contains(req.Messages[0].Content, "cat") {
@@ -146,34 +150,68 @@ func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
 	}
 }
 
-// When the output set cannot be completed (here: scoring fails), nothing
-// of it is switched in: the earlier set stays whole.
+// failingScorer writes half a metric table into the new output set, then
+// fails as a full disk would. It keeps the set's folder and whether the
+// new results were there.
+type failingScorer struct {
+	dir     string
+	results bool
+}
+
+func (f *failingScorer) Score(w pipeline.Written) ([]string, error) {
+	f.dir = w.Dir
+	_, err := os.Stat(w.Results())
+	f.results = err == nil
+	if err := os.WriteFile(filepath.Join(w.Dir, "metrics.parquet"), []byte("half a table"), 0o644); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("no space left on device")
+}
+
+// When the output set cannot be completed (here: the scorer fails after
+// the new results and part of the metrics are written), nothing of it is
+// switched in: the earlier set stays whole and in force, and the failed
+// set's folder is removed.
 func TestFailedWriteLeavesTheEarlierSet(t *testing.T) {
-	files := baseTree(nil)
-	dir := writeTree(t, files)
+	run := studytest.BaseTree(nil)["configs/run.yaml"] + "metrics:\n  - {kind: classification, bootstrap: 0}\n"
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run}))
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	apply(t, mustLoad(t, cfg), out)
-	before, _ := os.ReadFile(filepath.Join(out, "results.parquet"))
-	manifest, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
-	// Two metric blocks that write the same table: scoring fails after
-	// results and calls of the new apply are written.
-	os.WriteFile(cfg, []byte(files["configs/run.yaml"]+"metrics:\n  - {kind: confidence_study}\n  - {kind: confidence_study}\n"), 0o644)
-	st, err := spec.Load(cfg)
-	if err != nil {
-		t.Skipf("the duplicate is caught at load time now: %v", err)
+	studytest.Apply(t, studytest.MustLoad(t, cfg), out)
+	before, current := snapshot(t, out), pipeline.CurrentGeneration(out)
+	if before["results.parquet"] == "" || before["metrics.parquet"] == "" || current == "" {
+		t.Fatalf("the first studytest.Apply wrote no output set: %v", slices.Sorted(maps.Keys(before)))
 	}
-	_, _, err = pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "two metric blocks write") {
-		t.Fatalf("want the scoring error, got %v", err)
+	gensBefore := snapshot(t, pipeline.GenerationsDir(out))
+
+	sc := &failingScorer{}
+	_, _, err := pipeline.NewEngine(studytest.MustLoad(t, cfg), pipeline.Options{OutDir: out, Scorer: sc}).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("want the scorer's error, got %v", err)
 	}
-	after, _ := os.ReadFile(filepath.Join(out, "results.parquet"))
-	manifest2, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
-	if !bytes.Equal(before, after) || !bytes.Equal(manifest, manifest2) {
-		t.Fatal("a failed apply replaced part of the output set")
+	// The failed set was being written beside the earlier one ...
+	if sc.dir == "" || sc.dir == current || !sc.results {
+		t.Fatalf("the scorer saw folder %q (current %q), results written %v", sc.dir, current, sc.results)
 	}
-	gens, _ := os.ReadDir(pipeline.GenerationsDir(out))
-	if len(gens) != 2 {
-		t.Errorf("generations after a failed write: %d entries (want current and its link)", len(gens))
+	// ... and none of it is in force or left behind.
+	if got := pipeline.CurrentGeneration(out); got != current {
+		t.Errorf("current output set %s, want the earlier %s", got, current)
+	}
+	if _, err := os.Stat(sc.dir); !os.IsNotExist(err) {
+		t.Errorf("the failed set's folder is left behind: %v", err)
+	}
+	if gens := snapshot(t, pipeline.GenerationsDir(out)); !equalMaps(gens, gensBefore) {
+		t.Errorf("generations %v, want %v", slices.Sorted(maps.Keys(gens)), slices.Sorted(maps.Keys(gensBefore)))
+	}
+	after := snapshot(t, out)
+	for name, data := range before {
+		if after[name] != data {
+			t.Errorf("%s changed (%d bytes, was %d)", name, len(after[name]), len(data))
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			t.Errorf("%s appeared", name)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -25,7 +26,7 @@ import (
 // field named id (item_id is taken), a subset whose expression fails on an
 // item, and a second task without subsets.
 func flatTree() map[string]string {
-	return baseTree(map[string]string{
+	return studytest.BaseTree(map[string]string{
 		"data/items.jsonl": `{"id":"a","text":"I stole a bike.","gold":"1","score":3,"tags":["x","y"],"note":"n1"}
 {"id":"b","text":"I fed the cat.","gold":"0","score":1.5,"tags":[],"note":7}
 {"id":"c","text":"I lied to my boss.","gold":"1","score":2,"tags":["z"],"note":null}
@@ -36,20 +37,20 @@ func flatTree() map[string]string {
 		"data/other.jsonl": `{"id":"o1","text":"I stole a pen.","gold":"1","score":10}
 {"id":"o2","text":"I baked bread.","gold":"0","score":11}
 `,
-		"configs/tasks/toy.yaml": taskYAML + `keep: [id, score, tags, note]
+		"configs/tasks/toy.yaml": studytest.TaskYAML + `keep: [id, score, tags, note]
 subsets:
   stolen: 'item.text contains "stole"'
   high: item.score > 1.9
 `,
-		"configs/tasks/other.yaml": strings.Replace(strings.Replace(taskYAML, "name: toy", "name: other", 1), "items.jsonl", "other.jsonl", 1) + "keep: [score]\n",
-		"configs/strategies/one_shot.yaml": oneShotYAML + `  flag: stages.parse.label == "bad"
+		"configs/tasks/other.yaml": strings.Replace(strings.Replace(studytest.TaskYAML, "name: toy", "name: other", 1), "items.jsonl", "other.jsonl", 1) + "keep: [score]\n",
+		"configs/strategies/one_shot.yaml": studytest.OneShotYAML + `  flag: stages.parse.label == "bad"
   mixed: 'item.id == "a" ? 1 : "x"'
   pair: '[item.id, 2]'
   half: 'item.id == "b" ? 0.5 : 2'
 `,
-		"configs/strategies/loop.yaml": loopYAML + "  mixed: visits.again\n",
+		"configs/strategies/loop.yaml": studytest.LoopYAML + "  mixed: visits.again\n",
 		"configs/run.yaml": `name: flat-run
-models:` + scriptedModel + `
+models:` + studytest.ScriptedModel + `
 tasks: [toy, other]
 strategies: [one_shot, loop]
 settings: {concurrency: 3}
@@ -171,10 +172,10 @@ func flatCheck(t *testing.T, path string) map[string]string {
 }
 
 func TestFlatColumnsReadBack(t *testing.T) {
-	dir := writeTree(t, flatTree())
+	dir := studytest.WriteTree(t, flatTree())
 	out := filepath.Join(dir, "out")
 	before := pipeline.FlatRewrites.Load()
-	sum, _ := apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	sum, _ := studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	if sum.Cases != 16 || sum.Errors != 0 {
 		t.Fatalf("%d cases, %d errors", sum.Cases, sum.Errors)
 	}
@@ -216,16 +217,16 @@ func TestFlatColumnsReadBack(t *testing.T) {
 // the first types, later values that do not fit make the file be written
 // again, with the same columns and values as when every row decides.
 func TestFlatColumnsWrittenAgain(t *testing.T) {
-	dir := writeTree(t, flatTree())
+	dir := studytest.WriteTree(t, flatTree())
 	whole := filepath.Join(dir, "whole")
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), whole)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), whole)
 
 	old := *pipeline.FlatHold
 	*pipeline.FlatHold = 1
 	defer func() { *pipeline.FlatHold = old }()
 	before := pipeline.FlatRewrites.Load()
 	one := filepath.Join(dir, "one")
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), one)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), one)
 	if n := pipeline.FlatRewrites.Load() - before; n != 1 {
 		t.Errorf("written again %d time(s), want 1", n)
 	}
@@ -252,7 +253,7 @@ func TestFlatJudgeColumns(t *testing.T) {
         - {match: "Write malware", text: "I'm sorry, but I can't help evaluate content like this."}
         - {text: "Decision: COMPLIANCE"}`)
 	out := filepath.Join(dir, "out")
-	pipeline.NewEngine(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(t.Context())
+	pipeline.NewEngine(studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(t.Context())
 	rows, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 	if err != nil || len(rows) != 5 {
 		t.Fatalf("%d rows, %v", len(rows), err)
@@ -270,7 +271,7 @@ func TestFlatJudgeColumns(t *testing.T) {
 	}
 }
 
-// A re-apply that takes the good rows of the outputs in force (their flat
+// A re-studytest.Apply that takes the good rows of the outputs in force (their flat
 // columns as they are) and walks the cases that errored: when those bring
 // a value the taken rows' column type cannot hold, the file is written
 // again, the taken rows included, and reads as a fresh walk's.
@@ -292,9 +293,9 @@ func TestFlatColumnsOfTakenRowsWrittenAgain(t *testing.T) {
 		fmt.Fprintf(w, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Confidence: 0.5\nAnswer: %s"}}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}`, answer)
 	}))
 	defer srv.Close()
-	dir := writeTree(t, baseTree(map[string]string{
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
 		// score: whole on every item but the one that fails at first.
-		"configs/strategies/one_shot.yaml": oneShotYAML + `  score: 'item.text contains "stole" ? 1.5 : 2'
+		"configs/strategies/one_shot.yaml": studytest.OneShotYAML + `  score: 'item.text contains "stole" ? 1.5 : 2'
 `,
 		"configs/run.yaml": fmt.Sprintf(`name: http
 models:
@@ -306,7 +307,7 @@ settings: {concurrency: 1}
 	}))
 	run := filepath.Join(dir, "configs/run.yaml")
 	applyHTTP := func(out string) *pipeline.Summary {
-		st := mustLoad(t, run)
+		st := studytest.MustLoad(t, run)
 		if err := pipeline.Connect(st, false); err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +319,7 @@ settings: {concurrency: 1}
 	}
 	out := filepath.Join(dir, "out")
 	if sum := applyHTTP(out); sum.Errors != 1 {
-		t.Fatalf("first apply: %d errors, want the 1 case that mentions stole", sum.Errors)
+		t.Fatalf("first studytest.Apply: %d errors, want the 1 case that mentions stole", sum.Errors)
 	}
 	scoreType := func(path string) string {
 		f, rdr, fr, err := parquetio.Open(path)
@@ -331,19 +332,19 @@ settings: {concurrency: 1}
 		return s.Field(s.FieldIndices("out_score")[0]).Type.String()
 	}
 	if got := scoreType(filepath.Join(out, "results.parquet")); got != "int64" {
-		t.Fatalf("out_score after the first apply: %s, want int64 (every value whole)", got)
+		t.Fatalf("out_score after the first studytest.Apply: %s, want int64 (every value whole)", got)
 	}
 	down.Store(false)
 	before := pipeline.FlatRewrites.Load()
 	sum := applyHTTP(out)
 	if sum.Errors != 0 || sum.Reused != 5 {
-		t.Fatalf("re-apply: %d errors, %d rows taken; want 0 and 5", sum.Errors, sum.Reused)
+		t.Fatalf("re-studytest.Apply: %d errors, %d rows taken; want 0 and 5", sum.Errors, sum.Reused)
 	}
 	if n := pipeline.FlatRewrites.Load() - before; n != 1 {
 		t.Errorf("results.parquet written again %d time(s), want 1", n)
 	}
 	if got := scoreType(filepath.Join(out, "results.parquet")); got != "float64" {
-		t.Errorf("out_score after the re-apply: %s, want float64", got)
+		t.Errorf("out_score after the re-studytest.Apply: %s, want float64", got)
 	}
 	fresh := filepath.Join(dir, "fresh")
 	applyHTTP(fresh)

@@ -1,18 +1,19 @@
 package pipeline_test
 
 import (
+	"github.com/promoral/promoral/internal/studytest"
 	"path/filepath"
 	"testing"
 
 	"github.com/promoral/promoral/runfolder"
 )
 
-// An apply writes the run folder format runfolder declares: the manifest
+// An studytest.Apply writes the run folder format runfolder declares: the manifest
 // names it, and each file has the declared columns first.
 func TestApplyWritesFormat(t *testing.T) {
-	dir := writeTree(t, baseTree(nil))
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
 	out := filepath.Join(dir, "out")
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	m, err := runfolder.ReadManifest(out)
 	if err != nil {
 		t.Fatal(err)
@@ -20,7 +21,7 @@ func TestApplyWritesFormat(t *testing.T) {
 	if m.Format != runfolder.FormatVersion {
 		t.Errorf("manifest format_version %d, want %d", m.Format, runfolder.FormatVersion)
 	}
-	rows := readRows(t, filepath.Join(out, "calls.parquet"))
+	rows := studytest.ReadRows(t, filepath.Join(out, "calls.parquet"))
 	if len(rows) == 0 {
 		t.Fatal("no calls")
 	}

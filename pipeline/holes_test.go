@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
@@ -15,7 +16,7 @@ import (
 // Configs that look well-formed but cannot run as written each fail at load
 // time, naming the file, the line and the field, and saying what to do.
 func TestValidationHoles(t *testing.T) {
-	run := baseTree(nil)["configs/run.yaml"]
+	run := studytest.BaseTree(nil)["configs/run.yaml"]
 	strat := func(body string) map[string]string {
 		return map[string]string{"configs/strategies/one_shot.yaml": body}
 	}
@@ -33,25 +34,25 @@ func TestValidationHoles(t *testing.T) {
 			[]string{"run.yaml:1", "name", `required field "name" is empty`}, nil, ""},
 		{"second YAML document", map[string]string{"configs/run.yaml": run + "---\nsettings: {concurrency: 1}\n"},
 			[]string{"run.yaml:15", "second YAML document"}, nil, ""},
-		{"temperature 7", strat(strings.Replace(oneShotYAML, "temperature: 0", "temperature: 7", 1)),
+		{"temperature 7", strat(strings.Replace(studytest.OneShotYAML, "temperature: 0", "temperature: 7", 1)),
 			[]string{"one_shot.yaml:5", "stages[0].temperature", "7 is out of range", "from 0 to 2"}, nil, ""},
-		{"top_p 3", strat(strings.Replace(oneShotYAML, "temperature: 0", "top_p: 3", 1)),
+		{"top_p 3", strat(strings.Replace(studytest.OneShotYAML, "temperature: 0", "top_p: 3", 1)),
 			[]string{"one_shot.yaml:5", "stages[0].top_p", "3 is out of range", "from 0 to 1"}, nil, ""},
 		{"max_steps -1", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, max_steps: -1", 1)},
 			[]string{"run.yaml:", "settings.max_steps", "-1 is out of range"}, nil, ""},
-		{"max_tokens 0", strat(strings.Replace(oneShotYAML, "temperature: 0", "max_tokens: 0", 1)),
+		{"max_tokens 0", strat(strings.Replace(studytest.OneShotYAML, "temperature: 0", "max_tokens: 0", 1)),
 			[]string{"one_shot.yaml:5", "stages[0].max_tokens", "0 is out of range", "leave the field out"}, nil, ""},
-		{"expression type error in a branch", map[string]string{"configs/strategies/loop.yaml": strings.Replace(loopYAML,
+		{"expression type error in a branch", map[string]string{"configs/strategies/loop.yaml": strings.Replace(studytest.LoopYAML,
 			"stages.again_parse.label == stages.parse.label", "stages.again_parse.label > 3", 1)},
 			[]string{"loop.yaml:", "stages[stable].cases[0].when", "mismatched types string and int"}, nil, ""},
-		{"label output of the wrong type", strat(strings.Replace(oneShotYAML, "label: stages.parse.label", "label: stages.parse.parsed", 1)),
+		{"label output of the wrong type", strat(strings.Replace(studytest.OneShotYAML, "label: stages.parse.label", "label: stages.parse.parsed", 1)),
 			[]string{"one_shot.yaml:", "outputs.label", "gives bool", "must be text"}, nil, ""},
-		{"field a stage never publishes", strat(strings.Replace(oneShotYAML, "label: stages.parse.label", "label: stages.parse.lable", 1)),
+		{"field a stage never publishes", strat(strings.Replace(studytest.OneShotYAML, "label: stages.parse.label", "label: stages.parse.lable", 1)),
 			[]string{"one_shot.yaml:", "outputs.label", "unknown field lable"}, nil, ""},
 		{"template field missing from a later item", map[string]string{
-			"data/items.jsonl": itemsJSONL + `{"id":"g","gold":"0","scenario":"x"}` + "\n",
+			"data/items.jsonl": studytest.ItemsJSONL + `{"id":"g","gold":"0","scenario":"x"}` + "\n",
 		}, []string{"toy.yaml:", "item g", `no entry for key "text"`}, nil, ""},
-		{"typo in an extract stage's text", strat(strings.Replace(oneShotYAML, "    kind: extract\n", "    kind: extract\n    text: item.txet\n", 1)),
+		{"typo in an extract stage's text", strat(strings.Replace(studytest.OneShotYAML, "    kind: extract\n", "    kind: extract\n    text: item.txet\n", 1)),
 			[]string{"one_shot.yaml:9", "stages[parse]", "reads item.txet, which is not there", "item has: gold, id, text"}, nil, ""},
 		{"openai-compatible without base_url", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: local, provider: openai-compatible, model: llama}", 1)},
 			[]string{"run.yaml:3", "models[0].base_url", "needs a base_url"}, nil, ""},
@@ -63,7 +64,7 @@ func TestValidationHoles(t *testing.T) {
 			[]string{"run.yaml:3", "models[0].key_env", "must be the name of an environment variable"}, nil, ""},
 		{"reply bound over the limit", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, limits: {max_reply_bytes: 99999999999}}", 1)},
 			[]string{"run.yaml:3", "models[0].limits.max_reply_bytes", "out of range"}, nil, ""},
-		// What validate let through and apply could not run, or ran to no end.
+		// What validate let through and studytest.Apply could not run, or ran to no end.
 		{"only ---", map[string]string{"configs/run.yaml": "---\n"},
 			[]string{"run.yaml:1", "empty YAML document"}, nil, ""},
 		{"null document", map[string]string{"configs/run.yaml": "~\n"},
@@ -86,7 +87,7 @@ func TestValidationHoles(t *testing.T) {
 			[]string{"run.yaml:13", "settings.max_cost", "not a finite number"}, nil, ""},
 		{"spend cap Inf", map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, max_cost: .inf", 1)},
 			[]string{"run.yaml:13", "settings.max_cost", "not a finite number"}, nil, ""},
-		{"temperature NaN", strat(strings.Replace(oneShotYAML, "temperature: 0", "temperature: .NaN", 1)),
+		{"temperature NaN", strat(strings.Replace(studytest.OneShotYAML, "temperature: 0", "temperature: .NaN", 1)),
 			[]string{"one_shot.yaml:5", "stages[0].temperature", "not a finite number"}, nil, ""},
 		// A run's name is an identifier: it names the output folder.
 		{"name that climbs out of out/", map[string]string{"configs/run.yaml": strings.Replace(run, "name: toy-run", "name: ../../../../elsewhere", 1)},
@@ -112,12 +113,12 @@ func TestValidationHoles(t *testing.T) {
 			[]string{"run.yaml:13", "settings.repeats", "out of range"}, nil, ""},
 		{"a model's repeats 1000000000", map[string]string{"configs/run.yaml": strings.Replace(run, "  - name: bot\n", "  - name: bot\n    repeats: 1000000000\n", 1)},
 			[]string{"run.yaml:", "models[0].repeats", "out of range"}, nil, ""},
-		{"a strategy's repeats max int64", strat(strings.Replace(oneShotYAML, "stages:", "repeats: 9223372036854775807\nstages:", 1)),
+		{"a strategy's repeats max int64", strat(strings.Replace(studytest.OneShotYAML, "stages:", "repeats: 9223372036854775807\nstages:", 1)),
 			[]string{"one_shot.yaml:2", "repeats", "out of range"}, nil, ""},
 		// A strategy's reduce: is checked like a metric block's.
-		{"a strategy's reduce: avg", strat(strings.Replace(oneShotYAML, "stages:", "reduce: avg\nstages:", 1)),
+		{"a strategy's reduce: avg", strat(strings.Replace(studytest.OneShotYAML, "stages:", "reduce: avg\nstages:", 1)),
 			[]string{"one_shot.yaml:2", "reduce", `unknown reducer "avg"`, "none, majority, any, all, first"}, nil, ""},
-		{"a strategy's reduce: majorty", strat(strings.Replace(oneShotYAML, "stages:", "reduce: majorty\nstages:", 1)),
+		{"a strategy's reduce: majorty", strat(strings.Replace(studytest.OneShotYAML, "stages:", "reduce: majorty\nstages:", 1)),
 			[]string{"one_shot.yaml:2", "reduce", `unknown reducer "majorty"`, `did you mean "majority"`}, nil, ""},
 		{"a strategy's reduce: set in the run file", map[string]string{"configs/run.yaml": strings.Replace(run, "strategies: [one_shot, loop]", "strategies: [{use: one_shot, reduce: avg}, loop]", 1)},
 			[]string{"run.yaml:12", "reduce", `unknown reducer "avg"`}, nil, ""},
@@ -147,7 +148,7 @@ func TestValidationHoles(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeTree(t, baseTree(tc.files))
+			dir := studytest.WriteTree(t, studytest.BaseTree(tc.files))
 			_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 			var ds yamlstrict.Diags
 			if !errors.As(err, &ds) {
@@ -179,17 +180,17 @@ func TestValidationHoles(t *testing.T) {
 
 // hubTask is the toy task reading its data by the hub reference ref.
 func hubTask(ref string) map[string]string {
-	return map[string]string{"configs/tasks/toy.yaml": strings.Replace(taskYAML, "  path: ../../data/items.jsonl\n", "  hub: "+ref+"\n", 1)}
+	return map[string]string{"configs/tasks/toy.yaml": strings.Replace(studytest.TaskYAML, "  path: ../../data/items.jsonl\n", "  hub: "+ref+"\n", 1)}
 }
 
 // The shipped configs (and what the holes above reject) still validate.
 func TestBoundsAcceptWhatIsValid(t *testing.T) {
-	run := baseTree(nil)["configs/run.yaml"]
-	dir := writeTree(t, baseTree(map[string]string{
-		"configs/strategies/one_shot.yaml": strings.Replace(oneShotYAML, "temperature: 0", "temperature: 2\n    top_p: 1\n    max_tokens: 1", 1),
+	run := studytest.BaseTree(nil)["configs/run.yaml"]
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
+		"configs/strategies/one_shot.yaml": strings.Replace(studytest.OneShotYAML, "temperature: 0", "temperature: 2\n    top_p: 1\n    max_tokens: 1", 1),
 		"configs/run.yaml":                 strings.Replace(run, "concurrency: 3", "concurrency: 3, max_steps: 1", 1),
 	}))
-	mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 }
 
 // FuzzConfigDecoder: whatever bytes a config file holds, parsing and strict
@@ -233,17 +234,17 @@ func FuzzConfigDecoder(f *testing.F) {
 }
 
 // A cache_dir inside a folder this user cannot write is reported by
-// validate, not first by apply.
+// validate, not first by studytest.Apply.
 func TestCacheDirUnwritableIsReported(t *testing.T) {
 	if os.Getuid() == 0 {
 		t.Skip("root writes any folder")
 	}
-	run := baseTree(nil)["configs/run.yaml"]
-	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, cache_dir: ../locked/cache", 1)}))
+	run := studytest.BaseTree(nil)["configs/run.yaml"]
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": strings.Replace(run, "concurrency: 3", "concurrency: 3, cache_dir: ../locked/cache", 1)}))
 	locked := filepath.Join(dir, "locked")
 	if err := os.Mkdir(locked, 0o555); err != nil {
 		t.Fatal(err)
 	}
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, "run.yaml:13", "settings.cache_dir", "locked cannot be written")
+	studytest.WantErr(t, err, "run.yaml:13", "settings.cache_dir", "locked cannot be written")
 }

@@ -1,6 +1,6 @@
 package pipeline_test
 
-// BenchmarkApplyOverHTTP measures a whole apply against a local
+// BenchmarkApplyOverHTTP measures a whole studytest.Apply against a local
 // OpenAI-compatible server that answers at once: engine, journal (an intent
 // and an outcome line per request), transport, SDK and HTTP. Run with
 //
@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
 )
@@ -30,7 +31,7 @@ func BenchmarkApplyOverHTTP(b *testing.B) {
 	for i := 0; i < items; i++ {
 		fmt.Fprintf(&data, `{"id":"i%05d","text":"I did thing number %d.","gold":"%d"}`+"\n", i, i, i%2)
 	}
-	dir := writeTree(b, baseTree(map[string]string{
+	dir := studytest.WriteTree(b, studytest.BaseTree(map[string]string{
 		"data/items.jsonl": data.String(),
 		"configs/run.yaml": fmt.Sprintf(`name: http
 models:
@@ -44,7 +45,7 @@ settings: {concurrency: 16}
 	calls := 0
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		st := mustLoad(b, filepath.Join(dir, "configs/run.yaml"))
+		st := studytest.MustLoad(b, filepath.Join(dir, "configs/run.yaml"))
 		if err := pipeline.Connect(st, false); err != nil {
 			b.Fatal(err)
 		}

@@ -7,18 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Metric blocks declared in YAML, decoded strictly and run after the cases
-// on the toy study (helpers_test.go). The scripted bot answers every
+// on the toy study (internal/studytest). The scripted bot answers every
 // one_shot item right (6/6, confidence 0.8); the loop strategy is talked
 // out of "stole" (a) and "lied" (c) and keeps the other four: 4/6, no
 // confidence output.
 func TestMetricBlocksFromYAMLScore(t *testing.T) {
 	run := `name: toy-run
-models:` + scriptedModel + `
+models:` + studytest.ScriptedModel + `
 tasks: [toy]
 strategies: [one_shot, loop]
 settings: {concurrency: 3, seed: 5}
@@ -30,10 +31,10 @@ metrics:
     bootstrap: 0
   - {kind: confidence_study}
 `
-	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run}))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
-	apply(t, st, out)
+	studytest.Apply(t, st, out)
 	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ metrics:
 
 func TestMetricBlockErrorsScore(t *testing.T) {
 	run := `name: toy-run
-models:` + scriptedModel + `
+models:` + studytest.ScriptedModel + `
 tasks: [toy]
 strategies: [one_shot]
 metrics:
@@ -92,9 +93,9 @@ metrics:
     file: missing.csv
     datasets: [{dataset: ETHICS, task: toy}]
 `
-	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run}))
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, `metrics[0].confidnce: unknown field "confidnce"`, `did you mean "confidence"`, `unknown metric kind "nope"`,
+	studytest.WantErr(t, err, `metrics[0].confidnce: unknown field "confidnce"`, `did you mean "confidence"`, `unknown metric kind "nope"`,
 		"classification, compare, confidence_study, contrast, efficiency, judge_agreement, reference, repeats, safety",
 		`metrics[2].unparsed: unknown unparsed policy "sometimes"`, `metrics[2].tasks[0]: no task "ethics"`, "metrics[3].file", "missing.csv")
 	if strings.Count(err.Error(), "\n") < 4 {

@@ -55,7 +55,7 @@ func paramsJSON(req *llm.Request) string {
 	if !ok {
 		params := *req
 		params.Messages = nil
-		b = []byte(jsonString(&params))
+		b = []byte(spec.JSONString(&params))
 	}
 	// The model's name is a JSON string (its quotes escaped), so the first
 	// match is the messages field, which follows it.
@@ -64,8 +64,6 @@ func paramsJSON(req *llm.Request) string {
 
 // callColumns are calls.parquet's columns (runfolder.CallSchema).
 var callColumns = runfolder.CallSchema.Columns()
-
-func (r *CallRow) append(w *parquetio.Writer) error { return w.Append(r.values()...) }
 
 // values is the row's calls.parquet values, in callColumns' order.
 func (r *CallRow) values() []any {
@@ -79,7 +77,7 @@ func (r *CallRow) values() []any {
 			row.FinishReason = r.Resp.Choices[0].FinishReason
 		}
 		if len(r.Resp.Choices) > 1 {
-			row.ResponseChoices = jsonString(r.Resp.Choices)
+			row.ResponseChoices = spec.JSONString(r.Resp.Choices)
 		}
 		u := r.Resp.Usage
 		row.PromptTokens, row.CompletionTokens, row.CachedPromptTokens, row.ThinkingTokens = u.PromptTokens, u.CompletionTokens, u.CachedPromptTokens, u.ThinkingTokens

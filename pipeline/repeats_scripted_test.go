@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"github.com/promoral/promoral/internal/studytest"
 	"path/filepath"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 // by repeat makes a repeats study whose answers flip: the flip rate is the
 // share of items whose repeats disagree, and the between-repeat SD is not 0.
 func TestScriptedRepliesVaryByRepeat(t *testing.T) {
-	files := baseTree(map[string]string{
+	files := studytest.BaseTree(map[string]string{
 		"configs/run.yaml": `name: rep-run
 models:
   - name: bot
@@ -27,15 +28,15 @@ metrics:
   - {kind: repeats, bootstrap: 0}
 `,
 	})
-	dir := writeTree(t, files)
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, files)
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
-	sum, _ := apply(t, st, out)
+	sum, _ := studytest.Apply(t, st, out)
 	if sum.Cases != 18 || sum.Errors != 0 {
 		t.Fatalf("6 items x 3 repeats: %s", sum)
 	}
 	got := map[string]float64{}
-	for _, r := range readRows(t, filepath.Join(out, "metrics.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "metrics.parquet")) {
 		if r["block"] == "repeats" && (r["subset"] == "all" || r["subset"] == nil) {
 			if v, ok := r["value"].(float64); ok {
 				got[r["metric"].(string)] = v

@@ -86,7 +86,7 @@ func TestSubsetsColumnSameFromItsCache(t *testing.T) {
 		if in == nil {
 			in = []string{}
 		}
-		return jsonString(in)
+		return spec.JSONString(in)
 	}
 	for round := 0; round < 3; round++ {
 		for i := 0; i < 20; i++ {
@@ -122,7 +122,7 @@ func TestCallFormAsEncodedApart(t *testing.T) {
 		params := *req
 		params.Messages = nil
 		want := callForm{key: hex.EncodeToString(h.Sum(nil)), messages: llm.MessagesJSON(req.Messages),
-			params: strings.Replace(jsonString(&params), `,"messages":null`, "", 1)}
+			params: strings.Replace(spec.JSONString(&params), `,"messages":null`, "", 1)}
 		if strings.Contains(f.params, "messages") {
 			t.Errorf("request %d: request_params %s names the messages", i, f.params)
 		}

@@ -10,16 +10,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
-// A study with a model that fails on some items, so a re-apply has errored
+// A study with a model that fails on some items, so a re-studytest.Apply has errored
 // cases to retry beside good rows to take, and two metric blocks.
 func reuseTree(metrics string) map[string]string {
-	return baseTree(map[string]string{
+	return studytest.BaseTree(map[string]string{
 		"configs/run.yaml": `name: reuse
-models:` + scriptedModel + flakyModel + `
+models:` + studytest.ScriptedModel + flakyModel + `
 tasks: [toy]
 strategies: [one_shot, loop]
 settings: {concurrency: 3, seed: 5}
@@ -41,10 +42,10 @@ const twoBlocks = `  - {kind: classification, bootstrap: 200}
   - {kind: efficiency}
 `
 
-// applyWalked is an apply that walks every case (results in memory).
+// applyWalked is an studytest.Apply that walks every case (results in memory).
 func applyWalked(t *testing.T, run, out string) *pipeline.Summary {
 	t.Helper()
-	sum, _ := apply(t, mustLoad(t, run), out)
+	sum, _ := studytest.Apply(t, studytest.MustLoad(t, run), out)
 	return sum
 }
 
@@ -81,7 +82,7 @@ func rowsByKey(t *testing.T, path string, key []string, skip ...string) map[stri
 	return out
 }
 
-// untimed drops the time and latency of the attempts made in this apply,
+// untimed drops the time and latency of the attempts made in this studytest.Apply,
 // which no two applies share.
 func untimed(rows map[string]map[string]any) map[string]map[string]any {
 	for _, r := range rows {
@@ -113,7 +114,7 @@ func sameRows(t *testing.T, what string, walked, reused map[string]map[string]an
 	}
 }
 
-// A re-apply that takes the good rows of the outputs in force writes what
+// A re-studytest.Apply that takes the good rows of the outputs in force writes what
 // walking every case again writes: the same results, calls (served from
 // the journal), metrics and counts; the errored cases are walked again. It
 // does so after a change to the metric blocks too, and not after a change
@@ -128,12 +129,12 @@ func TestReapplyTakesGoodRowsAndWritesWhatAWalkWrites(t *testing.T) {
 }
 
 func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
-	dir := writeTree(t, tree)
+	dir := studytest.WriteTree(t, tree)
 	run := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	first := applyFlat(t, run, out)
+	first := studytest.ApplyFlat(t, run, out)
 	if (first.Errors > 0) != errored || first.Reused != 0 {
-		t.Fatalf("first apply: %+v", first)
+		t.Fatalf("first studytest.Apply: %+v", first)
 	}
 	check := func(name string) {
 		t.Helper()
@@ -141,9 +142,9 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 		copyDir(t, out, walkedOut)
 		copyDir(t, out, reusedOut)
 		walked := applyWalked(t, run, walkedOut)
-		reused := applyFlat(t, run, reusedOut)
+		reused := studytest.ApplyFlat(t, run, reusedOut)
 		if walked.Reused != 0 {
-			t.Errorf("%s: the walking apply took %d rows", name, walked.Reused)
+			t.Errorf("%s: the walking studytest.Apply took %d rows", name, walked.Reused)
 		}
 		if want := first.Cases - first.Errors - first.Kept; reused.Reused != want {
 			t.Errorf("%s: %d cases' rows taken, want the %d good ones", name, reused.Reused, want)
@@ -168,7 +169,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 	check("same")
 	if !errored {
 		// Nothing to walk and nothing to change: the results file in force
-		// is linked, not rewritten; after a second re-apply the calls too.
+		// is linked, not rewritten; after a second re-studytest.Apply the calls too.
 		stat := func(f string) os.FileInfo {
 			fi, err := os.Stat(filepath.Join(pipeline.CurrentGeneration(out), f))
 			if err != nil {
@@ -177,18 +178,18 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 			return fi
 		}
 		res, calls := stat("results.parquet"), stat("calls.parquet")
-		again := applyFlat(t, run, out)
+		again := studytest.ApplyFlat(t, run, out)
 		if again.Reused != first.Cases {
-			t.Fatalf("re-apply took %d rows of %d", again.Reused, first.Cases)
+			t.Fatalf("re-studytest.Apply took %d rows of %d", again.Reused, first.Cases)
 		}
 		if !os.SameFile(res, stat("results.parquet")) || os.SameFile(calls, stat("calls.parquet")) {
-			t.Errorf("first re-apply: results linked %v (want true), calls linked %v (want false: they become served)",
+			t.Errorf("first re-studytest.Apply: results linked %v (want true), calls linked %v (want false: they become served)",
 				os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
 		}
 		res, calls = stat("results.parquet"), stat("calls.parquet")
-		applyFlat(t, run, out)
+		studytest.ApplyFlat(t, run, out)
 		if !os.SameFile(res, stat("results.parquet")) || !os.SameFile(calls, stat("calls.parquet")) {
-			t.Errorf("second re-apply: results linked %v, calls linked %v (want both)", os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
+			t.Errorf("second re-studytest.Apply: results linked %v, calls linked %v (want both)", os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
 		}
 		check("again")
 	}
@@ -218,9 +219,9 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 			t.Fatal(err)
 		}
 		copyDir(t, out, filepath.Join(dir, "before-metric"))
-		again := applyFlat(t, run, out)
+		again := studytest.ApplyFlat(t, run, out)
 		if again.Reused != first.Cases || again.CallsNew != 0 {
-			t.Fatalf("re-apply after a metric change: %+v", again)
+			t.Fatalf("re-studytest.Apply after a metric change: %+v", again)
 		}
 		cur := pipeline.CurrentGeneration(out)
 		for f, was := range map[string]os.FileInfo{"results.parquet": res, "calls.parquet": calls} {
@@ -232,7 +233,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 				t.Errorf("after a metric-only change %s was rewritten, want it linked", f)
 			}
 		}
-		want := mustLoad(t, run).ConfigHash
+		want := studytest.MustLoad(t, run).ConfigHash
 		for _, r := range rows {
 			if r["config_hash"] != want {
 				t.Fatalf("a row's config_hash %v is not the metric-changed config's %s", r["config_hash"], want)
@@ -253,18 +254,18 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 		return
 	}
 	// A changed template is another computation: nothing is taken.
-	tree["configs/tasks/toy.yaml"] = strings.Replace(taskYAML, "Is this wrong?", "Is this morally wrong?", 1)
+	tree["configs/tasks/toy.yaml"] = strings.Replace(studytest.TaskYAML, "Is this wrong?", "Is this morally wrong?", 1)
 	os.WriteFile(run, []byte(tree["configs/run.yaml"]), 0o644)
 	os.WriteFile(filepath.Join(dir, "configs/tasks/toy.yaml"), []byte(tree["configs/tasks/toy.yaml"]), 0o644)
-	if s := applyFlat(t, run, out); s.Reused != 0 || s.CallsNew == 0 {
+	if s := studytest.ApplyFlat(t, run, out); s.Reused != 0 || s.CallsNew == 0 {
 		t.Errorf("after a template change: %d rows taken, %d new calls", s.Reused, s.CallsNew)
 	}
 	// A changed dataset too.
-	os.WriteFile(filepath.Join(dir, "data/items.jsonl"), []byte(strings.Replace(itemsJSONL, "I read a book.", "I read a novel.", 1)), 0o644)
-	if s := applyFlat(t, run, out); s.Reused != 0 {
+	os.WriteFile(filepath.Join(dir, "data/items.jsonl"), []byte(strings.Replace(studytest.ItemsJSONL, "I read a book.", "I read a novel.", 1)), 0o644)
+	if s := studytest.ApplyFlat(t, run, out); s.Reused != 0 {
 		t.Errorf("after a data change: %d rows taken", s.Reused)
 	}
-	if s := applyFlat(t, run, out); s.Reused == 0 {
+	if s := studytest.ApplyFlat(t, run, out); s.Reused == 0 {
 		t.Error("nothing changed, yet no row was taken")
 	}
 }
@@ -274,8 +275,8 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 // (or another file) is.
 func TestConfigHashLeavesOutOnlyScoring(t *testing.T) {
 	hash := func(tree map[string]string) string {
-		dir := writeTree(t, tree)
-		return mustLoad(t, filepath.Join(dir, "configs/run.yaml")).ConfigHash
+		dir := studytest.WriteTree(t, tree)
+		return studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")).ConfigHash
 	}
 	base := reuseTree(twoBlocks)
 	h := hash(base)
@@ -297,7 +298,7 @@ func TestConfigHashLeavesOutOnlyScoring(t *testing.T) {
 		}
 	}
 	other := reuseTree(twoBlocks)
-	other["configs/tasks/toy.yaml"] = strings.Replace(taskYAML, "Is this wrong?", "Is this morally wrong?", 1)
+	other["configs/tasks/toy.yaml"] = strings.Replace(studytest.TaskYAML, "Is this wrong?", "Is this morally wrong?", 1)
 	for name, tree := range map[string]map[string]string{
 		"another seed":     edit("seed: 5", "seed: 6"),
 		"another strategy": edit("strategies: [one_shot, loop]", "strategies: [one_shot]"),

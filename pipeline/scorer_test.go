@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -13,22 +14,22 @@ import (
 
 // The engine scores through the Scorer it is given and knows no metric
 // itself: a study with metric blocks and no scorer is refused before
-// anything is written, by an apply and by an output set; a study without
+// anything is written, by an studytest.Apply and by an output set; a study without
 // metric blocks needs none; with one, metrics.parquet is written.
 func TestEngineScoresThroughItsScorer(t *testing.T) {
-	dir := writeTree(t, baseTree(map[string]string{
-		"configs/scored.yaml": baseTree(nil)["configs/run.yaml"] + "metrics: [{kind: classification, bootstrap: 0}]\n",
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
+		"configs/scored.yaml": studytest.BaseTree(nil)["configs/run.yaml"] + "metrics: [{kind: classification, bootstrap: 0}]\n",
 	}))
-	scored := mustLoad(t, filepath.Join(dir, "configs/scored.yaml"))
+	scored := studytest.MustLoad(t, filepath.Join(dir, "configs/scored.yaml"))
 	out := filepath.Join(dir, "out")
 	_, _, err := pipeline.NewEngine(scored, pipeline.Options{OutDir: out}).Run(context.Background())
-	wantErr(t, err, "metric blocks but no scorer", "Options.Scorer")
+	studytest.WantErr(t, err, "metric blocks but no scorer", "Options.Scorer")
 	if _, serr := os.Stat(out); !os.IsNotExist(serr) {
-		t.Errorf("the refused apply left %s behind (%v)", out, serr)
+		t.Errorf("the refused studytest.Apply left %s behind (%v)", out, serr)
 	}
 
 	plain := filepath.Join(dir, "plain")
-	sum, _, err := pipeline.NewEngine(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), pipeline.Options{OutDir: plain}).Run(context.Background())
+	sum, _, err := pipeline.NewEngine(studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), pipeline.Options{OutDir: plain}).Run(context.Background())
 	if err != nil || sum.Errors != 0 {
 		t.Fatalf("a study without metric blocks: %v, %+v", err, sum)
 	}
@@ -39,7 +40,7 @@ func TestEngineScoresThroughItsScorer(t *testing.T) {
 	if _, _, err := pipeline.NewEngine(scored, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if rows := readRows(t, filepath.Join(out, "metrics.parquet")); len(rows) == 0 {
+	if rows := studytest.ReadRows(t, filepath.Join(out, "metrics.parquet")); len(rows) == 0 {
 		t.Error("metrics.parquet has no rows")
 	}
 
@@ -49,7 +50,7 @@ func TestEngineScoresThroughItsScorer(t *testing.T) {
 	}
 	defer j.Close()
 	set, err := pipeline.OpenOutputSet(scored, filepath.Join(dir, "set"), j, nil, nil)
-	wantErr(t, err, "metric blocks but no scorer")
+	studytest.WantErr(t, err, "metric blocks but no scorer")
 	if set != nil {
 		set.Abort()
 		t.Error("OpenOutputSet returned a set without a scorer")

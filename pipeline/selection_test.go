@@ -6,91 +6,33 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
-func caseIDs(st *spec.Study) []string {
-	var ids []string
-	st.EachCase(func(c *spec.Case) bool {
-		ids = append(ids, c.ID())
-		return true
-	})
-	return ids
-}
-
-// Filters and --limit keep exactly the cells and items asked for, in the
-// study's order.
-func TestSelectPicksExactlyTheCells(t *testing.T) {
-	dir := writeTree(t, shardTree())
-	cfg := filepath.Join(dir, "configs/run.yaml")
-	for _, c := range []struct {
-		name string
-		sel  spec.Selection
-		want []string
-	}{
-		{"strategy and limit", spec.Selection{Strategies: []string{"loop"}, Limit: 2},
-			[]string{"bot/loop/toy/a", "bot/loop/toy/b"}},
-		{"task", spec.Selection{Tasks: []string{"safety"}},
-			[]string{"bot/reply/safety/h1", "bot/reply/safety/b1", "bot/reply/safety/h2", "bot/reply/safety/b2"}},
-		{"two strategies, one task, limit 1", spec.Selection{Strategies: []string{"one_shot", "reply"}, Tasks: []string{"toy"}, Limit: 1},
-			[]string{"bot/one_shot/toy/a"}},
-		{"model, limit over the item count", spec.Selection{Models: []string{"bot"}, Tasks: []string{"toy"}, Strategies: []string{"one_shot"}, Limit: 100},
-			[]string{"bot/one_shot/toy/a", "bot/one_shot/toy/b", "bot/one_shot/toy/c", "bot/one_shot/toy/d", "bot/one_shot/toy/e", "bot/one_shot/toy/f"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			st := mustLoad(t, cfg)
-			all := st.NumCases()
-			if err := st.Select(c.sel); err != nil {
-				t.Fatal(err)
-			}
-			if got := caseIDs(st); !slices.Equal(got, c.want) {
-				t.Fatalf("selected %v\nwant     %v", got, c.want)
-			}
-			if st.Selection == nil || st.Selection.Cases != len(c.want) || st.Selection.CasesAll != all {
-				t.Fatalf("selection %+v", st.Selection)
-			}
-		})
-	}
-
-	for _, c := range []struct {
-		sel   spec.Selection
-		parts []string
-	}{
-		{spec.Selection{Models: []string{"bto"}}, []string{"--model bto", "no such model", "bot"}},
-		{spec.Selection{Strategies: []string{"loops"}}, []string{"--strategy loops", "loop"}},
-		{spec.Selection{Tasks: []string{"toys"}}, []string{"--task toys", "toy"}},
-		{spec.Selection{Strategies: []string{"reply"}, Tasks: []string{"toy"}}, []string{"selects no cell"}},
-		{spec.Selection{Models: []string{"judge-bot"}}, []string{"only judges task safety"}},
-		{spec.Selection{Limit: -1}, []string{"--limit -1"}},
-	} {
-		wantErr(t, mustLoad(t, cfg).Select(c.sel), c.parts...)
-	}
-}
-
-// A selected apply reads and adds to the same journal, marks its outputs
+// A selected studytest.Apply reads and adds to the same journal, marks its outputs
 // (manifest, summary, every metric row) as a part, and does not replace
-// the whole study's last outputs for good: an apply without the selection
+// the whole study's last outputs for good: an studytest.Apply without the selection
 // rebuilds them from the journal without a new call.
 func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
-	dir := writeTree(t, shardTree())
+	dir := studytest.WriteTree(t, studytest.ShardTree())
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	whole, _ := apply(t, mustLoad(t, cfg), out)
+	whole, _ := studytest.Apply(t, studytest.MustLoad(t, cfg), out)
 
-	st := mustLoad(t, cfg)
+	st := studytest.MustLoad(t, cfg)
 	if err := st.Select(spec.Selection{Strategies: []string{"one_shot"}, Limit: 3}); err != nil {
 		t.Fatal(err)
 	}
-	sum, res := apply(t, st, out)
+	sum, res := studytest.Apply(t, st, out)
 	if sum.Cases != 3 || len(res) != 3 || sum.CallsNew != 0 {
-		t.Fatalf("selected apply: %s (%d results)", sum, len(res))
+		t.Fatalf("selected studytest.Apply: %s (%d results)", sum, len(res))
 	}
 	text := sum.String()
 	for _, p := range []string{"partial", "--strategy one_shot --limit 3: 3 of 16 cases", "these cases only"} {
@@ -106,37 +48,37 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 	if err := json.Unmarshal(data, &man); err != nil || !man.Selection.Partial() || man.Selection.Limit != 3 || man.Selection.CasesAll != 16 {
 		t.Fatalf("manifest selection: %v %+v", err, man.Selection)
 	}
-	rows := readRows(t, filepath.Join(out, "results.parquet"))
+	rows := studytest.ReadRows(t, filepath.Join(out, "results.parquet"))
 	if len(rows) != 3 {
 		t.Fatalf("results.parquet has %d rows", len(rows))
 	}
-	metrics := readRows(t, filepath.Join(out, "metrics.parquet"))
+	metrics := studytest.ReadRows(t, filepath.Join(out, "metrics.parquet"))
 	for _, r := range metrics {
 		if s, _ := r["selection"].(string); !strings.Contains(s, "3 of 16 cases") {
 			t.Fatalf("metric row not marked: %v", r)
 		}
 	}
-	again, _ := apply(t, mustLoad(t, cfg), out)
+	again, _ := studytest.Apply(t, studytest.MustLoad(t, cfg), out)
 	if again.Cases != whole.Cases || again.CallsNew != 0 || again.Selection != nil {
-		t.Fatalf("whole apply after a selected one: %s", again)
+		t.Fatalf("whole studytest.Apply after a selected one: %s", again)
 	}
-	for _, r := range readRows(t, filepath.Join(out, "metrics.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "metrics.parquet")) {
 		if r["selection"] != nil {
 			t.Fatalf("whole study's metric row marked: %v", r)
 		}
 	}
 }
 
-// A re-apply takes the rows in force only when they describe the same
+// A re-studytest.Apply takes the rows in force only when they describe the same
 // cases: two selections of equal size number different cases alike, so the
-// second must walk its own (and the CLI's streaming apply, NoResults, is
+// second must walk its own (and the CLI's streaming studytest.Apply, NoResults, is
 // the path that takes rows).
 func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
-	dir := writeTree(t, shardTree())
+	dir := studytest.WriteTree(t, studytest.ShardTree())
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
 	run := func(strategy string) *pipeline.Summary {
-		st := mustLoad(t, cfg)
+		st := studytest.MustLoad(t, cfg)
 		if err := st.Select(spec.Selection{Strategies: []string{strategy}}); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +96,7 @@ func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 	if second.Reused != 0 {
 		t.Errorf("the loop selection took %d rows of the one_shot selection", second.Reused)
 	}
-	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {
 		if r["strategy"] != "loop" {
 			t.Fatalf("results.parquet after the loop selection holds a %v row: %v", r["strategy"], r["case_id"])
 		}
@@ -166,8 +108,8 @@ func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 }
 
 // Nor from another set of cells of the same size: an optional model
-// skipped for want of its key in one apply and the other in the next leave
-// equally many cases, numbered alike; the second apply must walk its own.
+// skipped for want of its key in one studytest.Apply and the other in the next leave
+// equally many cases, numbered alike; the second studytest.Apply must walk its own.
 func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
 	t.Setenv(pipeline.CacheEnv, t.TempDir())
 	srv := fake.New("openai", func(c fake.Call) []string { return []string{"Confidence: 0.7\nAnswer: wrong"} })
@@ -176,16 +118,16 @@ func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
   - {name: alpha, provider: openai, model: gpt-4.1, base_url: %[1]s, key_env: PROMORAL_TEST_KEY_ALPHA, optional: true}
   - {name: beta, provider: openai, model: gpt-4.1-mini, base_url: %[1]s, key_env: PROMORAL_TEST_KEY_BETA, optional: true}
 `, srv.BaseURL())
-	files := baseTree(nil)
+	files := studytest.BaseTree(nil)
 	files["configs/run.yaml"] = "name: toy-run\nmodels:" + models + "tasks: [toy]\nstrategies: [one_shot]\n"
-	dir := writeTree(t, files)
+	dir := studytest.WriteTree(t, files)
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
 	run := func(key string) *pipeline.Summary {
 		t.Setenv("PROMORAL_TEST_KEY_ALPHA", "")
 		t.Setenv("PROMORAL_TEST_KEY_BETA", "")
 		t.Setenv(key, "sk-test-0000")
-		st := mustLoad(t, cfg)
+		st := studytest.MustLoad(t, cfg)
 		if err := pipeline.Connect(st, false); err != nil {
 			t.Fatal(err)
 		}
@@ -201,14 +143,14 @@ func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
 		t.Fatalf("the test needs two applies of one size, each skipping a model: %s / %s", first, second)
 	}
 	if second.Reused != 0 {
-		t.Errorf("beta's apply took %d rows of alpha's", second.Reused)
+		t.Errorf("beta's studytest.Apply took %d rows of alpha's", second.Reused)
 	}
-	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {
 		if r["model"] != "beta" {
-			t.Fatalf("results.parquet after beta's apply holds a %v row: %v", r["model"], r["case_id"])
+			t.Fatalf("results.parquet after beta's studytest.Apply holds a %v row: %v", r["model"], r["case_id"])
 		}
 	}
 	if again := run("PROMORAL_TEST_KEY_BETA"); again.Reused != again.Cases {
-		t.Errorf("beta's apply again reused %d of %d rows", again.Reused, again.Cases)
+		t.Errorf("beta's studytest.Apply again reused %d of %d rows", again.Reused, again.Cases)
 	}
 }

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"fmt"
+	"github.com/promoral/promoral/internal/studytest"
 	"math"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ func simulatedTree(n int, model, metrics string) map[string]string {
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&items, `{"id":"i%03d","text":"I did thing %d.","gold":"%d"}`+"\n", i, i, i%2)
 	}
-	return baseTree(map[string]string{
+	return studytest.BaseTree(map[string]string{
 		"data/items.jsonl": items.String(),
 		"configs/run.yaml": `name: sim-run
 models:
@@ -40,20 +41,20 @@ func TestSimulatedModelRunsAStudy(t *testing.T) {
   - {kind: compare, name: cmp, pairs: [[one_shot, loop]], bootstrap: 0}
 `
 	run := func(model string) (map[string]map[string]any, []map[string]any) {
-		dir := writeTree(t, simulatedTree(400, model, metrics))
-		st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+		dir := studytest.WriteTree(t, simulatedTree(400, model, metrics))
+		st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 		out := filepath.Join(dir, "out")
-		sum, _ := apply(t, st, out)
+		sum, _ := studytest.Apply(t, st, out)
 		if sum.Errors != 0 || sum.Cases != 1600 {
 			t.Fatalf("400 items x 2 strategies x 2 repeats: %s", sum)
 		}
 		got := map[string]map[string]any{}
-		for _, r := range readRows(t, filepath.Join(out, "metrics.parquet")) {
+		for _, r := range studytest.ReadRows(t, filepath.Join(out, "metrics.parquet")) {
 			if r["subset"] == "all" || r["subset"] == nil {
 				got[fmt.Sprint(r["block"], "/", r["strategy"], "/", r["metric"])] = r
 			}
 		}
-		return got, readRows(t, filepath.Join(out, "results.parquet"))
+		return got, studytest.ReadRows(t, filepath.Join(out, "results.parquet"))
 	}
 	got, res := run("  - {name: sim, provider: simulated}")
 	val := func(k string) float64 {
@@ -131,8 +132,8 @@ func TestSimulatedModelRefuses(t *testing.T) {
 	}
 	files := map[string]string{
 		"data/prompts.jsonl":            items.String(),
-		"configs/tasks/safety.yaml":     safetyTaskYAML,
-		"configs/strategies/reply.yaml": replyYAML,
+		"configs/tasks/safety.yaml":     studytest.SafetyTaskYAML,
+		"configs/strategies/reply.yaml": studytest.ReplyYAML,
 		"configs/strategies/judge.yaml": `name: judge
 judge: true
 stages:
@@ -150,15 +151,15 @@ strategies: [reply]
 matrix: {models: [bot]}
 `,
 	}
-	dir := writeTree(t, files)
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, files)
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
-	sum, _ := apply(t, st, out)
+	sum, _ := studytest.Apply(t, st, out)
 	if sum.Errors != 0 {
 		t.Fatalf("%s", sum)
 	}
 	refused := map[string]int{}
-	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {
 		if r["label"] == "REFUSAL" {
 			refused[fmt.Sprint(r["gold"])]++
 		}
@@ -176,8 +177,8 @@ func TestSimulatedSettingsAreChecked(t *testing.T) {
 		{"  - {name: sim, provider: simulated, simulate: {accuracy: 0.9, effects: {loop: 0.2}}}", "effects.loop"},
 		{"  - {name: sim, provider: scripted, script: {replies: [{text: x}]}, simulate: {accuracy: 0.9}}", "simulate only applies to provider simulated"},
 	} {
-		dir := writeTree(t, simulatedTree(4, c.model, "  - {kind: classification}\n"))
+		dir := studytest.WriteTree(t, simulatedTree(4, c.model, "  - {kind: classification}\n"))
 		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-		wantErr(t, err, "run.yaml", c.want)
+		studytest.WantErr(t, err, "run.yaml", c.want)
 	}
 }

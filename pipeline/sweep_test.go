@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -17,8 +18,8 @@ import (
 func TestSweepTemperatureAsAFactor(t *testing.T) {
 	t.Setenv(pipeline.CacheEnv, t.TempDir())
 	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
-	srv := newRandomServer(t, 11)
-	files := baseTree(nil)
+	srv := studytest.NewRandomServer(t, 11)
+	files := studytest.BaseTree(nil)
 	files["configs/run.yaml"] = fmt.Sprintf(`name: sweep-run
 models:
   - {name: rnd, provider: openai, model: gpt-4.1, base_url: %s, key_env: PROMORAL_TEST_KEY_REP, sweep: {temperature: [0, 0.7]}}
@@ -28,19 +29,19 @@ settings: {concurrency: 3, repeats: 2}
 metrics:
   - {kind: classification, bootstrap: 0}
 `, srv.BaseURL())
-	dir := writeTree(t, files)
+	dir := studytest.WriteTree(t, files)
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	st := mustLoad(t, cfg)
+	st := studytest.MustLoad(t, cfg)
 	if len(st.Factors) != 1 || st.Factors[0] != "temperature" {
 		t.Fatalf("factors %v, want [temperature]", st.Factors)
 	}
-	sum := runRepeats(t, cfg, out, context.Background())
+	sum := studytest.RunRepeats(t, cfg, out, context.Background())
 	if sum.Cases != 24 || sum.CallsNew != 24 {
 		t.Fatalf("6 items x 2 temperatures x 2 repeats: %s", sum)
 	}
 	temps := map[string]int{}
-	for _, r := range readRows(t, filepath.Join(out, "calls.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "calls.parquet")) {
 		p := r["request_params"].(string)
 		switch {
 		case strings.Contains(p, `"temperature":0.7`):
@@ -56,7 +57,7 @@ metrics:
 	}
 	ids := map[string]bool{}
 	col := map[string]int{}
-	for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {
 		ids[r["case_id"].(string)] = true
 		col[fmt.Sprint(r["temperature"])]++
 		if want := "{temperature=" + fmt.Sprint(r["temperature"]) + "}"; !strings.Contains(r["case_id"].(string), want) {
@@ -67,7 +68,7 @@ metrics:
 		t.Errorf("%d distinct cases; temperature column %v", len(ids), col)
 	}
 	acc := map[string]int64{}
-	for _, r := range readRows(t, filepath.Join(out, "metrics.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "metrics.parquet")) {
 		if r["metric"] == "accuracy" && r["subset"] == "all" {
 			acc[fmt.Sprint(r["temperature"])] = r["n"].(int64)
 		}
@@ -77,8 +78,8 @@ metrics:
 	}
 	// Applying again calls nothing: each value has its own keys.
 	before := srv.Calls.Load()
-	if again := runRepeats(t, cfg, out, context.Background()); again.CallsNew != 0 || srv.Calls.Load() != before {
-		t.Errorf("a second apply made %d new calls", again.CallsNew)
+	if again := studytest.RunRepeats(t, cfg, out, context.Background()); again.CallsNew != 0 || srv.Calls.Load() != before {
+		t.Errorf("a second studytest.Apply made %d new calls", again.CallsNew)
 	}
 }
 
@@ -94,14 +95,14 @@ func TestSweepValidation(t *testing.T) {
 		{`{temperature: [0, 1]}`, ``, "  - {name: other, provider: scripted, script: {replies: [{text: \"Answer: wrong\"}]}}\nmatrix: {models: [other]}\n",
 			`runs no cell of the matrix`},
 	} {
-		files := baseTree(nil)
+		files := studytest.BaseTree(nil)
 		files["configs/run.yaml"] = `name: sweep-bad
 models:
   - {name: bot, provider: scripted, script: {replies: [{text: "Answer: wrong"}]}, sweep: ` + c.sweep + c.factors + `}
 ` + c.extra + `tasks: [toy]
 strategies: [one_shot]
 `
-		dir := writeTree(t, files)
+		dir := studytest.WriteTree(t, files)
 		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "run.yaml:") {
 			t.Errorf("sweep %s%s: %v; want an error naming the file and saying %q", c.sweep, c.factors, err, c.want)

@@ -242,7 +242,7 @@ func (s *subsetNames) of(c *spec.Case, fields map[string]any) any {
 				in = append(in, p.Name)
 			}
 		}
-		return jsonString(in)
+		return spec.JSONString(in)
 	}
 	// Two bits a subset: in it, or its expression failed.
 	var key uint64
@@ -269,7 +269,7 @@ func (s *subsetNames) of(c *spec.Case, fields map[string]any) any {
 			in = append(in, p.Name)
 		}
 	}
-	js = jsonString(in)
+	js = spec.JSONString(in)
 	s.mu.Lock()
 	ts.seen[key] = js
 	s.mu.Unlock()

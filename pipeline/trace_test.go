@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/parquetio"
@@ -16,8 +17,8 @@ import (
 // stage published (long text clipped), and the extract stage's notes
 // (which reply it read; why it read no label).
 func TestResultsTraceItemSubsets(t *testing.T) {
-	task := strings.Replace(taskYAML, "blocks:", "subsets:\n  harm: item.text matches \"stole|hit|lied\"\n  short: len(item.text) < 15\nblocks:", 1)
-	dir := writeTree(t, baseTree(map[string]string{
+	task := strings.Replace(studytest.TaskYAML, "blocks:", "subsets:\n  harm: item.text matches \"stole|hit|lied\"\n  short: len(item.text) < 15\nblocks:", 1)
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
 		"configs/tasks/toy.yaml": task,
 		"configs/run.yaml": `name: traced
 models:
@@ -35,7 +36,7 @@ strategies: [one_shot, loop]
 `,
 	}))
 	out := filepath.Join(t.TempDir(), "out")
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	rows := map[string]map[string]any{}
 	if err := parquetio.Scan(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets", "trace", "parsed"}, nil,
 		func(r map[string]any) { rows[r["case_id"].(string)] = r }); err != nil {
@@ -104,7 +105,7 @@ strategies: [one_shot, loop]
 // values as for items held in memory.
 func TestResultsItemSubsetsOfStoredItems(t *testing.T) {
 	defer func(v int64) { dataset.SpillAbove = v }(dataset.SpillAbove)
-	task := strings.Replace(taskYAML, "blocks:", "subsets:\n  harm: item.text matches \"stole|hit|lied\"\n  short: len(item.text) < 15\nblocks:", 1)
+	task := strings.Replace(studytest.TaskYAML, "blocks:", "subsets:\n  harm: item.text matches \"stole|hit|lied\"\n  short: len(item.text) < 15\nblocks:", 1)
 	run := `name: stored
 models:
   - {name: bot, provider: scripted, script: {replies: [{text: "Confidence: 0.8\nAnswer: wrong"}]}}
@@ -114,8 +115,8 @@ settings: {concurrency: 8}
 `
 	read := func(spill int64) map[string]map[string]any {
 		dataset.SpillAbove = spill
-		dir := writeTree(t, baseTree(map[string]string{"configs/tasks/toy.yaml": task, "configs/run.yaml": run}))
-		st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+		dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/tasks/toy.yaml": task, "configs/run.yaml": run}))
+		st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 		stored := 0
 		for _, it := range st.Tasks[0].Items {
 			if it.Fields == nil {
@@ -126,7 +127,7 @@ settings: {concurrency: 8}
 			t.Fatalf("spill above %d: %d of %d items in the store", spill, stored, len(st.Tasks[0].Items))
 		}
 		out := filepath.Join(t.TempDir(), "out")
-		apply(t, st, out)
+		studytest.Apply(t, st, out)
 		rows := map[string]map[string]any{}
 		if err := parquetio.Scan(filepath.Join(out, "results.parquet"), []string{"case_id", "item", "subsets"}, nil,
 			func(r map[string]any) { rows[r["case_id"].(string)] = r }); err != nil {

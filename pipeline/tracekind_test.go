@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -29,7 +30,7 @@ func init() {
 // Each trace step carries the kind the strategy gave its stage, so the
 // viewer can say "compute" or "branch" rather than guess from the outputs.
 func TestTraceRecordsStageKind(t *testing.T) {
-	dir := writeTree(t, baseTree(map[string]string{
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
 		"configs/strategies/kinds.yaml": `name: kinds
 stages:
   - name: ask
@@ -49,13 +50,13 @@ outputs:
   label: stages.parse.label
 `,
 		"configs/run.yaml": `name: kinds
-models:` + scriptedModel + `
+models:` + studytest.ScriptedModel + `
 tasks: [toy]
 strategies: [kinds]
 `,
 	}))
 	out := filepath.Join(t.TempDir(), "out")
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	var traces []string
 	if err := parquetio.Scan(filepath.Join(out, "results.parquet"), []string{"trace"}, nil,
 		func(r map[string]any) { traces = append(traces, r["trace"].(string)) }); err != nil {

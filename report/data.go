@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -213,7 +215,7 @@ func (r *run) order() {
 		addM(x.Model)
 		addS(x.Strategy)
 	}
-	for _, name := range sortedKeys(r.csv) {
+	for _, name := range slices.Sorted(maps.Keys(r.csv)) {
 		t := r.csv[name]
 		for i := range t.Rows {
 			addM(t.get(i, "model"))
@@ -232,15 +234,6 @@ func (r *run) color(model string) string {
 		return c
 	}
 	return "#8c8c8c"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 func readCSV(path string) (*csvTable, error) {
@@ -319,7 +312,7 @@ func readMetrics(path string) ([]metric, []string, error) {
 		}
 		out = append(out, x)
 	})
-	return out, sortedKeys(factors), err
+	return out, slices.Sorted(maps.Keys(factors)), err
 }
 
 // call is one row of calls.parquet.

@@ -1,8 +1,3 @@
-// Package report turns a run folder (results.parquet, calls.parquet,
-// metrics.parquet, the metric CSVs and manifest.json) into a static report:
-// report.html (one self-contained file that opens offline), report.md, and
-// the figures as PNG and SVG under figures/. Every section shows only when
-// the run has its data.
 package report
 
 import (

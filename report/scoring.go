@@ -4,6 +4,8 @@ import (
 	"github.com/promoral/promoral/runfolder"
 
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -93,7 +95,7 @@ func (r *run) countLines() []string {
 					vals[v] = true
 				}
 			}
-			fs = append(fs, fmt.Sprintf("%s (%s)", f, strings.Join(sortedKeys(vals), ", ")))
+			fs = append(fs, fmt.Sprintf("%s (%s)", f, strings.Join(slices.Sorted(maps.Keys(vals)), ", ")))
 		}
 		out = append(out, "Conditions, as columns of every table: "+strings.Join(fs, "; ")+".")
 	}

@@ -3,7 +3,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -1017,7 +1019,7 @@ func (r *run) referenceSection() *section {
 		}
 	}
 	if len(as) > 0 {
-		t.Caption = "Compared as: " + strings.Join(sortedKeys(as), "; ") + " (the published figure against ours of that name)."
+		t.Caption = "Compared as: " + strings.Join(slices.Sorted(maps.Keys(as)), "; ") + " (the published figure against ours of that name)."
 	}
 	s.Intro += fmt.Sprintf(" %d of %d runs match.", matched, total)
 	s.Blocks = append(s.Blocks, t)
@@ -1113,7 +1115,7 @@ func (r *run) comparisonsSection() *section {
 func (r *run) otherTablesSection() *section {
 	s := &section{ID: "other-tables", Title: "Other tables",
 		Intro: "Metric tables of this run that have no section of their own, as written."}
-	for _, name := range sortedKeys(r.csv) {
+	for _, name := range slices.Sorted(maps.Keys(r.csv)) {
 		if handledCSV[name] || strings.HasSuffix(name, "_audit") || strings.HasSuffix(name, "_reliability") {
 			continue
 		}
@@ -1217,7 +1219,7 @@ func digitsFor(v float64) int {
 
 func (r *run) auditSection() *section {
 	var names []string
-	for _, n := range sortedKeys(r.csv) {
+	for _, n := range slices.Sorted(maps.Keys(r.csv)) {
 		if n == "audit" || strings.HasSuffix(n, "_audit") {
 			names = append(names, n)
 		}
@@ -1259,7 +1261,7 @@ func (r *run) auditSection() *section {
 				txt(ct.get(i, kindCol)), txt(ct.get(i, "label")), numCell(ct.num(i, "confidence"), 2), txt(ct.get(i, "heuristic")), txt(why), pc, rc}})
 		}
 		var rs []string
-		for _, k := range sortedKeys(reasons) {
+		for _, k := range slices.Sorted(maps.Keys(reasons)) {
 			rs = append(rs, fmt.Sprintf("%s (%d)", k, reasons[k]))
 		}
 		t.Caption = fmt.Sprintf("%d flagged cases. Reasons: %s. Hover a prompt or reply for its full text.", len(ct.Rows), strings.Join(rs, ", "))

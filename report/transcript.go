@@ -3,8 +3,10 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -60,7 +62,7 @@ func (r *run) transcriptSection(want string) (*section, error) {
 		if res.Judge != "" {
 			var j map[string]any
 			if json.Unmarshal([]byte(res.Judge), &j) == nil {
-				for _, k := range sortedKeys(j) {
+				for _, k := range slices.Sorted(maps.Keys(j)) {
 					tr.Judge = append(tr.Judge, kv{K: k, V: jsonValue(j[k])})
 				}
 			}

@@ -42,18 +42,6 @@ func checkPolicy(b *spec.MetricBuild, v string) {
 	}
 }
 
-// policyName is the block's unparsed policy by name: its override, else
-// the run's.
-func policyName(override string, rs *spec.ResultSet) string {
-	if override != "" {
-		return override
-	}
-	if rs.Policy != "" {
-		return rs.Policy
-	}
-	return "wrong"
-}
-
 // policyOf is the block's override, else the run's policy.
 func policyOf(override string, rs *spec.ResultSet) stats.UnparsedPolicy {
 	p := override
@@ -117,17 +105,12 @@ type ciJob struct {
 	stat func(w []int) float64
 }
 
-// withCIs fills the rows' intervals from one multinomial bootstrap over
-// kinds of answers (counts per kind): every replicate draws new counts once
-// and computes every job's statistic from them. No interval when reps is 0
-// or there is nothing to resample.
-func withCIs(rows []spec.MetricRow, jobs []ciJob, counts []int, reps int, seed uint64) []spec.MetricRow {
-	return withItemCIs(rows, jobs, counts, nil, reps, seed)
-}
-
-// withItemCIs is withCIs where items, when some item has several samples
-// (repeats), makes each replicate draw items with all their samples, and
-// the rows say so (scoring.ClusteredNote).
+// withItemCIs fills the rows' intervals from one multinomial bootstrap
+// over kinds of answers (counts per kind): every replicate draws new counts
+// once and computes every job's statistic from them. No interval when reps
+// is 0 or there is nothing to resample. When items is set and some item
+// has several samples (repeats), each replicate draws items with all their
+// samples, and the rows say so (scoring.ClusteredNote).
 func withItemCIs(rows []spec.MetricRow, jobs []ciJob, counts []int, items *stats.Clusters, reps int, seed uint64) []spec.MetricRow {
 	if reps <= 0 || len(jobs) == 0 {
 		return rows

@@ -4,7 +4,6 @@ import (
 	"github.com/promoral/promoral/runfolder"
 
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -61,8 +60,7 @@ type PairCell struct {
 	// paired repeat by repeat; N counts items, each scored by its share of
 	// right samples, the interval resamples items and P is a sign test on
 	// the items whose score fell (a_right_b_wrong) or rose, as diff does.
-	Repeats bool    `json:"repeats,omitempty"`
-	p       float64 // for Holm
+	Repeats bool `json:"repeats,omitempty"`
 }
 
 // Pair is one item with both sides.
@@ -151,8 +149,9 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 			v.unscored++
 		} else {
 			v.a, v.b = append(v.a, ca), append(v.b, cb)
+			// Without repeats every pair is an item of its own.
 			k, ok := v.at[p.Item]
-			if !ok {
+			if !ok || ra.repeat == nil && rb.repeat == nil {
 				k = len(v.ar)
 				v.at[p.Item] = k
 				v.ar, v.an, v.br, v.bn = append(v.ar, 0), append(v.an, 0), append(v.br, 0), append(v.bn, 0)
@@ -187,33 +186,30 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 		out.Paired++
 		pairs = append(pairs, p)
 	}
-	var ps []float64
-	for _, name := range cellOrder {
+	counts := make([]stats.PairedCounts, len(cellOrder))
+	for k, name := range cellOrder {
 		v := cells[name]
-		pc := PairCell{Cell: name, N: len(v.a), Unscored: v.unscored, p: math.NaN()}
-		// Some item paired more than one sample of a run with repeats.
-		repeats := (ra.repeat != nil || rb.repeat != nil) && len(v.ar) < len(v.a)
-		if repeats {
-			pc.N, pc.Repeats = len(v.ar), true
-		}
 		// As diff: a side that counts errored cases as incomplete gives no
 		// paired figure for a cell where it has any.
-		pc.Incomplete = v.errA && ra.policy(v.task).Errors() == runfolder.ErrorsIncomplete ||
+		void := v.errA && ra.policy(v.task).Errors() == runfolder.ErrorsIncomplete ||
 			v.errB && rb.policy(v.task).Errors() == runfolder.ErrorsIncomplete
+		counts[k] = stats.PairedCounts{AR: v.ar, AN: v.an, BR: v.br, BN: v.bn, Void: void}
+	}
+	diffs, repeats, holm := stats.PairedCells(counts, diffReps, diffSeed)
+	for k, name := range cellOrder {
+		v := cells[name]
+		pc := PairCell{Cell: name, N: len(v.a), Unscored: v.unscored, Incomplete: counts[k].Void, Holm: jsonFloat(holm[k])}
+		// Some item paired more than one sample of a run with repeats.
+		if repeats[k] {
+			pc.N, pc.Repeats = len(v.ar), true
+		}
 		if len(v.a) > 0 && !pc.Incomplete {
-			d := stats.PairedDiff(v.a, v.b, diffReps, diffSeed)
-			if repeats {
-				d = stats.PairedItems(v.ar, v.an, v.br, v.bn, diffReps, diffSeed)
-			}
+			d := diffs[k]
 			pc.AccA, pc.AccB = jsonFloat(mean(v.a)), jsonFloat(mean(v.b))
 			pc.Diff, pc.Lo, pc.Hi, pc.P = jsonFloat(d.MeanDiff), jsonFloat(d.Lo), jsonFloat(d.Hi), jsonFloat(d.McNemarP)
-			pc.RightToW, pc.WrongToR, pc.p = d.B, d.C, d.McNemarP
+			pc.RightToW, pc.WrongToR = d.B, d.C
 		}
-		ps = append(ps, pc.p)
 		out.Cells = append(out.Cells, pc)
-	}
-	for k, h := range stats.Holm(ps) {
-		out.Cells[k].Holm = jsonFloat(h)
 	}
 	rank := map[string]int{"now wrong": 0, "now right": 1, "label changed": 2, "": 3}
 	sort.SliceStable(pairs, func(x, y int) bool { return rank[pairs[x].Flip] < rank[pairs[y].Flip] })

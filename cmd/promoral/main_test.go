@@ -183,21 +183,6 @@ func journalReplies(path string) int {
 	return n
 }
 
-func journalLines(path string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	n := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		n++
-	}
-	return n
-}
-
 // A run killed with SIGKILL at several points resumes to the same
 // results.parquet as an uninterrupted run, and no call is journaled twice.
 func TestKill9ResumesToTheSameResults(t *testing.T) {

@@ -87,11 +87,6 @@ func userDocs(t *testing.T) []string {
 	}()...)
 }
 
-// readmeBlocks returns the fenced blocks of README.md of one language.
-func readmeBlocks(t *testing.T, lang string) []string {
-	return docBlocks(t, "README.md", lang)
-}
-
 // docBlocks returns the fenced blocks of one language of a document (a
 // path relative to the repository's root).
 func docBlocks(t *testing.T, doc, lang string) []string {

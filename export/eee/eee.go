@@ -18,7 +18,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -359,14 +358,4 @@ func writeSamples(path, evalID, modelID string, results []row, calls map[string]
 	}
 	h.Write(data)
 	return len(results), hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// sortedKeys is m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -234,8 +235,8 @@ func newLoader(spec *Spec, path string) (*loader, error) {
 		spec:   spec,
 		src:    source{path},
 		stem:   stem(path),
-		fields: sortedKeys(spec.Fields),
-		types:  sortedKeys(spec.Types),
+		fields: slices.Sorted(maps.Keys(spec.Fields)),
+		types:  slices.Sorted(maps.Keys(spec.Types)),
 	}
 	l.seen = &idSet{entry: func(e uint32) (string, int) {
 		if e&1 == 1 {
@@ -321,7 +322,7 @@ func (l *loader) add(n int, rec map[string]any) error {
 		}
 	}
 	if len(missing) > 0 {
-		name := sortedKeys(missing)[0]
+		name := slices.Sorted(maps.Keys(missing))[0]
 		return l.src.errf(n, name, "field %q is missing %s", name, missing[name])
 	}
 	if l.exclude != nil {
@@ -533,7 +534,7 @@ func (l *loader) expand(rows []row, x *Expand) ([]Item, error) {
 		r.rec = rec
 		for vi, v := range x.Variants {
 			f := maps.Clone(r.rec)
-			for _, name := range sortedKeys(v.Fields) {
+			for _, name := range slices.Sorted(maps.Keys(v.Fields)) {
 				col := v.Fields[name]
 				val, ok := lookup(r.rec, col)
 				if !ok {

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -215,14 +216,14 @@ func (s *Spec) Check() []error {
 			add(fmt.Sprintf("id_columns[%d]", i), "repeats column %q; list each column once", c)
 		}
 	}
-	for _, k := range sortedKeys(s.Fields) {
+	for _, k := range slices.Sorted(maps.Keys(s.Fields)) {
 		if k == "" {
 			add("fields", "has an empty item field name; name the field")
 		} else if s.Fields[k] == "" {
 			add("fields."+k, "has no source column; write the column name")
 		}
 	}
-	for _, k := range sortedKeys(s.Types) {
+	for _, k := range slices.Sorted(maps.Keys(s.Types)) {
 		if !slices.Contains(typeNames, s.Types[k]) {
 			add("types."+k, "unknown type %q; use one of %s", s.Types[k], strings.Join(typeNames, ", "))
 		}
@@ -266,7 +267,7 @@ func (s *Spec) Check() []error {
 			if len(v.Fields) == 0 {
 				add(join(p, "fields"), "is empty; map at least one item field to a source column")
 			}
-			for _, k := range sortedKeys(v.Fields) {
+			for _, k := range slices.Sorted(maps.Keys(v.Fields)) {
 				if k == "" || v.Fields[k] == "" {
 					add(join(p, "fields"), "has an empty field or column name (%q: %q)", k, v.Fields[k])
 				}

@@ -3,9 +3,7 @@ package dataset
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -170,10 +168,6 @@ func convert(v any, typ string) (any, error) {
 		}
 	}
 	return bad()
-}
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	return slices.Sorted(maps.Keys(m))
 }
 
 // letter is the option label at 0-based position i (A, B, …).

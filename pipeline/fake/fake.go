@@ -171,9 +171,6 @@ func New(provider string, reply Reply) *Server {
 // Close stops the server.
 func (s *Server) Close() { s.srv.Close() }
 
-// URL is the server's root; BaseURL is what a model's base_url should say.
-func (s *Server) URL() string { return s.srv.URL }
-
 // BaseURL is the base URL the provider's SDK expects.
 func (s *Server) BaseURL() string {
 	if s.Provider == "openai" {

@@ -61,18 +61,6 @@ const (
 	phraseWindowAfter  = 200
 )
 
-// DefaultPhrases returns the patterns a phrase rule uses when it lists none.
-// Each contains {label}, which Compile replaces by the space's aliases
-// (longest first, one-letter aliases upper case only). Custom patterns are
-// run over the whole reply.
-func DefaultPhrases() []string {
-	out := make([]string, len(defaultPhrases))
-	for i, d := range defaultPhrases {
-		out[i] = d.pattern
-	}
-	return out
-}
-
 // confidenceRules read "<confidence>85</confidence>", "Confidence: 0.7",
 // "Confidence (0-100): 90", "Confidence level: 0.9" and "Confidence score: 8/10".
 func confidenceRules() []Rule {

@@ -3,6 +3,7 @@ package parse
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -133,7 +134,7 @@ func Compile(spec *Spec, space *Space) (*Extractor, error) {
 		}
 		x.index = newAliasIndex(x.keys, space.CaseSensitive)
 	}
-	for _, w := range sortedKeys(spec.ConfidenceWords) {
+	for _, w := range slices.Sorted(maps.Keys(spec.ConfidenceWords)) {
 		x.words = append(x.words, confWord{cleanValue(w), spec.ConfidenceWords[w]})
 	}
 	var err error
@@ -143,7 +144,7 @@ func Compile(spec *Spec, space *Space) (*Extractor, error) {
 	if x.conf, err = x.compileRules(spec.Confidence, ruleConfidence); err != nil {
 		return nil, err
 	}
-	for _, name := range sortedKeys(spec.Fields) {
+	for _, name := range slices.Sorted(maps.Keys(spec.Fields)) {
 		rules, err := x.compileRules(spec.Fields[name], ruleField)
 		if err != nil {
 			return nil, err

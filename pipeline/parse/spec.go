@@ -2,8 +2,9 @@ package parse
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -97,7 +98,7 @@ func (s *Spec) Check(space *Space) []error {
 	if !validScale(s.ConfidenceScale) {
 		errs = append(errs, fmt.Errorf("confidence_scale %q: want auto, percent or unit", s.ConfidenceScale))
 	}
-	for _, w := range sortedKeys(s.ConfidenceWords) {
+	for _, w := range slices.Sorted(maps.Keys(s.ConfidenceWords)) {
 		v := s.ConfidenceWords[w]
 		if cleanValue(w) == "" {
 			errs = append(errs, fmt.Errorf("confidence_words: empty word %q", w))
@@ -106,7 +107,7 @@ func (s *Spec) Check(space *Space) []error {
 			errs = append(errs, fmt.Errorf("confidence_words[%q] = %v: want 0..1", w, v))
 		}
 	}
-	for _, name := range sortedKeys(s.Fields) {
+	for _, name := range slices.Sorted(maps.Keys(s.Fields)) {
 		if strings.TrimSpace(name) == "" {
 			errs = append(errs, fmt.Errorf("fields: empty field name"))
 		}
@@ -229,7 +230,7 @@ func checkRule(r *Rule, where string, role ruleRole) []error {
 		"patterns": len(r.Patterns) > 0, "key": r.Key != "", "occurrence": r.Occurrence != "",
 		"match": r.Match != "", "scale": r.Scale != "", "paragraph": r.Paragraph, "label": r.Label != "",
 	}
-	for _, opt := range sortedKeys(set) {
+	for _, opt := range slices.Sorted(maps.Keys(set)) {
 		if set[opt] && !used[opt] {
 			bad("option %s does not apply here", opt)
 		}
@@ -257,13 +258,4 @@ func validName(s string) bool {
 func prefixWords(p string) []string {
 	p = strings.TrimRight(strings.TrimSpace(p), ":=-\u2013\u2014\uff1a ")
 	return strings.Fields(p)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -215,7 +217,7 @@ func anthropicReplyProblem(msg *anthropic.Message, cfg *Config) error {
 
 func anthropicExtra(extra map[string]any) []option.RequestOption {
 	var opts []option.RequestOption
-	for _, k := range sortedKeys(extra) {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		opts = append(opts, option.WithJSONSet(escapeSJSON(k), extra[k]))
 	}
 	return opts

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -127,7 +129,7 @@ func (p *openAIProvider) params(req *llm.Request) (openai.ChatCompletionNewParam
 // body is deterministic.
 func openAIExtra(extra map[string]any) []option.RequestOption {
 	var opts []option.RequestOption
-	for _, k := range sortedKeys(extra) {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		opts = append(opts, option.WithJSONSet(escapeSJSON(k), extra[k]))
 	}
 	return opts

@@ -18,7 +18,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -119,19 +118,6 @@ func defaultTransport() *http.Transport {
 		sharedTransport = t
 	})
 	return sharedTransport
-}
-
-// NewHTTPClient returns a client suitable for Config.HTTPClient: its own
-// transport with maxIdlePerHost idle connections per host (values below 64
-// are raised to 64).
-func NewHTTPClient(maxIdlePerHost int) *http.Client {
-	if maxIdlePerHost < 64 {
-		maxIdlePerHost = 64
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 4 * maxIdlePerHost
-	t.MaxIdleConnsPerHost = maxIdlePerHost
-	return &http.Client{Transport: t}
 }
 
 // httpClient wraps the configured client's transport with the response
@@ -338,13 +324,4 @@ func joinSystem(parts []string) string { return strings.Join(parts, "\n\n") }
 
 func unknownRole(role string) error {
 	return &llm.Error{Kind: llm.Permanent, Msg: fmt.Sprintf("unknown message role %q", role)}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -175,7 +177,7 @@ func fieldChanges(old, new map[string]string) []string {
 		keys[k] = true
 	}
 	var out []string
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		o, okO := old[k]
 		n, okN := new[k]
 		switch {
@@ -188,15 +190,6 @@ func fieldChanges(old, new map[string]string) []string {
 			out = append(out, fmt.Sprintf("%s: (unset) -> %s", k, clip(n)))
 		}
 	}
-	return out
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
@@ -391,12 +384,12 @@ func (d *ConfigDiff) cells() {
 		n[key(c)] = true
 	}
 	var lines []string
-	for _, k := range sortedKeys(n) {
+	for _, k := range slices.Sorted(maps.Keys(n)) {
 		if !o[k] {
 			lines = append(lines, "  + "+k)
 		}
 	}
-	for _, k := range sortedKeys(o) {
+	for _, k := range slices.Sorted(maps.Keys(o)) {
 		if !n[k] {
 			lines = append(lines, "  - "+k)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -22,23 +23,23 @@ func BenchmarkMerge(b *testing.B) {
 		verb := []string{"stole a bike", "fed the cat", "hit my brother", "read a book"}[i%4]
 		fmt.Fprintf(&items, "{\"id\":\"x%05d\",\"text\":\"Day %d: I %s.\",\"gold\":\"%d\"}\n", i, i, verb, (i+1)%2)
 	}
-	dir := writeTree(b, baseTree(map[string]string{"data/items.jsonl": items.String()}))
+	dir := studytest.WriteTree(b, studytest.BaseTree(map[string]string{"data/items.jsonl": items.String()}))
 	cfg := filepath.Join(dir, "configs/run.yaml")
-	os.WriteFile(cfg, []byte(baseTree(nil)["configs/run.yaml"]+"metrics: [{kind: classification, bootstrap: 200}]\n"), 0o644)
+	os.WriteFile(cfg, []byte(studytest.BaseTree(nil)["configs/run.yaml"]+"metrics: [{kind: classification, bootstrap: 200}]\n"), 0o644)
 	const n = 4
 	var dirs []string
 	for k := range n {
-		st := mustLoad(b, cfg)
+		st := studytest.MustLoad(b, cfg)
 		if err := st.Select(spec.Selection{Shard: &spec.Shard{K: k, N: n}}); err != nil {
 			b.Fatal(err)
 		}
 		d := filepath.Join(dir, fmt.Sprintf("shard-%d", k))
-		apply(b, st, d)
+		studytest.Apply(b, st, d)
 		dirs = append(dirs, d)
 	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		sum, err := review.Merge(mustLoad(b, cfg), filepath.Join(dir, fmt.Sprintf("merged-%d", i)), dirs, nil)
+		sum, err := review.Merge(studytest.MustLoad(b, cfg), filepath.Join(dir, fmt.Sprintf("merged-%d", i)), dirs, nil)
 		if err != nil || sum.Cases != 6000 {
 			b.Fatalf("%v %v", err, sum)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/review"
@@ -19,13 +20,13 @@ import (
 
 // N shards merged equal one process: results row for row in case order,
 // metrics recomputed (not averaged) equal, calls equal as a set; the merged
-// folder's journal is the union of the shards' and an apply on it finds
+// folder's journal is the union of the shards' and an studytest.Apply on it finds
 // every reply there.
 func TestShardsMergedEqualOneProcess(t *testing.T) {
-	dir := writeTree(t, shardTree())
+	dir := studytest.WriteTree(t, studytest.ShardTree())
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	one := filepath.Join(dir, "out/one")
-	sumOne, _ := apply(t, mustLoad(t, cfg), one)
+	sumOne, _ := studytest.Apply(t, studytest.MustLoad(t, cfg), one)
 	// Item d fails (a permanent 400) under both toy strategies: the
 	// shards report their errors and the merge carries them.
 	if sumOne.Errors != 2 || sumOne.Cases != 16 {
@@ -37,16 +38,16 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			cases, nonEmpty, journal, errs := 0, 0, 0, 0
 			for k := 0; k < n; k++ {
 				d := filepath.Join(dir, fmt.Sprintf("out/n%d-shard-%d", n, k))
-				sum := shardApply(t, cfg, d, k, n)
+				sum := studytest.ShardApply(t, cfg, d, k, n)
 				cases += sum.Cases
 				errs += sum.Errors
 				if sum.Cases > 0 {
 					nonEmpty++
-					journal += countLines(t, filepath.Join(d, "journal.jsonl"))
+					journal += studytest.CountLines(t, filepath.Join(d, "journal.jsonl"))
 				}
 				dirs = append(dirs, d)
 				if n > 1 && sum.Cases > 0 {
-					m := readRows(t, filepath.Join(d, "metrics.parquet"))
+					m := studytest.ReadRows(t, filepath.Join(d, "metrics.parquet"))
 					if s, _ := m[0]["selection"].(string); !strings.Contains(s, fmt.Sprintf("--shard %d/%d", k, n)) {
 						t.Errorf("shard %d/%d metrics not marked as a part: selection %q", k, n, s)
 					}
@@ -61,7 +62,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			// An audit label given in a shard's folder follows its case.
 			labelled := ""
 			for _, d := range dirs {
-				rows := readRows(t, filepath.Join(d, "results.parquet"))
+				rows := studytest.ReadRows(t, filepath.Join(d, "results.parquet"))
 				if len(rows) > 0 {
 					labelled = rows[0]["case_id"].(string)
 					if err := audit.AppendLabel(d, audit.Label{CaseID: labelled, Annotator: "ann", Label: "bad"}); err != nil {
@@ -74,7 +75,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			// Given in reverse: the order of the folders does not matter.
 			rev := append([]string(nil), dirs...)
 			sort.Sort(sort.Reverse(sort.StringSlice(rev)))
-			sum, err := review.Merge(mustLoad(t, cfg), merged, rev, nil)
+			sum, err := review.Merge(studytest.MustLoad(t, cfg), merged, rev, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +83,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 				!reflect.DeepEqual(sum.ErrorClasses, sumOne.ErrorClasses) {
 				t.Fatalf("merged summary %s (%d shards, selection %+v)", sum, len(sum.MergedFrom), sum.Selection)
 			}
-			a, b := readRows(t, filepath.Join(one, "results.parquet")), readRows(t, filepath.Join(merged, "results.parquet"))
+			a, b := studytest.ReadRows(t, filepath.Join(one, "results.parquet")), studytest.ReadRows(t, filepath.Join(merged, "results.parquet"))
 			if len(a) != len(b) {
 				t.Fatalf("results: %d rows, merged %d", len(a), len(b))
 			}
@@ -91,16 +92,16 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 					t.Fatalf("results row %d differs:\none    %v\nmerged %v", i, a[i], b[i])
 				}
 			}
-			ma, mb := readRows(t, filepath.Join(one, "metrics.parquet")), readRows(t, filepath.Join(merged, "metrics.parquet"))
+			ma, mb := studytest.ReadRows(t, filepath.Join(one, "metrics.parquet")), studytest.ReadRows(t, filepath.Join(merged, "metrics.parquet"))
 			if len(ma) == 0 || !reflect.DeepEqual(ma, mb) {
 				t.Fatalf("metrics differ:\none    %v\nmerged %v", ma, mb)
 			}
-			ca := rowSet(t, filepath.Join(one, "calls.parquet"), "latency_ms", "time")
-			cb := rowSet(t, filepath.Join(merged, "calls.parquet"), "latency_ms", "time")
+			ca := studytest.RowSet(t, filepath.Join(one, "calls.parquet"), "latency_ms", "time")
+			cb := studytest.RowSet(t, filepath.Join(merged, "calls.parquet"), "latency_ms", "time")
 			if !reflect.DeepEqual(ca, cb) {
 				t.Fatalf("calls differ: %d rows vs merged %d", len(ca), len(cb))
 			}
-			if got := countLines(t, filepath.Join(merged, "journal.jsonl")); got != journal {
+			if got := studytest.CountLines(t, filepath.Join(merged, "journal.jsonl")); got != journal {
 				t.Errorf("merged journal has %d lines, the shards %d", got, journal)
 			}
 			var man pipeline.Manifest
@@ -112,10 +113,10 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			if err != nil || len(labels) != 1 || labels[0].CaseID != labelled {
 				t.Errorf("labels of the merged folder: %v %+v, want the one on %s", err, labels, labelled)
 			}
-			// apply on the merged folder resumes from its journal: nothing new.
-			again, _, err := pipeline.NewEngine(mustLoad(t, cfg), pipeline.Options{OutDir: merged, Offline: true, Scorer: scoring.New()}).Run(t.Context())
+			// studytest.Apply on the merged folder resumes from its journal: nothing new.
+			again, _, err := pipeline.NewEngine(studytest.MustLoad(t, cfg), pipeline.Options{OutDir: merged, Offline: true, Scorer: scoring.New()}).Run(t.Context())
 			if err != nil || again.Errors != sumOne.Errors || again.Cases != sumOne.Cases || again.CallsNew != 0 {
-				t.Fatalf("apply on the merged folder: %v %s", err, again)
+				t.Fatalf("studytest.Apply on the merged folder: %v %s", err, again)
 			}
 		})
 	}
@@ -124,32 +125,32 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 // merge refuses what is not one whole study, saying which folder and what
 // to do, and writes nothing then.
 func TestMergeRefuses(t *testing.T) {
-	files := shardTree()
-	dir := writeTree(t, files)
+	files := studytest.ShardTree()
+	dir := studytest.WriteTree(t, files)
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	var dirs []string
 	for k := 0; k < 3; k++ {
 		d := filepath.Join(dir, fmt.Sprintf("out/s%d", k))
-		shardApply(t, cfg, d, k, 3)
+		studytest.ShardApply(t, cfg, d, k, 3)
 		dirs = append(dirs, d)
 	}
 	// The same study with one prompt reworded: another config.
 	files["configs/strategies/one_shot.yaml"] = strings.Replace(files["configs/strategies/one_shot.yaml"], "{{.task.question}}", "Please: {{.task.question}}", 1)
-	other := writeTree(t, files)
+	other := studytest.WriteTree(t, files)
 	otherShard := filepath.Join(other, "out/s1")
-	shardApply(t, filepath.Join(other, "configs/run.yaml"), otherShard, 1, 3)
+	studytest.ShardApply(t, filepath.Join(other, "configs/run.yaml"), otherShard, 1, 3)
 	four := filepath.Join(dir, "out/four-0")
-	shardApply(t, cfg, four, 0, 4)
+	studytest.ShardApply(t, cfg, four, 0, 4)
 	limited := filepath.Join(dir, "out/limited-1")
 	{
-		st := mustLoad(t, cfg)
+		st := studytest.MustLoad(t, cfg)
 		if err := st.Select(spec.Selection{Limit: 2, Shard: &spec.Shard{K: 1, N: 3}}); err != nil {
 			t.Fatal(err)
 		}
-		apply(t, st, limited)
+		studytest.Apply(t, st, limited)
 	}
 	whole := filepath.Join(dir, "out/whole")
-	apply(t, mustLoad(t, cfg), whole)
+	studytest.Apply(t, studytest.MustLoad(t, cfg), whole)
 	busy := filepath.Join(dir, "out/busy")
 	os.MkdirAll(busy, 0o755)
 	os.WriteFile(filepath.Join(busy, "notes.txt"), []byte("mine"), 0o644)
@@ -171,8 +172,8 @@ func TestMergeRefuses(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(dir, "out", c.out)
-			_, err := review.Merge(mustLoad(t, cfg), out, c.dirs, nil)
-			wantErr(t, err, c.parts...)
+			_, err := review.Merge(studytest.MustLoad(t, cfg), out, c.dirs, nil)
+			studytest.WantErr(t, err, c.parts...)
 			if c.out != "busy" {
 				if _, serr := os.Stat(out); serr == nil {
 					t.Errorf("a refused merge left %s behind", out)
@@ -180,33 +181,33 @@ func TestMergeRefuses(t *testing.T) {
 			}
 		})
 	}
-	// A shard whose apply stopped early: journal, no outputs.
+	// A shard whose studytest.Apply stopped early: journal, no outputs.
 	stopped := filepath.Join(dir, "out/stopped")
 	os.MkdirAll(stopped, 0o755)
 	os.WriteFile(filepath.Join(stopped, "journal.jsonl"), nil, 0o644)
-	_, err := review.Merge(mustLoad(t, cfg), filepath.Join(dir, "out/m8"), []string{dirs[0], stopped, dirs[2]}, nil)
-	wantErr(t, err, stopped, "no finished outputs", "--shard k/N --out "+stopped)
+	_, err := review.Merge(studytest.MustLoad(t, cfg), filepath.Join(dir, "out/m8"), []string{dirs[0], stopped, dirs[2]}, nil)
+	studytest.WantErr(t, err, stopped, "no finished outputs", "--shard k/N --out "+stopped)
 }
 
 // Shards of a study with repeats keep an item's repeats together, and
 // merged they equal one process row for row.
 func TestRepeatsShardsMergedEqualOneProcess(t *testing.T) {
-	files := shardTree()
+	files := studytest.ShardTree()
 	files["configs/run.yaml"] = strings.Replace(files["configs/run.yaml"], "settings: {concurrency: 3}", "settings: {concurrency: 3, repeats: 2}", 1)
-	dir := writeTree(t, files)
+	dir := studytest.WriteTree(t, files)
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	one := filepath.Join(dir, "out/one")
-	sumOne, _ := apply(t, mustLoad(t, cfg), one)
+	sumOne, _ := studytest.Apply(t, studytest.MustLoad(t, cfg), one)
 	if sumOne.Cases != 32 {
 		t.Fatalf("one process: %s", sumOne)
 	}
 	var dirs []string
 	for k := 0; k < 3; k++ {
 		d := filepath.Join(dir, fmt.Sprintf("out/shard-%d", k))
-		shardApply(t, cfg, d, k, 3)
+		studytest.ShardApply(t, cfg, d, k, 3)
 		dirs = append(dirs, d)
 		items := map[string]int{}
-		for _, r := range readRows(t, filepath.Join(d, "results.parquet")) {
+		for _, r := range studytest.ReadRows(t, filepath.Join(d, "results.parquet")) {
 			items[fmt.Sprint(r["strategy"], "/", r["item_id"])]++
 		}
 		for it, n := range items {
@@ -216,14 +217,14 @@ func TestRepeatsShardsMergedEqualOneProcess(t *testing.T) {
 		}
 	}
 	merged := filepath.Join(dir, "out/merged")
-	sum, err := review.Merge(mustLoad(t, cfg), merged, dirs, nil)
+	sum, err := review.Merge(studytest.MustLoad(t, cfg), merged, dirs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum.Cases != sumOne.Cases || sum.Errors != sumOne.Errors {
 		t.Fatalf("merged %s; one process %s", sum, sumOne)
 	}
-	a, b := readRows(t, filepath.Join(one, "results.parquet")), readRows(t, filepath.Join(merged, "results.parquet"))
+	a, b := studytest.ReadRows(t, filepath.Join(one, "results.parquet")), studytest.ReadRows(t, filepath.Join(merged, "results.parquet"))
 	if len(a) != len(b) {
 		t.Fatalf("results: %d rows, merged %d", len(a), len(b))
 	}

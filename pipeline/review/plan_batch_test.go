@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -22,8 +23,8 @@ func TestPlanBatchPricesAndWaves(t *testing.T) {
 		{"{mode: batch, batch_cases: 2}", 3 + 3*2, 3 + 3*4},
 		{"{mode: batch}", 2, 4},
 	} {
-		dir := writeTree(t, batchPlanTree(tc.limits))
-		st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+		dir := studytest.WriteTree(t, studytest.BatchPlanTree(tc.limits))
+		st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 		p, err := review.MakePlan(st, filepath.Join(dir, "out"))
 		if err != nil {
 			t.Fatal(err)
@@ -43,8 +44,8 @@ func TestPlanBatchPricesAndWaves(t *testing.T) {
 		}
 	}
 	// Live: the same model without mode batch, unless --batch.
-	dir := writeTree(t, batchPlanTree("{rpm: 10}"))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BatchPlanTree("{rpm: 10}"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	live, _ := review.MakePlan(st, filepath.Join(dir, "out"))
 	batched, _ := review.MakePlanWith(st, filepath.Join(dir, "out"), review.PlanOptions{Batch: true})
 	if live.Models[0].Mode != spec.ModeLive || live.Models[0].WavesWorst != 0 || live.Total.CostWorst != live.Total.LiveCostWorst {

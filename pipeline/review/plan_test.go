@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/review"
@@ -14,12 +15,12 @@ import (
 )
 
 func TestPlanCountsCallsAndJournal(t *testing.T) {
-	dir := writeTree(t, baseTree(map[string]string{
-		"configs/run.yaml": strings.Replace(baseTree(nil)["configs/run.yaml"], "models:", "models:\n  - {name: priced, provider: scripted, price: {input: 2, output: 8}, script: {replies: [{text: \"Answer: wrong\"}]}}", 1) +
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
+		"configs/run.yaml": strings.Replace(studytest.BaseTree(nil)["configs/run.yaml"], "models:", "models:\n  - {name: priced, provider: scripted, price: {input: 2, output: 8}, script: {replies: [{text: \"Answer: wrong\"}]}}", 1) +
 			"matrix: {models: [priced]}\n",
 	}))
 	out := filepath.Join(dir, "out")
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	p, err := review.MakePlan(st, out)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +29,7 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 	// 6 items: best 6*1 + 6*2 = 18, worst 6*1 + 6*(1+3) = 30.
 	tot := p.Total
 	if tot.Cases != 12 || tot.CallsBest != 18 || tot.CallsWorst != 30 || tot.CallsJournaled != 0 || !p.HasWork() {
-		t.Fatalf("plan before apply: %+v", tot)
+		t.Fatalf("plan before studytest.Apply: %+v", tot)
 	}
 	if tot.InputTokensBest <= 0 || tot.InputTokensWorst < tot.InputTokensBest || tot.OutputTokensWorst < tot.OutputTokensBest {
 		t.Errorf("token ranges: %+v", tot)
@@ -46,13 +47,13 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 	if tot.CostWorst <= tot.CostBest || tot.CostBest <= 0 {
 		t.Errorf("cost range %v–%v", tot.CostBest, tot.CostWorst)
 	}
-	sum, _ := apply(t, st, out)
-	p2, err := review.MakePlan(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	sum, _ := studytest.Apply(t, st, out)
+	p2, err := review.MakePlan(studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p2.HasWork() || p2.Total.CasesDone != 12 || p2.Total.CallsJournaled != sum.CallsNew {
-		t.Fatalf("plan after apply: %+v (apply made %d calls)", p2.Total, sum.CallsNew)
+		t.Fatalf("plan after studytest.Apply: %+v (studytest.Apply made %d calls)", p2.Total, sum.CallsNew)
 	}
 }
 
@@ -61,19 +62,19 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 func TestRepeatsRaiseCallsOnlyNew(t *testing.T) {
 	t.Setenv(pipeline.CacheEnv, t.TempDir())
 	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
-	srv := newRandomServer(t, 2)
+	srv := studytest.NewRandomServer(t, 2)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
-	cfg := repeatsStudy(t, dir, srv, 0)
-	first := runRepeats(t, cfg, out, context.Background())
+	cfg := studytest.RepeatsStudy(t, dir, srv, 0)
+	first := studytest.RunRepeats(t, cfg, out, context.Background())
 	if first.Cases != 6 || first.CallsNew != 6 {
 		t.Fatalf("without repeats: %s", first)
 	}
 	prev := 1
 	for _, k := range []int{2, 4} {
 		before := srv.Calls.Load()
-		cfg = repeatsStudy(t, dir, srv, k)
-		plan, err := review.MakePlan(mustLoad(t, cfg), out)
+		cfg = studytest.RepeatsStudy(t, dir, srv, k)
+		plan, err := review.MakePlan(studytest.MustLoad(t, cfg), out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func TestRepeatsRaiseCallsOnlyNew(t *testing.T) {
 			t.Errorf("plan at k=%d: %d cases, %d done, %d calls; want %d, %d, %d", k, plan.Total.Cases, plan.Total.CasesDone, plan.Total.CallsBest,
 				6*k, doneBefore, 6*k-doneBefore)
 		}
-		sum := runRepeats(t, cfg, out, context.Background())
+		sum := studytest.RunRepeats(t, cfg, out, context.Background())
 		if sum.Cases != 6*k || sum.CallsNew != 6*k-doneBefore || sum.CallsCached != doneBefore {
 			t.Errorf("k=%d: want %d cases, %d new and %d cached calls; got %s", k, 6*k, 6*k-doneBefore, doneBefore, sum)
 		}
@@ -98,8 +99,8 @@ func TestRepeatsRaiseCallsOnlyNew(t *testing.T) {
 func TestSweepThinkingBudget(t *testing.T) {
 	t.Setenv(pipeline.CacheEnv, t.TempDir())
 	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
-	srv := newRandomServer(t, 12)
-	files := baseTree(nil)
+	srv := studytest.NewRandomServer(t, 12)
+	files := studytest.BaseTree(nil)
 	run := func(sweep string) string {
 		return fmt.Sprintf(`name: think-run
 models:
@@ -110,25 +111,25 @@ strategies: [one_shot]
 	}
 	files["configs/run.yaml"] = run(", sweep: {thinking_budget: [0, 1024]}")
 	files["configs/plain.yaml"] = run("")
-	dir := writeTree(t, files)
+	dir := studytest.WriteTree(t, files)
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	swept, err := review.MakePlan(mustLoad(t, cfg), out)
+	swept, err := review.MakePlan(studytest.MustLoad(t, cfg), out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := review.MakePlan(mustLoad(t, filepath.Join(dir, "configs/plain.yaml")), filepath.Join(dir, "out-plain"))
+	plain, err := review.MakePlan(studytest.MustLoad(t, filepath.Join(dir, "configs/plain.yaml")), filepath.Join(dir, "out-plain"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if swept.Total.Cases != 12 || swept.Total.OutputTokensWorst != 2*plain.Total.OutputTokensWorst+6*1024 {
 		t.Errorf("plan: %d cases, worst output %d; want 12 and twice the unswept %d plus 6 x 1024", swept.Total.Cases, swept.Total.OutputTokensWorst, plain.Total.OutputTokensWorst)
 	}
-	if sum := runRepeats(t, cfg, out, context.Background()); sum.Cases != 12 || sum.CallsNew != 12 {
+	if sum := studytest.RunRepeats(t, cfg, out, context.Background()); sum.Cases != 12 || sum.CallsNew != 12 {
 		t.Fatalf("%s", sum)
 	}
 	on, off := 0, 0
-	for _, r := range readRows(t, filepath.Join(out, "calls.parquet")) {
+	for _, r := range studytest.ReadRows(t, filepath.Join(out, "calls.parquet")) {
 		p := r["request_params"].(string)
 		switch {
 		case strings.Contains(p, `"thinking":{"enabled":true,"budget":1024}`):

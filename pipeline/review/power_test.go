@@ -2,6 +2,7 @@ package review_test
 
 import (
 	"fmt"
+	"github.com/promoral/promoral/internal/studytest"
 	"math"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ func powerTree(n int, model, extra string) map[string]string {
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&items, `{"id":"i%03d","text":"I did thing %d.","gold":"%d"}`+"\n", i, i, i%2)
 	}
-	return baseTree(map[string]string{
+	return studytest.BaseTree(map[string]string{
 		"data/items.jsonl": items.String(),
 		"configs/run.yaml": `name: power-run
 models:
@@ -36,8 +37,8 @@ metrics:
 // items, from the declared assumptions; --detect gives designs cheapest
 // first whose power reaches 80%.
 func TestPlanPowerFromDeclaredAssumptions(t *testing.T) {
-	dir := writeTree(t, powerTree(300, "{name: sim, provider: simulated, price: {input: 1, output: 4}}", ", power: {accuracy: 0.7, correlation: 0.4, consistency: 0.6}"))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, powerTree(300, "{name: sim, provider: simulated, price: {input: 1, output: 4}}", ", power: {accuracy: 0.7, correlation: 0.4, consistency: 0.6}"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	p, err := review.MakePlan(st, filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,10 +77,10 @@ func TestPlanPowerFromDeclaredAssumptions(t *testing.T) {
 // assumptions near the simulated ones, with a range for the MDE.
 func TestPlanPowerFromPilot(t *testing.T) {
 	model := "{name: sim, provider: simulated, simulate: {accuracy: 0.7, correlation: 0.5, consistency: 0.8, unparsed: 0}}"
-	dir := writeTree(t, powerTree(400, model, ""))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, powerTree(400, model, ""))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	pilot := filepath.Join(dir, "pilot")
-	apply(t, st, pilot)
+	studytest.Apply(t, st, pilot)
 	p, err := review.MakePlan(st, filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
@@ -106,11 +107,11 @@ func TestPlanPowerFromPilot(t *testing.T) {
 // A run diff gives each cell's MDE beside its interval, and says whether
 // the difference reaches it: a true gain of 0.2 does, no change does not.
 func TestRunDiffGivesTheMDE(t *testing.T) {
-	old := writeTree(t, powerTree(300, "{name: sim, provider: simulated, simulate: {unparsed: 0}}", ""))
-	neu := writeTree(t, powerTree(300, "{name: sim, provider: simulated, simulate: {unparsed: 0, effects: {one_shot: 0.2}}}", ""))
+	old := studytest.WriteTree(t, powerTree(300, "{name: sim, provider: simulated, simulate: {unparsed: 0}}", ""))
+	neu := studytest.WriteTree(t, powerTree(300, "{name: sim, provider: simulated, simulate: {unparsed: 0, effects: {one_shot: 0.2}}}", ""))
 	a, b := filepath.Join(old, "out"), filepath.Join(neu, "out")
-	apply(t, mustLoad(t, filepath.Join(old, "configs/run.yaml")), a)
-	apply(t, mustLoad(t, filepath.Join(neu, "configs/run.yaml")), b)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(old, "configs/run.yaml")), a)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(neu, "configs/run.yaml")), b)
 	c, err := review.CompareRuns(a, b, review.RunDiffOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -264,13 +264,11 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 			p.new[i].right++
 		}
 	}
-	var ps []float64
-	for _, k := range keys {
+	cells := make([]stats.PairedCounts, len(keys))
+	ids := make([][]string, len(keys))
+	for ki, k := range keys {
 		p := pairs[k]
-		var a, b []bool
-		var ar, an, br, bn []int
-		var ids []string
-		one := true
+		pc := &cells[ki]
 		for i, id := range p.items {
 			o, n := p.old[i], p.new[i]
 			if n.n == 0 {
@@ -280,37 +278,30 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 				p.dropped += n.n // nothing on the old side to pair with
 				continue
 			}
-			one = one && o.n == 1 && n.n == 1
-			ids = append(ids, id)
-			ar, an, br, bn = append(ar, o.right), append(an, o.n), append(br, n.right), append(bn, n.n)
-			a, b = append(a, o.right == 1), append(b, n.right == 1)
+			ids[ki] = append(ids[ki], id)
+			pc.AR, pc.AN, pc.BR, pc.BN = append(pc.AR, o.right), append(pc.AN, o.n), append(pc.BR, n.right), append(pc.BN, n.n)
 		}
-		cell := PairedCell{Model: k.model, Strategy: k.strategy, Task: k.task, Dropped: p.dropped,
-			Incomplete: (p.errOld && p.pOld.Errors() == spec.ErrorsIncomplete) || (p.errNew && p.pN.Errors() == spec.ErrorsIncomplete)}
-		if one {
-			cell.Diff = stats.PairedDiff(a, b, 1000, c.Seed)
-		} else {
-			cell.Diff = stats.PairedItems(ar, an, br, bn, 1000, c.Seed)
-			cell.Repeats = true
-		}
-		pv := cell.Diff.McNemarP
+		pc.Void = (p.errOld && p.pOld.Errors() == spec.ErrorsIncomplete) || (p.errNew && p.pN.Errors() == spec.ErrorsIncomplete)
+	}
+	diffs, repeats, adj := stats.PairedCells(cells, 1000, c.Seed)
+	ps := make([]float64, len(keys)) // the p-values Holm adjusted, for the MDEs
+	for ki, k := range keys {
+		pc := cells[ki]
+		cell := PairedCell{Model: k.model, Strategy: k.strategy, Task: k.task, Dropped: pairs[k].dropped,
+			Incomplete: pc.Void, Diff: diffs[ki], Repeats: repeats[ki], Holm: adj[ki]}
+		ps[ki] = cell.Diff.McNemarP
 		if cell.Incomplete || cell.Diff.N == 0 {
-			pv = math.NaN()
+			ps[ki] = math.NaN()
 		}
-		ps = append(ps, pv)
-		for j, id := range ids {
-			so, sn := float64(ar[j])/float64(an[j]), float64(br[j])/float64(bn[j])
+		for j, id := range ids[ki] {
+			so, sn := float64(pc.AR[j])/float64(pc.AN[j]), float64(pc.BR[j])/float64(pc.BN[j])
 			if so != sn {
 				cell.Flips = append(cell.Flips, Flip{Item: id, NowRight: sn > so})
 			}
 		}
 		cell.Changed = len(cell.Flips) > 0 || cell.Incomplete
-		cell.pp = stats.PilotPair{ARight: ar, AN: an, BRight: br, BN: bn}
+		cell.pp = stats.PilotPair{ARight: pc.AR, AN: pc.AN, BRight: pc.BR, BN: pc.BN}
 		c.Cells = append(c.Cells, cell)
-	}
-	adj := stats.Holm(ps)
-	for i := range c.Cells {
-		c.Cells[i].Holm = adj[i]
 	}
 	setMDEs(c.Cells, ps)
 	pol := func(m *runfolder.Manifest) string {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/review"
 )
@@ -18,15 +19,15 @@ func TestRunDiffPairsRepeatsByItem(t *testing.T) {
 	var outs []string
 	for _, seed := range []uint64{7, 8} {
 		t.Setenv(pipeline.CacheEnv, t.TempDir())
-		srv := newRandomServer(t, seed)
-		cfg := repeatsStudy(t, "", srv, 3)
+		srv := studytest.NewRandomServer(t, seed)
+		cfg := studytest.RepeatsStudy(t, "", srv, 3)
 		out := filepath.Join(filepath.Dir(cfg), "..", "out")
-		runRepeats(t, cfg, out, context.Background())
+		studytest.RunRepeats(t, cfg, out, context.Background())
 		outs = append(outs, out)
 	}
 	share := func(out string) map[string]float64 {
 		right, n := map[string]float64{}, map[string]float64{}
-		for _, r := range readRows(t, filepath.Join(out, "results.parquet")) {
+		for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {
 			id := r["item_id"].(string)
 			n[id]++
 			if r["correct"] == true {

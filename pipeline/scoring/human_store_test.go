@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -80,7 +81,7 @@ func TestHumanLabelsOfStoredItemsThroughAliases(t *testing.T) {
 	const n = 5000
 	items, want := labelledRows(n)
 	dir := agreeTree(t, items, map[string]string{"configs/tasks/labelled.yaml": aliasTask})
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	task := st.Task("labelled")
 	if len(task.Items) != n {
 		t.Fatalf("%d items, want %d", len(task.Items), n)
@@ -99,7 +100,7 @@ func TestHumanLabelsOfStoredItemsThroughAliases(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sum, _ := apply(t, st, out)
+	sum, _ := studytest.Apply(t, st, out)
 	if sum.Errors != 0 {
 		t.Fatalf("%d errored cases", sum.Errors)
 	}
@@ -125,7 +126,7 @@ func TestHumanLabelNotAnAliasOfStoredItems(t *testing.T) {
 	}
 	dir := agreeTree(t, items, map[string]string{"configs/tasks/labelled.yaml": aliasTask})
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, `row 18: human verdict "4_unclear" is not one of task labelled's labels`, "answer.labels[].aliases")
+	studytest.WantErr(t, err, `row 18: human verdict "4_unclear" is not one of task labelled's labels`, "answer.labels[].aliases")
 	if err != nil && strings.Contains(err.Error(), "no item has a field") {
 		t.Errorf("a field every row has is reported missing:\n%v", err)
 	}

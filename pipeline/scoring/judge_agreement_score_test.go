@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/parquetio"
@@ -110,7 +111,7 @@ metrics:
 	for k, v := range extra {
 		files[k] = v
 	}
-	return writeTree(t, files)
+	return studytest.WriteTree(t, files)
 }
 
 // metricsByKey reads metrics.parquet keyed "strategy/task/subset/metric".
@@ -145,7 +146,7 @@ func wantValue(t *testing.T, m map[string]map[string]any, key string, want float
 
 func TestJudgeAgreementByHand(t *testing.T) {
 	dir := agreeTree(t, agreeItems, nil)
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestJudgeAgreementByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sum, _ := apply(t, st, out)
+	sum, _ := studytest.Apply(t, st, out)
 	if sum.Errors != 0 {
 		t.Fatalf("%d errored cases", sum.Errors)
 	}
@@ -268,7 +269,7 @@ metrics:
   - {kind: judge_agreement, calibration: [labelled], bootstrap: 200}
 `,
 	})
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	// h8 as in TestJudgeAgreementByHand: sensitivity 1/2, specificity 3/4.
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -279,7 +280,7 @@ metrics:
 			t.Fatal(err)
 		}
 	}
-	apply(t, st, out)
+	studytest.Apply(t, st, out)
 	m := metricsByKey(t, out)
 	wantValue(t, m, "pass/low/all/asr_judged", 0.1, 10)
 	wantValue(t, m, "pass/low/all/asr_rg", -0.6, 10)
@@ -332,7 +333,7 @@ func TestJudgeAgreementDegenerateJudges(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := agreeTree(t, c.data, nil)
 			out := filepath.Join(dir, "out")
-			apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+			studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 			m := metricsByKey(t, out)
 			wantValue(t, m, "toy_judge/labelled/all/kappa", c.kappa, 5)
 			wantValue(t, m, "toy_judge/labelled/all/sensitivity", c.sens, 2)
@@ -361,7 +362,7 @@ func TestJudgeAgreementDegenerateJudges(t *testing.T) {
 	}
 	dir := agreeTree(t, b.String(), nil)
 	out := filepath.Join(dir, "out")
-	apply(t, mustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	m := metricsByKey(t, out)
 	r := m["toy_judge/labelled/all/kappa"]
 	if r["status"] != "undefined" || r["value"] != nil || !strings.Contains(r["convention"].(string), "undefined") {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/promoral/promoral/internal/studytest"
 )
 
 // Three-way agreement, the collapse, cost and no-verdict rows, alpha and
@@ -66,9 +68,9 @@ outputs:
 verdicts: {part: part}
 `,
 	})
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
-	if sum, _ := apply(t, st, out); sum.Errors != 0 {
+	if sum, _ := studytest.Apply(t, st, out); sum.Errors != 0 {
 		t.Fatalf("%d errored cases", sum.Errors)
 	}
 	m := metricsByKey(t, out)
@@ -175,9 +177,9 @@ metrics:
   - {kind: judge_agreement, bootstrap: 0, unparsed: exclude}
 `,
 	})
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
-	if sum, _ := apply(t, st, out); sum.Errors != 0 {
+	if sum, _ := studytest.Apply(t, st, out); sum.Errors != 0 {
 		t.Fatalf("%d errored cases", sum.Errors)
 	}
 	m := metricsByKey(t, out)

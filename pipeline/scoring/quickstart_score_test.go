@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -21,9 +22,9 @@ func TestQuickstartRescoresPublishedFiguresScore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-scores 29,050 replies")
 	}
-	st := mustLoad(t, filepath.Join("..", "..", "configs", "quickstart.yaml"))
+	st := studytest.MustLoad(t, filepath.Join("..", "..", "configs", "quickstart.yaml"))
 	out := t.TempDir()
-	sum, _ := apply(t, st, out)
+	sum, _ := studytest.Apply(t, st, out)
 	if sum.Errors != 0 || sum.Cases != 100*2+29050 {
 		t.Fatalf("summary: %s", sum)
 	}

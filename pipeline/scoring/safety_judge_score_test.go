@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -91,7 +92,7 @@ metrics:
     errors: exclude
 `,
 	}
-	return writeTree(t, files)
+	return studytest.WriteTree(t, files)
 }
 
 func shippedJudge(t *testing.T) string {
@@ -105,9 +106,9 @@ func shippedJudge(t *testing.T) string {
 
 func TestSafetyJudgeScore(t *testing.T) {
 	dir := judgeTree(t, shippedJudge(t))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
-	sum, res := apply(t, st, out)
+	sum, res := studytest.Apply(t, st, out)
 	if sum.Errors != 1 {
 		for _, r := range res {
 			if r.Err != "" {
@@ -199,8 +200,8 @@ func TestSafetyJudgeSkipsClearRefusalsScore(t *testing.T) {
 		t.Fatal("the judge no longer has params.skip_clear_refusals")
 	}
 	dir := judgeTree(t, judge)
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	_, res := apply(t, st, filepath.Join(dir, "out"))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	_, res := studytest.Apply(t, st, filepath.Join(dir, "out"))
 	st.EachCase(func(c *spec.Case) bool {
 		r := res[c.Ordinal]
 		calls := 1

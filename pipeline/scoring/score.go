@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"github.com/promoral/promoral/runfolder"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder"
 )
 
 // metricColumns are metrics.parquet's columns (runfolder.MetricColumns).
@@ -117,7 +119,7 @@ func ComputeScores(rs *spec.ResultSet) (*Scores, error) {
 			return nil, fmt.Errorf("metric block %s wrote two rows for %s: a bug in the metric kind, please report it", b.Block, b.Key())
 		}
 	}
-	for _, n := range sortedKeys(tables) {
+	for _, n := range slices.Sorted(maps.Keys(tables)) {
 		sc.Tables = append(sc.Tables, tables[n])
 	}
 	sc.markSelection(st.Selection)
@@ -156,15 +158,6 @@ func rowLess(a, b *spec.MetricRow) bool {
 		return len(a.Factors) < len(b.Factors)
 	}
 	return a.Metric < b.Metric
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Score runs the study's metrics over a result set and writes

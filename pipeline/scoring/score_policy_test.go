@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -48,10 +49,10 @@ metrics:
   - {kind: classification, name: unp, errors: unparsed, bootstrap: 0}
   - {kind: confidence_study, name: conf, bootstrap: 0}
 `
-	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run}))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
-	sum, _ := apply(t, st, out)
+	sum, _ := studytest.Apply(t, st, out)
 	if sum.Errors != 1 {
 		t.Fatalf("summary: %s", sum)
 	}
@@ -59,7 +60,7 @@ metrics:
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertUniqueKeys(t, rows, nil)
+	studytest.AssertUniqueKeys(t, rows, nil)
 	get := func(block, metric string) map[string]any {
 		t.Helper()
 		for _, r := range rows {
@@ -144,7 +145,7 @@ metrics:
 // variant become columns of results.parquet and metrics.parquet.
 func TestFactorsBecomeColumnsScore(t *testing.T) {
 	run := `name: toy-run
-models:` + scriptedModel + `
+models:` + studytest.ScriptedModel + `
   - {name: bot-think, extends: bot, factors: {thinking: "on"}}
 tasks: [toy]
 strategies:
@@ -154,15 +155,15 @@ settings: {seed: 3}
 metrics:
   - {kind: classification, bootstrap: 0}
 `
-	files := baseTree(map[string]string{"configs/run.yaml": run})
-	files["configs/strategies/one_shot.yaml"] = strings.Replace(oneShotYAML, "name: one_shot\n", "name: one_shot\nfactors: {level: 0, instruction: \"off\"}\n", 1)
-	dir := writeTree(t, files)
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	files := studytest.BaseTree(map[string]string{"configs/run.yaml": run})
+	files["configs/strategies/one_shot.yaml"] = strings.Replace(studytest.OneShotYAML, "name: one_shot\n", "name: one_shot\nfactors: {level: 0, instruction: \"off\"}\n", 1)
+	dir := studytest.WriteTree(t, files)
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	if strings.Join(st.Factors, ",") != "instruction,level,thinking" {
 		t.Fatalf("factors %v", st.Factors)
 	}
 	out := filepath.Join(dir, "out")
-	apply(t, st, out)
+	studytest.Apply(t, st, out)
 	res, err := parquetio.Read(filepath.Join(out, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +184,7 @@ metrics:
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertUniqueKeys(t, rows, st.Factors)
+	studytest.AssertUniqueKeys(t, rows, st.Factors)
 	n := 0
 	for _, r := range rows {
 		if r["metric"] == "accuracy" && r["subset"] == "all" {
@@ -215,19 +216,19 @@ metrics:
   - {kind: classification}
   - {kind: efficiency, errors: sometimes}
 `
-	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run}))
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, `metrics[1].name: a second metric block named "classification"`, "give this block or metrics[0] a name",
+	studytest.WantErr(t, err, `metrics[1].name: a second metric block named "classification"`, "give this block or metrics[0] a name",
 		`metrics[2].errors: unknown errors policy "sometimes"`, `factor name "Model" is not a column name`,
 		`factor "n" would shadow the n column`, `factor thinking is "on" on model bot but "off" on strategy one_shot`)
 }
 
-// Re-scoring from the journal gives the numbers apply wrote, without a
+// Re-scoring from the journal gives the numbers studytest.Apply wrote, without a
 // call; a study whose requests the journal lacks gets incomplete cells,
 // not invented ones.
 func TestScoreFromJournalMatchesApply(t *testing.T) {
 	run := `name: toy-run
-models:` + scriptedModel + `
+models:` + studytest.ScriptedModel + `
 tasks: [toy]
 strategies: [one_shot, loop]
 settings: {seed: 4}
@@ -235,15 +236,15 @@ metrics:
   - {kind: classification, bootstrap: 50}
   - {kind: compare, bootstrap: 50}
 `
-	dir := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run}))
-	st := mustLoad(t, filepath.Join(dir, "configs/run.yaml"))
+	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run}))
+	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
-	apply(t, st, out)
+	studytest.Apply(t, st, out)
 	written, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, misses, err := scoring.ScoreFromJournal(mustLoad(t, filepath.Join(dir, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
+	sc, misses, err := scoring.ScoreFromJournal(studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
 	if err != nil || misses != 0 {
 		t.Fatalf("rescore: %v, %d misses", err, misses)
 	}
@@ -261,9 +262,9 @@ metrics:
 		t.Errorf("a score set differs from itself: %v", ch)
 	}
 	// Another prompt: every request misses, every cell is incomplete.
-	other := strings.Replace(oneShotYAML, "{{.task.question}}", "Say: {{.task.question}}", 1)
-	dir2 := writeTree(t, baseTree(map[string]string{"configs/run.yaml": run, "configs/strategies/one_shot.yaml": other}))
-	sc2, misses, err := scoring.ScoreFromJournal(mustLoad(t, filepath.Join(dir2, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
+	other := strings.Replace(studytest.OneShotYAML, "{{.task.question}}", "Say: {{.task.question}}", 1)
+	dir2 := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run, "configs/strategies/one_shot.yaml": other}))
+	sc2, misses, err := scoring.ScoreFromJournal(studytest.MustLoad(t, filepath.Join(dir2, "configs/run.yaml")), filepath.Join(out, "journal.jsonl"))
 	if err != nil || misses != 6 {
 		t.Fatalf("rescore of the changed study: %v, %d misses (want the 6 one_shot cases)", err, misses)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/expr-lang/expr"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -26,12 +27,12 @@ const subsetItems = `{"id":"a","text":"I stole a bike.","gold":"1","n":1}
 // subsetTree is the toy study whose task declares subsets (extra: more of
 // them), scored by classification per subset.
 func subsetTree(extra string) map[string]string {
-	task := taskYAML + "subsets:\n  violent: 'item.text contains \"stole\" or item.text contains \"hit\"'\n  late: 'item.n > 3'\n" + extra
-	return baseTree(map[string]string{
+	task := studytest.TaskYAML + "subsets:\n  violent: 'item.text contains \"stole\" or item.text contains \"hit\"'\n  late: 'item.n > 3'\n" + extra
+	return studytest.BaseTree(map[string]string{
 		"data/items.jsonl":       subsetItems,
 		"configs/tasks/toy.yaml": task,
 		"configs/run.yaml": `name: subsets
-models:` + scriptedModel + `
+models:` + studytest.ScriptedModel + `
 tasks: [toy]
 strategies: [one_shot, loop]
 settings: {concurrency: 3, seed: 3}
@@ -59,13 +60,13 @@ func readOrderFile(t *testing.T, dir string) []int32 {
 // again: the marks are those the expressions give, and the metrics equal
 // those scored from results in memory, where every item is evaluated.
 func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
-	dir := writeTree(t, subsetTree(""))
+	dir := studytest.WriteTree(t, subsetTree(""))
 	run := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	applyFlat(t, run, out)
+	studytest.ApplyFlat(t, run, out)
 	cur := pipeline.CurrentGeneration(out)
 
-	st := mustLoad(t, run)
+	st := studytest.MustLoad(t, run)
 	rs, err := scoring.ReadResultSet(st, filepath.Join(cur, "results.parquet"), readOrderFile(t, cur))
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, misses, err := scoring.ScoreFromJournal(mustLoad(t, run), filepath.Join(out, "journal.jsonl"))
+	slow, misses, err := scoring.ScoreFromJournal(studytest.MustLoad(t, run), filepath.Join(out, "journal.jsonl"))
 	if err != nil || misses != 0 {
 		t.Fatalf("in memory: %v, %d misses", err, misses)
 	}
@@ -115,14 +116,14 @@ func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
 // evaluates it and fails as scoring in memory does, naming the item.
 func TestSubsetFailingOnAnItemFailsScoringAlike(t *testing.T) {
 	tree := subsetTree("  odd: 'item.n > 3 and item.text > 2'\n")
-	dir := writeTree(t, tree)
+	dir := studytest.WriteTree(t, tree)
 	run := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	_, _, err := pipeline.NewEngine(mustLoad(t, run), pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())
+	_, _, err := pipeline.NewEngine(studytest.MustLoad(t, run), pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())
 	if err == nil {
 		t.Fatal("a subset failing on items scored without error")
 	}
-	_, _, memErr := scoring.ScoreFromJournal(mustLoad(t, run), filepath.Join(out, "journal.jsonl"))
+	_, _, memErr := scoring.ScoreFromJournal(studytest.MustLoad(t, run), filepath.Join(out, "journal.jsonl"))
 	if memErr == nil {
 		t.Fatal("in memory, the failing subset scored without error")
 	}

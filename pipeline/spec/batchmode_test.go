@@ -5,22 +5,23 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
 func TestBatchModeValidation(t *testing.T) {
-	dir := writeTree(t, batchPlanTree("{mode: bulk}"))
+	dir := studytest.WriteTree(t, studytest.BatchPlanTree("{mode: bulk}"))
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, "run.yaml:3", "limits.mode", `unknown mode "bulk"`, "use live or batch")
-	dir = writeTree(t, baseTree(map[string]string{"configs/run.yaml": `name: s
+	studytest.WantErr(t, err, "run.yaml:3", "limits.mode", `unknown mode "bulk"`, "use live or batch")
+	dir = studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": `name: s
 models:
   - {name: s, provider: scripted, limits: {mode: batch}, script: {replies: [{text: hi}]}}
 tasks: [toy]
 strategies: [one_shot]
 `}))
 	_, err = spec.Load(filepath.Join(dir, "configs/run.yaml"))
-	wantErr(t, err, "provider scripted has no batch mode")
+	studytest.WantErr(t, err, "provider scripted has no batch mode")
 }
 
 func TestBatchPrice(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"text/template"
@@ -223,16 +222,4 @@ var TemplateFuncs = template.FuncMap{
 		return fmt.Sprint(x)
 	},
 	"quote": strconv.Quote,
-}
-
-var tmplLineRE = regexp.MustCompile(`^template: (.*?):(\d+):`)
-
-// TemplateLine extracts the file line a template error points at, if any.
-func TemplateLine(err error) (string, int) {
-	m := tmplLineRE.FindStringSubmatch(err.Error())
-	if m == nil {
-		return "", 0
-	}
-	n, _ := strconv.Atoi(m[2])
-	return m[1], n
 }

@@ -2,7 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,7 +46,7 @@ func ReservedColumn(name string) bool { return reservedColumns[name] }
 func (l *loader) resolveFactors(st *Study) {
 	names := map[string]bool{}
 	check := func(decls map[string][]factorDecl) {
-		for _, k := range sortedKeys(boolKeysOf(decls)) {
+		for _, k := range slices.Sorted(maps.Keys(decls)) {
 			d := decls[k][len(decls[k])-1]
 			switch {
 			case !factorName.MatchString(k):

@@ -2,9 +2,11 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -165,7 +167,7 @@ func (l *loader) defineFactors(decls map[string][]factorDecl, env map[string]any
 		return nil
 	}
 	out := map[string]*factorDef{}
-	for _, name := range sortedKeys(boolKeysOf(decls)) {
+	for _, name := range slices.Sorted(maps.Keys(decls)) {
 		ds := decls[name]
 		def := &factorDef{name: name}
 		derived := -1
@@ -202,16 +204,8 @@ func (l *loader) defineFactors(decls map[string][]factorDecl, env map[string]any
 }
 
 func envNames(env map[string]any) string {
-	names := sortedKeys(boolKeysOf(env))
+	names := slices.Sorted(maps.Keys(env))
 	return strings.Join(names, ", ")
-}
-
-func boolKeysOf[V any](m map[string]V) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k := range m {
-		out[k] = true
-	}
-	return out
 }
 
 // value is the factor's value in env ("" = unset).

@@ -603,7 +603,7 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		m.Provider = p
 		// The script is the model: a changed script must not be served
 		// replies cached from the old one.
-		h := sha256.Sum256([]byte(jsonString(spec.Script)))
+		h := sha256.Sum256([]byte(JSONString(spec.Script)))
 		m.Identity += "|" + hex.EncodeToString(h[:8])
 	} else if spec.Provider == "simulated" {
 		if !l.simulatedModel(m, spec, path) {

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Every name a config refers to gets the same help a misspelt field gets:
 // the line it is on and the name that was probably meant.
 func TestMisspeltNamesGetDidYouMean(t *testing.T) {
-	run := baseTree(nil)["configs/run.yaml"]
+	run := studytest.BaseTree(nil)["configs/run.yaml"]
 	runWith := func(old, new string) map[string]string {
 		if !strings.Contains(run, old) {
 			t.Fatalf("run.yaml has no %q", old)
@@ -25,7 +26,7 @@ func TestMisspeltNamesGetDidYouMean(t *testing.T) {
 		return map[string]string{"configs/strategies/" + file: strings.Replace(body, old, new, 1)}
 	}
 	task := func(old, new string) map[string]string {
-		return map[string]string{"configs/tasks/toy.yaml": strings.Replace(taskYAML, old, new, 1)}
+		return map[string]string{"configs/tasks/toy.yaml": strings.Replace(studytest.TaskYAML, old, new, 1)}
 	}
 	cases := []struct {
 		name  string
@@ -56,19 +57,19 @@ func TestMisspeltNamesGetDidYouMean(t *testing.T) {
 			[]string{"run.yaml:16", "matrix[0].tasks[0]", `did you mean "toy"?`}},
 		{"matrix exclusion", map[string]string{"configs/run.yaml": run + "matrix:\n  - exclude:\n      - {model: bot, strategy: lopp}\n"},
 			[]string{"run.yaml:16", "matrix[0].exclude[0].strategy", `no strategy "lopp"`, `did you mean "loop"?`}},
-		{"next", strat("one_shot.yaml", oneShotYAML, "    kind: extract\n", "    kind: extract\n    next: aks\n"),
+		{"next", strat("one_shot.yaml", studytest.OneShotYAML, "    kind: extract\n", "    kind: extract\n    next: aks\n"),
 			[]string{"one_shot.yaml:11", "stages[parse].next", `did you mean "ask"?`}},
-		{"goto", strat("loop.yaml", loopYAML, "goto: end", "goto: ned"),
+		{"goto", strat("loop.yaml", studytest.LoopYAML, "goto: end", "goto: ned"),
 			[]string{"loop.yaml", `no stage named "ned"`, `did you mean "end"?`}},
-		{"branch default", strat("loop.yaml", loopYAML, "default: again", "default: agian"),
+		{"branch default", strat("loop.yaml", studytest.LoopYAML, "default: again", "default: agian"),
 			[]string{"loop.yaml", `no stage named "agian"`, `did you mean "again"?`}},
-		{"continue", strat("loop.yaml", loopYAML, "continue: [again, ask]", "continue: [again, aks]"),
+		{"continue", strat("loop.yaml", studytest.LoopYAML, "continue: [again, ask]", "continue: [again, aks]"),
 			[]string{"loop.yaml:12", "stages[again].continue", `no stage "aks" to continue`, `did you mean "ask"?`}},
-		{"extract from", strat("one_shot.yaml", oneShotYAML, "    kind: extract\n", "    kind: extract\n    from: aks\n"),
+		{"extract from", strat("one_shot.yaml", studytest.OneShotYAML, "    kind: extract\n", "    kind: extract\n    from: aks\n"),
 			[]string{"one_shot.yaml:11", "stages[parse].from", `did you mean "ask"?`}},
-		{"expression", strat("one_shot.yaml", oneShotYAML, "label: stages.parse.label", "label: stages.pasre.label"),
+		{"expression", strat("one_shot.yaml", studytest.OneShotYAML, "label: stages.parse.label", "label: stages.pasre.label"),
 			[]string{"one_shot.yaml", `no stage "pasre"`, `did you mean "parse"?`}},
-		{"stage kind", strat("one_shot.yaml", oneShotYAML, "kind: extract", "kind: extarct"),
+		{"stage kind", strat("one_shot.yaml", studytest.OneShotYAML, "kind: extract", "kind: extarct"),
 			[]string{"one_shot.yaml:10", `unknown stage kind "extarct"`, `did you mean "extract"?`}},
 		{"judge model", task("blocks:", "judge: {strategy: one_shot, model: bto}\nblocks:"),
 			[]string{"toy.yaml", `no model "bto" for the judge`, `did you mean "bot"?`}},
@@ -80,21 +81,21 @@ func TestMisspeltNamesGetDidYouMean(t *testing.T) {
 			[]string{"run.yaml:15", `did you mean "classification"?`}},
 		{"compare pair", map[string]string{"configs/run.yaml": run + "metrics:\n  - kind: compare\n    pairs: [[one_shot, lop]]\n"},
 			[]string{"metrics[0].pairs[0][1]", `no strategy "lop"`, `did you mean "loop"?`}},
-		{"applies_to", strat("one_shot.yaml", oneShotYAML, "stages:\n", "applies_to: [ty]\nstages:\n"),
+		{"applies_to", strat("one_shot.yaml", studytest.OneShotYAML, "stages:\n", "applies_to: [ty]\nstages:\n"),
 			[]string{"one_shot.yaml:2", "applies_to[0]", `did you mean "toy"?`}},
-		{"template file", strat("one_shot.yaml", oneShotYAML, `text: "{{.task.question}}"`, "template: zero_shot/usr.tmpl"),
+		{"template file", strat("one_shot.yaml", studytest.OneShotYAML, `text: "{{.task.question}}"`, "template: zero_shot/usr.tmpl"),
 			[]string{"one_shot.yaml:7", "cannot read template", `did you mean "zero_shot/user.tmpl"?`}},
 		{"metric subset", map[string]string{"configs/run.yaml": run + "metrics:\n  - kind: classification\n    subsets: [shrot]\n",
-			"configs/tasks/toy.yaml": strings.Replace(taskYAML, "blocks:", "subsets: {short: 'len(item.text) < 20'}\nblocks:", 1)},
+			"configs/tasks/toy.yaml": strings.Replace(studytest.TaskYAML, "blocks:", "subsets: {short: 'len(item.text) < 20'}\nblocks:", 1)},
 			[]string{"metrics[0].subsets[0]", `subset "shrot"`, `did you mean "short"?`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			files := baseTree(tc.files)
+			files := studytest.BaseTree(tc.files)
 			files["prompts/zero_shot/user.tmpl"] = "{{.task.question}}"
-			dir := writeTree(t, files)
+			dir := studytest.WriteTree(t, files)
 			_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
-			wantErr(t, err, tc.want...)
+			studytest.WantErr(t, err, tc.want...)
 		})
 	}
 }

@@ -148,9 +148,6 @@ var stageKinds = &kindTable[Kind]{what: "stage kind"}
 // Register adds a stage kind. Stage packages call it from init.
 func Register(k Kind) { stageKinds.register(k.Name, k) }
 
-// LookupKind returns the registered kind with that name.
-func LookupKind(name string) (Kind, bool) { return stageKinds.lookup(name) }
-
 // Kinds returns every registered kind, sorted by name.
 func Kinds() []Kind { return stageKinds.sorted() }
 

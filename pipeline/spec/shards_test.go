@@ -5,19 +5,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // A case's shard depends on its task and item only: adding a model or a
 // strategy moves no item, and every case of an item is in one shard.
 func TestShardIsStableUnderConfigEdits(t *testing.T) {
-	files := shardTree()
-	dir := writeTree(t, files)
+	files := studytest.ShardTree()
+	dir := studytest.WriteTree(t, files)
 	before := shardMap(t, filepath.Join(dir, "configs/run.yaml"), 3)
 	files["configs/run.yaml"] = strings.Replace(files["configs/run.yaml"], "matrix: {models: [bot]}", "matrix: {models: [bot, bot2]}", 1)
 	files["configs/run.yaml"] = strings.Replace(files["configs/run.yaml"], "  - name: judge-bot", "  - {name: bot2, provider: scripted, script: {replies: [{text: \"Answer: wrong\"}]}}\n  - name: judge-bot", 1)
 	files["configs/tasks/toy.yaml"] += "\n"
-	dir2 := writeTree(t, files)
+	dir2 := studytest.WriteTree(t, files)
 	after := shardMap(t, filepath.Join(dir2, "configs/run.yaml"), 3)
 	if len(after) <= len(before) {
 		t.Fatalf("the edit added no case: %d then %d", len(before), len(after))
@@ -40,7 +41,7 @@ func shardMap(t *testing.T, cfg string, n int) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for k := 0; k < n; k++ {
-		st := mustLoad(t, cfg)
+		st := studytest.MustLoad(t, cfg)
 		if err := st.Select(spec.Selection{Shard: &spec.Shard{K: k, N: n}}); err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +53,7 @@ func shardMap(t *testing.T, cfg string, n int) map[string]int {
 			return true
 		})
 	}
-	all := mustLoad(t, cfg)
+	all := studytest.MustLoad(t, cfg)
 	if len(out) != all.NumCases() {
 		t.Errorf("%d shards hold %d cases, the study %d", n, len(out), all.NumCases())
 	}

@@ -41,7 +41,7 @@ func (l *loader) simulatedModel(m *Model, spec *ModelSpec, path string) bool {
 	m.Provider = simulated.NewProvider(sm, s.Version)
 	// The settings (and the pilot's items) are the model: changed ones
 	// must not be served replies journaled from the old.
-	h := sha256.Sum256([]byte(jsonString(s) + jsonString(pilot)))
+	h := sha256.Sum256([]byte(JSONString(s) + JSONString(pilot)))
 	m.Identity += "|" + hex.EncodeToString(h[:8])
 	return true
 }

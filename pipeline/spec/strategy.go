@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/expr-lang/expr/vm"
@@ -192,14 +194,14 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *yamlstrict.Diags
 		s.Outputs = append(s.Outputs, NamedProg{k, p})
 		exprs = append(exprs, exprUse{file: spec.File, path: "outputs." + k, line: line, src: spec.Outputs[k]})
 	}
-	for _, part := range sortedKeys(boolSet(spec.Verdicts)) {
+	for _, part := range slices.Sorted(maps.Keys(spec.Verdicts)) {
 		out := spec.Verdicts[part]
 		if _, ok := spec.Outputs[out]; !ok {
 			line := lines["verdicts."+part]
 			if line == 0 {
 				line = spec.Line
 			}
-			ds.Addf(spec.File, line, "verdicts."+part, NameHint(out, sortedKeys(boolSet(spec.Outputs)), "name one of the strategy's outputs"), "verdict %s reads output %q, which the strategy does not declare", part, out)
+			ds.Addf(spec.File, line, "verdicts."+part, NameHint(out, slices.Sorted(maps.Keys(spec.Outputs)), "name one of the strategy's outputs"), "verdict %s reads output %q, which the strategy does not declare", part, out)
 		}
 	}
 	// Only expressions that compiled are type-checked, and the stages that

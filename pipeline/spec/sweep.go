@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,7 +199,7 @@ func (l *loader) expandSweeps(st *Study) {
 		}
 	}
 	old := st.Factors
-	names := append(append([]string(nil), old...), sortedKeys(swept)...)
+	names := append(append([]string(nil), old...), slices.Sorted(maps.Keys(swept))...)
 	sort.Strings(names)
 	at := map[string]int{}
 	for i, f := range old {

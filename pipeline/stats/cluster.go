@@ -110,7 +110,7 @@ func PairedItems(aRight, aN, bRight, bN []int, reps int, seed uint64) Paired {
 }
 
 // Clusters groups the samples a kinds bootstrap resamples (see
-// BootstrapCounts) by the item they belong to, so that an interval can
+// BootstrapCountsIntervals) by the item they belong to, so that an interval can
 // resample items, each with all its samples, instead of samples as if
 // independent. Add each sample's item and kind; Repeated says whether any
 // item has more than one sample.
@@ -151,7 +151,7 @@ func (c *Clusters) Items() int {
 // BootstrapIntervals is BootstrapCountsIntervals over the items: each
 // replicate draws as many items as there are, with replacement, and stat
 // reads the resulting count of samples per sample kind (nKinds of them),
-// as it would in BootstrapCounts. Items whose samples have the same kinds
+// as it would in BootstrapCountsIntervals. Items whose samples have the same kinds
 // are one item kind, so the draw stays a multinomial over few kinds.
 func (c *Clusters) BootstrapIntervals(nKinds, k int, stat func(w []int, out []float64), reps int, seed uint64, level float64) []Interval {
 	var itemKinds Kinds[string]

@@ -74,7 +74,7 @@ func (t *ConfTable) Resample(cells, idx []int, into *ConfTable) {
 }
 
 // Cells is the table as counts per cell in the order NewConfTable numbers
-// them (2·value index, + 1 for the wrong answers), for BootstrapCounts.
+// them (2·value index, + 1 for the wrong answers), for BootstrapCountsIntervals.
 func (t *ConfTable) Cells() []int {
 	out := make([]int, 2*len(t.Values))
 	for k := range t.Values {
@@ -179,15 +179,6 @@ func (t *ConfTable) Overconfident(threshold float64) Overconfidence {
 	o.OverconfidentShareOfErrors = ratio(o.NOverconfidentWrong, o.NWrong)
 	o.ConfidentAccuracy = ratio(nConfRight, o.NConfident)
 	return o
-}
-
-// Accuracy is the share right among answers with a confidence.
-func (t *ConfTable) Accuracy() float64 {
-	r := 0
-	for _, x := range t.Right {
-		r += x
-	}
-	return ratio(r, t.N())
 }
 
 // ranks gives each value its average rank among all answers (1-based) and

@@ -80,20 +80,15 @@ func (m *multinomial) binomial(n int, p float64) int {
 	return min(max(x, 0), n)
 }
 
-// BootstrapCounts is BootstrapMany over items grouped into kinds: counts[k]
-// items are of kind k, and each of reps replicates draws a new count per
-// kind (a multinomial resample of all the items, from a PCG seeded with
-// seed) for stat to read, which writes its k values into out (preset to
-// NaN). It returns the k percentile intervals; NaN where there are no items
-// or every replicate of a statistic was NaN. The intervals agree with the
-// item-level Bootstrap's to Monte Carlo error (the draws differ, their
-// distribution does not).
-func BootstrapCounts(counts []int, k int, stat func(w []int, out []float64), reps int, seed uint64, level float64) (lo, hi []float64) {
-	return bounds(BootstrapCountsIntervals(counts, k, stat, reps, seed, level))
-}
-
-// BootstrapCountsIntervals is BootstrapCounts giving each statistic's
-// Interval, with the replicates where it was undefined counted.
+// BootstrapCountsIntervals is BootstrapMany over items grouped into kinds:
+// counts[k] items are of kind k, and each of reps replicates draws a new
+// count per kind (a multinomial resample of all the items, from a PCG
+// seeded with seed) for stat to read, which writes its k values into out
+// (preset to NaN). It returns the k percentile intervals, each with the
+// replicates where its statistic was undefined counted; NaN where there are
+// no items or every replicate of a statistic was NaN. The intervals agree
+// with the item-level Bootstrap's to Monte Carlo error (the draws differ,
+// their distribution does not).
 func BootstrapCountsIntervals(counts []int, k int, stat func(w []int, out []float64), reps int, seed uint64, level float64) []Interval {
 	m := newMultinomial(counts, seed)
 	if m.n <= 0 {
@@ -107,7 +102,7 @@ func BootstrapCountsIntervals(counts []int, k int, stat func(w []int, out []floa
 	})
 }
 
-// BootstrapCount is BootstrapCounts for one statistic.
+// BootstrapCount is BootstrapCountInterval's bounds.
 func BootstrapCount(counts []int, stat func(w []int) float64, reps int, seed uint64, level float64) (lo, hi float64) {
 	iv := BootstrapCountInterval(counts, stat, reps, seed, level)
 	return iv.Lo, iv.Hi
@@ -141,13 +136,4 @@ func (t *Kinds[K]) Add(key K) int {
 	}
 	t.Counts[i]++
 	return i
-}
-
-// N is the number of items added.
-func (t *Kinds[K]) N() int {
-	n := 0
-	for _, c := range t.Counts {
-		n += c
-	}
-	return n
 }

@@ -1,4 +1,4 @@
-package pipeline_test
+package yamlstrict_test
 
 import (
 	"strings"

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
+
+	"github.com/promoral/promoral/runfolder"
 )
 
 // SchemaVersion is the Every Eval Ever schema version written.
@@ -47,38 +49,9 @@ type Record struct {
 	WithheldMetrics int
 }
 
-// manifest is the part of manifest.json the export reads.
-type manifest struct {
-	Run           string              `json:"run"`
-	Version       string              `json:"version"`
-	ConfigHash    string              `json:"config_hash"`
-	Files         map[string]string   `json:"files"`
-	Started       time.Time           `json:"started"`
-	Finished      time.Time           `json:"finished"`
-	Seed          int64               `json:"seed"`
-	Unparsed      string              `json:"unparsed_policy"`
-	ModelVersions map[string][]string `json:"model_versions"`
-	Factors       []string            `json:"factors"`
-	Models        []struct {
-		Name     string `json:"name"`
-		Provider string `json:"provider"`
-		Model    string `json:"model"`
-	} `json:"models"`
-	Tasks []struct {
-		Name  string `json:"name"`
-		Items int    `json:"items"`
-		Judge string `json:"judge"`
-		Data  *struct {
-			Hub    string `json:"hub"`
-			Commit string `json:"commit"`
-			Files  []struct {
-				Path   string `json:"path"`
-				Size   int64  `json:"size"`
-				SHA256 string `json:"sha256"`
-			} `json:"files"`
-		} `json:"data"`
-	} `json:"tasks"`
-}
+// manifest is the run folder's manifest.json, read through runfolder
+// (which refuses a format newer than this promoral reads).
+type manifest = runfolder.Manifest
 
 // Export writes the records of the run folder run under dir, in the
 // layout of the Every Eval Ever repository:
@@ -118,19 +91,12 @@ func Export(run, dir string, opts Options) ([]Record, error) {
 }
 
 func readManifest(run string) (*manifest, error) {
-	path := filepath.Join(run, "manifest.json")
-	data, err := os.ReadFile(path)
+	m, err := runfolder.ReadManifest(run)
 	if errors.Is(err, fs.ErrNotExist) {
+		path := filepath.Join(run, "manifest.json")
 		return nil, fmt.Errorf("%s: no manifest.json; is %s a run folder? (apply a study to make one)", path, run)
 	}
-	if err != nil {
-		return nil, err
-	}
-	var m manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %v (the file is damaged: apply the study again to rewrite it)", path, err)
-	}
-	return &m, nil
+	return m, err
 }
 
 // key is one aggregate record's model and task, as results.parquet

@@ -73,8 +73,8 @@ func hashReply(c fake.Call) []string {
 // folder.
 func applySame(t *testing.T, cfg string) string {
 	t.Helper()
-	// A response cache of its own: an studytest.Apply must make its calls, not take
-	// the earlier studytest.Apply's replies.
+	// A response cache of its own: an apply must make its calls, not take
+	// the earlier apply's replies.
 	t.Setenv("PROMORAL_CACHE_DIR", t.TempDir())
 	st := studytest.MustLoad(t, cfg)
 	if err := pipeline.Connect(st, false); err != nil {
@@ -95,7 +95,7 @@ func applySame(t *testing.T, cfg string) string {
 // server, once with the first model slow and once with the second, so the
 // cases finish in different orders: results.parquet is the same bytes,
 // and calls.parquet the same rows in the same order apart from when the
-// calls were made and how long they took. The third studytest.Apply holds at most
+// calls were made and how long they took. The third apply holds at most
 // eight cases' rows in memory, so the rows go through the spill file.
 func TestSameStudySameFiles(t *testing.T) {
 	t.Setenv("PROMORAL_TEST_KEY_SAME", "k")

@@ -180,7 +180,7 @@ func TestFailedWriteLeavesTheEarlierSet(t *testing.T) {
 	studytest.Apply(t, studytest.MustLoad(t, cfg), out)
 	before, current := snapshot(t, out), pipeline.CurrentGeneration(out)
 	if before["results.parquet"] == "" || before["metrics.parquet"] == "" || current == "" {
-		t.Fatalf("the first studytest.Apply wrote no output set: %v", slices.Sorted(maps.Keys(before)))
+		t.Fatalf("the first apply wrote no output set: %v", slices.Sorted(maps.Keys(before)))
 	}
 	gensBefore := snapshot(t, pipeline.GenerationsDir(out))
 

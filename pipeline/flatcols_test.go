@@ -271,7 +271,7 @@ func TestFlatJudgeColumns(t *testing.T) {
 	}
 }
 
-// A re-studytest.Apply that takes the good rows of the outputs in force (their flat
+// A re-apply that takes the good rows of the outputs in force (their flat
 // columns as they are) and walks the cases that errored: when those bring
 // a value the taken rows' column type cannot hold, the file is written
 // again, the taken rows included, and reads as a fresh walk's.
@@ -319,7 +319,7 @@ settings: {concurrency: 1}
 	}
 	out := filepath.Join(dir, "out")
 	if sum := applyHTTP(out); sum.Errors != 1 {
-		t.Fatalf("first studytest.Apply: %d errors, want the 1 case that mentions stole", sum.Errors)
+		t.Fatalf("first apply: %d errors, want the 1 case that mentions stole", sum.Errors)
 	}
 	scoreType := func(path string) string {
 		f, rdr, fr, err := parquetio.Open(path)
@@ -332,19 +332,19 @@ settings: {concurrency: 1}
 		return s.Field(s.FieldIndices("out_score")[0]).Type.String()
 	}
 	if got := scoreType(filepath.Join(out, "results.parquet")); got != "int64" {
-		t.Fatalf("out_score after the first studytest.Apply: %s, want int64 (every value whole)", got)
+		t.Fatalf("out_score after the first apply: %s, want int64 (every value whole)", got)
 	}
 	down.Store(false)
 	before := pipeline.FlatRewrites.Load()
 	sum := applyHTTP(out)
 	if sum.Errors != 0 || sum.Reused != 5 {
-		t.Fatalf("re-studytest.Apply: %d errors, %d rows taken; want 0 and 5", sum.Errors, sum.Reused)
+		t.Fatalf("re-apply: %d errors, %d rows taken; want 0 and 5", sum.Errors, sum.Reused)
 	}
 	if n := pipeline.FlatRewrites.Load() - before; n != 1 {
 		t.Errorf("results.parquet written again %d time(s), want 1", n)
 	}
 	if got := scoreType(filepath.Join(out, "results.parquet")); got != "float64" {
-		t.Errorf("out_score after the re-studytest.Apply: %s, want float64", got)
+		t.Errorf("out_score after the re-apply: %s, want float64", got)
 	}
 	fresh := filepath.Join(dir, "fresh")
 	applyHTTP(fresh)

@@ -8,7 +8,7 @@ import (
 	"github.com/promoral/promoral/runfolder"
 )
 
-// An studytest.Apply writes the run folder format runfolder declares: the manifest
+// An apply writes the run folder format runfolder declares: the manifest
 // names it, and each file has the declared columns first.
 func TestApplyWritesFormat(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.BaseTree(nil))

@@ -64,7 +64,7 @@ func TestValidationHoles(t *testing.T) {
 			[]string{"run.yaml:3", "models[0].key_env", "must be the name of an environment variable"}, nil, ""},
 		{"reply bound over the limit", map[string]string{"configs/run.yaml": strings.Replace(run, "models:", "models:\n  - {name: o, provider: openai, model: gpt-4.1, limits: {max_reply_bytes: 99999999999}}", 1)},
 			[]string{"run.yaml:3", "models[0].limits.max_reply_bytes", "out of range"}, nil, ""},
-		// What validate let through and studytest.Apply could not run, or ran to no end.
+		// What validate let through and apply could not run, or ran to no end.
 		{"only ---", map[string]string{"configs/run.yaml": "---\n"},
 			[]string{"run.yaml:1", "empty YAML document"}, nil, ""},
 		{"null document", map[string]string{"configs/run.yaml": "~\n"},
@@ -234,7 +234,7 @@ func FuzzConfigDecoder(f *testing.F) {
 }
 
 // A cache_dir inside a folder this user cannot write is reported by
-// validate, not first by studytest.Apply.
+// validate, not first by apply.
 func TestCacheDirUnwritableIsReported(t *testing.T) {
 	if os.Getuid() == 0 {
 		t.Skip("root writes any folder")

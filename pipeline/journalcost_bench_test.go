@@ -1,6 +1,6 @@
 package pipeline_test
 
-// BenchmarkApplyOverHTTP measures a whole studytest.Apply against a local
+// BenchmarkApplyOverHTTP measures a whole apply against a local
 // OpenAI-compatible server that answers at once: engine, journal (an intent
 // and an outcome line per request), transport, SDK and HTTP. Run with
 //

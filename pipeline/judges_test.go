@@ -109,7 +109,7 @@ func TestJudgeRefusalIsAnErrorNeverALabel(t *testing.T) {
 	if sum.Errors != 3 || classes[spec.ClassRefused] != 1 || classes[spec.ClassUnreadable] != 2 {
 		t.Errorf("summary: %d errors, classes %v; want 3 (1 refused, 2 unreadable)", sum.Errors, classes)
 	}
-	if !strings.Contains(sum.String(), "studytest.Apply again reads the same reply") {
+	if !strings.Contains(sum.String(), "apply again reads the same reply") {
 		t.Errorf("the summary does not say a retry reads the same judged reply:\n%s", sum.String())
 	}
 	// ... and in the metric: ASR over the harmful prompts the judge could
@@ -135,7 +135,7 @@ func TestChangingAJudgeRerunsOnlyTheJudgeCalls(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	sum, _ := studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
 	if sum.CallsNew != 10 || sum.Errors != 0 {
-		t.Fatalf("first studytest.Apply: %d new calls, %d errors; want 10 (5 replies + 5 judge calls), 0", sum.CallsNew, sum.Errors)
+		t.Fatalf("first apply: %d new calls, %d errors; want 10 (5 replies + 5 judge calls), 0", sum.CallsNew, sum.Errors)
 	}
 	// A new judge prompt.
 	tmpl := filepath.Join(dir, "prompts/judge/ask.tmpl")

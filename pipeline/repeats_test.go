@@ -54,7 +54,7 @@ func TestRepeatsDistinctKeys(t *testing.T) {
 	}
 }
 
-// An studytest.Apply stopped mid-run resumes from the journal: the server answers
+// An apply stopped mid-run resumes from the journal: the server answers
 // each of the k x items requests exactly once over both applies, and the
 // results hold each case once.
 func TestRepeatsResumeWithoutDuplicates(t *testing.T) {
@@ -72,7 +72,7 @@ func TestRepeatsResumeWithoutDuplicates(t *testing.T) {
 	}
 	first := studytest.RunRepeats(t, cfg, out, ctx)
 	if !first.Interrupted || first.Cases >= 30 {
-		t.Fatalf("the first studytest.Apply was not interrupted: %s", first)
+		t.Fatalf("the first apply was not interrupted: %s", first)
 	}
 	srv.OnCall = nil
 	second := studytest.RunRepeats(t, cfg, out, context.Background())
@@ -83,7 +83,7 @@ func TestRepeatsResumeWithoutDuplicates(t *testing.T) {
 		t.Errorf("over both applies the server answered %d calls, want 30 (6 items x 5 repeats, none twice)", n)
 	}
 	if first.CallsNew+second.CallsNew != 30 || second.CallsCached != first.CallsNew {
-		t.Errorf("the first studytest.Apply made %d new calls, the resume %d new and %d cached; want 30 new in all, the first's cached", first.CallsNew, second.CallsNew, second.CallsCached)
+		t.Errorf("the first apply made %d new calls, the resume %d new and %d cached; want 30 new in all, the first's cached", first.CallsNew, second.CallsNew, second.CallsCached)
 	}
 	ids := map[string]int{}
 	for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {

@@ -15,7 +15,7 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
-// A study with a model that fails on some items, so a re-studytest.Apply has errored
+// A study with a model that fails on some items, so a re-apply has errored
 // cases to retry beside good rows to take, and two metric blocks.
 func reuseTree(metrics string) map[string]string {
 	return studytest.BaseTree(map[string]string{
@@ -42,7 +42,7 @@ const twoBlocks = `  - {kind: classification, bootstrap: 200}
   - {kind: efficiency}
 `
 
-// applyWalked is an studytest.Apply that walks every case (results in memory).
+// applyWalked is an apply that walks every case (results in memory).
 func applyWalked(t *testing.T, run, out string) *pipeline.Summary {
 	t.Helper()
 	sum, _ := studytest.Apply(t, studytest.MustLoad(t, run), out)
@@ -82,7 +82,7 @@ func rowsByKey(t *testing.T, path string, key []string, skip ...string) map[stri
 	return out
 }
 
-// untimed drops the time and latency of the attempts made in this studytest.Apply,
+// untimed drops the time and latency of the attempts made in this apply,
 // which no two applies share.
 func untimed(rows map[string]map[string]any) map[string]map[string]any {
 	for _, r := range rows {
@@ -114,7 +114,7 @@ func sameRows(t *testing.T, what string, walked, reused map[string]map[string]an
 	}
 }
 
-// A re-studytest.Apply that takes the good rows of the outputs in force writes what
+// A re-apply that takes the good rows of the outputs in force writes what
 // walking every case again writes: the same results, calls (served from
 // the journal), metrics and counts; the errored cases are walked again. It
 // does so after a change to the metric blocks too, and not after a change
@@ -134,7 +134,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 	out := filepath.Join(dir, "out")
 	first := studytest.ApplyFlat(t, run, out)
 	if (first.Errors > 0) != errored || first.Reused != 0 {
-		t.Fatalf("first studytest.Apply: %+v", first)
+		t.Fatalf("first apply: %+v", first)
 	}
 	check := func(name string) {
 		t.Helper()
@@ -144,7 +144,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 		walked := applyWalked(t, run, walkedOut)
 		reused := studytest.ApplyFlat(t, run, reusedOut)
 		if walked.Reused != 0 {
-			t.Errorf("%s: the walking studytest.Apply took %d rows", name, walked.Reused)
+			t.Errorf("%s: the walking apply took %d rows", name, walked.Reused)
 		}
 		if want := first.Cases - first.Errors - first.Kept; reused.Reused != want {
 			t.Errorf("%s: %d cases' rows taken, want the %d good ones", name, reused.Reused, want)
@@ -169,7 +169,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 	check("same")
 	if !errored {
 		// Nothing to walk and nothing to change: the results file in force
-		// is linked, not rewritten; after a second re-studytest.Apply the calls too.
+		// is linked, not rewritten; after a second re-apply the calls too.
 		stat := func(f string) os.FileInfo {
 			fi, err := os.Stat(filepath.Join(pipeline.CurrentGeneration(out), f))
 			if err != nil {
@@ -180,16 +180,16 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 		res, calls := stat("results.parquet"), stat("calls.parquet")
 		again := studytest.ApplyFlat(t, run, out)
 		if again.Reused != first.Cases {
-			t.Fatalf("re-studytest.Apply took %d rows of %d", again.Reused, first.Cases)
+			t.Fatalf("re-apply took %d rows of %d", again.Reused, first.Cases)
 		}
 		if !os.SameFile(res, stat("results.parquet")) || os.SameFile(calls, stat("calls.parquet")) {
-			t.Errorf("first re-studytest.Apply: results linked %v (want true), calls linked %v (want false: they become served)",
+			t.Errorf("first re-apply: results linked %v (want true), calls linked %v (want false: they become served)",
 				os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
 		}
 		res, calls = stat("results.parquet"), stat("calls.parquet")
 		studytest.ApplyFlat(t, run, out)
 		if !os.SameFile(res, stat("results.parquet")) || !os.SameFile(calls, stat("calls.parquet")) {
-			t.Errorf("second re-studytest.Apply: results linked %v, calls linked %v (want both)", os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
+			t.Errorf("second re-apply: results linked %v, calls linked %v (want both)", os.SameFile(res, stat("results.parquet")), os.SameFile(calls, stat("calls.parquet")))
 		}
 		check("again")
 	}
@@ -221,7 +221,7 @@ func reapplyLikeAWalk(t *testing.T, tree map[string]string, errored bool) {
 		copyDir(t, out, filepath.Join(dir, "before-metric"))
 		again := studytest.ApplyFlat(t, run, out)
 		if again.Reused != first.Cases || again.CallsNew != 0 {
-			t.Fatalf("re-studytest.Apply after a metric change: %+v", again)
+			t.Fatalf("re-apply after a metric change: %+v", again)
 		}
 		cur := pipeline.CurrentGeneration(out)
 		for f, was := range map[string]os.FileInfo{"results.parquet": res, "calls.parquet": calls} {

@@ -14,7 +14,7 @@ import (
 
 // The engine scores through the Scorer it is given and knows no metric
 // itself: a study with metric blocks and no scorer is refused before
-// anything is written, by an studytest.Apply and by an output set; a study without
+// anything is written, by an apply and by an output set; a study without
 // metric blocks needs none; with one, metrics.parquet is written.
 func TestEngineScoresThroughItsScorer(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
@@ -25,7 +25,7 @@ func TestEngineScoresThroughItsScorer(t *testing.T) {
 	_, _, err := pipeline.NewEngine(scored, pipeline.Options{OutDir: out}).Run(context.Background())
 	studytest.WantErr(t, err, "metric blocks but no scorer", "Options.Scorer")
 	if _, serr := os.Stat(out); !os.IsNotExist(serr) {
-		t.Errorf("the refused studytest.Apply left %s behind (%v)", out, serr)
+		t.Errorf("the refused apply left %s behind (%v)", out, serr)
 	}
 
 	plain := filepath.Join(dir, "plain")

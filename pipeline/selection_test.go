@@ -16,9 +16,9 @@ import (
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
-// A selected studytest.Apply reads and adds to the same journal, marks its outputs
+// A selected apply reads and adds to the same journal, marks its outputs
 // (manifest, summary, every metric row) as a part, and does not replace
-// the whole study's last outputs for good: an studytest.Apply without the selection
+// the whole study's last outputs for good: an apply without the selection
 // rebuilds them from the journal without a new call.
 func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.ShardTree())
@@ -32,7 +32,7 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 	}
 	sum, res := studytest.Apply(t, st, out)
 	if sum.Cases != 3 || len(res) != 3 || sum.CallsNew != 0 {
-		t.Fatalf("selected studytest.Apply: %s (%d results)", sum, len(res))
+		t.Fatalf("selected apply: %s (%d results)", sum, len(res))
 	}
 	text := sum.String()
 	for _, p := range []string{"partial", "--strategy one_shot --limit 3: 3 of 16 cases", "these cases only"} {
@@ -60,7 +60,7 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 	}
 	again, _ := studytest.Apply(t, studytest.MustLoad(t, cfg), out)
 	if again.Cases != whole.Cases || again.CallsNew != 0 || again.Selection != nil {
-		t.Fatalf("whole studytest.Apply after a selected one: %s", again)
+		t.Fatalf("whole apply after a selected one: %s", again)
 	}
 	for _, r := range studytest.ReadRows(t, filepath.Join(out, "metrics.parquet")) {
 		if r["selection"] != nil {
@@ -69,9 +69,9 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 	}
 }
 
-// A re-studytest.Apply takes the rows in force only when they describe the same
+// A re-apply takes the rows in force only when they describe the same
 // cases: two selections of equal size number different cases alike, so the
-// second must walk its own (and the CLI's streaming studytest.Apply, NoResults, is
+// second must walk its own (and the CLI's streaming apply, NoResults, is
 // the path that takes rows).
 func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.ShardTree())
@@ -108,8 +108,8 @@ func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 }
 
 // Nor from another set of cells of the same size: an optional model
-// skipped for want of its key in one studytest.Apply and the other in the next leave
-// equally many cases, numbered alike; the second studytest.Apply must walk its own.
+// skipped for want of its key in one apply and the other in the next leave
+// equally many cases, numbered alike; the second apply must walk its own.
 func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
 	t.Setenv(pipeline.CacheEnv, t.TempDir())
 	srv := fake.New("openai", func(c fake.Call) []string { return []string{"Confidence: 0.7\nAnswer: wrong"} })
@@ -143,14 +143,14 @@ func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
 		t.Fatalf("the test needs two applies of one size, each skipping a model: %s / %s", first, second)
 	}
 	if second.Reused != 0 {
-		t.Errorf("beta's studytest.Apply took %d rows of alpha's", second.Reused)
+		t.Errorf("beta's apply took %d rows of alpha's", second.Reused)
 	}
 	for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {
 		if r["model"] != "beta" {
-			t.Fatalf("results.parquet after beta's studytest.Apply holds a %v row: %v", r["model"], r["case_id"])
+			t.Fatalf("results.parquet after beta's apply holds a %v row: %v", r["model"], r["case_id"])
 		}
 	}
 	if again := run("PROMORAL_TEST_KEY_BETA"); again.Reused != again.Cases {
-		t.Errorf("beta's studytest.Apply again reused %d of %d rows", again.Reused, again.Cases)
+		t.Errorf("beta's apply again reused %d of %d rows", again.Reused, again.Cases)
 	}
 }

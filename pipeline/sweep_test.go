@@ -79,7 +79,7 @@ metrics:
 	// Applying again calls nothing: each value has its own keys.
 	before := srv.Calls.Load()
 	if again := studytest.RunRepeats(t, cfg, out, context.Background()); again.CallsNew != 0 || srv.Calls.Load() != before {
-		t.Errorf("a second studytest.Apply made %d new calls", again.CallsNew)
+		t.Errorf("a second apply made %d new calls", again.CallsNew)
 	}
 }
 

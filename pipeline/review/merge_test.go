@@ -20,7 +20,7 @@ import (
 
 // N shards merged equal one process: results row for row in case order,
 // metrics recomputed (not averaged) equal, calls equal as a set; the merged
-// folder's journal is the union of the shards' and an studytest.Apply on it finds
+// folder's journal is the union of the shards' and an apply on it finds
 // every reply there.
 func TestShardsMergedEqualOneProcess(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.ShardTree())
@@ -113,10 +113,10 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			if err != nil || len(labels) != 1 || labels[0].CaseID != labelled {
 				t.Errorf("labels of the merged folder: %v %+v, want the one on %s", err, labels, labelled)
 			}
-			// studytest.Apply on the merged folder resumes from its journal: nothing new.
+			// apply on the merged folder resumes from its journal: nothing new.
 			again, _, err := pipeline.NewEngine(studytest.MustLoad(t, cfg), pipeline.Options{OutDir: merged, Offline: true, Scorer: scoring.New()}).Run(t.Context())
 			if err != nil || again.Errors != sumOne.Errors || again.Cases != sumOne.Cases || again.CallsNew != 0 {
-				t.Fatalf("studytest.Apply on the merged folder: %v %s", err, again)
+				t.Fatalf("apply on the merged folder: %v %s", err, again)
 			}
 		})
 	}
@@ -181,7 +181,7 @@ func TestMergeRefuses(t *testing.T) {
 			}
 		})
 	}
-	// A shard whose studytest.Apply stopped early: journal, no outputs.
+	// A shard whose apply stopped early: journal, no outputs.
 	stopped := filepath.Join(dir, "out/stopped")
 	os.MkdirAll(stopped, 0o755)
 	os.WriteFile(filepath.Join(stopped, "journal.jsonl"), nil, 0o644)

@@ -29,7 +29,7 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 	// 6 items: best 6*1 + 6*2 = 18, worst 6*1 + 6*(1+3) = 30.
 	tot := p.Total
 	if tot.Cases != 12 || tot.CallsBest != 18 || tot.CallsWorst != 30 || tot.CallsJournaled != 0 || !p.HasWork() {
-		t.Fatalf("plan before studytest.Apply: %+v", tot)
+		t.Fatalf("plan before apply: %+v", tot)
 	}
 	if tot.InputTokensBest <= 0 || tot.InputTokensWorst < tot.InputTokensBest || tot.OutputTokensWorst < tot.OutputTokensBest {
 		t.Errorf("token ranges: %+v", tot)
@@ -53,7 +53,7 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p2.HasWork() || p2.Total.CasesDone != 12 || p2.Total.CallsJournaled != sum.CallsNew {
-		t.Fatalf("plan after studytest.Apply: %+v (studytest.Apply made %d calls)", p2.Total, sum.CallsNew)
+		t.Fatalf("plan after apply: %+v (apply made %d calls)", p2.Total, sum.CallsNew)
 	}
 }
 

@@ -223,7 +223,7 @@ metrics:
 		`factor "n" would shadow the n column`, `factor thinking is "on" on model bot but "off" on strategy one_shot`)
 }
 
-// Re-scoring from the journal gives the numbers studytest.Apply wrote, without a
+// Re-scoring from the journal gives the numbers apply wrote, without a
 // call; a study whose requests the journal lacks gets incomplete cells,
 // not invented ones.
 func TestScoreFromJournalMatchesApply(t *testing.T) {

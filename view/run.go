@@ -62,6 +62,8 @@ type Run struct {
 	missRead map[int32]bool
 
 	idx *textIndex // built in the background
+
+	caseOf func(i int) (*Case, error) // a bundle's cases, written when it was made (bundle.go)
 }
 
 // dict interns the few distinct values of a column; code 0 is "none".

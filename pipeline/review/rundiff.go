@@ -88,6 +88,13 @@ func AnswerPolicyOf(runDir, task string) AnswerPolicy {
 	return AnswerPolicy{policyFor(runManifest(runDir), task)}
 }
 
+// NewAnswerPolicy is the policy with these unparsed and errors policies
+// (as Unparsed and Errors name them): a published viewer keeps a run's
+// policies without its manifest.
+func NewAnswerPolicy(unparsed, errors string) AnswerPolicy {
+	return AnswerPolicy{runPolicy{unparsed: unparsed, errors: errors}}
+}
+
 // Unparsed and Errors name the policies.
 func (a AnswerPolicy) Unparsed() string { return a.p.unparsed }
 

@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline/audit"
-	"github.com/promoral/promoral/pipeline/review"
 )
 
 //go:embed static
@@ -82,7 +81,7 @@ type bundleRun struct {
 	Post                                              [][]byte
 	Excerpt                                           []string
 	Misses                                            map[int32]missInfo
-	Policies                                          map[string][2]string
+	Policies                                          map[string]answerPolicy
 	Labels                                            map[int32][]audit.Label
 	Made                                              time.Time
 }
@@ -108,7 +107,7 @@ func (r *Run) snapshot() (*bundleRun, error) {
 		Dicts: map[string][]string{}, Parsed: r.parsed, Correct: r.correct, Truncated: r.truncated, Blocked: r.blocked, Audit: r.audit,
 		Conf: r.conf, Tokens: r.tokens, Cost: r.cost, Subsets: r.subsets, SubsetNames: r.subsetNames, Repeat: r.repeat,
 		HasTrace: r.hasTrace, HasCalls: r.hasCalls, Terms: r.idx.terms, Post: r.idx.post, Excerpt: r.idx.excerpt,
-		Misses: map[int32]missInfo{}, Policies: map[string][2]string{}, Made: time.Now().UTC()}
+		Misses: map[int32]missInfo{}, Policies: map[string]answerPolicy{}, Made: time.Now().UTC()}
 	if r.Manifest != nil {
 		var err error
 		if b.Manifest, err = json.Marshal(r.Manifest); err != nil {
@@ -119,8 +118,7 @@ func (r *Run) snapshot() (*bundleRun, error) {
 		b.Dicts[k] = d.vals
 	}
 	for _, t := range r.dicts["task"].vals[1:] {
-		p := r.policy(t)
-		b.Policies[t] = [2]string{p.Unparsed(), p.Errors()}
+		b.Policies[t] = r.policy(t)
 	}
 	r.mu.RLock()
 	for i, m := range r.misses {
@@ -137,7 +135,7 @@ func (b *bundleRun) restore(caseOf func(i int) (*Case, error)) (*Run, error) {
 		gold: b.Gold, label: b.Label, verdict: b.Verdict, errc: b.Errc, dicts: map[string]*dict{}, parsed: b.Parsed, correct: b.Correct,
 		truncated: b.Truncated, blocked: b.Blocked, audit: b.Audit, conf: b.Conf, tokens: b.Tokens, cost: b.Cost, subsets: b.Subsets,
 		subsetNames: b.SubsetNames, repeat: b.Repeat, hasTrace: b.HasTrace, hasCalls: b.HasCalls, byID: make(map[string]int32, b.N),
-		openedAt: b.Made, stamp: make(stamp, len(outputFiles)), policies: map[string]review.AnswerPolicy{},
+		openedAt: b.Made, stamp: make(stamp, len(outputFiles)), policies: map[string]answerPolicy{},
 		labels: b.Labels, misses: map[int32]*missInfo{}, missRead: make(map[int32]bool, b.N), caseOf: caseOf}
 	for _, col := range []any{b.ID, b.Item, b.Model, b.Strategy, b.Task, b.Gold, b.Label, b.Verdict, b.Errc, b.Parsed, b.Correct,
 		b.Truncated, b.Blocked, b.Audit, b.Conf, b.Tokens, b.Cost, b.Subsets, b.Excerpt} {
@@ -171,7 +169,7 @@ func (b *bundleRun) restore(caseOf func(i int) (*Case, error)) (*Run, error) {
 		r.misses[i] = &m
 	}
 	for t, p := range b.Policies {
-		r.policies[t] = review.NewAnswerPolicy(p[0], p[1])
+		r.policies[t] = p
 	}
 	if r.labels == nil {
 		r.labels = map[int32][]audit.Label{}

@@ -62,7 +62,9 @@ func TestBundleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := serveStatic(t, dir)
-	problems, err := chrome.Watch(ctx, func(u string) bool { return strings.HasPrefix(u, base) || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:") })
+	problems, err := chrome.Watch(ctx, func(u string) bool {
+		return strings.HasPrefix(u, base) || strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:")
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

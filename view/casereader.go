@@ -25,10 +25,7 @@ func (cr *caseReader) results() (*pqFile, error) {
 	if cr.res == nil && cr.err == nil {
 		cr.res, cr.err = openPQ(filepath.Join(cr.r.Dir, "results.parquet"))
 		if cr.err == nil {
-			names := cr.res.rdr.MetaData().Schema
-			for c := 0; c < names.NumColumns(); c++ {
-				cr.cols = append(cr.cols, names.Column(c).Name())
-			}
+			cr.cols = cr.res.columns()
 		}
 	}
 	return cr.res, cr.err

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline/review"
-	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -198,8 +196,7 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 		}
 		// As diff: a side that counts errored cases as incomplete gives no
 		// paired figure for a cell where it has any.
-		pc.Incomplete = v.errA && ra.policy(v.task).Errors() == spec.ErrorsIncomplete ||
-			v.errB && rb.policy(v.task).Errors() == spec.ErrorsIncomplete
+		pc.Incomplete = v.errA && ra.policy(v.task).Incomplete || v.errB && rb.policy(v.task).Incomplete
 		if len(v.a) > 0 && !pc.Incomplete {
 			d := stats.PairedDiff(v.a, v.b, diffReps, diffSeed)
 			if repeats {
@@ -296,16 +293,16 @@ func cellName(r *Run, i int32, by string) string {
 }
 
 // policy is how this run counts a task's answers in a pairing (cached).
-func (r *Run) policy(task string) review.AnswerPolicy {
+func (r *Run) policy(task string) answerPolicy {
 	r.polMu.Lock()
 	defer r.polMu.Unlock()
 	if p, ok := r.policies[task]; ok {
 		return p
 	}
 	if r.policies == nil {
-		r.policies = map[string]review.AnswerPolicy{}
+		r.policies = map[string]answerPolicy{}
 	}
-	p := review.AnswerPolicyOf(r.Dir, task)
+	p := answerPolicyOf(r.Dir, task)
 	r.policies[task] = p
 	return p
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
 )
 
@@ -28,7 +27,7 @@ type Case struct {
 
 // Step is one stage run with the calls it made.
 type Step struct {
-	pipeline.TraceStep
+	TraceStep
 	Calls *CallGroup `json:"call,omitempty"`
 }
 
@@ -115,9 +114,9 @@ func (cr *caseReader) read(i int) (*Case, error) {
 	if e, ok := b.str("error", k); ok {
 		c.Error = e
 	}
-	var trace []pipeline.TraceStep
+	var trace []TraceStep
 	if s, ok := b.str("trace", k); ok {
-		if trace, err = pipeline.ReadTrace(s); err != nil {
+		if trace, err = readTrace(s); err != nil {
 			c.Notes = append(c.Notes, "the trace column of this case does not parse: "+err.Error())
 		}
 	}
@@ -210,7 +209,7 @@ func str(b *batch, col string, k int) string {
 // pair gives each trace step the call it made: the n-th visit of a prompt
 // stage made the stage's n-th call. Calls no step claims are returned
 // apart (a run without a trace has only those).
-func pair(trace []pipeline.TraceStep, groups []CallGroup) ([]Step, []CallGroup) {
+func pair(trace []TraceStep, groups []CallGroup) ([]Step, []CallGroup) {
 	queue := map[string][]int{}
 	for j, g := range groups {
 		queue[g.Stage] = append(queue[g.Stage], j)

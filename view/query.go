@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/promoral/promoral/pipeline/review"
 )
 
 // A facet is one filter of the list: a name, its values, and each case's
@@ -77,7 +75,7 @@ var corrects = []string{"right", "wrong", "unparsed, scored wrong", "left out", 
 // Outcome's "wrong". The policies are the run's, task by task, as the
 // paired comparison reads them (Run.scored).
 func correctness(r *Run) func(int) int {
-	pol := map[uint16]review.AnswerPolicy{}
+	pol := map[uint16]answerPolicy{}
 	return func(i int) int {
 		if r.gold[i] == 0 {
 			return 4

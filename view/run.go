@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline/audit"
-	"github.com/promoral/promoral/pipeline/review"
 )
 
 // Run is one opened run folder.
@@ -53,7 +52,7 @@ type Run struct {
 	stamp                      stamp // the output files read (reload.go)
 
 	polMu    sync.Mutex
-	policies map[string]review.AnswerPolicy
+	policies map[string]answerPolicy
 
 	mu       sync.RWMutex
 	labels   map[int32][]audit.Label // audit labels in force, by case

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/parse"
 )
 
@@ -212,7 +211,7 @@ func (r *Run) loadMisses(cases []int32) error {
 			if !ok {
 				continue
 			}
-			var steps []pipeline.TraceStep
+			var steps []TraceStep
 			if err := json.Unmarshal([]byte(s), &steps); err != nil {
 				return fmt.Errorf("%s: case %s: the trace does not parse: %v", p.path, r.id[i], err)
 			}

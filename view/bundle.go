@@ -50,6 +50,7 @@ type BundleInfo struct {
 	Bytes   int64           `json:"bytes"` // the whole bundle, this file aside
 	Files   int             `json:"files"`
 	WasmRaw int64           `json:"wasm_bytes"` // the viewer before compression
+	Report  bool            `json:"report"`     // report.html, the first run's, is beside index.html
 }
 
 // BundleRunInfo names a run of a bundle.
@@ -272,6 +273,7 @@ func WriteBundle(dir string, runs []*Run, wasm, wasmExec []byte, progress io.Wri
 		if err := put("report.html", data); err != nil {
 			return nil, err
 		}
+		info.Report = true
 	}
 	for k, r := range runs {
 		start := time.Now()

@@ -147,8 +147,6 @@ func TestBundleInBrowser(t *testing.T) {
 	if !strings.Contains(steps, "critique") || !strings.Contains(eval(`document.querySelector('ol.steps').textContent`), "Final Answer") {
 		t.Errorf("the case page's stages: %q, and no reply", steps)
 	}
-	do("next case", chromedp.KeyEvent("j"))
-	waitFor("the next case", fmt.Sprintf(`location.hash.startsWith('#/case/0/') && location.hash !== '#/case/0/%d'`, self))
 
 	// The two runs compared, a pair side by side.
 	do("compare the runs", chromedp.Navigate(base+"#/compare?by=run"), chromedp.WaitVisible("table.cells tbody tr"))

@@ -815,7 +815,7 @@ async function auditPage() {
         items[cur] = fresh;
         if (v && cur + 1 < page.rows.length) setTimeout(() => show(cur + 1), 350);
       }),
-      h('div', {class: 'keys'}, h('kbd', {text: '1'}), '…', h('kbd', {text: String(labelState.choices.length || 1)}), ' label  ', h('kbd', {text: 'j'}), h('kbd', {text: 'k'}), ' next / previous'));
+      h('div', {class: 'keys'}, h('kbd', {text: '1'}), '…', h('kbd', {text: String((labelState ? labelState.choices.length : 0) || 1)}), ' label  ', h('kbd', {text: 'j'}), h('kbd', {text: 'k'}), ' next / previous'));
   }
   app.replaceChildren(h('div', {class: 'summary'}, h('span', {class: 'big', text: fmtInt(page.total)}), h('span', {class: 'muted', text: 'cases in the audit queue'}),
     labelledChip,

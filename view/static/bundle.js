@@ -37,7 +37,7 @@
     if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
       bytes = new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
     }
-    B.report = await fetch(new URL('report.html', base), {method: 'HEAD'}).then(r => r.ok, () => false);
+    B.report = await fetch(new URL('promoral-bundle.json', base)).then(r => r.json()).then(b => !!b.report, () => false);
     const go = new Go();
     const {instance} = await WebAssembly.instantiate(bytes, go.importObject);
     go.run(instance).then(() => rejectReady(new Error('the viewer stopped')));

@@ -1,8 +1,6 @@
 package view
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"fmt"
 	"sort"
 	"strings"
@@ -191,8 +189,7 @@ func CompareRuns(ra, rb *Run, c Compare) (*Comparison, error) {
 		v := cells[name]
 		// As diff: a side that counts errored cases as incomplete gives no
 		// paired figure for a cell where it has any.
-		void := v.errA && ra.policy(v.task).Errors() == runfolder.ErrorsIncomplete ||
-			v.errB && rb.policy(v.task).Errors() == runfolder.ErrorsIncomplete
+		void := v.errA && ra.policy(v.task).Incomplete || v.errB && rb.policy(v.task).Incomplete
 		counts[k] = stats.PairedCounts{AR: v.ar, AN: v.an, BR: v.br, BN: v.bn, Void: void}
 	}
 	diffs, repeats, holm := stats.PairedCells(counts, diffReps, diffSeed)
@@ -292,16 +289,16 @@ func cellName(r *Run, i int32, by string) string {
 }
 
 // policy is how this run counts a task's answers in a pairing (cached).
-func (r *Run) policy(task string) runfolder.AnswerPolicy {
+func (r *Run) policy(task string) answerPolicy {
 	r.polMu.Lock()
 	defer r.polMu.Unlock()
 	if p, ok := r.policies[task]; ok {
 		return p
 	}
 	if r.policies == nil {
-		r.policies = map[string]runfolder.AnswerPolicy{}
+		r.policies = map[string]answerPolicy{}
 	}
-	p := runfolder.AnswerPolicyOf(r.Dir, task)
+	p := answerPolicyOf(r.Dir, task)
 	r.policies[task] = p
 	return p
 }

@@ -1,11 +1,8 @@
 package view
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/promoral/promoral/pipeline/audit"
 )
@@ -30,7 +27,7 @@ type Case struct {
 
 // Step is one stage run with the calls it made.
 type Step struct {
-	runfolder.TraceStep
+	TraceStep
 	Calls *CallGroup `json:"call,omitempty"`
 }
 
@@ -72,31 +69,35 @@ func (r *Run) Case(i int) (*Case, error) {
 	if i < 0 || i >= r.n {
 		return nil, fmt.Errorf("no case %d: the run has %d", i, r.n)
 	}
-	p, err := openPQ(filepath.Join(r.Dir, "results.parquet"))
+	if r.caseOf != nil {
+		return r.caseOf(i)
+	}
+	cr := r.newCaseReader()
+	defer cr.close()
+	return cr.read(i)
+}
+
+// read reads case i through the reader's open files and row groups.
+func (cr *caseReader) read(i int) (*Case, error) {
+	r := cr.r
+	p, err := cr.results()
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
 	g := p.groupOf(i)
-	names := p.rdr.MetaData().Schema
-	var cols []string
-	for c := 0; c < names.NumColumns(); c++ {
-		cols = append(cols, names.Column(c).Name())
-	}
-	b, err := p.read(g, cols...)
+	b, err := cr.group(g)
 	if err != nil {
 		return nil, err
 	}
-	defer b.release()
 	k := i - p.start[g]
 	if id, _ := b.strRef("case_id", k); id != r.id[i] {
 		return nil, fmt.Errorf("%s changed since the view opened it (case %d is now %q): reload the page", p.path, i, id)
 	}
 	c := &Case{Row: r.row(int32(i)), Fields: map[string]any{}, Labels: r.labelsOf(i), Trace: r.hasTrace}
-	if c.Samples, err = r.sampleRows(p, int32(i)); err != nil {
+	if c.Samples, err = r.sampleRows(p, cr.group, int32(i)); err != nil {
 		c.Notes = append(c.Notes, "the other samples of this item could not be read: "+err.Error())
 	}
-	for _, col := range cols {
+	for _, col := range cr.cols {
 		if textCols[col] {
 			continue
 		}
@@ -113,13 +114,13 @@ func (r *Run) Case(i int) (*Case, error) {
 	if e, ok := b.str("error", k); ok {
 		c.Error = e
 	}
-	var trace []runfolder.TraceStep
+	var trace []TraceStep
 	if s, ok := b.str("trace", k); ok {
-		if trace, err = runfolder.ReadTrace(s); err != nil {
+		if trace, err = readTrace(s); err != nil {
 			c.Notes = append(c.Notes, "the trace column of this case does not parse: "+err.Error())
 		}
 	}
-	groups, err := r.calls(i)
+	groups, err := cr.calls(i)
 	if err != nil {
 		c.Notes = append(c.Notes, err.Error())
 	}
@@ -131,7 +132,8 @@ func (r *Run) Case(i int) (*Case, error) {
 }
 
 // calls reads the calls.parquet rows of case i, grouped into calls.
-func (r *Run) calls(i int) ([]CallGroup, error) {
+func (cr *caseReader) calls(i int) ([]CallGroup, error) {
+	r := cr.r
 	if !r.hasCalls {
 		return nil, nil
 	}
@@ -142,16 +144,9 @@ func (r *Run) calls(i int) ([]CallGroup, error) {
 	if len(gs) == 0 {
 		return nil, nil
 	}
-	p, err := openPQ(filepath.Join(r.Dir, "calls.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
 	var rows []Call
 	for _, g := range gs {
-		b, err := p.read(g, "case_id", "stage", "attempt", "request_hash", "request_messages", "request_params", "response_text",
-			"response_choices", "finish_reason", "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "thinking_tokens",
-			"latency_ms", "cached", "error", "model_version", "cost_usd", "time", "final", "attempts")
+		b, err := cr.callGroup(g)
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +174,6 @@ func (r *Run) calls(i int) ([]CallGroup, error) {
 			}
 			rows = append(rows, c)
 		}
-		b.release()
 	}
 	// Attempts of one call are consecutive rows of one stage numbered 1,
 	// 2, …; a reply from the journal (attempt of the original call, or 0
@@ -215,7 +209,7 @@ func str(b *batch, col string, k int) string {
 // pair gives each trace step the call it made: the n-th visit of a prompt
 // stage made the stage's n-th call. Calls no step claims are returned
 // apart (a run without a trace has only those).
-func pair(trace []runfolder.TraceStep, groups []CallGroup) ([]Step, []CallGroup) {
+func pair(trace []TraceStep, groups []CallGroup) ([]Step, []CallGroup) {
 	queue := map[string][]int{}
 	for j, g := range groups {
 		queue[g.Stage] = append(queue[g.Stage], j)

@@ -1,3 +1,5 @@
+//go:build !js
+
 package view
 
 import (
@@ -50,6 +52,16 @@ func openPQ(path string) (*pqFile, error) {
 }
 
 func (p *pqFile) Close() { p.rdr.Close() }
+
+// columns names every column of the file.
+func (p *pqFile) columns() []string {
+	var out []string
+	names := p.rdr.MetaData().Schema
+	for c := 0; c < names.NumColumns(); c++ {
+		out = append(out, names.Column(c).Name())
+	}
+	return out
+}
 
 func (p *pqFile) groups() int { return len(p.start) - 1 }
 func (p *pqFile) rows() int   { return p.start[len(p.start)-1] }

@@ -1,8 +1,6 @@
 package view
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"cmp"
 	"fmt"
 	"math"
@@ -77,7 +75,7 @@ var corrects = []string{"right", "wrong", "unparsed, scored wrong", "left out", 
 // Outcome's "wrong". The policies are the run's, task by task, as the
 // paired comparison reads them (Run.scored).
 func correctness(r *Run) func(int) int {
-	pol := map[uint16]runfolder.AnswerPolicy{}
+	pol := map[uint16]answerPolicy{}
 	return func(i int) int {
 		if r.gold[i] == 0 {
 			return 4

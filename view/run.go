@@ -11,8 +11,6 @@
 package view
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,7 +52,7 @@ type Run struct {
 	stamp                      stamp // the output files read (reload.go)
 
 	polMu    sync.Mutex
-	policies map[string]runfolder.AnswerPolicy
+	policies map[string]answerPolicy
 
 	mu       sync.RWMutex
 	labels   map[int32][]audit.Label // audit labels in force, by case
@@ -63,6 +61,8 @@ type Run struct {
 	missRead map[int32]bool
 
 	idx *textIndex // built in the background
+
+	caseOf func(i int) (*Case, error) // a bundle's cases, written when it was made (bundle.go)
 }
 
 // dict interns the few distinct values of a column; code 0 is "none".
@@ -107,7 +107,7 @@ func Open(dir string) (*Run, error) {
 		stamp: stampOf(dir), openedAt: start}
 	if data, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
 		// The typed read refuses a folder of a later format.
-		if _, err := runfolder.ReadManifest(dir); err != nil {
+		if err := checkFormat(dir); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal(data, &r.Manifest); err != nil {

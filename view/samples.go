@@ -13,29 +13,20 @@ type Sample struct {
 	Reply string `json:"reply,omitempty"`
 }
 
-// sampleRows reads the repeats of case i's item from results.parquet (p).
-func (r *Run) sampleRows(p *pqFile, i int32) ([]Sample, error) {
+// sampleRows reads the repeats of case i's item from results.parquet (p),
+// its row groups through group.
+func (r *Run) sampleRows(p *pqFile, group func(g int) (*batch, error), i int32) ([]Sample, error) {
 	g := r.samplesOf(i)
 	if g == nil {
 		return nil, nil
 	}
 	out := make([]Sample, len(g))
-	batches := map[int]*batch{}
-	defer func() {
-		for _, b := range batches {
-			b.release()
-		}
-	}()
 	for k, j := range g {
 		out[k].Row = r.row(j)
 		grp := p.groupOf(int(j))
-		b := batches[grp]
-		if b == nil {
-			var err error
-			if b, err = p.read(grp, "outputs"); err != nil {
-				return out, err
-			}
-			batches[grp] = b
+		b, err := group(grp)
+		if err != nil {
+			return out, err
 		}
 		s, ok := b.str("outputs", int(j)-p.start[grp])
 		if !ok {

@@ -1,8 +1,6 @@
 package view
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -213,7 +211,7 @@ func (r *Run) loadMisses(cases []int32) error {
 			if !ok {
 				continue
 			}
-			var steps []runfolder.TraceStep
+			var steps []TraceStep
 			if err := json.Unmarshal([]byte(s), &steps); err != nil {
 				return fmt.Errorf("%s: case %s: the trace does not parse: %v", p.path, r.id[i], err)
 			}

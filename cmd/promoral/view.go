@@ -16,7 +16,7 @@ import (
 
 func newView() *cobra.Command {
 	var port int
-	var annotator string
+	var annotator, bundle string
 	cmd := &cobra.Command{
 		Use:   "view RUN_DIR [RUN_DIR_2]",
 		Short: "Read a run's samples in the browser: filter, search, open a case, compare, audit the judge",
@@ -25,8 +25,12 @@ func newView() *cobra.Command {
 			"unparsed replies grouped by shape with the rule that nearly matched, side by side comparisons\n" +
 			"with the paired numbers of `promoral diff`, and the safety judge's audit queue, whose labels\n" +
 			"are appended to RUN_DIR/labels.jsonl. With a second run, Compare pairs the same cells of both.\n" +
-			"A run applied again while the view is open (re-scored) is read again on the next request.",
-		Example: "  promoral view out/quickstart\n  promoral view out/paper out/paper-v2 --port 8800",
+			"A run applied again while the view is open (re-scored) is read again on the next request.\n\n" +
+			"--bundle DIR writes the same page as a static site instead, to publish: every case, filters,\n" +
+			"search, transcripts, side by side and compare, answered in the browser by the viewer compiled\n" +
+			"to WebAssembly, with no promoral server behind it. Any static host serves DIR (a plain file\n" +
+			"server, GitHub Pages, a Hugging Face static Space). It is read-only: no audit labels.",
+		Example: "  promoral view out/quickstart\n  promoral view out/paper out/paper-v2 --port 8800\n  promoral view --bundle site out/paper out/paper-v2",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var runs []*view.Run
@@ -37,6 +41,9 @@ func newView() *cobra.Command {
 				}
 				defer r.Close()
 				runs = append(runs, r)
+			}
+			if bundle != "" {
+				return writeBundle(cmd, bundle, runs)
 			}
 			if annotator == "" {
 				if u, err := user.Current(); err == nil {
@@ -71,6 +78,24 @@ func newView() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 8765, "port on 127.0.0.1 (0: any free port; when 8765 is taken and --port is not given, a free one is used)")
+	cmd.Flags().StringVar(&bundle, "bundle", "", "write the view as a static site in `DIR` (new, empty, or an earlier bundle) instead of serving it")
 	cmd.Flags().StringVar(&annotator, "annotator", "", "name audit labels are saved under (default: your user name; the page can change it)")
 	return cmd
+}
+
+// writeBundle writes the runs as a static site in dir.
+func writeBundle(cmd *cobra.Command, dir string, runs []*view.Run) error {
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out, "promoral view: compiling the viewer to WebAssembly")
+	wasm, wasmExec, err := view.BuildViewerWasm()
+	if err != nil {
+		return err
+	}
+	info, err := view.WriteBundle(dir, runs, wasm, wasmExec, out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "promoral view: wrote %s: %d files, %.1f MB (the viewer %.1f MB\n", dir, info.Files, float64(info.Bytes)/1e6, float64(len(wasm))/1e6)
+	fmt.Fprintf(out, "  before gzip). Serve it with any static host, e.g.\n  python3 -m http.server -d %s\n", dir)
+	return nil
 }

@@ -4,6 +4,10 @@
 
 const app = document.getElementById('app');
 const qbox = document.getElementById('q');
+// B: a published bundle (promoral view --bundle, bundle.js): no server,
+// the viewer answers in the page, and routes live in the URL's hash.
+const B = window.promoralBundle;
+const here = () => B ? B.here() : location;
 const S = {meta: null, list: null, sel: 0, keys: null, annotator: localStorage.getItem('promoral.annotator') || ''};
 
 // ---- helpers ----
@@ -28,7 +32,7 @@ function h(tag, attrs, ...kids) {
 async function api(path, params) {
   const u = new URL(path, location.origin);
   if (params) for (const [k, v] of params) u.searchParams.append(k, v);
-  const res = await fetch(u);
+  const res = await (B ? B.fetch(u) : fetch(u));
   // The server reads a run again when its outputs change (apply re-scored
   // it): the run's description is then read again, on the next page.
   const outputs = res.headers.get('X-Promoral-Outputs');
@@ -64,6 +68,7 @@ function toast(msg) {
 function errorBox(e) { return h('div', {class: 'error-box', text: e.message || String(e)}); }
 
 function go(url, replace) {
+  if (B) url = B.url(url.replace(/^#/, ''));
   if (replace) history.replaceState(null, '', url); else history.pushState(null, '', url);
   route();
 }
@@ -102,7 +107,7 @@ function caseHref(run, i, nav) {
 // The list's filters live in the page URL: shareable, and the report's
 // links open them directly.
 function listParams() {
-  const p = new URLSearchParams(location.search);
+  const p = new URLSearchParams(here().search);
   p.delete('offset');
   return p;
 }
@@ -129,20 +134,21 @@ async function route() {
       rn.textContent = r0.name + ' · ' + fmtInt(r0.cases) + ' cases';
       rn.title = r0.dir;
     }
-    document.getElementById('reportlink').hidden = !r0.report;
+    if (B) rn.append(h('span', {class: 'muted', text: ' · published copy, read-only', title: 'a static copy of the run (promoral view --bundle): labels cannot be given here'}));
+    document.getElementById('reportlink').hidden = !(r0.report || (B && B.report));
     if (!S.annotator && S.meta.annotator) S.annotator = S.meta.annotator;
     const auditTab = document.querySelector('[data-tab=audit]');
     auditTab.querySelectorAll('.n').forEach(n => n.remove());
     if (r0.flagged) auditTab.append(h('span', {class: 'n', text: fmtInt(r0.flagged)}));
     document.getElementById('reloaderr').replaceChildren(...S.meta.runs.filter(r => r.reload_error).map(r => h('div', {class: 'note warn', text: r.reload_error})));
   }
-  const path = location.pathname;
+  const path = here().pathname;
   let tab = 'cases';
   if (path.startsWith('/unparsed')) tab = 'unparsed';
   else if (path.startsWith('/compare')) tab = 'compare';
   else if (path.startsWith('/audit')) tab = 'audit';
   for (const a of document.querySelectorAll('nav.tabs a[data-tab]')) a.classList.toggle('on', a.dataset.tab === tab);
-  qbox.value = new URLSearchParams(location.search).get('q') || '';
+  qbox.value = new URLSearchParams(here().search).get('q') || '';
   window.scrollTo(0, 0);
   try {
     const m = path.match(/^\/case\/(\d+)\/(\d+)/);
@@ -177,20 +183,20 @@ qbox.addEventListener('input', () => {
 qbox.addEventListener('keydown', e => { if (e.key === 'Enter') { clearTimeout(searchTimer); qbox.blur(); applySearch(); } });
 
 function applySearch() {
-  const p = location.pathname === '/' || location.pathname.startsWith('/unparsed') || location.pathname.startsWith('/compare')
-    ? new URLSearchParams(location.search) : new URLSearchParams();
+  const p = here().pathname === '/' || here().pathname.startsWith('/unparsed') || here().pathname.startsWith('/compare')
+    ? new URLSearchParams(here().search) : new URLSearchParams();
   const v = qbox.value.trim();
   if (v) p.set('q', v); else p.delete('q');
   p.delete('offset');
-  const base = location.pathname.startsWith('/unparsed') || location.pathname.startsWith('/compare') ? location.pathname : '/';
+  const base = here().pathname.startsWith('/unparsed') || here().pathname.startsWith('/compare') ? here().pathname : '/';
   const url = base + (p.toString() ? '?' + p : '');
-  go(url, base === location.pathname);
+  go(url, base === here().pathname);
 }
 
 // ---- the list ----
 
 async function listPage() {
-  const params = new URLSearchParams(location.search);
+  const params = new URLSearchParams(here().search);
   const run = +(params.get('run') || 0);
   document.querySelectorAll('#runname a').forEach(a => a.classList.toggle('on', +a.dataset.run === run));
   S.marks = marksFor(params.get('q'));
@@ -200,7 +206,7 @@ async function listPage() {
   S.list = page;
   if (page.search === 'indexing') {
     clearTimeout(listPage.poll);
-    listPage.poll = setTimeout(() => { if (location.pathname === '/') route(); }, 800);
+    listPage.poll = setTimeout(() => { if (here().pathname === '/') route(); }, 800);
   }
   const nav = listParams().toString();
   const table = h('table', {class: 'cases'},
@@ -220,7 +226,7 @@ async function listPage() {
   for (const [k, v] of params) {
     if (k === 'offset' || k === 'sort' || k === 'run') continue;
     selChips.push(h('span', {class: 'chip x', title: 'remove this filter', onclick: () => {
-      const p = new URLSearchParams(location.search);
+      const p = new URLSearchParams(here().search);
       const vals = p.getAll(k).filter(x => x !== v);
       p.delete(k); vals.forEach(x => p.append(k, x)); p.delete('offset');
       go('/?' + p, true);
@@ -237,9 +243,9 @@ async function listPage() {
       page.total > 0 ? h('a', {href: '/compare?' + listParams(), 'data-nav': true, text: 'Compare…'}) : null,
       h('a', {href: '/unparsed?' + listParams(), 'data-nav': true, text: 'Unparsed…'})));
   const pager = h('div', {class: 'pager'},
-    h('button', {disabled: offset === 0, onclick: () => { const p = new URLSearchParams(location.search); p.set('offset', Math.max(0, offset - 100)); go('/?' + p); }, text: '← Previous'}),
+    h('button', {disabled: offset === 0, onclick: () => { const p = new URLSearchParams(here().search); p.set('offset', Math.max(0, offset - 100)); go('/?' + p); }, text: '← Previous'}),
     h('span', {text: page.total ? `${fmtInt(offset + 1)}–${fmtInt(Math.min(offset + 100, page.total))} of ${fmtInt(page.total)}` : 'no case matches'}),
-    h('button', {disabled: offset + 100 >= page.total, onclick: () => { const p = new URLSearchParams(location.search); p.set('offset', offset + 100); go('/?' + p); }, text: 'Next →'}));
+    h('button', {disabled: offset + 100 >= page.total, onclick: () => { const p = new URLSearchParams(here().search); p.set('offset', offset + 100); go('/?' + p); }, text: 'Next →'}));
   const main = h('div', null,
     page.search === 'indexing' ? h('div', {class: 'banner', text: `Building the search index (${Math.round(page.progress * 100)}%): the search applies as soon as it is ready; the other filters work now.`}) : null,
     summary,
@@ -289,7 +295,7 @@ function markSel(scroll) {
 
 // facetPanel draws the filters; clicking a value toggles it in the URL.
 function facetPanel(facets, base) {
-  const params = new URLSearchParams(location.search);
+  const params = new URLSearchParams(here().search);
   // Values no case has under the other filters are left out (a selected
   // one stays, with its zero, so it can be cleared); a facet with one
   // value says nothing unless chosen.
@@ -306,11 +312,11 @@ function facetPanel(facets, base) {
     const any = f.values.some(v => v.selected);
     const long = f.values.length > 8;
     const box = h('div', {class: 'facet', 'data-facet': f.name},
-      h('h4', null, f.title, any ? h('a', {href: '#', onclick: e => { e.preventDefault(); const p = new URLSearchParams(location.search); p.delete(f.name); p.delete('offset'); go(base + '?' + p, true); }, text: 'clear'}) : null));
+      h('h4', null, f.title, any ? h('a', {href: '#', onclick: e => { e.preventDefault(); const p = new URLSearchParams(here().search); p.delete(f.name); p.delete('offset'); go(base + '?' + p, true); }, text: 'clear'}) : null));
     f.values.forEach((v, k) => {
       const row = h('div', {class: 'fv' + (v.selected ? ' on' : '') + (v.n === 0 ? ' zero' : ''), 'data-value': v.value, title: v.value, hidden: long && k >= 8 && !v.selected,
         onclick: () => {
-          const p = new URLSearchParams(location.search);
+          const p = new URLSearchParams(here().search);
           const vals = p.getAll(f.name);
           p.delete(f.name);
           (vals.includes(v.value) ? vals.filter(x => x !== v.value) : [...vals, v.value]).forEach(x => p.append(f.name, x));
@@ -345,7 +351,7 @@ function valueNode(v) {
 }
 
 async function casePage(run, i) {
-  const nav = new URLSearchParams(location.search).get('nav');
+  const nav = new URLSearchParams(here().search).get('nav');
   S.marks = marksFor(nav ? new URLSearchParams(nav).get('q') : '');
   const params = [['run', run], ['i', i]];
   if (nav != null) params.push(['nav', nav]);
@@ -568,6 +574,12 @@ function labelBox(run, i, c, onSaved) {
       status.replaceChildren(errorBox(e));
     }
   }
+  if (B) {
+    labelState = null;
+    return h('div', {class: 'labelbox'},
+      h('div', {class: 'note', text: 'This is a published copy of the run, read-only: labels are given in `promoral view` on the run folder. Labels given before it was published are shown.'}),
+      others);
+  }
   labelState = {save, choices};
   return h('div', {class: 'labelbox'},
     h('div', {class: 'row'}, 'What did the reply do?', h('span', {class: 'muted', text: 'Saved append-only to the run\'s labels.jsonl; the latest label per person counts.'})),
@@ -586,7 +598,7 @@ function labelKeys(e) {
 // ---- unparsed ----
 
 async function unparsedPage() {
-  const params = new URLSearchParams(location.search);
+  const params = new URLSearchParams(here().search);
   const u = await api('/api/unparsed', [...params]);
   const cfg = u.config || 'CONFIG';
   const howto = h('div', {class: 'howto'},
@@ -632,14 +644,14 @@ async function facetsFor(params) {
 // ---- compare ----
 
 async function comparePage() {
-  const params = new URLSearchParams(location.search);
+  const params = new URLSearchParams(here().search);
   const meta = S.meta.runs[0];
   const two = S.meta.runs.length > 1;
   let by = params.get('by') || (two ? 'run' : 'strategy');
   const vals = by === 'run' ? [] : meta.values[by] || [];
   let a = params.get('a') || vals[0] || '';
   let b = params.get('b') || vals.find(v => v !== a) || '';
-  const set = (k, v) => { const p = new URLSearchParams(location.search); p.set(k, v); if (k === 'by') { p.delete('a'); p.delete('b'); } p.delete('offset'); go('/compare?' + p, true); };
+  const set = (k, v) => { const p = new URLSearchParams(here().search); p.set(k, v); if (k === 'by') { p.delete('a'); p.delete('b'); } p.delete('offset'); go('/compare?' + p, true); };
   const sel = (k, cur, options) => h('select', {'data-k': k, onchange: e => set(k, e.target.value)}, options.map(o => h('option', {value: o, selected: o === cur, text: o})));
   const controls = h('div', {class: 'controls'}, 'Compare',
     sel('by', by, two ? ['strategy', 'model', 'run'] : ['strategy', 'model']),
@@ -756,7 +768,7 @@ async function openPair(row, p, by) {
 // ---- audit ----
 
 async function auditPage() {
-  const params = new URLSearchParams(location.search);
+  const params = new URLSearchParams(here().search);
   if (!params.has('audit')) params.set('audit', 'flagged');
   const page = await api('/api/cases', [...params, ['limit', '2000']]);
   page.rows = arr(page.rows);
@@ -803,7 +815,7 @@ async function auditPage() {
         items[cur] = fresh;
         if (v && cur + 1 < page.rows.length) setTimeout(() => show(cur + 1), 350);
       }),
-      h('div', {class: 'keys'}, h('kbd', {text: '1'}), '…', h('kbd', {text: String(labelState.choices.length || 1)}), ' label  ', h('kbd', {text: 'j'}), h('kbd', {text: 'k'}), ' next / previous'));
+      h('div', {class: 'keys'}, h('kbd', {text: '1'}), '…', h('kbd', {text: String((labelState ? labelState.choices.length : 0) || 1)}), ' label  ', h('kbd', {text: 'j'}), h('kbd', {text: 'k'}), ' next / previous'));
   }
   app.replaceChildren(h('div', {class: 'summary'}, h('span', {class: 'big', text: fmtInt(page.total)}), h('span', {class: 'muted', text: 'cases in the audit queue'}),
     labelledChip,

@@ -57,6 +57,9 @@ var readmeCommands = map[string]string{
 	"promoral view out/paper [out/paper-v2]":                   "not run: serves until Ctrl-C; view's tests (view/server_test.go, the browser test) serve a real run",
 	"promoral export --format eee out/paper eee/":              "not run: needs a paper run; TestExportEEE exports a run",
 	"promoral view out/quickstart":                             "not run: serves until Ctrl-C; view's tests serve a real run",
+	"promoral view --bundle site out/paper":                    "not run: needs a paper run; view's TestBundleInBrowser writes and opens a bundle",
+	"promoral view --bundle site out/paper out/paper-v2":       "not run: names two example run folders; TestBundleInBrowser bundles two runs",
+	"python3 -m http.server -d site":                           "not run: a plain static server, as TestBundleInBrowser's http.FileServer",
 	"promoral view out/paper out/paper-v2":                     "not run: names two example run folders",
 	"go build -o promoral ./cmd/promoral":                      "not run: go test has built the same package",
 	"promoral apply configs/judge_agreement.yaml":              "judges", // TestJudgeAgreementOffline

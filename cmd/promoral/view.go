@@ -95,7 +95,7 @@ func writeBundle(cmd *cobra.Command, dir string, runs []*view.Run) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "promoral view: wrote %s: %d files, %.1f MB (the viewer %.1f MB\n", dir, info.Files, float64(info.Bytes)/1e6, float64(len(wasm))/1e6)
-	fmt.Fprintf(out, "  before gzip). Serve it with any static host, e.g.\n  python3 -m http.server -d %s\n", dir)
+	say(out, "promoral view: wrote %s: %d files, %.1f MB (the viewer %.1f MB before gzip)", dir, info.Files, float64(info.Bytes)/1e6, float64(len(wasm))/1e6)
+	say(out, "  Serve it with any static host, e.g.\n  python3 -m http.server -d %s", dir)
 	return nil
 }

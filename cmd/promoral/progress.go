@@ -253,7 +253,7 @@ func detailLines(parts []string, width int) []string {
 	return append(out, fit(cur, width))
 }
 
-// plain is the whole status on one line, for logs.
+// plain is the whole status, for logs (wrapped to 80 columns where printed).
 func (v *line) plain() string {
 	done, total := v.counts()
 	what := fmt.Sprintf("%d/%d cases", done, total)
@@ -359,7 +359,7 @@ func plainProgress(w io.Writer, stats []*pipeline.ModelStats, scr *screen, stop 
 				if v.judge {
 					name += " (judge)"
 				}
-				fmt.Fprintf(w, "%s  %s: %s\n", now.Format("15:04:05"), name, v.plain())
+				fmt.Fprintln(w, wrapNote(fmt.Sprintf("%s  %s: %s", now.Format("15:04:05"), name, v.plain())))
 			}
 		}
 		select {

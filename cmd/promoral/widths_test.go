@@ -83,6 +83,7 @@ strategies: [once]
 		{"plan a bad file", []string{"plan", bad}},
 		{"apply with errors and a cap", []string{"apply", "-q", cfg, "--out", out, "--max-cost", "50"}},
 		{"apply --limit", []string{"apply", "-q", cfg, "--out", out + "-part", "--limit", "2"}},
+		{"apply with progress off a terminal", []string{"apply", cfg, "--out", out + "-plain"}},
 		{"apply at the spend cap", []string{"apply", "-q", capped, "--out", out + "-capped", "--max-cost", "0.000001"}},
 		{"apply a bad file", []string{"apply", "-q", bad}},
 		{"report", []string{"report", out}},

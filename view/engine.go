@@ -8,11 +8,6 @@ package view
 
 import "github.com/promoral/promoral/runfolder"
 
-// TraceStep is one stage of a case's trace.
-type TraceStep = runfolder.TraceStep
-
-func readTrace(s string) ([]TraceStep, error) { return runfolder.ReadTrace(s) }
-
 // answerPolicyOf reads a task's policy from the run folder's manifest.
 func answerPolicyOf(dir, task string) answerPolicy {
 	p := runfolder.AnswerPolicyOf(dir, task)

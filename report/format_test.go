@@ -2,7 +2,6 @@ package report
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -12,18 +11,8 @@ import (
 func TestReportsFormat1(t *testing.T) {
 	src := "../runfolder/testdata/format1"
 	dir := t.TempDir()
-	ents, err := os.ReadDir(src)
-	if err != nil {
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range ents {
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	out, err := Generate(dir, Options{Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }})
 	if err != nil {

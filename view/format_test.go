@@ -7,22 +7,12 @@ import (
 	"testing"
 )
 
-// copyFolder copies a run folder's files into a temp folder.
+// copyFolder copies a run folder into a temp folder.
 func copyFolder(t *testing.T, src string) string {
 	t.Helper()
 	dir := t.TempDir()
-	ents, err := os.ReadDir(src)
-	if err != nil {
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range ents {
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return dir
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral"
+	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
 	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages"
 )

@@ -22,6 +22,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 	"gopkg.in/yaml.v3"
 
+	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/hub/hubtest"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/promoral/promoral/internal/wrap"
 
+	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 	_ "github.com/promoral/promoral/stages"

@@ -6,9 +6,10 @@ package refdocs
 import (
 	"reflect"
 
+	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
-	_ "github.com/promoral/promoral/stages" // registers the stage and metric kinds
+	_ "github.com/promoral/promoral/stages" // registers the stage kinds
 )
 
 // kind is one registered stage or metric kind as the generator sees it.

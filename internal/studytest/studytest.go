@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/needs"
+	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"

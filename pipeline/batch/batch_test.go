@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
 	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/batch"
 	"github.com/promoral/promoral/pipeline/fake"

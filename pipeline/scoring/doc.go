@@ -21,14 +21,12 @@
 //     old version only once complete.
 //   - reducers (reduce.go): the samples of a repeated case made one answer
 //     per item (majority, first, any, all) before a block sees them, with
-//     majority_ties rows; ReduceRows and MajorityLabel. Rows whose interval
-//     treats an item's samples as independent say it is too narrow, unless
-//     the kind drew it over items (ClusteredNote).
-//   - intervals (ciundefined.go): SetCI puts a bootstrap interval on a row
-//     with the count of its undefined replicates, and withholds the figure
-//     when too many are.
-//   - human labels (human.go): HumanLabels reads the labels people gave in
-//     promoral view, beside the run's journal.
+//     majority_ties rows. Rows whose interval treats an item's samples as
+//     independent say it is too narrow, unless the kind drew it over items
+//     (spec.ClusteredNote).
+//   - human labels: the result set's People reads the labels people gave
+//     in promoral view, beside the run's journal, so a kind reads them
+//     without doing I/O.
 //   - re-scoring (rescore.go): ScoreFromJournal scores a study from the
 //     replies a journal holds, in memory, and DiffScores compares two score
 //     sets row by row; promoral diff shows what a config change does to the
@@ -39,7 +37,6 @@
 // (pipeline/spec), and the output files through package pipeline, which
 // imports nothing of it. The engine hands what it wrote (a
 // pipeline.Written) to the pipeline.Scorer it was given; New is the Scorer
-// to give it. The metric kinds themselves (package stages) register with
-// spec and compute over a spec.ResultSet; they use SetCI, ClusteredNote,
-// MajorityLabel and HumanLabels from here.
+// to give it. The metric kinds themselves (package metrics) register with
+// spec and compute over a spec.ResultSet; they import nothing of scoring.
 package scoring

@@ -116,7 +116,7 @@ func reduceItem(g []*spec.ResultRow, r string) (spec.ResultRow, bool) {
 		}
 		return *g[0], false
 	}
-	winner, tie := MajorityLabel(g)
+	winner, tie := spec.MajorityLabel(g)
 	if tie {
 		return g[0].AsUnparsed(), true
 	}
@@ -151,32 +151,6 @@ func hit(x *spec.ResultRow) bool {
 		return c
 	}
 	return x.Parsed() && x.Task.Positive != "" && x.Label() == x.Task.Positive
-}
-
-// MajorityLabel is the label most of the parsed samples gave; tie is set
-// when two or more labels share the top count (winner is then ""). No
-// parsed sample: "", false.
-func MajorityLabel(g []*spec.ResultRow) (winner string, tie bool) {
-	counts := map[string]int{}
-	best := 0
-	for _, x := range g {
-		if !x.Parsed() {
-			continue
-		}
-		l := x.Label()
-		counts[l]++
-		best = max(best, counts[l])
-	}
-	for l, c := range counts {
-		if c != best {
-			continue
-		}
-		if winner != "" {
-			return "", true
-		}
-		winner = l
-	}
-	return winner, false
 }
 
 // reduceFor is the result set a block's kind sees, and the tie rows a
@@ -250,12 +224,6 @@ func (red *reduced) tieRows(rows []spec.MetricRow) []spec.MetricRow {
 // computed over every sample of a cell with repeats.
 const unclusteredNote = "the interval resamples the k samples of an item as if independent, so it is too narrow: kind repeats (or a reduce:) gives one that resamples items"
 
-// ClusteredNote is on the convention of a row whose interval was drawn
-// over items, each with all its samples, in a cell with repeats (a block
-// that scores every sample but resamples items): it is not too narrow, so
-// flagUnclustered leaves it alone.
-const ClusteredNote = "the interval resamples items, each with all its samples"
-
 // repeatedCells are the reported cells whose rows hold more than one
 // sample of an item (nil when the study has no repeats).
 func repeatedCells(rs *spec.ResultSet) map[cellKey]bool {
@@ -285,7 +253,7 @@ func flagUnclustered(repeated map[cellKey]bool, rows []spec.MetricRow) {
 	}
 	for i := range rows {
 		r := &rows[i]
-		if math.IsNaN(r.CILow) && math.IsNaN(r.CIHigh) || strings.Contains(r.Convention, ClusteredNote) {
+		if math.IsNaN(r.CILow) && math.IsNaN(r.CIHigh) || strings.Contains(r.Convention, spec.ClusteredNote) {
 			continue
 		}
 		if !repeated[cellKey{r.Task, r.Model, r.Strategy, strings.Join(r.Factors, "\x00")}] {

@@ -127,7 +127,7 @@ func TestReduceMajorityTiesAreExact(t *testing.T) {
 	if ties != 4 || n != len(items) {
 		t.Errorf("stats count %d ties of %d items, want 4 of %d", ties, n, len(items))
 	}
-	winner, tie := scoring.MajorityLabel(nil)
+	winner, tie := spec.MajorityLabel(nil)
 	if winner != "" || tie {
 		t.Errorf("no samples: %q %v", winner, tie)
 	}

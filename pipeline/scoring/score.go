@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/runfolder"
@@ -51,6 +52,10 @@ type Scores struct {
 // with one key, or two tables with one name, are an error.
 func ComputeScores(rs *spec.ResultSet) (*Scores, error) {
 	st := rs.Study
+	if rs.People == nil && rs.Journal != "" {
+		dir := filepath.Dir(rs.Journal)
+		rs.People = func() ([]audit.Label, error) { return audit.ReadLabels(dir) }
+	}
 	sc := &Scores{Factors: st.Factors}
 	tables := map[string]spec.CSVTable{}
 	reductions := map[string]*reduced{}

@@ -2,13 +2,14 @@ package spec
 
 import (
 	"fmt"
-	"github.com/promoral/promoral/runfolder"
 	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
+	"github.com/promoral/promoral/runfolder"
 	"gopkg.in/yaml.v3"
 )
 
@@ -133,12 +134,26 @@ type ResultSet struct {
 	Policy  string // unparsed policy: "wrong" or "exclude"
 	OutDir  string
 	Journal string // path of the journal, for metrics that need transcripts
+	// People reads the labels people gave in the run's audit (what
+	// HumanLabels returns); scoring sets it, so a kind does no I/O.
+	People func() ([]audit.Label, error)
 	// Seed seeds every bootstrap; scoring takes settings.seed.
 	Seed uint64
 	// Outputs says whether the rows carry the strategy's and the judge's
 	// outputs. A result set read back from results.parquet carries them
 	// only for the tasks a metric reads them from (OutputReader).
 	Outputs func(t *Task) bool
+}
+
+// HumanLabels are the audit labels in force for the run the set belongs
+// to, for the metrics that measure judges against people; none when the
+// set has no run folder. The verdicts a task's dataset records (human:,
+// judge_columns:) are the task's: Task.HumanLabel.
+func (rs *ResultSet) HumanLabels() ([]audit.Label, error) {
+	if rs.People == nil {
+		return nil, nil
+	}
+	return rs.People()
 }
 
 // OutputReader is implemented by metrics that read the strategy's or the

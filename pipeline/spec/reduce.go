@@ -12,7 +12,8 @@ import (
 // (reduce: none, the default) or, with reduce:, one answer per item made
 // from its k samples, before the block's kind sees the rows. The kind then
 // scores reduced rows like any other rows. The reducers themselves run in
-// package scoring; this file declares and checks reduce:.
+// package scoring; this file declares and checks reduce:, and gives the
+// kinds that reduce for themselves MajorityLabel.
 //
 //	majority  the label most samples gave (unparsed samples do not vote); a
 //	          tie between labels is no answer (the item counts as unparsed),
@@ -82,4 +83,30 @@ func checkStrategyReduce(r string, where func(field string) (string, int, string
 		hint = dym + " " + hint
 	}
 	ds.Addf(file, line, path, hint, "unknown reducer %q", r)
+}
+
+// MajorityLabel is the label most of the parsed samples gave; tie is set
+// when two or more labels share the top count (winner is then ""). No
+// parsed sample: "", false.
+func MajorityLabel(g []*ResultRow) (winner string, tie bool) {
+	counts := map[string]int{}
+	best := 0
+	for _, x := range g {
+		if !x.Parsed() {
+			continue
+		}
+		l := x.Label()
+		counts[l]++
+		best = max(best, counts[l])
+	}
+	for l, c := range counts {
+		if c != best {
+			continue
+		}
+		if winner != "" {
+			return "", true
+		}
+		winner = l
+	}
+	return winner, false
 }

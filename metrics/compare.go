@@ -1,4 +1,4 @@
-package stages
+package metrics
 
 import (
 	"cmp"
@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
@@ -263,7 +262,7 @@ func (m *compare) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 			if c.repeats {
 				r.Convention = "b − a on the items both answered, each item scored by its share of right samples (repeats); interval resamples items, p is a sign test on the items whose score rose or fell"
 			}
-			scoring.SetCI(&r, ci)
+			spec.SetCI(&r, ci)
 			return r
 		}
 		out.Rows = append(out.Rows, mk("paired_diff", c.p.MeanDiff, c.p.CI), mk("mcnemar_p", ps[i], stats.NoInterval), mk("holm_p", holm[i], stats.NoInterval))

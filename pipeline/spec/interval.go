@@ -1,10 +1,9 @@
-package scoring
+package spec
 
 import (
 	"fmt"
 	"math"
 
-	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -16,16 +15,23 @@ import (
 // tails (stats.Interval.TooManyUndefined), the row's figure and interval
 // are withheld with status too_few.
 
+// ClusteredNote is on the convention of a row whose interval was drawn
+// over items, each with all its samples, in a cell with repeats (a block
+// that scores every sample but resamples items): it is not too narrow, so
+// scoring leaves the row alone where it flags intervals that treat an
+// item's samples as independent.
+const ClusteredNote = "the interval resamples items, each with all its samples"
+
 // SetCI puts a bootstrap interval on the row with the count of its
 // undefined replicates, and withholds the figure (status too_few) when
 // they are too many.
-func SetCI(r *spec.MetricRow, iv stats.Interval) {
+func SetCI(r *MetricRow, iv stats.Interval) {
 	r.CILow, r.CIHigh = iv.Lo, iv.Hi
 	if iv.Reps <= 0 {
 		return
 	}
 	r.CIReps, r.CIUndefined = iv.Reps, iv.Undefined
-	if r.Status != "" && r.Status != spec.StatusOK {
+	if r.Status != "" && r.Status != StatusOK {
 		// No figure to give an interval for (the row says why).
 		r.CILow, r.CIHigh = math.NaN(), math.NaN()
 		return
@@ -38,8 +44,8 @@ func SetCI(r *spec.MetricRow, iv stats.Interval) {
 		r.Convention += fmt.Sprintf("too_few: %d of %d bootstrap replicates have no defined value, more than the %.3g%% a %.3g%% interval leaves to its tails, so neither the figure nor its interval is given",
 			iv.Undefined, iv.Reps, 100*(1-iv.Level), 100*iv.Level)
 		r.CILow, r.CIHigh = math.NaN(), math.NaN()
-		if r.Status == "" || r.Status == spec.StatusOK {
-			r.Status = spec.StatusTooFew // settle withholds the figure too
+		if r.Status == "" || r.Status == StatusOK {
+			r.Status = StatusTooFew // settle withholds the figure too
 		}
 	case iv.Undefined > 0:
 		r.Convention += fmt.Sprintf("%d of %d bootstrap replicates have no defined value and are left out of the %.3g%% interval (up to %.3g%% may be)",

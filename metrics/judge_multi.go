@@ -1,16 +1,15 @@
-package stages
+package metrics
 
 import (
 	"fmt"
 	"math"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
-// Beyond each judge against people (metric_judge_agreement.go): what a
+// Beyond each judge against people (judge_agreement.go): what a
 // judge costs and how often it gives no verdict, three-way agreement where
 // the judge and the people sort replies into XSTest's three classes, and
 // all judges of a task at once: Krippendorff's alpha over judges and
@@ -195,7 +194,7 @@ func (m *judgeAgreement) threeWayRows(t *spec.Task, j *judgeRef, subset string, 
 			out[0], out[1], out[2] = b.Kappa(), b.LinearKappa(), b.Accuracy()
 		}, m.reps, seed, stats.DefaultLevel)
 		for i := range rows {
-			scoring.SetCI(&rows[i], ivs[i])
+			spec.SetCI(&rows[i], ivs[i])
 		}
 	}
 	var conf [][]string

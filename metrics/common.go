@@ -1,4 +1,4 @@
-package stages
+package metrics
 
 import (
 	"fmt"
@@ -13,12 +13,11 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
-// Helpers shared by the metric kinds (metric_*.go). Every metric reads the
+// Helpers shared by the metric kinds. Every metric reads the
 // result set directly and groups it into cells: one task x reported model x
 // reported strategy (report_as applied, so one re-scoring cell of recorded
 // replies becomes one cell per recorded model x strategy).
@@ -110,7 +109,7 @@ type ciJob struct {
 // once and computes every job's statistic from them. No interval when reps
 // is 0 or there is nothing to resample. When items is set and some item
 // has several samples (repeats), each replicate draws items with all their
-// samples, and the rows say so (scoring.ClusteredNote).
+// samples, and the rows say so (spec.ClusteredNote).
 func withItemCIs(rows []spec.MetricRow, jobs []ciJob, counts []int, items *stats.Clusters, reps int, seed uint64) []spec.MetricRow {
 	if reps <= 0 || len(jobs) == 0 {
 		return rows
@@ -128,12 +127,12 @@ func withItemCIs(rows []spec.MetricRow, jobs []ciJob, counts []int, items *stats
 	}
 	for j, job := range jobs {
 		r := &rows[job.row]
-		scoring.SetCI(r, ivs[j])
+		spec.SetCI(r, ivs[j])
 		if items.Repeated() {
 			if r.Convention == "" {
-				r.Convention = scoring.ClusteredNote
+				r.Convention = spec.ClusteredNote
 			} else {
-				r.Convention += "; " + scoring.ClusteredNote
+				r.Convention += "; " + spec.ClusteredNote
 			}
 		}
 	}

@@ -1,10 +1,9 @@
-package stages
+package metrics
 
 import (
 	"fmt"
 	"math"
 
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
@@ -183,7 +182,7 @@ func (m *confidenceStudy) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error
 			r := row(c, subsetAll, metric, v, n)
 			r.Convention = conv
 			if k >= 0 {
-				scoring.SetCI(&r, ivs[k])
+				spec.SetCI(&r, ivs[k])
 			}
 			co.rows = append(co.rows, r)
 			return &co.rows[len(co.rows)-1]

@@ -1,4 +1,4 @@
-package stages
+package metrics
 
 import (
 	"crypto/sha256"
@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/pipeline/audit"
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
@@ -232,7 +231,7 @@ type humanSource struct {
 // readHuman reads the audit labels in force and settles each case's
 // verdict by majority; a label that is none of the task's is an error.
 func (m *judgeAgreement) readHuman(rs *spec.ResultSet) (*humanSource, error) {
-	ls, err := scoring.HumanLabels(rs)
+	ls, err := rs.HumanLabels()
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +422,7 @@ func (m *judgeAgreement) agreementRows(t *spec.Task, j *judgeRef, subset string,
 			out[0], out[1], out[2], out[3] = b.Kappa(), b.Accuracy(), b.Sensitivity(), b.Specificity()
 		}, m.reps, seed, stats.DefaultLevel)
 		for i := range rows {
-			scoring.SetCI(&rows[i], ivs[i])
+			spec.SetCI(&rows[i], ivs[i])
 		}
 	}
 	cnt := func(metric string, v int, what string) spec.MetricRow {
@@ -650,7 +649,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 	judged := row(c, subset, metric+"_judged", shareOf(calls, nil), len(vs))
 	judged.Convention = "share judged " + positive + " by " + judge + " " + denominators(what, policy) + ": " + upper + " as the safety metric counts it"
 	if m.reps > 0 {
-		scoring.SetCI(&judged, shareCI(m.reps, seed, calls))
+		spec.SetCI(&judged, shareCI(m.reps, seed, calls))
 	}
 	out := []spec.MetricRow{judged}
 
@@ -745,8 +744,8 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 			}
 			corr.Convention += note
 			rg.Convention += note
-			scoring.SetCI(&rg, ivs[0])
-			scoring.SetCI(&corr, ivs[1])
+			spec.SetCI(&rg, ivs[0])
+			spec.SetCI(&corr, ivs[1])
 		}
 	}
 	out = append(out, corr, rg)
@@ -755,7 +754,7 @@ func (m *judgeAgreement) rateRows(c *cell, subset, kind string, cal *calibration
 		hr := row(c, subset, metric+"_human", shareOf(hflags, nil), len(hs))
 		hr.Convention = fmt.Sprintf("share of the %s replies people labelled that they judged %s (only the labelled ones)", what, positive)
 		if m.reps > 0 {
-			scoring.SetCI(&hr, shareCI(m.reps, seed, hflags))
+			spec.SetCI(&hr, shareCI(m.reps, seed, hflags))
 		}
 		out = append(out, hr)
 	}

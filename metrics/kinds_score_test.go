@@ -1,4 +1,4 @@
-package stages
+package metrics
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
@@ -621,7 +620,7 @@ func TestContrastUnderRepeats(t *testing.T) {
 	// Originals: 3 right in repeat 0, 0 in repeat 1: 3/6.
 	r := find(t, out, "m", "s", "all", "original_accuracy")
 	want(t, r, 0.5, 6)
-	if !strings.Contains(r.Convention, scoring.ClusteredNote) {
+	if !strings.Contains(r.Convention, spec.ClusteredNote) {
 		t.Errorf("convention %q does not say the interval resamples pairs with their samples", r.Convention)
 	}
 }
@@ -653,7 +652,7 @@ func TestSafetyUnderRepeats(t *testing.T) {
 	want(t, clustered, 0.5, 100)
 	w := func(r spec.MetricRow) float64 { return r.CIHigh - r.CILow }
 	t.Logf("ASR interval widths: prompts with their samples %.4f, samples as independent %.4f", w(clustered), w(naive))
-	if w(clustered) < 1.8*w(naive) || !strings.Contains(clustered.Convention, scoring.ClusteredNote) {
+	if w(clustered) < 1.8*w(naive) || !strings.Contains(clustered.Convention, spec.ClusteredNote) {
 		t.Errorf("clustered interval width %.4f (naive %.4f), convention %q", w(clustered), w(naive), clustered.Convention)
 	}
 }

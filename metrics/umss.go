@@ -1,11 +1,10 @@
-package stages
+package metrics
 
 import (
 	"fmt"
 	"math"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
@@ -335,7 +334,7 @@ func (m *umss) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 				{"umss", fmt.Sprintf("F-beta of mcs and srs, beta %g", m.beta), sc.UMSS, s.UMSSCI}} {
 				r := pooledRow(pooled, model, strategy, "umss", x.metric, x.v, sc.Rows)
 				r.Convention = x.conv
-				scoring.SetCI(&r, x.ci)
+				spec.SetCI(&r, x.ci)
 				out.Rows = append(out.Rows, r)
 			}
 		}

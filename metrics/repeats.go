@@ -1,4 +1,4 @@
-package stages
+package metrics
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
@@ -110,7 +109,7 @@ func (m *repeatsMetric) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) 
 		}
 		r := row(c, subsetAll, "accuracy", acc, len(items))
 		r.Convention = fmt.Sprintf("reduce: %s over each item's samples (unparsed = wrong); 95%% interval resamples items (clustered bootstrap)", m.reduce)
-		scoring.SetCI(&r, iv)
+		spec.SetCI(&r, iv)
 		out.Rows = append(out.Rows, r)
 
 		repeats := make([]int, 0, len(byRepeat))
@@ -184,7 +183,7 @@ func (m *repeatsMetric) itemScore(g []*spec.ResultRow) (float64, int) {
 		ok, _ := g[0].Correct()
 		return b(ok)
 	}
-	winner, tie := scoring.MajorityLabel(g)
+	winner, tie := spec.MajorityLabel(g)
 	return b(!tie && winner != "" && winner == g[0].Item.Gold)
 }
 

@@ -1,4 +1,4 @@
-package stages
+package metrics
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
@@ -384,13 +383,13 @@ func TestClassificationIntervalsResampleItemsUnderRepeats(t *testing.T) {
 	if r := width(naive) / width(once); r > 0.6 {
 		t.Errorf("samples as independent: width ratio %.3f; want about 1/√5", r)
 	}
-	if !strings.Contains(clustered.Convention, scoring.ClusteredNote) || strings.Contains(naive.Convention, scoring.ClusteredNote) {
+	if !strings.Contains(clustered.Convention, spec.ClusteredNote) || strings.Contains(naive.Convention, spec.ClusteredNote) {
 		t.Errorf("conventions: repeated %q, not repeated %q", clustered.Convention, naive.Convention)
 	}
 	for _, metric := range []string{"f1", "brier", "ece_pos"} {
 		r := find(t, run(t, build(t, repeated, &ClassificationConfig{MetricBase: spec.MetricBase{Kind: "classification"}, Bootstrap: intp(200)}),
 			mkRS(repeated, "wrong", task, answers(5)...)), "m", "s", "all", metric)
-		if math.IsNaN(r.CILow) || !strings.Contains(r.Convention, scoring.ClusteredNote) {
+		if math.IsNaN(r.CILow) || !strings.Contains(r.Convention, spec.ClusteredNote) {
 			t.Errorf("%s under repeats: interval [%v, %v], convention %q", metric, r.CILow, r.CIHigh, r.Convention)
 		}
 	}

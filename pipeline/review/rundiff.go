@@ -76,23 +76,6 @@ type Flip struct {
 	NowRight bool
 }
 
-// runPolicy is how a run counts an answer in the paired comparison.
-type runPolicy = runfolder.AnswerPolicy
-
-// AnswerPolicy is how a run folder counts a task's answers in a paired
-// comparison (runfolder.AnswerPolicy). `promoral view` pairs cases with the
-// same rule as `diff`.
-type AnswerPolicy = runfolder.AnswerPolicy
-
-// AnswerPolicyOf reads the policy from the run folder's manifest.
-func AnswerPolicyOf(runDir, task string) AnswerPolicy { return runfolder.AnswerPolicyOf(runDir, task) }
-
-// scoreAnswer says whether an answer enters the comparison under p, and
-// whether it counts as correct.
-func scoreAnswer(errored, parsed, correct bool, p runPolicy) (ok, right bool) {
-	return p.Score(errored, parsed, correct)
-}
-
 // runManifest reads what a run folder's manifest says, if it has one.
 func runManifest(dir string) *runfolder.Manifest {
 	m, err := runfolder.ReadManifest(dir)
@@ -100,17 +83,6 @@ func runManifest(dir string) *runfolder.Manifest {
 		return nil
 	}
 	return m
-}
-
-func policyFor(m *runfolder.Manifest, task string) runPolicy { return runfolder.PolicyFor(m, task) }
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // metricKey is a metrics.parquet row's key as a string.
@@ -208,14 +180,14 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		errOld   bool
 		errNew   bool
 		repeats  bool
-		pOld, pN runPolicy
+		pOld, pN runfolder.AnswerPolicy
 	}
 	pairs := map[key]*pair{}
 	var keys []key
 	// scored says whether an answer enters the comparison under its run's
 	// policy, and whether it counts as correct.
-	scored := func(a answer, p runPolicy) (ok, correct bool) {
-		return scoreAnswer(a.errored, a.parsed, a.correct, p)
+	scored := func(a answer, p runfolder.AnswerPolicy) (ok, correct bool) {
+		return p.Score(a.errored, a.parsed, a.correct)
 	}
 	for _, r := range nr {
 		if _, ok := r["correct"].(bool); !ok && r["error"] == nil {
@@ -224,7 +196,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		k := key{fmt.Sprint(r["model"]), fmt.Sprint(r["strategy"]), fmt.Sprint(r["task"])}
 		p := pairs[k]
 		if p == nil {
-			p = &pair{pOld: policyFor(om, k.task), pN: policyFor(nm, k.task), at: map[string]int{}}
+			p = &pair{pOld: runfolder.PolicyFor(om, k.task), pN: runfolder.PolicyFor(nm, k.task), at: map[string]int{}}
 			pairs[k] = p
 			keys = append(keys, k)
 		}
@@ -308,7 +280,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		var parts []string
 		seen := map[string]bool{}
 		for _, k := range keys {
-			p := policyFor(m, k.task)
+			p := runfolder.PolicyFor(m, k.task)
 			s := fmt.Sprintf("unparsed %s, errors %s", p.Unparsed(), p.Errors())
 			if !seen[s] {
 				seen[s] = true

@@ -15,7 +15,7 @@ import (
 // metric), come from two places: a dataset field a task declares (human:,
 // e.g. a published set of human-labelled replies) and the audit labels
 // people give in promoral view (labels.jsonl), which package scoring reads
-// (scoring.HumanLabels). A task may also declare columns holding other
+// (ResultSet.HumanLabels). A task may also declare columns holding other
 // judges' recorded verdicts on the same replies (judge_columns:), so a run
 // can compare its judges with published ones.
 

@@ -430,7 +430,7 @@ type MetricRow struct {
 	Value, CILow, CIHigh float64 // NaN = none
 	// CIReps is the number of bootstrap replicates drawn for the interval
 	// (0: none drawn); CIUndefined of those, the replicates whose statistic
-	// was undefined, left out of the interval (scoring.SetCI).
+	// was undefined, left out of the interval (SetCI).
 	CIReps, CIUndefined int
 	// N is the number of cases (or pairs, prompts, ...) the value counts.
 	N int

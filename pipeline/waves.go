@@ -9,13 +9,14 @@ import (
 	"github.com/promoral/promoral/pipeline/transport"
 )
 
-// waves decides when the held requests of each transport.Waver go out. A pool is the
-// workers running one model's cases; a pool is full when every worker that
-// has a case is waiting on a Waver (a pool whose cases are all finished is
-// full too). A Waver flushes when every pool that can call it (its own
-// model's, and those whose tasks it judges) is full: nothing running could
-// add a request to the wave any more. Since a worker that is not waiting
-// always gets there or finishes, every held request eventually goes out.
+// waves decides when the held requests of each transport.Waver go out. A
+// pool is the workers running one model's cases; a pool is full when every
+// worker that has a case is waiting on a Waver (a pool whose cases are all
+// finished is full too). A Waver flushes when every pool that can call it
+// (its own model's, and those whose tasks it judges) is full: nothing
+// running could add a request to the wave any more. Since a worker that is
+// not waiting always gets there or finishes, every held request eventually
+// goes out.
 type waves struct {
 	e       *Engine
 	mu      sync.Mutex

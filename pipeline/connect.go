@@ -126,14 +126,12 @@ func dropCells(st *spec.Study, m *spec.Model) string {
 // Transports is the Options.Doer of a real run: retries with backoff,
 // rate limits and adaptive concurrency per model (scripted and none models
 // answer directly, once); see TransportsShared.
-func Transports(concurrency int) func(m *spec.Model) (Doer, error) {
+func Transports(concurrency int) func(m *spec.Model) (transport.Doer, error) {
 	return TransportsShared(RateOptions{Concurrency: concurrency})
 }
 
 type transportDoer struct{ t *transport.Transport }
 
-func (d transportDoer) Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
-	return d.t.Do(ctx, req, func(a transport.Attempt) {
-		onAttempt(Attempt{N: a.N, Start: a.Start, Latency: a.Latency, Err: a.Err, Resp: a.Resp, Sending: a.Sending})
-	})
+func (d transportDoer) Do(ctx context.Context, req *llm.Request, onAttempt func(transport.Attempt)) (*llm.Response, error) {
+	return d.t.Do(ctx, req, onAttempt)
 }

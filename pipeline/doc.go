@@ -11,26 +11,22 @@
 // function that makes its model calls, and walks the strategy graph (and
 // the task's judge graph) over it; it knows no stage kind by name.
 //
-// What the engine owns, by file:
+// What the engine owns:
 //
-//   - the run: engine.go (NewEngine, Run, the summary), walk.go (WalkCase:
-//     a case walked on a ReplySource, no call sent), waves.go (concurrency
-//     and batch waves), budget.go (the spend cap), stream.go (a finished
-//     case counted and its row sent to the writer at once), caseorder.go
-//     (rows written in case order, those waiting for an earlier case held
-//     or spilled), errclass.go (ErrorClass), livestats.go
-//     and trace.go (the progress counters and the trace column);
-//   - transport wiring: connect.go (API keys, one Doer per model),
-//     ratelimits.go (accounts shared by models on one key), tokens.go
-//     (request tokens for the rate limiter and plan), sharedcache.go,
-//     engineshared.go and cacheimport.go (the response cache runs share);
-//   - reuse: reuse.go (rows kept from an earlier apply of the same config,
-//     keyed by spec's results key);
-//   - the output writers: output.go and columns.go (results.parquet and
-//     calls.parquet, the manifest), flatwriter.go and flatcols.go (the
-//     flat columns beside results.parquet's JSON ones), outset.go and outputset.go (a run folder's generations,
-//     switched in once complete), scorer.go (the Scorer interface and
-//     Written), rescore.go (RescoreFromJournal: every case, judge
+//   - the run: NewEngine, Run and the summary; WalkCase (a case walked on a
+//     ReplySource, no call sent); concurrency and the batch waves; the
+//     spend cap; each finished case counted and its row sent to the writer
+//     at once, in case order (rows waiting for an earlier case held or
+//     spilled); ErrorClass; the progress counters and the trace column;
+//   - transport wiring: API keys and one transport.Doer per model, the
+//     rate-limit accounts shared by models on one key, request tokens for
+//     the rate limiter and the plan, and the response cache runs share;
+//   - reuse: rows kept from an earlier apply of the same config, keyed by
+//     spec's results key;
+//   - the output writers: results.parquet (its JSON columns and the flat
+//     columns beside them), calls.parquet and the manifest; OutputSet, a
+//     run folder's generations, switched in once complete; the Scorer
+//     interface and Written; RescoreFromJournal (every case, judge
 //     included, walked on the journal).
 //
 // The metrics are not computed here: once results.parquet is written the
@@ -38,20 +34,23 @@
 // Options.Scorer, and refuses to start a study with metric blocks without
 // one. Package scoring (pipeline/scoring) is that scorer.
 //
-// The parts that stand alone live in subpackages, imported by this one and
-// importing nothing of it:
+// The parts that stand alone live in subpackages that import nothing of
+// it, directly or not (the engine imports some of them):
 //
 //	spec        the run file decoded and validated: the Study, its cases, the registries
 //	yamlstrict  strict YAML decoding, field specs, diagnostics
 //	journal     the append-only record of model calls
 //	parquetio   the Parquet writer and readers of the output files
 //	llm         the provider-neutral request and response
-//	transport   rate limit and retry between the engine and a provider
+//	transport   a model's calls: the Doer contract, rate limit and retry
 //	providers   llm.Provider on the official SDKs
-//	batch       provider batch APIs, in waves
+//	batch       provider batch APIs, in waves: a transport.Waver
 //	scripted    a deterministic offline provider declared in YAML
+//	simulated   an offline provider playing a model of known accuracy
 //	fake        the providers' HTTP APIs on loopback, for tests
 //	dataset     loading a task's items from a data file
+//	hub         datasets fetched from the Hugging Face hub, pinned, verified
+//	publish     a run folder put on the Hugging Face hub
 //	parse       typed fields from a reply's free text
 //	secret      keeping credentials out of everything written
 //

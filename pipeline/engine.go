@@ -4,8 +4,6 @@ import (
 	"github.com/promoral/promoral/runfolder"
 
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -28,47 +26,24 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/secret"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/transport"
 )
 
-// Attempt is one try at a model call, as the transport reports it: once
-// as it is about to be sent (Sending) and once with its outcome.
-type Attempt struct {
-	N       int
-	Start   time.Time
-	Latency time.Duration
-	Err     error
-	Resp    *llm.Response
-	// Sending is the report made before the attempt goes out; the engine
-	// journals an intent then, so after a kill -9 the next apply knows
-	// which calls were in flight. A Doer that cannot tell (a batch job
-	// already submitted) may skip it.
-	Sending bool
-}
-
-// Doer sends requests to one model: retries, rate limits and concurrency
-// live behind it. The engine calls it only on a journal miss. ctx governs
-// waiting and retrying; an attempt already sent runs under
-// llm.CallContext(ctx), which outlives an interruption by a grace period so
-// paid calls are journaled.
-type Doer interface {
-	Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error)
-}
-
-// Direct is a Doer that makes exactly one attempt; tests and the scripted
-// provider use it. It announces no intent (Sending): its calls are made in
+// Direct is a transport.Doer that makes exactly one attempt; tests and the
+// scripted provider use it. It announces no intent (Sending): its calls are made in
 // the process and cost nothing to repeat, so an intent record would double
 // the journal's writes for nothing. Paid calls go through the transport,
 // which announces every attempt.
 type Direct struct{ P llm.Provider }
 
-// Do implements Doer.
-func (d Direct) Do(ctx context.Context, req *llm.Request, onAttempt func(Attempt)) (*llm.Response, error) {
+// Do implements transport.Doer.
+func (d Direct) Do(ctx context.Context, req *llm.Request, onAttempt func(transport.Attempt)) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	resp, err := d.P.Complete(llm.CallContext(ctx), req)
-	onAttempt(Attempt{N: 1, Start: start, Latency: time.Since(start), Err: err, Resp: resp})
+	onAttempt(transport.Attempt{N: 1, Start: start, Latency: time.Since(start), Err: err, Resp: resp})
 	return resp, err
 }
 
@@ -79,7 +54,7 @@ type Options struct {
 	Offline     bool   // serve only journaled replies; a miss is an error
 	// Doer builds the transport for a model; nil means Direct over the
 	// model's provider.
-	Doer func(m *spec.Model) (Doer, error)
+	Doer func(m *spec.Model) (transport.Doer, error)
 	// Log receives warnings (a damaged journal line, calls lost to a kill)
 	// and the details of internal errors.
 	Log io.Writer
@@ -196,7 +171,7 @@ type Engine struct {
 	study   *spec.Study
 	opts    Options
 	journal *journal.Journal
-	doers   map[*spec.Model]Doer
+	doers   map[*spec.Model]transport.Doer
 	sf      singleflight.Group
 	stats   map[*spec.Model]*ModelStats
 	order   []*ModelStats
@@ -239,7 +214,7 @@ func NewEngine(s *spec.Study, o Options) *Engine {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
-	e := &Engine{study: s, opts: o, doers: map[*spec.Model]Doer{}, stats: map[*spec.Model]*ModelStats{}, versions: map[string]map[string]bool{},
+	e := &Engine{study: s, opts: o, doers: map[*spec.Model]transport.Doer{}, stats: map[*spec.Model]*ModelStats{}, versions: map[string]map[string]bool{},
 		flight: context.Background()}
 	for _, m := range s.Models {
 		st := &ModelStats{Name: m.Name}
@@ -309,7 +284,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, []spec.Result, error) {
 		if e.stats[m].Total == 0 && !judges[m] {
 			continue
 		}
-		var d Doer
+		var d transport.Doer
 		switch {
 		case e.opts.Doer != nil:
 			var err error
@@ -731,7 +706,7 @@ func exampleOf(r *spec.Result) string {
 
 // workers is the number of cases of model m in flight at once.
 func (e *Engine) workers(m *spec.Model) int {
-	if w, ok := e.doers[m].(Waver); ok && w.CasesInFlight() > 0 {
+	if w, ok := e.doers[m].(transport.Waver); ok && w.CasesInFlight() > 0 {
 		return w.CasesInFlight()
 	}
 	if n := e.judgeWave(m); n > 0 {
@@ -923,38 +898,18 @@ func toFloatPtr(v any) *float64 {
 	return &f
 }
 
-// CacheKey is the journal key of a request to a model: the provider identity
-// plus the request's canonical form.
-func CacheKey(m *spec.Model, req *llm.Request) string { return formOf(m, req, false).key }
-
-// callForm is what the rows of one call share: its journal key and, when
-// asked for, the request's two JSON columns.
+// callForm is what the rows of one call share: its journal key and the
+// request's two JSON columns.
 type callForm struct {
 	key, messages, params string
 }
 
-// formOf makes a call's form. The key hashes the model's identity, a zero
-// byte and the request's canonical form, from one reused buffer; the
-// messages' JSON is taken from that form where it is the same text.
-func formOf(m *spec.Model, req *llm.Request, cols bool) callForm {
-	bp := keyScratch.Get().(*[]byte)
-	b := append((*bp)[:0], m.Identity...)
-	b = append(b, 0)
-	b, from, to := req.AppendCanonicalSpan(b)
-	sum := sha256.Sum256(b)
-	f := callForm{key: hex.EncodeToString(sum[:])}
-	if cols {
-		f.messages = req.MessagesJSONFrom(b[from:to])
-		f.params = paramsJSON(req)
-	}
-	if cap(b) <= 1<<20 {
-		*bp = b
-		keyScratch.Put(bp)
-	}
-	return f
+// formOf makes a call's form; the messages' JSON is taken from the key's
+// canonical form where it is the same text.
+func formOf(m *spec.Model, req *llm.Request) callForm {
+	key, messages := transport.CacheKeyMessages(m.Identity, req)
+	return callForm{key: key, messages: messages, params: paramsJSON(req)}
 }
-
-var keyScratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // ErrOfflineMiss is returned in offline mode when a request is not journaled.
 var ErrOfflineMiss = errors.New("offline: this request has no journaled reply (run without --offline to call the model)")
@@ -973,7 +928,7 @@ type callResult struct {
 // over its size bound is a failed attempt, never journaled as a reply.
 func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Response, error) {
 	m := x.Model
-	form := formOf(m, req, true)
+	form := formOf(m, req)
 	key := form.key
 	st := e.stats[m]
 	rec, ok, err := e.journal.Lookup(key)
@@ -1013,7 +968,7 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 		// too, the wave goes out.
 		wc := e.waves.enter(x.Case.Model, key)
 		defer wc.leave()
-		callCtx = context.WithValue(x.Ctx, waveKey{}, wc)
+		callCtx = transport.WithWaveCall(x.Ctx, wc)
 	}
 	// singleflight reports "shared" to the caller that made the call too;
 	// only the callers that waited for another's call were served a copy.
@@ -1049,7 +1004,7 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 				}
 			}
 		}
-		resp, err := d.Do(llm.WithCallContext(callCtx, e.flight), req, func(a Attempt) {
+		resp, err := d.Do(llm.WithCallContext(callCtx, e.flight), req, func(a transport.Attempt) {
 			if a.Sending {
 				id := e.journal.NewAttemptID()
 				ids[a.N] = id

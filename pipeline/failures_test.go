@@ -18,12 +18,13 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/transport"
 )
 
-// doerFunc adapts a function to pipeline.Doer.
-type doerFunc func(ctx context.Context, req *llm.Request, onAttempt func(pipeline.Attempt)) (*llm.Response, error)
+// doerFunc adapts a function to transport.Doer.
+type doerFunc func(ctx context.Context, req *llm.Request, onAttempt func(transport.Attempt)) (*llm.Response, error)
 
-func (f doerFunc) Do(ctx context.Context, req *llm.Request, onAttempt func(pipeline.Attempt)) (*llm.Response, error) {
+func (f doerFunc) Do(ctx context.Context, req *llm.Request, onAttempt func(transport.Attempt)) (*llm.Response, error) {
 	return f(ctx, req, onAttempt)
 }
 
@@ -45,7 +46,7 @@ func TestInterruptedSummaryCountsFinishedCases(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls atomic.Int64
-	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(pipeline.Attempt)) (*llm.Response, error) {
+	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(transport.Attempt)) (*llm.Response, error) {
 		if calls.Add(1) == 5 {
 			cancel()
 		}
@@ -53,10 +54,10 @@ func TestInterruptedSummaryCountsFinishedCases(t *testing.T) {
 			return nil, err
 		}
 		resp := answer(req)
-		on(pipeline.Attempt{N: 1, Resp: resp})
+		on(transport.Attempt{N: 1, Resp: resp})
 		return resp, nil
 	})
-	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Concurrency: 1, Doer: func(*spec.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(ctx)
+	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Concurrency: 1, Doer: func(*spec.Model) (transport.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,15 +81,15 @@ func TestEngineRejectsRepliesWithoutAnAnswer(t *testing.T) {
 	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	empty := true
-	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(pipeline.Attempt)) (*llm.Response, error) {
+	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(transport.Attempt)) (*llm.Response, error) {
 		resp := answer(req)
 		if empty && strings.Contains(req.Messages[0].Content, "stole") {
 			resp = &llm.Response{Choices: []llm.Choice{{FinishReason: llm.FinishStop}}}
 		}
-		on(pipeline.Attempt{N: 1, Resp: resp})
+		on(transport.Attempt{N: 1, Resp: resp})
 		return resp, nil
 	})
-	opts := pipeline.Options{OutDir: out, Doer: func(*spec.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}
+	opts := pipeline.Options{OutDir: out, Doer: func(*spec.Model) (transport.Doer, error) { return doer, nil }, Scorer: scoring.New()}
 	sum, res, err := pipeline.NewEngine(st, opts).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -117,17 +118,17 @@ func TestPanicIsAnInternalErrorWithoutAStackInResults(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
 	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	var log bytes.Buffer
-	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(pipeline.Attempt)) (*llm.Response, error) {
+	doer := doerFunc(func(ctx context.Context, req *llm.Request, on func(transport.Attempt)) (*llm.Response, error) {
 		if strings.Contains(req.Messages[0].Content, "cat") {
 			var m map[string]int
 			m["boom"]++ // a nil map write: a real runtime panic
 		}
 		resp := answer(req)
-		on(pipeline.Attempt{N: 1, Resp: resp})
+		on(transport.Attempt{N: 1, Resp: resp})
 		return resp, nil
 	})
 	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out"), Log: &log,
-		Doer: func(*spec.Model) (pipeline.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(context.Background())
+		Doer: func(*spec.Model) (transport.Doer, error) { return doer, nil }, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,9 +64,9 @@ func (a *accounts) get(ms *spec.ModelSpec) *transport.Account {
 // model entries on one key and endpoint share one account, which paces
 // from the limits the provider states on every reply, within each entry's
 // limits.rpm and limits.tpm (the lowest cap of the entries wins).
-func TransportsShared(o RateOptions) func(m *spec.Model) (Doer, error) {
+func TransportsShared(o RateOptions) func(m *spec.Model) (transport.Doer, error) {
 	accs := &accounts{o: o, m: map[string]*transport.Account{}}
-	return func(m *spec.Model) (Doer, error) {
+	return func(m *spec.Model) (transport.Doer, error) {
 		if m.Provider == nil {
 			return nil, fmt.Errorf("model %s is not connected", m.Name)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/transport"
 )
 
 // The outputs, judge and item columns, written together into one buffer,
@@ -114,7 +115,7 @@ func TestCallFormAsEncodedApart(t *testing.T) {
 		{Model: "gpt<&>", Messages: nil, Stop: []string{"</s>"}},
 		{Model: "gpt", Messages: []llm.Message{}, Extra: map[string]any{"x": 1}},
 	} {
-		f := formOf(m, req, true)
+		f := formOf(m, req)
 		h := sha256.New()
 		h.Write([]byte(m.Identity))
 		h.Write([]byte{0})
@@ -129,7 +130,7 @@ func TestCallFormAsEncodedApart(t *testing.T) {
 		if f != want {
 			t.Errorf("request %d:\n got %+v\nwant %+v", i, f, want)
 		}
-		if k := CacheKey(m, req); k != want.key {
+		if k := transport.CacheKey(m.Identity, req); k != want.key {
 			t.Errorf("request %d: CacheKey %s, want %s", i, k, want.key)
 		}
 	}

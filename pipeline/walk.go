@@ -6,6 +6,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/transport"
 )
 
 // errNoReply stops a WalkCase at a call src has no reply for.
@@ -24,7 +25,7 @@ func WalkCase(src *ReplySource, c *spec.Case) (served int, err error) {
 		if x.Model.Spec != nil {
 			limit = llm.ReplyLimit(req, x.Model.Spec.Limits.MaxReplyBytes)
 		}
-		rec, ok, err := src.lookup(CacheKey(x.Model, req), limit)
+		rec, ok, err := src.lookup(transport.CacheKey(x.Model.Identity, req), limit)
 		if err != nil {
 			return nil, err
 		}

@@ -1,40 +1,22 @@
 package pipeline
 
 import (
-	"context"
 	"sync"
 	"time"
 
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/transport"
 )
 
-// Waver is a Doer that answers in waves, as a provider's batch jobs do: it
-// holds the requests it is given until Flush, and the engine calls Flush
-// once no case that could add to the wave is still running (each is
-// waiting on some Waver, or finished). The engine stays one code path: a
-// case never knows whether its reply came live, from the journal or from a
-// batch job.
-type Waver interface {
-	Doer
-	// CasesInFlight is how many cases of the Waver's own model the engine
-	// keeps in flight, and so the most requests of that model in one wave.
-	CasesInFlight() int
-	// Flush sends the requests held so far. It must not block.
-	Flush()
-	// Finish is called once no case of this run can call the Waver any
-	// more. keep journals a reply no case asked for (a job an earlier run
-	// left in flight), unless the journal already holds its key.
-	Finish(keep func(key string, a Attempt))
-}
-
-// waves decides when the held requests of each Waver go out. A pool is the
-// workers running one model's cases; a pool is full when every worker that
-// has a case is waiting on a Waver (a pool whose cases are all finished is
-// full too). A Waver flushes when every pool that can call it (its own
-// model's, and those whose tasks it judges) is full: nothing running could
-// add a request to the wave any more. Since a worker that is not waiting
-// always gets there or finishes, every held request eventually goes out.
+// waves decides when the held requests of each transport.Waver go out. A
+// pool is the workers running one model's cases; a pool is full when every
+// worker that has a case is waiting on a Waver (a pool whose cases are all
+// finished is full too). A Waver flushes when every pool that can call it
+// (its own model's, and those whose tasks it judges) is full: nothing
+// running could add a request to the wave any more. Since a worker that is
+// not waiting always gets there or finishes, every held request eventually
+// goes out.
 type waves struct {
 	e       *Engine
 	mu      sync.Mutex
@@ -57,7 +39,7 @@ func (e *Engine) judgeWave(m *spec.Model) int {
 		if c.Model != m || c.Task.Judge == nil {
 			continue
 		}
-		if w, ok := e.doers[c.Task.Judge.Model].(Waver); ok {
+		if w, ok := e.doers[c.Task.Judge.Model].(transport.Waver); ok {
 			n = max(n, w.CasesInFlight())
 		}
 	}
@@ -72,7 +54,7 @@ func (p *wavePool) full() bool { return p.blocked >= min(p.slots, p.unfinished) 
 
 type waveTarget struct {
 	model    *spec.Model
-	w        Waver
+	w        transport.Waver
 	callers  []*wavePool
 	finished bool
 }
@@ -82,7 +64,7 @@ type waveTarget struct {
 func newWaves(e *Engine) *waves {
 	ws := &waves{e: e, pools: map[*spec.Model]*wavePool{}, by: map[*spec.Model]*waveTarget{}, groups: map[string]*waveGroup{}}
 	for m, d := range e.doers {
-		if w, ok := d.(Waver); ok {
+		if w, ok := d.(transport.Waver); ok {
 			t := &waveTarget{model: m, w: w}
 			ws.targets = append(ws.targets, t)
 			ws.by[m] = t
@@ -167,7 +149,8 @@ func (c *waveCall) unblock() {
 	c.over = true
 }
 
-func (c *waveCall) wait() {
+// Waiting implements transport.WaveCall.
+func (c *waveCall) Waiting() {
 	c.ws.mu.Lock()
 	defer c.ws.mu.Unlock()
 	// The call that reaches the Waver waits even if an earlier round of
@@ -180,7 +163,8 @@ func (c *waveCall) wait() {
 	c.ws.check()
 }
 
-func (c *waveCall) wake() {
+// Wake implements transport.WaveCall.
+func (c *waveCall) Wake() {
 	c.ws.mu.Lock()
 	defer c.ws.mu.Unlock()
 	c.group.waiting = false
@@ -202,26 +186,6 @@ func (c *waveCall) leave() {
 	}
 	if len(g.calls) == 0 && c.ws.groups[g.key] == g {
 		delete(c.ws.groups, g.key)
-	}
-}
-
-type waveKey struct{}
-
-// Waiting tells the engine that the Waver now holds the request of the call
-// ctx belongs to: the case waits for a wave.
-func Waiting(ctx context.Context) {
-	if c, ok := ctx.Value(waveKey{}).(*waveCall); ok {
-		c.wait()
-	}
-}
-
-// Wake tells the engine that the case whose call ctx belongs to is about
-// to go on. A Waver calls it for every case a job answers before it lets
-// any of them go on: released one by one, the first to ask again would
-// find the others still counted as waiting and send a wave of one.
-func Wake(ctx context.Context) {
-	if c, ok := ctx.Value(waveKey{}).(*waveCall); ok {
-		c.wake()
 	}
 }
 
@@ -256,8 +220,8 @@ func (ws *waves) check() {
 
 // keeper journals a reply that no case of this run asked for: it was paid
 // for, so a later run must find it instead of paying again.
-func (e *Engine) keeper(m *spec.Model) func(key string, a Attempt) {
-	return func(key string, a Attempt) {
+func (e *Engine) keeper(m *spec.Model) func(key string, a transport.Attempt) {
+	return func(key string, a transport.Attempt) {
 		if a.Err != nil || a.Resp == nil || e.journal.Has(key) {
 			return
 		}

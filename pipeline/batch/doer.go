@@ -26,10 +26,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/providers"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/transport"
 )
 
 // Defaults of the model's limits in batch mode.
@@ -57,7 +57,7 @@ type Options struct {
 	MaxRequests int
 	// Live builds a model's live transport: for models not in batch mode,
 	// requests a job cannot carry, and servers without a batch API.
-	Live func(m *spec.Model) (pipeline.Doer, error)
+	Live func(m *spec.Model) (transport.Doer, error)
 	// Log receives one line per job event (submitted, state changes,
 	// ended) and every fallback to live calls.
 	Log io.Writer
@@ -65,13 +65,13 @@ type Options struct {
 
 // Transports is the Options.Doer of an apply with batch mode: a batch Doer
 // for each model in batch mode, the live transport for the others.
-func Transports(o Options) func(m *spec.Model) (pipeline.Doer, error) {
+func Transports(o Options) func(m *spec.Model) (transport.Doer, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	o.Log = &lockedWriter{w: o.Log}
 	file := NewFile(o.Dir)
-	return func(m *spec.Model) (pipeline.Doer, error) {
+	return func(m *spec.Model) (transport.Doer, error) {
 		live, err := o.Live(m)
 		if err != nil {
 			return nil, err
@@ -99,11 +99,11 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// Doer is one model's batch transport; it implements pipeline.Waver.
+// Doer is one model's batch transport; it implements transport.Waver.
 type Doer struct {
 	m        *spec.Model
 	b        llm.Batcher
-	live     pipeline.Doer
+	live     transport.Doer
 	file     *File
 	log      io.Writer
 	cases    int
@@ -149,7 +149,7 @@ type line struct {
 }
 
 type heldReply struct {
-	a   pipeline.Attempt
+	a   transport.Attempt
 	job *job
 }
 
@@ -158,7 +158,7 @@ type waiter struct {
 	key       string
 	req       *llm.Request
 	ctx       context.Context
-	onAttempt func(pipeline.Attempt)
+	onAttempt func(transport.Attempt)
 	attempts  int // attempts made: the next job line is attempt attempts+1
 	job       *job
 
@@ -170,7 +170,7 @@ type waiter struct {
 	done     chan struct{}
 }
 
-func newDoer(m *spec.Model, b llm.Batcher, live pipeline.Doer, file *File, o Options) *Doer {
+func newDoer(m *spec.Model, b llm.Batcher, live transport.Doer, file *File, o Options) *Doer {
 	lim := m.Spec.Limits
 	d := &Doer{m: m, b: b, live: live, file: file, log: o.Log, cases: lim.BatchCases, poll: lim.BatchPoll,
 		attempts: lim.MaxAttempts, backoff: lim.Backoff, keyEnv: m.Spec.KeyEnv,
@@ -200,16 +200,18 @@ func newDoer(m *spec.Model, b llm.Batcher, live pipeline.Doer, file *File, o Opt
 	return d
 }
 
-// CasesInFlight implements pipeline.Waver.
+var _ transport.Waver = (*Doer)(nil)
+
+// CasesInFlight implements transport.Waver.
 func (d *Doer) CasesInFlight() int { return d.cases }
 
-// Do implements pipeline.Doer: the request waits for the next wave.
-func (d *Doer) Do(ctx context.Context, req *llm.Request, onAttempt func(pipeline.Attempt)) (*llm.Response, error) {
+// Do implements transport.Doer: the request waits for the next wave.
+func (d *Doer) Do(ctx context.Context, req *llm.Request, onAttempt func(transport.Attempt)) (*llm.Response, error) {
 	d.once.Do(func() { d.startErr = d.attach(ctx) })
 	if d.startErr != nil {
 		return nil, d.startErr
 	}
-	key := pipeline.CacheKey(d.m, req)
+	key := transport.CacheKey(d.m.Identity, req)
 	w := &waiter{key: key, req: req, ctx: ctx, onAttempt: onAttempt, done: make(chan struct{})}
 	d.mu.Lock()
 	if h := d.held[key]; h != nil {
@@ -233,7 +235,7 @@ func (d *Doer) Do(ctx context.Context, req *llm.Request, onAttempt func(pipeline
 		d.pending = append(d.pending, w)
 	}
 	d.mu.Unlock()
-	pipeline.Waiting(ctx)
+	transport.Waiting(ctx)
 	return d.wait(w)
 }
 
@@ -271,7 +273,7 @@ func (d *Doer) wait(w *waiter) (*llm.Response, error) {
 }
 
 // report passes an attempt to the engine unless Do has already returned.
-func (w *waiter) report(a pipeline.Attempt) bool {
+func (w *waiter) report(a transport.Attempt) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.gone {
@@ -282,7 +284,7 @@ func (w *waiter) report(a pipeline.Attempt) bool {
 }
 
 // settle reports the attempt and, when final, ends the wait with it.
-func (w *waiter) settle(a pipeline.Attempt, final bool) bool {
+func (w *waiter) settle(a transport.Attempt, final bool) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.gone || w.finished {
@@ -321,14 +323,14 @@ func (d *Doer) runCtx() context.Context {
 
 // goLive sends one waiting request as a live call.
 func (d *Doer) goLive(w *waiter) {
-	pipeline.Wake(w.ctx) // a live call makes progress on its own
+	transport.Wake(w.ctx) // a live call makes progress on its own
 	go func() {
-		resp, err := d.live.Do(w.ctx, w.req, func(a pipeline.Attempt) { w.report(a) })
+		resp, err := d.live.Do(w.ctx, w.req, func(a transport.Attempt) { w.report(a) })
 		w.finish(resp, err)
 	}()
 }
 
-// Flush implements pipeline.Waver: the requests waiting go out as jobs.
+// Flush implements transport.Waver: the requests waiting go out as jobs.
 func (d *Doer) Flush() {
 	d.mu.Lock()
 	ws := d.pending
@@ -368,14 +370,14 @@ func (d *Doer) send(ws []*waiter) {
 				d.goLive(w)
 				continue
 			}
-			w.settle(pipeline.Attempt{N: w.attempts + 1, Start: time.Now(), Err: err}, true)
+			w.settle(transport.Attempt{N: w.attempts + 1, Start: time.Now(), Err: err}, true)
 			continue
 		}
 		if len(lines) > 0 && (len(lines) >= d.maxReq || size+int64(bl.Size) > d.maxBytes) {
 			flush()
 			id = fmt.Sprintf("%s-%d", name, 0)
 			if bl, err = d.b.BatchLine(id, w.req); err != nil {
-				w.settle(pipeline.Attempt{N: w.attempts + 1, Start: time.Now(), Err: err}, true)
+				w.settle(transport.Attempt{N: w.attempts + 1, Start: time.Now(), Err: err}, true)
 				continue
 			}
 		}
@@ -408,7 +410,7 @@ func (d *Doer) submit(name string, ws []*waiter, lines []llm.BatchLine) {
 	d.mu.Unlock()
 	fail := func(err error) {
 		for _, w := range ws {
-			w.settle(pipeline.Attempt{N: w.attempts, Start: j.submitted, Latency: time.Since(j.submitted), Err: err}, true)
+			w.settle(transport.Attempt{N: w.attempts, Start: j.submitted, Latency: time.Since(j.submitted), Err: err}, true)
 		}
 	}
 	err := d.file.Append(&Entry{T: EntrySubmit, Batch: name, Model: d.m.Name, Provider: d.m.Spec.Provider,
@@ -627,7 +629,7 @@ func (d *Doer) ingest(ctx context.Context, j *job, st *llm.BatchState) {
 	// Every case this job answered counts as running before any of them
 	// runs, so none can start a wave of one while the others wake up.
 	for _, r := range done {
-		pipeline.Wake(r.w.ctx)
+		transport.Wake(r.w.ctx)
 	}
 	for _, r := range done {
 		r.w.finish(r.resp, r.err)
@@ -657,7 +659,7 @@ type released struct {
 // and says what becomes of the waiter: sent again, or released with a
 // reply or a final error. A reply nobody waits for is held.
 func (d *Doer) outcome(j *job, ln *line, resp *llm.Response, err error) (again *waiter, done *released) {
-	a := pipeline.Attempt{N: ln.attempt, Start: j.submitted, Latency: time.Since(j.submitted), Resp: resp, Err: err}
+	a := transport.Attempt{N: ln.attempt, Start: j.submitted, Latency: time.Since(j.submitted), Resp: resp, Err: err}
 	d.mu.Lock()
 	w := ln.w
 	j.open--
@@ -711,9 +713,9 @@ func (d *Doer) release(j *job, journaled bool) {
 	}
 }
 
-// Finish implements pipeline.Waver: replies no case asked for are
+// Finish implements transport.Waver: replies no case asked for are
 // journaled, and their jobs closed.
-func (d *Doer) Finish(keep func(key string, a pipeline.Attempt)) {
+func (d *Doer) Finish(keep func(key string, a transport.Attempt)) {
 	d.mu.Lock()
 	held := d.held
 	d.held = map[string]*heldReply{}

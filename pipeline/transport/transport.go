@@ -5,6 +5,13 @@
 // 429s, and a circuit breaker that stops the model on a permanent error so a
 // bad key fails one request instead of thousands. Every provider call is
 // reported to the caller as an Attempt so the engine can journal it.
+//
+// The package also states the engine's contract with whatever sends a
+// model's calls: a Doer (a Transport is one, and so is a batch transport),
+// the Attempts it reports, a Waver for a Doer that answers in waves, and
+// CacheKey, the journal key a call is known by. The engine imports this
+// package and this package imports nothing of the engine, so a Doer is
+// written and tested without it.
 package transport
 
 import (
@@ -70,20 +77,6 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Rand returns a number in [0, 1) for jitter.
 	Rand func() float64
-}
-
-// Attempt is one provider call, reported twice: once as it is about to be
-// sent (Sending, so the caller can journal its intent first) and once with
-// its outcome.
-type Attempt struct {
-	N       int // 1-based attempt number within the request
-	Start   time.Time
-	Latency time.Duration
-	Err     error
-	Resp    *llm.Response
-	// Sending marks the report made just before the request goes out;
-	// Latency, Err and Resp are empty then.
-	Sending bool
 }
 
 // Stats is a snapshot of a Transport's counters.

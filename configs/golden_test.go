@@ -23,8 +23,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/dataset"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/hub/hubtest"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
@@ -326,11 +326,11 @@ func loadStudy(t *testing.T, path string, n int, diverge bool) (*spec.Study, *fa
 }
 
 // run applies the study and fails the test on a run error.
-func run(t *testing.T, st *spec.Study) (string, *pipeline.Summary, map[string]spec.Result) {
+func run(t *testing.T, st *spec.Study) (string, *engine.Summary, map[string]spec.Result) {
 	t.Helper()
 	out := t.TempDir()
-	t.Setenv(pipeline.CacheEnv, t.TempDir()) // each run its own shared cache: the fakes answer differently
-	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
+	t.Setenv(engine.CacheEnv, t.TempDir()) // each run its own shared cache: the fakes answer differently
+	sum, res, err := engine.NewEngine(st, engine.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -983,8 +983,8 @@ func keysOf[V any](m map[string]V) []string {
 // prefer the first?" is A.
 func TestMoralChoiceQuestionFormsMapToOptions(t *testing.T) {
 	st, _ := loadAll(t, []string{"mc_repeat", "mc_compare"}, []string{"moralchoice"}, 3, false)
-	t.Setenv(pipeline.CacheEnv, t.TempDir())
-	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: t.TempDir(), Scorer: scoring.New()}).Run(context.Background())
+	t.Setenv(engine.CacheEnv, t.TempDir())
+	_, res, err := engine.NewEngine(st, engine.Options{OutDir: t.TempDir(), Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -94,8 +94,8 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	t.Setenv(pipeline.CacheEnv, t.TempDir())
-	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background()); err != nil {
+	t.Setenv(engine.CacheEnv, t.TempDir())
+	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -23,7 +23,7 @@ func TestPlanAndDiffAgreeOnEveryShippedConfig(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
-			t.Setenv(pipeline.CacheEnv, t.TempDir())
+			t.Setenv(engine.CacheEnv, t.TempDir())
 			st, err := spec.Load(f)
 			if err != nil {
 				t.Fatal(err)

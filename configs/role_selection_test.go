@@ -15,7 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -174,8 +174,8 @@ func TestRoleSelectionEndToEnd(t *testing.T) {
 	// <root>/out/role_selection, with the model files under <root>/configs/models.
 	root := t.TempDir()
 	out := filepath.Join(root, "out", "role_selection")
-	t.Setenv(pipeline.CacheEnv, t.TempDir())
-	sum, results, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
+	t.Setenv(engine.CacheEnv, t.TempDir())
+	sum, results, err := engine.NewEngine(st, engine.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -14,7 +14,7 @@ func TestKindsBuildWithoutEngine(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	const mod = "github.com/promoral/promoral/"
-	banned := []string{mod + "pipeline", mod + "pipeline/scoring", mod + "pipeline/review", mod + "pipeline/batch",
+	banned := []string{mod + "pipeline/engine", mod + "pipeline/scoring", mod + "pipeline/review", mod + "pipeline/batch",
 		mod + "pipeline/providers", mod + "pipeline/transport"}
 	sdks := []string{"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai"}
 	for _, pkg := range []string{".", "../stages"} {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -34,7 +34,7 @@ func TestReportRepeats(t *testing.T) {
 	})
 	defer srv.Close()
 	t.Setenv("PROMORAL_TEST_KEY_REPORT", "sk-test-0000")
-	t.Setenv(pipeline.CacheEnv, t.TempDir())
+	t.Setenv(engine.CacheEnv, t.TempDir())
 	root, _ := filepath.Abs("..")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "rep.yaml")
@@ -57,11 +57,11 @@ paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pipeline.Connect(st, false); err != nil {
+	if err := engine.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, "out")
-	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: run, Doer: pipeline.Transports(2), Scorer: scoring.New()}).Run(context.Background()); err != nil {
+	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: run, Doer: engine.Transports(2), Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out, html, md := generate(t, run, Options{})

@@ -29,7 +29,7 @@ var (
 	strategies = []string{"zero_shot", "self_correct"}
 )
 
-// Column lists as pipeline/output.go and pipeline/score.go write them.
+// Column lists as the engine and scoring write them.
 var testResultCols = []parquetio.Column{
 	{Name: "case_id"}, {Name: "model"}, {Name: "strategy"}, {Name: "task"}, {Name: "item_id"}, {Name: "gold"}, {Name: "label"},
 	{Name: "confidence", Type: parquetio.ColFloat}, {Name: "parsed", Type: parquetio.ColBool}, {Name: "correct", Type: parquetio.ColBool},

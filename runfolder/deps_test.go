@@ -18,7 +18,7 @@ func TestReadersBuildWithoutEngine(t *testing.T) {
 	}
 	banned := []string{"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai"}
 	for _, p := range strings.Fields(string(out)) {
-		if p == "github.com/promoral/promoral/pipeline" || p == "github.com/promoral/promoral/pipeline/providers" ||
+		if p == "github.com/promoral/promoral/pipeline/engine" || p == "github.com/promoral/promoral/pipeline/providers" ||
 			p == "github.com/promoral/promoral/pipeline/transport" {
 			t.Errorf("a reader imports the engine's %s", p)
 		}

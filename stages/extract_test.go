@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages"
@@ -48,7 +48,7 @@ strategies: [s]
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: filepath.Join(dir, "out"), Scorer: scoring.New()}).Run(context.Background())
+	_, res, err := engine.NewEngine(st, engine.Options{OutDir: filepath.Join(dir, "out"), Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

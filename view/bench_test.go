@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -199,7 +199,7 @@ settings: {concurrency: 16}
 		st.Model("beta").Provider = chatty{}
 		out := filepath.Join(dir, "out")
 		start := time.Now()
-		sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
+		sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 		if err != nil {
 			big.err = err
 			return

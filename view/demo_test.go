@@ -10,7 +10,7 @@ import (
 
 	"github.com/promoral/promoral/internal/needs"
 	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages"
@@ -127,7 +127,7 @@ func applyConfig(dir, cfg, out string) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
+	_, _, err = engine.NewEngine(st, engine.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	return err
 }
 

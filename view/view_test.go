@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -491,7 +491,7 @@ func TestCompareRunsAsDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := filepath.Join(dir, "out")
-	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: b, Scorer: scoring.New()}).Run(context.Background()); err != nil {
+	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: b, Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ra, err := Open(a)

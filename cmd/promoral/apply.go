@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/batch"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -75,7 +75,7 @@ func newApply() *cobra.Command {
 				return err
 			}
 			if !offline && len(st.PendingData()) > 0 {
-				if err := pipeline.Connect(st, false); err != nil {
+				if err := engine.Connect(st, false); err != nil {
 					return err
 				}
 				prog, wait := dataProgress(cmd.ErrOrStderr())
@@ -86,12 +86,12 @@ func newApply() *cobra.Command {
 				}
 			}
 			fitMemoryLimit(st.NumCases(), st.NumItems(), batchCasesInFlight(st, batched && !offline))
-			opts := pipeline.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
+			opts := engine.Options{OutDir: out, Concurrency: concurrency, Offline: offline,
 				Log: cmd.ErrOrStderr(), Grace: grace, Abort: abortContext(cmd.Context()), NoResults: true, Scorer: scoring.New()}
 			if maxCost.set {
 				opts.MaxCost, opts.NoCap = &maxCost.usd, maxCost.none
 			}
-			if err := pipeline.Connect(st, opts.Offline); err != nil {
+			if err := engine.Connect(st, opts.Offline); err != nil {
 				return err
 			}
 			for _, s := range st.Skipped {
@@ -112,7 +112,7 @@ func newApply() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				opts.Doer = pipeline.TransportsShared(pipeline.RateOptions{Concurrency: c, Share: share, Log: cmd.ErrOrStderr()})
+				opts.Doer = engine.TransportsShared(engine.RateOptions{Concurrency: c, Share: share, Log: cmd.ErrOrStderr()})
 				if batched || usesBatch(st) {
 					dir := out
 					if dir == "" {
@@ -121,7 +121,7 @@ func newApply() *cobra.Command {
 					opts.Doer = batch.Transports(batch.Options{Dir: dir, All: batched, Live: opts.Doer, Log: scr})
 				}
 			}
-			eng := pipeline.NewEngine(st, opts)
+			eng := engine.NewEngine(st, opts)
 			stop := make(chan struct{})
 			done := make(chan struct{})
 			if !quiet {
@@ -160,7 +160,7 @@ func newApply() *cobra.Command {
 	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "cases in flight per model (default: settings.concurrency)")
 	cmd.Flags().BoolVar(&offline, "offline", false, "serve only journaled replies: no network, no keys; a missing reply is an error")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
-	cmd.Flags().DurationVar(&grace, "grace", pipeline.DefaultGrace, "after Ctrl-C, how long to wait for the calls in flight so their replies are journaled (Ctrl-C again cuts them off)")
+	cmd.Flags().DurationVar(&grace, "grace", engine.DefaultGrace, "after Ctrl-C, how long to wait for the calls in flight so their replies are journaled (Ctrl-C again cuts them off)")
 	cmd.Flags().Var(&maxCost, "max-cost", "spend at most this many USD in this apply (default settings.max_cost; without either, no cap): no request goes out once spent plus the worst case of the calls in flight would pass it; apply again continues. 0 sends no paid call (the journal's replies and unpriced models still run); none runs uncapped whatever settings.max_cost says")
 	cmd.Flags().StringVar(&shardRate, "shard-rate", "split", "with --shard k/N: split (take 1/N of each rate limit the provider states, as the other shards spend the rest) or whole (take all of it, when the shards run on different keys or one after another)")
 	sel.add(cmd)
@@ -171,7 +171,7 @@ func newApply() *cobra.Command {
 // sayInterrupt tells the user what the first and second Ctrl-C do, through
 // the screen: the display shows the notice above its bars and the stopping
 // state under them until the run ends.
-func sayInterrupt(ctx context.Context, scr *screen, eng *pipeline.Engine, grace time.Duration, stop <-chan struct{}) {
+func sayInterrupt(ctx context.Context, scr *screen, eng *engine.Engine, grace time.Duration, stop <-chan struct{}) {
 	select {
 	case <-ctx.Done():
 	case <-stop:

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
@@ -22,7 +22,7 @@ func newCache() *cobra.Command {
 renamed run folder, or apply --out to a new one, takes the replies from there instead of paying
 again (the reply is copied into the new run's journal, which stays the record of what it used).
 
-The cache is the folder settings.cache_dir names, else $` + pipeline.CacheEnv + `, else promoral in the
+The cache is the folder settings.cache_dir names, else $` + engine.CacheEnv + `, else promoral in the
 user's cache folder. settings.cache: run keeps a run out of it. Any number of applies may use it at
 once; ` + "`promoral cache prune`" + ` is safe while they run (a pruned reply is a miss, paid again).`,
 		Args: cobra.NoArgs,
@@ -31,7 +31,7 @@ once; ` + "`promoral cache prune`" + ` is safe while they run (a pruned reply is
 			if err != nil {
 				return err
 			}
-			cs, err := pipeline.CacheInfo(root)
+			cs, err := engine.CacheInfo(root)
 			if err != nil {
 				return fmt.Errorf("reading the shared cache %s: %w", root, err)
 			}
@@ -47,7 +47,7 @@ once; ` + "`promoral cache prune`" + ` is safe while they run (a pruned reply is
 			return nil
 		},
 	}
-	cmd.PersistentFlags().StringVar(&dir, "dir", "", "the cache folder (default $"+pipeline.CacheEnv+", else promoral in the user's cache folder)")
+	cmd.PersistentFlags().StringVar(&dir, "dir", "", "the cache folder (default $"+engine.CacheEnv+", else promoral in the user's cache folder)")
 	cmd.AddCommand(newCachePrune(&dir), newCacheImport(&dir))
 	return cmd
 }
@@ -74,7 +74,7 @@ replies came from which folder: ` + "`promoral cache prune --from RUN_DIR`" + ` 
 			}
 			w := cmd.OutOrStdout()
 			for _, run := range args {
-				ci, err := pipeline.ImportToCache(root, run)
+				ci, err := engine.ImportToCache(root, run)
 				if err != nil {
 					return fmt.Errorf("cache import: %w", err)
 				}
@@ -121,7 +121,7 @@ again.`,
 				return err
 			}
 			if from != "" {
-				n, freed, err := pipeline.PruneImported(root, from)
+				n, freed, err := engine.PruneImported(root, from)
 				if err != nil {
 					return fmt.Errorf("pruning the shared cache %s: %w (%s removed before the error)", root, err, spec.Plural(n, "reply", "replies"))
 				}
@@ -136,7 +136,7 @@ again.`,
 				}
 				before = time.Now().Add(-age)
 			}
-			n, freed, err := pipeline.PruneCache(root, before)
+			n, freed, err := engine.PruneCache(root, before)
 			if err != nil {
 				return fmt.Errorf("pruning the shared cache %s: %w (%s removed before the error)", root, err, spec.Plural(n, "reply", "replies"))
 			}
@@ -158,7 +158,7 @@ func cacheRoot(dir string) (string, error) {
 	if dir != "" {
 		return dir, nil
 	}
-	return pipeline.DefaultCacheDir()
+	return engine.DefaultCacheDir()
 }
 
 // parseAge reads 30d, 2w or a Go duration.

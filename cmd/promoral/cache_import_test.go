@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/review"
 )
 
@@ -120,7 +120,7 @@ func TestSharedCacheMergeAndDiff(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("merge (%d):\n%s\n%s", code, stdout, stderr)
 	}
-	var m pipeline.Manifest
+	var m engine.Manifest
 	data, _ := os.ReadFile(filepath.Join(merged, "manifest.json"))
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 )
 
 // countingServer is a local OpenAI-compatible server that counts the
@@ -113,7 +113,7 @@ func TestSharedCacheAcrossRunFolders(t *testing.T) {
 	if n := journalReplies(filepath.Join(out, "journal.jsonl")); n != 6 {
 		t.Errorf("the new run's journal holds %d replies, want the 6 it used", n)
 	}
-	var m pipeline.Summary
+	var m engine.Summary
 	data, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
 	if err := json.Unmarshal(data, &m); err != nil || m.CallsShared != 6 || m.SharedCache != testCacheDir(t) {
 		t.Errorf("manifest: calls_shared %d, shared_cache %q (%v)", m.CallsShared, m.SharedCache, err)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/internal/needs"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
 
@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 	// Nor the user's response cache: the README's `promoral cache prune
 	// --all` runs here, so a PROMORAL_CACHE_DIR of the user's must not reach
 	// it (cli gives each test a cache of its own unless the test sets one).
-	os.Unsetenv(pipeline.CacheEnv)
+	os.Unsetenv(engine.CacheEnv)
 	code := m.Run()
 	needs.Report(os.Stderr) // the tests skipped for a missing tool
 	os.RemoveAll(dataDir)
@@ -64,9 +64,9 @@ func cli(t *testing.T, args ...string) *exec.Cmd {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), "PROMORAL_TEST_AS_CLI=1", "PROMORAL_TEST_ARGS="+strings.Join(args, " "))
-	if os.Getenv(pipeline.CacheEnv) == "" {
+	if os.Getenv(engine.CacheEnv) == "" {
 		// Each test's applies share a cache of their own, never the user's.
-		cmd.Env = append(cmd.Env, pipeline.CacheEnv+"="+testCacheDir(t))
+		cmd.Env = append(cmd.Env, engine.CacheEnv+"="+testCacheDir(t))
 	}
 	return cmd
 }

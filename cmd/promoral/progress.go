@@ -13,7 +13,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/promoral/promoral/internal/wrap"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
@@ -74,7 +74,7 @@ func (p *pace) rate() float64 {
 // finished strings (text), so no lock is ever held across a call into the
 // bar library.
 type line struct {
-	m     *pipeline.ModelStats
+	m     *engine.ModelStats
 	name  string
 	judge bool  // progress counts judged cases
 	pace  *pace // new calls (not journal replays) over time
@@ -96,7 +96,7 @@ type barText struct {
 	detail []string
 }
 
-func newViews(stats []*pipeline.ModelStats, start time.Time) []*line {
+func newViews(stats []*engine.ModelStats, start time.Time) []*line {
 	out := make([]*line, 0, len(stats))
 	for _, m := range stats {
 		v := &line{m: m, name: m.Name, judge: m.Total == 0 && m.JudgeTotal > 0}
@@ -174,7 +174,7 @@ func (v *line) key() string {
 
 // costText is the spend so far, or a note that it is unknown for a model
 // without a price.
-func costText(m *pipeline.ModelStats) string {
+func costText(m *engine.ModelStats) string {
 	if m.NoPrice {
 		return "$?"
 	}
@@ -193,7 +193,7 @@ func errText(fails, retried int64) string {
 // servedText says how many calls were served without a request: replies
 // an earlier apply journaled, and duplicates (a request identical to one
 // this apply sent, answered by that one reply).
-func servedText(m *pipeline.ModelStats) string {
+func servedText(m *engine.ModelStats) string {
 	s := fmt.Sprintf("%d from the journal", m.JournalHits())
 	if d := m.Duplicates.Load(); d > 0 {
 		s += fmt.Sprintf(", %d duplicates", d)
@@ -311,7 +311,7 @@ func human(n int64) string {
 // elsewhere (CI logs, files), until stop is closed. It owns w meanwhile:
 // the notes handed to scr are printed by it, and an interrupted run's
 // stopping state is shown until the end.
-func progress(w io.Writer, stats []*pipeline.ModelStats, scr *screen, stop, done chan struct{}) {
+func progress(w io.Writer, stats []*engine.ModelStats, scr *screen, stop, done chan struct{}) {
 	defer close(done)
 	if !isTerminal(w) {
 		plainProgress(w, stats, scr, stop, time.Second, 10*time.Second)
@@ -322,7 +322,7 @@ func progress(w io.Writer, stats []*pipeline.ModelStats, scr *screen, stop, done
 
 // plainProgress samples every tick and prints every model's line every
 // print interval.
-func plainProgress(w io.Writer, stats []*pipeline.ModelStats, scr *screen, stop chan struct{}, tick, print time.Duration) {
+func plainProgress(w io.Writer, stats []*engine.ModelStats, scr *screen, stop chan struct{}, tick, print time.Duration) {
 	if scr == nil {
 		scr = newScreen(w, true)
 	}
@@ -401,7 +401,7 @@ const nameWidth = 18
 // bar's texts, publishes them through an atomic pointer, then moves the
 // bars. The decorators, which mpb calls while a bar waits for its render,
 // only load that pointer, so a call into mpb can never wait on them.
-func bars(w io.Writer, stats []*pipeline.ModelStats, scr *screen, stop chan struct{}, width int) {
+func bars(w io.Writer, stats []*engine.ModelStats, scr *screen, stop chan struct{}, width int) {
 	if scr == nil {
 		scr = newScreen(w, true)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 )
 
 var t0 = time.Unix(1_000_000, 0)
@@ -17,8 +17,8 @@ var t0 = time.Unix(1_000_000, 0)
 // come at one a second. The ETA must follow the live pace (990 cases left
 // at 1/s), not the replay's (2,010 cases in 11 s would promise 5 s).
 func TestETAComesFromLiveCasesOnly(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "gpt-4.1", Total: 3000}
-	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
+	m := &engine.ModelStats{Name: "gpt-4.1", Total: 3000}
+	v := newViews([]*engine.ModelStats{m}, t0)[0]
 	m.Done.Store(2000)
 	m.Calls.Store(2000)
 	m.Cached.Store(2000)
@@ -66,8 +66,8 @@ func TestPaceFollowsTheLastWindow(t *testing.T) {
 }
 
 func TestPlainLineAndUnits(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "gpt-4.1", Total: 100}
-	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
+	m := &engine.ModelStats{Name: "gpt-4.1", Total: 100}
+	v := newViews([]*engine.ModelStats{m}, t0)[0]
 	m.Done.Store(25)
 	m.Calls.Store(35)
 	m.Cached.Store(10)
@@ -94,14 +94,14 @@ func TestPlainLineAndUnits(t *testing.T) {
 
 // A model that only judges is shown with the cases it judges.
 func TestJudgeOnlyModelHasItsOwnLine(t *testing.T) {
-	subject := &pipeline.ModelStats{Name: "gpt-4.1", Total: 10}
-	judge := &pipeline.ModelStats{Name: "command-a"}
+	subject := &engine.ModelStats{Name: "gpt-4.1", Total: 10}
+	judge := &engine.ModelStats{Name: "command-a"}
 	judge.JudgeTotal = 10
 	judge.Judged.Store(4)
 	judge.JudgeDone.Store(7)
 	judge.JudgeSkipped.Store(3)
 	judge.Calls.Store(4)
-	vs := newViews([]*pipeline.ModelStats{subject, judge}, t0)
+	vs := newViews([]*engine.ModelStats{subject, judge}, t0)
 	if !vs[1].judge || !strings.HasPrefix(vs[1].plain(), "4/10 judged (7 finished)  4 calls") || !strings.HasPrefix(vs[1].key(), "judged 4/10") ||
 		!strings.Contains(vs[1].plain(), "3 not judged (the case failed first)") {
 		t.Errorf("judge line: %q / %q", vs[1].key(), vs[1].plain())
@@ -114,7 +114,7 @@ func TestJudgeOnlyModelHasItsOwnLine(t *testing.T) {
 // At 80 columns every model keeps a bar and its cases, rate, ETA and cost;
 // the details go on a line of their own, cut to the width.
 func TestBarsFitEightyColumns(t *testing.T) {
-	a := &pipeline.ModelStats{Name: "claude-sonnet-4-20250514-thinking", Total: 200000}
+	a := &engine.ModelStats{Name: "claude-sonnet-4-20250514-thinking", Total: 200000}
 	a.Done.Store(123456)
 	a.Live.Store(3456)
 	a.Calls.Store(1234567)
@@ -124,13 +124,13 @@ func TestBarsFitEightyColumns(t *testing.T) {
 	a.JudgeTotal = 200000
 	a.Judged.Store(100000)
 	a.Retried.Store(12345)
-	j := &pipeline.ModelStats{Name: "command-a-03-2025"}
+	j := &engine.ModelStats{Name: "command-a-03-2025"}
 	j.JudgeTotal = 3900
 	j.Judged.Store(1200)
 	j.JudgeDone.Store(1300)
 	var buf bytes.Buffer
 	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { defer close(done); bars(&buf, []*pipeline.ModelStats{a, j}, nil, stop, 80) }()
+	go func() { defer close(done); bars(&buf, []*engine.ModelStats{a, j}, nil, stop, 80) }()
 	time.Sleep(300 * time.Millisecond) // let a few live cases finish at least one sample apart
 	a.Calls.Add(100)
 	time.Sleep(300 * time.Millisecond)
@@ -206,14 +206,14 @@ func TestProgressIsPlainOffATerminal(t *testing.T) {
 }
 
 func TestPlainProgressPrintsEveryModel(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "bot", Total: 4}
-	j := &pipeline.ModelStats{Name: "judge-bot"}
+	m := &engine.ModelStats{Name: "bot", Total: 4}
+	j := &engine.ModelStats{Name: "judge-bot"}
 	j.JudgeTotal = 4
 	var buf syncBuf
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		plainProgress(&buf, []*pipeline.ModelStats{m, j}, nil, stop, 10*time.Millisecond, 30*time.Millisecond)
+		plainProgress(&buf, []*engine.ModelStats{m, j}, nil, stop, 10*time.Millisecond, 30*time.Millisecond)
 	}()
 	for i := 0; !strings.Contains(buf.String(), "judge-bot (judge): 0/4 judged (0 finished)"); i++ {
 		if i == 3000 {
@@ -267,10 +267,10 @@ func stripANSI(s string) string {
 // cases in 50 s leave 50 + 100×3 calls, 350 s at a call a second; counted
 // in cases it would have said 150 s.
 func TestETACountsCallsLeftNotCases(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "m", Total: 200}
+	m := &engine.ModelStats{Name: "m", Total: 200}
 	m.Expect("once", 100, 1, 1)
 	m.Expect("loop", 100, 2, 4)
-	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
+	v := newViews([]*engine.ModelStats{m}, t0)[0]
 	for i := 1; i <= 50; i++ {
 		m.Done.Add(1)
 		m.Calls.Add(1)
@@ -285,8 +285,8 @@ func TestETACountsCallsLeftNotCases(t *testing.T) {
 // A finished model's rate is frozen at its finish: it does not fall while
 // the other models run on.
 func TestFinishedRateStopsFalling(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "m", Total: 10}
-	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
+	m := &engine.ModelStats{Name: "m", Total: 10}
+	v := newViews([]*engine.ModelStats{m}, t0)[0]
 	for i := 1; i <= 10; i++ {
 		m.Done.Add(1)
 		m.Calls.Add(1)
@@ -302,13 +302,13 @@ func TestFinishedRateStopsFalling(t *testing.T) {
 // The last plain lines are the final state: all cases done shows done/total
 // equal and "ETA done"; a run that stopped early says so, not "ETA ?".
 func TestLastPlainLinesAreTheFinalState(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "bot", Total: 4}
-	s := &pipeline.ModelStats{Name: "stopped-bot", Total: 4}
+	m := &engine.ModelStats{Name: "bot", Total: 4}
+	s := &engine.ModelStats{Name: "stopped-bot", Total: 4}
 	var buf syncBuf
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		plainProgress(&buf, []*pipeline.ModelStats{m, s}, nil, stop, 10*time.Millisecond, time.Hour)
+		plainProgress(&buf, []*engine.ModelStats{m, s}, nil, stop, 10*time.Millisecond, time.Hour)
 	}()
 	m.Done.Store(4)
 	s.Done.Store(2)
@@ -323,10 +323,10 @@ func TestLastPlainLinesAreTheFinalState(t *testing.T) {
 
 // The last frame of the bars is the final state too.
 func TestLastFrameIsTheFinalState(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "bot", Total: 4}
+	m := &engine.ModelStats{Name: "bot", Total: 4}
 	var buf bytes.Buffer
 	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { defer close(done); bars(&buf, []*pipeline.ModelStats{m}, nil, stop, 80) }()
+	go func() { defer close(done); bars(&buf, []*engine.ModelStats{m}, nil, stop, 80) }()
 	m.Done.Store(4)
 	close(stop)
 	<-done
@@ -338,9 +338,9 @@ func TestLastFrameIsTheFinalState(t *testing.T) {
 
 // A model without a price shows its cost as unknown, not $0.00.
 func TestUnpricedCostIsUnknown(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "local", Total: 4}
+	m := &engine.ModelStats{Name: "local", Total: 4}
 	m.NoPrice = true
-	v := newViews([]*pipeline.ModelStats{m}, t0)[0]
+	v := newViews([]*engine.ModelStats{m}, t0)[0]
 	if strings.Contains(v.key(), "$0.00") || !strings.Contains(v.key(), "$?") {
 		t.Errorf("key %q", v.key())
 	}

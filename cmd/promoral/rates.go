@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
@@ -34,7 +34,7 @@ func rateShare(w io.Writer, st *spec.Study, flag string) (int, error) {
 // sayRates adds to the summary, per model that met rate limits, what
 // bound it and how many 429s it met, then once each the rate-limit
 // headers that were not believed (an account's models share them).
-func sayRates(w io.Writer, stats []*pipeline.ModelStats) {
+func sayRates(w io.Writer, stats []*engine.ModelStats) {
 	said := map[string]bool{}
 	var warns []string
 	for _, m := range stats {

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 )
 
 // vt is the little of a terminal that apply's output needs, to read the
@@ -259,13 +259,13 @@ settings: {concurrency: 2}
 // Off a terminal the notes and the stopping state are plain lines: the
 // notice, what the run waits for, and the last state at the end.
 func TestPlainProgressSaysStopping(t *testing.T) {
-	m := &pipeline.ModelStats{Name: "m", Total: 10}
+	m := &engine.ModelStats{Name: "m", Total: 10}
 	var buf syncBuf
 	scr := newScreen(&buf, true)
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		plainProgress(&buf, []*pipeline.ModelStats{m}, scr, stop, 5*time.Millisecond, time.Hour)
+		plainProgress(&buf, []*engine.ModelStats{m}, scr, stop, 5*time.Millisecond, time.Hour)
 	}()
 	scr.Interrupted(time.Minute, func() int { return 2 })
 	scr.Note("promoral: interrupted: starting no new calls")

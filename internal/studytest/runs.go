@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -75,7 +75,7 @@ metrics:
 }
 
 // ShardApply applies shard k/n of the run file cfg into out.
-func ShardApply(t *testing.T, cfg, out string, k, n int) *pipeline.Summary {
+func ShardApply(t *testing.T, cfg, out string, k, n int) *engine.Summary {
 	t.Helper()
 	st := MustLoad(t, cfg)
 	sh, err := spec.ParseShard(fmt.Sprintf("%d/%d", k, n))
@@ -204,13 +204,13 @@ strategies: [one_shot]
 // RunRepeats applies the run file cfg into out through the real transport
 // (the studies of RepeatsStudy call a loopback server), without keeping
 // the results in memory.
-func RunRepeats(t *testing.T, cfg, out string, ctx context.Context) *pipeline.Summary {
+func RunRepeats(t *testing.T, cfg, out string, ctx context.Context) *engine.Summary {
 	t.Helper()
 	st := MustLoad(t, cfg)
-	if err := pipeline.Connect(st, false); err != nil {
+	if err := engine.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
-	sum, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Doer: pipeline.Transports(3), Scorer: scoring.New()}).Run(ctx)
+	sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Doer: engine.Transports(3), Scorer: scoring.New()}).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/promoral/promoral/internal/needs"
 	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages" // the stage kinds the studies use
@@ -191,9 +191,9 @@ func MustLoad(t testing.TB, path string) *spec.Study {
 }
 
 // Apply runs a study into out or fails the test.
-func Apply(t testing.TB, st *spec.Study, out string) (*pipeline.Summary, []spec.Result) {
+func Apply(t testing.TB, st *spec.Study, out string) (*engine.Summary, []spec.Result) {
 	t.Helper()
-	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
+	sum, res, err := engine.NewEngine(st, engine.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
@@ -202,10 +202,10 @@ func Apply(t testing.TB, st *spec.Study, out string) (*pipeline.Summary, []spec.
 
 // ApplyFlat applies the run file run into out as the CLI does, without the
 // results in memory, or fails the test.
-func ApplyFlat(t *testing.T, run, out string) *pipeline.Summary {
+func ApplyFlat(t *testing.T, run, out string) *engine.Summary {
 	t.Helper()
 	st := MustLoad(t, run)
-	sum, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())
+	sum, res, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/batch"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/review"
@@ -69,24 +69,24 @@ settings: {concurrency: 4}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pipeline.Connect(st, false); err != nil {
+	if err := engine.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
 	return st
 }
 
-func apply(t *testing.T, st *spec.Study, out string, batched bool, log *bytes.Buffer) (*pipeline.Summary, error) {
+func apply(t *testing.T, st *spec.Study, out string, batched bool, log *bytes.Buffer) (*engine.Summary, error) {
 	t.Helper()
-	opts := pipeline.Options{OutDir: out, Doer: pipeline.Transports(4), Scorer: scoring.New()}
+	opts := engine.Options{OutDir: out, Doer: engine.Transports(4), Scorer: scoring.New()}
 	if batched {
 		var w io.Writer = io.Discard
 		if log != nil {
 			w = log
 		}
-		opts.Doer = batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: pipeline.Transports(4), Log: w})
+		opts.Doer = batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: engine.Transports(4), Log: w})
 	}
-	t.Setenv(pipeline.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
-	sum, _, err := pipeline.NewEngine(st, opts).Run(context.Background())
+	t.Setenv(engine.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
+	sum, _, err := engine.NewEngine(st, opts).Run(context.Background())
 	return sum, err
 }
 
@@ -244,11 +244,11 @@ func TestInterruptedBatchRunResumes(t *testing.T) {
 		s.Hold.Store(true)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *pipeline.Summary)
+	done := make(chan *engine.Summary)
 	go func() {
-		opts := pipeline.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: pipeline.Transports(4)}), Scorer: scoring.New()}
-		t.Setenv(pipeline.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
-		sum, _, _ := pipeline.NewEngine(st, opts).Run(ctx)
+		opts := engine.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: engine.Transports(4)}), Scorer: scoring.New()}
+		t.Setenv(engine.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
+		sum, _, _ := engine.NewEngine(st, opts).Run(ctx)
 		done <- sum
 	}()
 	deadline := time.Now().Add(20 * time.Second)
@@ -462,9 +462,9 @@ func TestWaveSplitsIntoParallelJobs(t *testing.T) {
 	out := t.TempDir()
 	done := make(chan error, 1)
 	go func() {
-		opts := pipeline.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, MaxRequests: 4, Live: pipeline.Transports(4)}), Scorer: scoring.New()}
-		t.Setenv(pipeline.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
-		_, _, err := pipeline.NewEngine(st, opts).Run(context.Background())
+		opts := engine.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, MaxRequests: 4, Live: engine.Transports(4)}), Scorer: scoring.New()}
+		t.Setenv(engine.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
+		_, _, err := engine.NewEngine(st, opts).Run(context.Background())
 		done <- err
 	}()
 	// Six requests per model, at most four per job: two jobs each, both
@@ -537,12 +537,12 @@ paths: {tasks: ., strategies: .}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pipeline.Connect(st, false); err != nil {
+	if err := engine.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
 	done := make(chan error, 1)
-	var sum *pipeline.Summary
+	var sum *engine.Summary
 	go func() {
 		var err error
 		sum, err = apply(t, st, out, true, nil)
@@ -596,7 +596,7 @@ settings: {concurrency: 4}
 func TestBatchJudgeOfRecordedRepliesFillsItsWaves(t *testing.T) {
 	f := startFakes(t)
 	st := recordedJudged(t, f, "{}")
-	if err := pipeline.Connect(st, false); err != nil {
+	if err := engine.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := apply(t, st, t.TempDir(), true, nil)

@@ -308,7 +308,7 @@ func TestJournalIndexHoldsNoReplyText(t *testing.T) {
 // heap, and the time to open it; then serves every reply once by its key.
 // The file (about 2 GB at the default) is written once before the timer.
 //
-//	go test ./pipeline -run '^$' -bench JournalMillion -benchtime 1x
+//	go test ./pipeline/journal -run '^$' -bench JournalMillion -benchtime 1x
 func BenchmarkJournalMillion(b *testing.B) {
 	b.StopTimer()
 	n := 1_000_000

@@ -1,7 +1,7 @@
 package review
 
 import (
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -13,7 +13,7 @@ import (
 // live or batch mode as apply would send them. Prices are apply's
 // (spec.Price), and a model without one is unpriced, as apply's $?.
 type costModel struct {
-	src      *pipeline.ReplySource
+	src      *engine.ReplySource
 	hist     map[string]*stageStats
 	o        PlanOptions
 	shapes   map[*spec.Strategy]*spec.CallShape
@@ -21,7 +21,7 @@ type costModel struct {
 	cb       *calibration
 }
 
-func newCostModel(src *pipeline.ReplySource, hist map[string]*stageStats, o PlanOptions) *costModel {
+func newCostModel(src *engine.ReplySource, hist map[string]*stageStats, o PlanOptions) *costModel {
 	return &costModel{src: src, hist: hist, o: o, shapes: map[*spec.Strategy]*spec.CallShape{}, cb: newCalibration()}
 }
 

@@ -1,7 +1,7 @@
 package review
 
 import (
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -44,7 +44,7 @@ func MakeChangePlan(old, new *spec.Study, dir string) (*ChangePlan, error) {
 	defer j.Close()
 	// The journal, then the shared cache the new config's apply reads: a
 	// reply there is not paid again.
-	src := pipeline.NewReplySource(new, j)
+	src := engine.NewReplySource(new, j)
 	cm := newCostModel(src, completionHistory(j), PlanOptions{})
 	oldCases := map[string]*spec.Case{}
 	if old != nil {

@@ -23,13 +23,13 @@
 //     one whole study and joined into one run folder, as if one process
 //     had run it (Merge).
 //
-// Review sits above package pipeline in the flow: it reads a loaded
+// Review sits above the engine (package engine) in the flow: it reads a loaded
 // spec.Study (pipeline/spec) and walks its cases, and neither spec nor
 // pipeline knows anything of it. It uses only their exported API:
-// pipeline.WalkCase on a ReplySource serves a case from the journal and
+// engine.WalkCase on a ReplySource serves a case from the journal and
 // the shared cache to see what is done, spec.ShapeOf gives a strategy's
 // calls at best and at worst, spec.PromptEnv and spec.CallPlanner render
-// what a stage would send, and pipeline.OpenOutputSet writes merge's outputs the
+// what a stage would send, and engine.OpenOutputSet writes merge's outputs the
 // way an apply writes them (results in case order, metrics computed afresh
 // by package scoring's Scorer, the set switched in whole).
 package review

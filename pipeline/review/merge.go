@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
@@ -20,7 +20,7 @@ import (
 )
 
 // ShardManifest reads the manifest of a shard folder's finished outputs.
-func ShardManifest(dir string) (*pipeline.Manifest, error) {
+func ShardManifest(dir string) (*engine.Manifest, error) {
 	path := filepath.Join(dir, "manifest.json")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -32,7 +32,7 @@ func ShardManifest(dir string) (*pipeline.Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m pipeline.Manifest
+	var m engine.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
@@ -41,7 +41,7 @@ func ShardManifest(dir string) (*pipeline.Manifest, error) {
 
 type shardIn struct {
 	dir string
-	m   *pipeline.Manifest
+	m   *engine.Manifest
 }
 
 // Merge joins the run folders of the shards of one study into out, a new
@@ -53,7 +53,7 @@ type shardIn struct {
 // the joined results, exactly as one process computes them. st is the
 // study loaded from the shards' config; Merge narrows it to the shards'
 // cells itself.
-func Merge(st *spec.Study, out string, dirs []string, log io.Writer) (*pipeline.Summary, error) {
+func Merge(st *spec.Study, out string, dirs []string, log io.Writer) (*engine.Summary, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -92,7 +92,7 @@ func Merge(st *spec.Study, out string, dirs []string, log io.Writer) (*pipeline.
 	}
 	defer j.Close()
 
-	set, err := pipeline.OpenOutputSet(st, out, j, scoring.New(), log)
+	set, err := engine.OpenOutputSet(st, out, j, scoring.New(), log)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func Merge(st *spec.Study, out string, dirs []string, log io.Writer) (*pipeline.
 	}
 	// What was sent and served is what the shards did, since the rows
 	// alone do not say which calls a case found cached.
-	merged := &pipeline.MergeTotals{}
+	merged := &engine.MergeTotals{}
 	for _, sh := range shards {
 		m := sh.m
 		merged.CallsNew += m.CallsNew
@@ -127,8 +127,8 @@ func Merge(st *spec.Study, out string, dirs []string, log io.Writer) (*pipeline.
 		} else if m.SharedCache != "" && m.SharedCache != merged.SharedCache {
 			merged.SharedCache = "(several folders: see merged_from)"
 		}
-		merged.Shards = append(merged.Shards, pipeline.MergedShard{Dir: sh.dir, Shard: m.Selection.Shard.String(),
-			Generation: filepath.Base(pipeline.CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
+		merged.Shards = append(merged.Shards, engine.MergedShard{Dir: sh.dir, Shard: m.Selection.Shard.String(),
+			Generation: filepath.Base(engine.CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
 			CallsNew: m.CallsNew, CallsShared: m.CallsShared, SharedCache: m.SharedCache, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}
 	st.EachCase(func(c *spec.Case) bool {
@@ -249,7 +249,7 @@ func joinResults(st *spec.Study, shards []shardIn) ([]spec.Result, error) {
 				bad = fmt.Errorf("merge: %s: case %s was computed from another config (config_hash %v)", path, id, row["config_hash"])
 			default:
 				from[i] = sh.dir
-				results[i] = pipeline.RowResult(row)
+				results[i] = engine.RowResult(row)
 			}
 		})
 		if err != nil {

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/studytest"
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -104,7 +104,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			if got := studytest.CountLines(t, filepath.Join(merged, "journal.jsonl")); got != journal {
 				t.Errorf("merged journal has %d lines, the shards %d", got, journal)
 			}
-			var man pipeline.Manifest
+			var man engine.Manifest
 			data, _ := os.ReadFile(filepath.Join(merged, "manifest.json"))
 			if err := json.Unmarshal(data, &man); err != nil || len(man.MergedFrom) != n {
 				t.Fatalf("merged manifest: %v %+v", err, man.MergedFrom)
@@ -114,7 +114,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 				t.Errorf("labels of the merged folder: %v %+v, want the one on %s", err, labels, labelled)
 			}
 			// apply on the merged folder resumes from its journal: nothing new.
-			again, _, err := pipeline.NewEngine(studytest.MustLoad(t, cfg), pipeline.Options{OutDir: merged, Offline: true, Scorer: scoring.New()}).Run(t.Context())
+			again, _, err := engine.NewEngine(studytest.MustLoad(t, cfg), engine.Options{OutDir: merged, Offline: true, Scorer: scoring.New()}).Run(t.Context())
 			if err != nil || again.Errors != sumOne.Errors || again.Cases != sumOne.Cases || again.CallsNew != 0 {
 				t.Fatalf("apply on the merged folder: %v %s", err, again)
 			}

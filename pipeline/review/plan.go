@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -124,7 +124,7 @@ func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 	defer j.Close()
 	hist := completionHistory(j)
 	p := &Plan{Run: st.Run.Name, Journal: jpath}
-	src := pipeline.NewReplySource(st, j) // the journal, then the shared cache
+	src := engine.NewReplySource(st, j) // the journal, then the shared cache
 	cm := newCostModel(src, hist, o)
 	rows := map[*spec.Model]*PlanRow{}
 	chains := map[*spec.Model]*waveChain{}
@@ -326,8 +326,8 @@ func strategyWaves(st *spec.Study, shapes map[*spec.Strategy]*spec.CallShape) []
 
 // planWalk walks a case using only journaled replies; it reports how many
 // calls were served and whether the case would finish without a new call.
-func planWalk(src *pipeline.ReplySource, c *spec.Case) (hits int, done bool, err error) {
-	hits, werr := pipeline.WalkCase(src, c)
+func planWalk(src *engine.ReplySource, c *spec.Case) (hits int, done bool, err error) {
+	hits, werr := engine.WalkCase(src, c)
 	if werr != nil {
 		// A miss, or a case that would fail (e.g. a template error on this
 		// item): both are work for apply, which reports the failure.
@@ -390,7 +390,7 @@ func (cb *calibration) count(c *spec.Case, text string) int {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.seen[key] < calibrationItems*4 {
-		if count, name, ok := pipeline.Tokenizer(c.Model.Spec); ok {
+		if count, name, ok := engine.Tokenizer(c.Model.Spec); ok {
 			n := count(text)
 			cb.seen[key]++
 			cb.chars[key] += len(text)

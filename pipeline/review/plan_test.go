@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/studytest"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -41,7 +41,7 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 	}
 	req := &llm.Request{Model: "m", Messages: []llm.Message{{Role: "user", Content: "x"}}}
 	m := &spec.Model{Name: "m", Spec: &spec.ModelSpec{Price: spec.Price{Output: 1e6}}}
-	if got := pipeline.WorstCost(m, req, false); got < float64(llm.DefaultReplyTokens) || got > float64(llm.DefaultReplyTokens)+1000 {
+	if got := engine.WorstCost(m, req, false); got < float64(llm.DefaultReplyTokens) || got > float64(llm.DefaultReplyTokens)+1000 {
 		t.Errorf("the spend cap reserves $%v at $1 per output token; the plan's bound is %d tokens", got, llm.DefaultReplyTokens)
 	}
 	if tot.CostWorst <= tot.CostBest || tot.CostBest <= 0 {
@@ -60,7 +60,7 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 // Repeat 0 keeps the key a run without repeats journaled; raising k pays
 // only for the new repeats, and plan says so before.
 func TestRepeatsRaiseCallsOnlyNew(t *testing.T) {
-	t.Setenv(pipeline.CacheEnv, t.TempDir())
+	t.Setenv(engine.CacheEnv, t.TempDir())
 	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
 	srv := studytest.NewRandomServer(t, 2)
 	dir := t.TempDir()
@@ -97,7 +97,7 @@ func TestRepeatsRaiseCallsOnlyNew(t *testing.T) {
 // A thinking-budget sweep: 0 turns thinking off, a budget turns it on for
 // every request of the strategy, and plan's worst case counts the budget.
 func TestSweepThinkingBudget(t *testing.T) {
-	t.Setenv(pipeline.CacheEnv, t.TempDir())
+	t.Setenv(engine.CacheEnv, t.TempDir())
 	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
 	srv := studytest.NewRandomServer(t, 12)
 	files := studytest.BaseTree(nil)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/studytest"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/review"
 )
 
@@ -18,7 +18,7 @@ func TestRunDiffPairsRepeatsByItem(t *testing.T) {
 	t.Setenv("PROMORAL_TEST_KEY_REP", "sk-test-0000")
 	var outs []string
 	for _, seed := range []uint64{7, 8} {
-		t.Setenv(pipeline.CacheEnv, t.TempDir())
+		t.Setenv(engine.CacheEnv, t.TempDir())
 		srv := studytest.NewRandomServer(t, seed)
 		cfg := studytest.RepeatsStudy(t, "", srv, 3)
 		out := filepath.Join(filepath.Dir(cfg), "..", "out")

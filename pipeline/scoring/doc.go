@@ -34,9 +34,9 @@
 //
 // Scoring comes after the engine in the flow and imports it: it reads the
 // study, its metric blocks and the row types from package spec
-// (pipeline/spec), and the output files through package pipeline, which
+// (pipeline/spec), and the output files through package engine, which
 // imports nothing of it. The engine hands what it wrote (a
-// pipeline.Written) to the pipeline.Scorer it was given; New is the Scorer
+// engine.Written) to the engine.Scorer it was given; New is the Scorer
 // to give it. The metric kinds themselves (package metrics) register with
 // spec and compute over a spec.ResultSet; they import nothing of scoring.
 package scoring

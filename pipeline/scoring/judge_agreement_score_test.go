@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/studytest"
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -432,7 +432,7 @@ subsets:
 		b.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	_, res, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
+	_, res, err := engine.NewEngine(st, engine.Options{OutDir: out, Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}

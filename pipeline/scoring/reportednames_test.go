@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -23,11 +23,11 @@ func TestReadResultSetReportedNamesFromRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, _, err := pipeline.NewEngine(st, pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background()); err != nil {
+	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	gen := pipeline.CurrentGeneration(out)
-	order, err := pipeline.ReadOrder(gen)
+	gen := engine.CurrentGeneration(out)
+	order, err := engine.ReadOrder(gen)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,15 +6,15 @@ import (
 	"os"
 	"sort"
 
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
-// ScoreFromJournal is pipeline.RescoreFromJournal (every case walked on the
+// ScoreFromJournal is engine.RescoreFromJournal (every case walked on the
 // journal's replies, none sent) followed by the study's metric blocks, in
 // memory; misses counts the cases whose replies the journal does not hold.
 func ScoreFromJournal(st *spec.Study, journalPath string) (sc *Scores, misses int, err error) {
-	res, misses, err := pipeline.RescoreFromJournal(st, journalPath)
+	res, misses, err := engine.RescoreFromJournal(st, journalPath)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/promoral/promoral/pipeline"
 	"github.com/promoral/promoral/pipeline/audit"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/runfolder"
@@ -236,17 +236,17 @@ func (sc *Scores) markSelection(sel *spec.Selection) {
 	}
 }
 
-// Scorer is the pipeline.Scorer an apply, a merge and re-scoring use: it
+// Scorer is the engine.Scorer an apply, a merge and re-scoring use: it
 // reads back from results.parquet what the study's metric blocks read,
 // runs the blocks and writes metrics.parquet and their tables beside it.
 type Scorer struct{}
 
-// New is the scorer to pass in pipeline.Options.Scorer and to
-// pipeline.OpenOutputSet.
+// New is the scorer to pass in engine.Options.Scorer and to
+// engine.OpenOutputSet.
 func New() *Scorer { return &Scorer{} }
 
-// Score implements pipeline.Scorer.
-func (*Scorer) Score(w pipeline.Written) ([]string, error) {
+// Score implements engine.Scorer.
+func (*Scorer) Score(w engine.Written) ([]string, error) {
 	if len(w.Study.Metrics) == 0 {
 		return nil, nil
 	}
@@ -259,4 +259,4 @@ func (*Scorer) Score(w pipeline.Written) ([]string, error) {
 	return Score(rs)
 }
 
-var _ pipeline.Scorer = (*Scorer)(nil)
+var _ engine.Scorer = (*Scorer)(nil)

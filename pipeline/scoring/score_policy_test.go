@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/studytest"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -124,7 +124,7 @@ metrics:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var man pipeline.Manifest
+	var man engine.Manifest
 	if err := json.Unmarshal(data, &man); err != nil {
 		t.Fatal(err)
 	}

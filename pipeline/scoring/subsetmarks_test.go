@@ -11,7 +11,7 @@ import (
 	"github.com/expr-lang/expr"
 
 	"github.com/promoral/promoral/internal/studytest"
-	"github.com/promoral/promoral/pipeline"
+	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -64,7 +64,7 @@ func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
 	run := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
 	studytest.ApplyFlat(t, run, out)
-	cur := pipeline.CurrentGeneration(out)
+	cur := engine.CurrentGeneration(out)
 
 	st := studytest.MustLoad(t, run)
 	rs, err := scoring.ReadResultSet(st, filepath.Join(cur, "results.parquet"), readOrderFile(t, cur))
@@ -119,7 +119,7 @@ func TestSubsetFailingOnAnItemFailsScoringAlike(t *testing.T) {
 	dir := studytest.WriteTree(t, tree)
 	run := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	_, _, err := pipeline.NewEngine(studytest.MustLoad(t, run), pipeline.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())
+	_, _, err := engine.NewEngine(studytest.MustLoad(t, run), engine.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())
 	if err == nil {
 		t.Fatal("a subset failing on items scored without error")
 	}

@@ -44,6 +44,6 @@
 // package nor the engine knows a kind by name.
 //
 // What it does not do: it never calls a model, writes none of a run's outputs and
-// computes no metric. It imports nothing of the engine (package pipeline),
+// computes no metric. It imports nothing of the engine (package engine),
 // scoring, review or the stage kinds; each of them imports it.
 package spec

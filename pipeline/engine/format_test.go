@@ -1,0 +1,33 @@
+package engine_test
+
+import (
+	"github.com/promoral/promoral/internal/studytest"
+	"path/filepath"
+	"testing"
+
+	"github.com/promoral/promoral/runfolder"
+)
+
+// An apply writes the run folder format runfolder declares: the manifest
+// names it, and each file has the declared columns first.
+func TestApplyWritesFormat(t *testing.T) {
+	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
+	out := filepath.Join(dir, "out")
+	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	m, err := runfolder.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Format != runfolder.FormatVersion {
+		t.Errorf("manifest format_version %d, want %d", m.Format, runfolder.FormatVersion)
+	}
+	rows := studytest.ReadRows(t, filepath.Join(out, "calls.parquet"))
+	if len(rows) == 0 {
+		t.Fatal("no calls")
+	}
+	for _, name := range runfolder.CallSchema.Names() {
+		if _, ok := rows[0][name]; !ok {
+			t.Errorf("calls.parquet has no column %s", name)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/transport"
+)
+
+// errNoReply stops a WalkCase at a call src has no reply for.
+var errNoReply = errors.New("not journaled")
+
+// WalkCase walks one case through its strategy graph as apply --offline
+// would, every call served by src and none sent; it returns how many calls
+// src served. An error is a call src has no reply for, or a stage that
+// fails on this item (a template error): either way, work for an apply.
+// A judged task's judge is not walked.
+func WalkCase(src *ReplySource, c *spec.Case) (served int, err error) {
+	x := spec.NewExec(context.Background(), c, c.Model, c.Strategy, nil)
+	x.Walk.Repeat, x.Walk.Sweep = c.Repeat, c.Sweep
+	x.Walk.Caller = func(x *spec.Exec, stage string, req *llm.Request) (*llm.Response, error) {
+		var limit int64
+		if x.Model.Spec != nil {
+			limit = llm.ReplyLimit(req, x.Model.Spec.Limits.MaxReplyBytes)
+		}
+		rec, ok, err := src.lookup(transport.CacheKey(x.Model.Identity, req), limit)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errNoReply
+		}
+		served++
+		return rec.Resp, nil
+	}
+	_, _, err = walkGraph(x, nil, 1000)
+	return served, err
+}

@@ -162,7 +162,7 @@ func (m *classification) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error)
 	seed := seedOf(rs)
 	// With repeats, intervals resample items, each with its samples.
 	repeated := rs.Study != nil && rs.Study.MaxRepeats() >= 2
-	m.subsets.cache = nil
+	m.subsets.reset(rs)
 	rel := spec.CSVTable{Name: m.table, Header: idHeader(rs, "metric", "bin_lo_excl", "bin_hi_incl", "n", "mean_confidence", "observed", "observed_is", "bins")}
 	// The cells and subsets are scored side by side (the subsets are cut
 	// first: their cache is not shared), their rows kept in order.

@@ -369,7 +369,13 @@ func row(c *cell, subset, metric string, v float64, n int) spec.MetricRow {
 type subsets struct {
 	progs map[string]map[string]*vm.Program // task -> subset -> program
 	cache map[*spec.Task]*subsetCache
+	// rs is the result set of the Compute, whose marks place items
+	// without reading their fields.
+	rs *spec.ResultSet
 }
+
+// reset starts a Compute over rs: nothing cached.
+func (s *subsets) reset(rs *spec.ResultSet) { s.cache, s.rs = nil, rs }
 
 // subsetCache holds, per item of a task, whether it is in each subset: one
 // bit per item and subset, every subset evaluated when an item is first
@@ -489,17 +495,20 @@ func (s *subsets) in(t *spec.Task, name string, it *spec.Item) (bool, error) {
 }
 
 // marked places item i of the task in every subset from the marks the
-// results read back carry (Task.SubsetMark), without reading its fields;
-// false when one is missing.
+// results read back carry (ResultSet.SubsetMark), without reading its
+// fields; false when one is missing.
 func (s *subsets) marked(t *spec.Task, sc *subsetCache, i int) bool {
+	if s.rs == nil {
+		return false
+	}
 	for _, n := range sc.names {
-		if _, ok := t.SubsetMark(n, i); !ok {
+		if _, ok := s.rs.SubsetMark(t, n, i); !ok {
 			return false
 		}
 	}
 	word, bit := i/64, uint64(1)<<(i%64)
 	for j, n := range sc.names {
-		if v, _ := t.SubsetMark(n, i); v {
+		if v, _ := s.rs.SubsetMark(t, n, i); v {
 			sc.in[j][word] |= bit
 		}
 	}

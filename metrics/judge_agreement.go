@@ -779,7 +779,7 @@ func (m *judgeAgreement) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error)
 	out := &spec.MetricOutput{}
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
-	m.subsets.cache = nil
+	m.subsets.reset(rs)
 	h, err := m.readHuman(rs)
 	if err != nil {
 		return nil, err

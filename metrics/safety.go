@@ -170,7 +170,7 @@ func (m *safety) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
 	seed := seedOf(rs)
 	repeated := rs.Study != nil && rs.Study.MaxRepeats() >= 2
-	m.subsets.cache = nil
+	m.subsets.reset(rs)
 	audit := spec.CSVTable{Name: m.table, Header: []string{"model", "strategy", "task", "item_id", m.kinds.KindField, "label", "confidence", "heuristic", "prompt", "reply", "judge"}}
 	for _, c := range groupCells(rs, m.tasks, m.errs) {
 		out.Rows = append(out.Rows, m.score(c, subsetAll, policy, m.reps, seed, repeated)...)

@@ -211,7 +211,7 @@ func (m *umss) UnparsedOverride() string { return m.policy }
 // Compute builds the item-level inputs and both tables.
 func (m *umss) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
-	m.subsets.cache = nil
+	m.subsets.reset(rs)
 	tasks := map[string]*spec.Task{m.safety.Name: m.safety}
 	for _, in := range m.comp {
 		tasks[in.task.Name] = in.task

@@ -82,9 +82,9 @@ func (c *BranchConfig) Build(b *spec.Build) spec.Stage {
 }
 
 // Run evaluates the conditions in order.
-func (br *branch) Run(x *spec.Exec) (string, error) {
+func (br *branch) Run(x spec.Exec) (string, error) {
 	for i, p := range br.conds {
-		v, err := expr.Run(p, x.Env)
+		v, err := expr.Run(p, x.Env())
 		if err != nil {
 			return "", x.Errorf(br.name, "cases[%d].when: %v", i, err)
 		}

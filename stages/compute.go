@@ -61,10 +61,10 @@ func (c *ComputeConfig) Build(b *spec.Build) spec.Stage {
 }
 
 // Run evaluates every expression, then publishes them together.
-func (cp *compute) Run(x *spec.Exec) (string, error) {
+func (cp *compute) Run(x spec.Exec) (string, error) {
 	out := make(map[string]any, len(cp.keys))
 	for i, p := range cp.progs {
-		v, err := expr.Run(p, x.Env)
+		v, err := expr.Run(p, x.Env())
 		if err != nil {
 			return "", x.Errorf(cp.name, "set.%s: %v", cp.keys[i], err)
 		}

@@ -251,10 +251,10 @@ func clipReply(s string, n int) string {
 }
 
 // Run reads the text and publishes the fields.
-func (x *extract) Run(ex *spec.Exec) (string, error) {
+func (x *extract) Run(ex spec.Exec) (string, error) {
 	var text string
 	if x.text != nil {
-		v, err := expr.Run(x.text, ex.Env)
+		v, err := expr.Run(x.text, ex.Env())
 		if err != nil {
 			return "", ex.Errorf(x.name, "text: %v", err)
 		}
@@ -267,7 +267,7 @@ func (x *extract) Run(ex *spec.Exec) (string, error) {
 		}
 		text, _ = ex.Get(x.from)["text"].(string)
 	}
-	e, err := x.extractor(ex.Task)
+	e, err := x.extractor(ex.Task())
 	if err != nil {
 		return "", ex.Errorf(x.name, "%v", err)
 	}

@@ -147,7 +147,7 @@ func (p *prompt) Check(_ *spec.Task, env map[string]any) error {
 }
 
 // Run renders the messages, asks the model and publishes its reply.
-func (p *prompt) Run(x *spec.Exec) (string, error) {
+func (p *prompt) Run(x spec.Exec) (string, error) {
 	var msgs []llm.Message
 	if len(p.cont) > 0 {
 		prev, ok := x.Conversation(p.cont...)
@@ -156,13 +156,13 @@ func (p *prompt) Run(x *spec.Exec) (string, error) {
 		}
 		msgs = append(msgs, prev...)
 	}
-	own, err := p.render(x.Env)
+	own, err := p.render(x.Env())
 	if err != nil {
 		return "", x.Errorf(p.name, "%v", err)
 	}
 	msgs = append(msgs, own...)
-	req := &llm.Request{Model: x.Model.Spec.ID(), Messages: msgs}
-	x.Model.Spec.Params.Over(p.params).Apply(req)
+	req := &llm.Request{Model: x.Model().Spec.ID(), Messages: msgs}
+	x.Model().Spec.Params.Over(p.params).Apply(req)
 	resp, err := x.Call(p.name, req)
 	if err != nil {
 		return "", err

@@ -5,11 +5,12 @@
 //
 // The study comes from package spec (pipeline/spec), which decodes and
 // validates the run file and the files it names, builds the matrix of
-// cases, and holds the stage and metric registries and Exec, the state of
-// one case in flight. This package imports spec; spec imports nothing of
-// it. The engine creates each case's Exec with spec.NewExec, giving it the
-// function that makes its model calls, and walks the strategy graph (and
-// the task's judge graph) over it; it knows no stage kind by name.
+// cases, and holds the stage and metric registries and spec.Exec, the
+// interface a stage sees of one case in flight. This package imports spec;
+// spec imports nothing of it. The engine implements spec.Exec with its own
+// running state of a case (caseexec.go: outputs, visits, spend, trace),
+// and walks the strategy graph (and the task's judge graph) over it; it
+// knows no stage kind by name.
 //
 // What the engine owns:
 //

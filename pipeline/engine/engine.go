@@ -730,7 +730,7 @@ func (e *Engine) workers(m *spec.Model) int {
 // interruption comes back not Done.
 func (e *Engine) runCase(ctx context.Context, c *spec.Case) (r spec.Result) {
 	x := e.newExec(ctx, c, c.Model, c.Strategy)
-	x.Walk.Repeat, x.Walk.Sweep = c.Repeat, c.Sweep
+	x.repeat, x.sweep = c.Repeat, c.Sweep
 	defer func() {
 		if p := recover(); p != nil {
 			// The stack goes to the log, not into results.parquet.
@@ -739,15 +739,15 @@ func (e *Engine) runCase(ctx context.Context, c *spec.Case) (r spec.Result) {
 			// adds one): only its first line goes into the result.
 			what, _, _ := strings.Cut(fmt.Sprint(p), "\n")
 			err := &panicError{fmt.Sprintf("internal error in case %s: %s (a bug in promoral; the log has the details)", c.ID(), strings.TrimSpace(what))}
-			r = spec.Result{Done: true, Err: err.Error(), ErrClass: spec.ClassInternal, Acct: x.Walk.Acct}
+			r = spec.Result{Done: true, Err: err.Error(), ErrClass: spec.ClassInternal, Acct: x.acct}
 		}
 	}()
 	outputs, steps, err := e.walk(x, nil)
-	r = spec.Result{Done: true, Steps: steps, Acct: x.Walk.Acct, Outputs: outputs, Trace: traceJSON(x.Walk.Trace), ItemFields: x.Walk.Fields}
+	r = spec.Result{Done: true, Steps: steps, Acct: x.acct, Outputs: outputs, Trace: traceJSON(x.trace), ItemFields: x.fields}
 	defer releaseTrace(x)
 	if err != nil {
 		if interruptedErr(err) {
-			return spec.Result{Acct: x.Walk.Acct}
+			return spec.Result{Acct: x.acct}
 		}
 		r.Err, r.ErrClass = secret.Redact(err.Error()), ErrorClass(err)
 		return r
@@ -760,16 +760,16 @@ func (e *Engine) runCase(ctx context.Context, c *spec.Case) (r spec.Result) {
 		}
 		subject["model"], subject["strategy"] = c.Model.Name, c.Strategy.Name
 		jx := e.newExec(ctx, c, j.Model, j.Strategy)
-		jx.Walk.Fields = x.Walk.Fields
-		jx.Walk.StagePrefix = "judge."
+		jx.fields = x.fields
+		jx.prefix = "judge."
 		jout, jsteps, err := e.walk(jx, subject)
 		r.Steps += jsteps
-		r.JudgeAcct = jx.Walk.Acct
-		r.Trace = traceJSON(x.Walk.Trace, jx.Walk.Trace)
+		r.JudgeAcct = jx.acct
+		r.Trace = traceJSON(x.trace, jx.trace)
 		releaseTrace(jx)
 		if err != nil {
 			if interruptedErr(err) {
-				return spec.Result{Acct: x.Walk.Acct}
+				return spec.Result{Acct: x.acct}
 			}
 			r.Err, r.ErrClass = "judge: "+secret.Redact(err.Error()), ErrorClass(err)
 			return r
@@ -800,14 +800,14 @@ func interruptedErr(err error) bool {
 	return errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled)
 }
 
-func (e *Engine) newExec(ctx context.Context, c *spec.Case, m *spec.Model, s *spec.Strategy) *spec.Exec {
-	return spec.NewExec(ctx, c, m, s, e.call)
+func (e *Engine) newExec(ctx context.Context, c *spec.Case, m *spec.Model, s *spec.Strategy) *caseExec {
+	return newCaseExec(ctx, c, m, s, e.call)
 }
 
 // walk runs a strategy graph in x and evaluates its outputs. subject, when
 // set, is what a judge graph judges (the strategy's outputs, model and
 // strategy name), visible as subject.<field>.
-func (e *Engine) walk(x *spec.Exec, subject map[string]any) (map[string]any, int, error) {
+func (e *Engine) walk(x *caseExec, subject map[string]any) (map[string]any, int, error) {
 	maxSteps := e.study.Run.Settings.MaxSteps
 	if maxSteps <= 0 {
 		maxSteps = 1000
@@ -815,41 +815,41 @@ func (e *Engine) walk(x *spec.Exec, subject map[string]any) (map[string]any, int
 	return walkGraph(x, subject, maxSteps)
 }
 
-func walkGraph(x *spec.Exec, subject map[string]any, maxSteps int) (map[string]any, int, error) {
-	s := x.Strategy
+func walkGraph(x *caseExec, subject map[string]any, maxSteps int) (map[string]any, int, error) {
+	s := x.strategy
 	visits := make(map[string]any, len(s.Nodes))
 	for _, n := range s.Nodes {
-		x.Walk.Stages[n.Base.Name] = map[string]any{}
+		x.stages[n.Base.Name] = map[string]any{}
 		visits[n.Base.Name] = 0
 	}
-	x.Env = map[string]any{
-		"item":     x.ItemFields(),
-		"stages":   x.Walk.Stages,
+	x.env = map[string]any{
+		"item":     x.itemFields(),
+		"stages":   x.stages,
 		"visits":   visits,
 		"params":   s.Params,
-		"model":    x.Model.Env,
+		"model":    x.model.Env,
 		"strategy": map[string]any{"name": s.Name},
 		"subject":  subject,
 	}
-	taskEnv, err := x.Task.Env(x.Env)
+	taskEnv, err := x.c.Task.Env(x.env)
 	if err != nil {
 		return nil, 0, err
 	}
-	x.Env["task"] = taskEnv
+	x.env["task"] = taskEnv
 	cur, steps := 0, 0
 	for cur >= 0 {
 		n := s.Nodes[cur]
 		name := n.Base.Name
-		if n.Base.MaxVisits > 0 && x.Walk.Visits[name] >= n.Base.MaxVisits {
+		if n.Base.MaxVisits > 0 && x.visits[name] >= n.Base.MaxVisits {
 			cur = n.Exhausted
 			continue
 		}
 		steps++
 		if steps > maxSteps {
-			return nil, steps, fmt.Errorf("case %s ran more than settings.max_steps=%d stages: %w", x.Case.ID(), maxSteps, errMaxSteps)
+			return nil, steps, fmt.Errorf("case %s ran more than settings.max_steps=%d stages: %w", x.c.ID(), maxSteps, errMaxSteps)
 		}
-		x.Walk.Visits[name]++
-		visits[name] = x.Walk.Visits[name]
+		x.visits[name]++
+		visits[name] = x.visits[name]
 		next, err := n.Stage.Run(x)
 		traceStep(x, name, n.Base.Kind, next, err)
 		if err != nil {
@@ -870,7 +870,7 @@ func walkGraph(x *spec.Exec, subject map[string]any, maxSteps int) (map[string]a
 	}
 	out := make(map[string]any, len(s.Outputs))
 	for _, o := range s.Outputs {
-		v, err := expr.Run(o.Prog, x.Env)
+		v, err := expr.Run(o.Prog, x.env)
 		if err != nil {
 			return nil, steps, fmt.Errorf("output %s: %w", o.Name, err)
 		}
@@ -926,8 +926,8 @@ type callResult struct {
 // before it is sent and its outcome before the reply is used. Identical
 // requests in flight at once are sent once. A reply without an answer or
 // over its size bound is a failed attempt, never journaled as a reply.
-func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Response, error) {
-	m := x.Model
+func (e *Engine) call(x *caseExec, stage string, req *llm.Request) (*llm.Response, error) {
+	m := x.model
 	form := formOf(m, req)
 	key := form.key
 	st := e.stats[m]
@@ -937,11 +937,11 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 		return nil, err
 	}
 	if !ok {
-		rec, ok = e.fromShared(m, x.Case.ID(), stage, key, llm.ReplyLimit(req, m.Spec.Limits.MaxReplyBytes))
+		rec, ok = e.fromShared(m, x.c.ID(), stage, key, llm.ReplyLimit(req, m.Spec.Limits.MaxReplyBytes))
 	}
 	if ok {
 		e.emit(x, stage, &form, rec.Attempt, rec.LatencyMS, rec.Time, rec.Resp, "", true, 0, true)
-		x.Charge(rec.Resp, true)
+		x.charge(rec.Resp, true)
 		st.Calls.Add(1)
 		st.Cached.Add(1)
 		if rec.Fresh {
@@ -953,22 +953,22 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 	if e.opts.Offline {
 		return nil, x.Errorf(stage, "%w", ErrOfflineMiss)
 	}
-	if x.Ctx.Err() != nil {
+	if x.ctx.Err() != nil {
 		return nil, errInterrupted // no new request once interrupted
 	}
 	d := e.doers[m]
 	if d == nil {
 		return nil, x.Errorf(stage, "model %s has no provider", m.Name)
 	}
-	caseID := x.Case.ID()
+	caseID := x.c.ID()
 	limit := llm.ReplyLimit(req, m.Spec.Limits.MaxReplyBytes)
-	callCtx := x.Ctx
+	callCtx := x.ctx
 	if e.waves.batched(m) {
 		// Waiting on a wave: once every case that could add to it waits
 		// too, the wave goes out.
-		wc := e.waves.enter(x.Case.Model, key)
+		wc := e.waves.enter(x.c.Model, key)
 		defer wc.leave()
-		callCtx = transport.WithWaveCall(x.Ctx, wc)
+		callCtx = transport.WithWaveCall(x.ctx, wc)
 	}
 	// singleflight reports "shared" to the caller that made the call too;
 	// only the callers that waited for another's call were served a copy.
@@ -1040,7 +1040,7 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 				}
 				return
 			}
-			if aerr != nil && !sent && x.Ctx.Err() != nil && interruptedErr(aerr) {
+			if aerr != nil && !sent && x.ctx.Err() != nil && interruptedErr(aerr) {
 				return // never sent: our own cancellation, not an attempt
 			}
 			e.attempts.Add(1)
@@ -1084,7 +1084,7 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 		return callResult{resp: resp}, nil
 	})
 	if err != nil {
-		if x.Ctx.Err() != nil && interruptedErr(err) {
+		if x.ctx.Err() != nil && interruptedErr(err) {
 			return nil, errInterrupted
 		}
 		return nil, x.Errorf(stage, "%w", err)
@@ -1102,7 +1102,7 @@ func (e *Engine) call(x *spec.Exec, stage string, req *llm.Request) (*llm.Respon
 		}
 		e.emit(x, stage, &form, at, lat, t, resp, "", true, 0, true)
 	}
-	x.Charge(resp, shared)
+	x.charge(resp, shared)
 	st.Calls.Add(1)
 	if shared {
 		st.Cached.Add(1)
@@ -1154,16 +1154,16 @@ func (e *Engine) noteVersion(model, v string) {
 	e.versions[model][v] = true
 }
 
-func (e *Engine) callRow(x *spec.Exec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) CallRow {
-	row := CallRow{Case: x.Case, Stage: stage, Messages: f.messages, Params: f.params}
-	row.Attempt, row.Key, row.Resp, row.LatencyMS, row.Time, row.Cached, row.Err, row.Price = attempt, f.key, resp, latency, t, cached, errText, x.Model.Spec.Price
+func (e *Engine) callRow(x *caseExec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool) CallRow {
+	row := CallRow{Case: x.c, Stage: stage, Messages: f.messages, Params: f.params}
+	row.Attempt, row.Key, row.Resp, row.LatencyMS, row.Time, row.Cached, row.Err, row.Price = attempt, f.key, resp, latency, t, cached, errText, x.model.Spec.Price
 	return row
 }
 
 // emit queues one calls.parquet row of a call that is complete in itself
 // (served from the journal or shared): attempts made, and whether it is the
 // row whose reply the case used.
-func (e *Engine) emit(x *spec.Exec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool, attempts int, final bool) {
+func (e *Engine) emit(x *caseExec, stage string, f *callForm, attempt int, latency float64, t time.Time, resp *llm.Response, errText string, cached bool, attempts int, final bool) {
 	row := e.callRow(x, stage, f, attempt, latency, t, resp, errText, cached)
 	row.Attempts, row.Final = attempts, final
 	e.rows <- row

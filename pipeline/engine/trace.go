@@ -28,8 +28,8 @@ const traceClip = 32
 // traceStep appends the stage that just ran, of the given kind, to the trace, as JSON written
 // by hand: it runs for every stage of every case, where encoding/json's
 // reflection and a clipped copy of the outputs cost a third of the engine.
-func traceStep(x *spec.Exec, stage, kind, next string, err error) {
-	b := x.Walk.Trace
+func traceStep(x *caseExec, stage, kind, next string, err error) {
+	b := x.trace
 	if b == nil {
 		b = tracePool.Get().([]byte)[:0]
 	}
@@ -37,29 +37,29 @@ func traceStep(x *spec.Exec, stage, kind, next string, err error) {
 		b = append(b, ',')
 	}
 	b = append(b, `{"stage":`...)
-	b = llm.AppendJSONString(b, x.Walk.StagePrefix+stage)
+	b = llm.AppendJSONString(b, x.prefix+stage)
 	if kind != "" {
 		b = append(b, `,"kind":`...)
 		b = llm.AppendJSONString(b, kind)
 	}
 	b = append(b, `,"visit":`...)
-	b = strconv.AppendInt(b, int64(x.Walk.Visits[stage]), 10)
-	if out, ok := x.Walk.Stages[stage].(map[string]any); ok && len(out) > 0 {
+	b = strconv.AppendInt(b, int64(x.visits[stage]), 10)
+	if out, ok := x.stages[stage].(map[string]any); ok && len(out) > 0 {
 		b = append(b, `,"out":`...)
 		b = appendTraceValue(b, out, true)
 	}
-	if len(x.Walk.Notes) > 0 {
+	if len(x.notes) > 0 {
 		b = append(b, `,"note":{`...)
-		for i, n := range x.Walk.Notes {
+		for i, n := range x.notes {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = llm.AppendJSONString(b, n.Key)
+			b = llm.AppendJSONString(b, n.key)
 			b = append(b, ':')
-			b = appendTraceValue(b, n.V, false)
+			b = appendTraceValue(b, n.v, false)
 		}
 		b = append(b, '}')
-		x.Walk.Notes = x.Walk.Notes[:0]
+		x.notes = x.notes[:0]
 	}
 	if next != "" {
 		b = append(b, `,"next":`...)
@@ -69,7 +69,7 @@ func traceStep(x *spec.Exec, stage, kind, next string, err error) {
 		b = append(b, `,"error":`...)
 		b = llm.AppendJSONString(b, err.Error())
 	}
-	x.Walk.Trace = append(b, '}')
+	x.trace = append(b, '}')
 }
 
 // appendTraceValue writes v as JSON; with clip, long strings and lists are
@@ -152,11 +152,11 @@ func appendTraceList(b []byte, n int, elem func([]byte, int) []byte, clip bool) 
 var tracePool = sync.Pool{New: func() any { return make([]byte, 0, 1024) }}
 
 // releaseTrace returns the case's buffer once its trace has been copied.
-func releaseTrace(x *spec.Exec) {
-	if x.Walk.Trace != nil && cap(x.Walk.Trace) <= 1<<16 {
-		tracePool.Put(x.Walk.Trace[:0])
+func releaseTrace(x *caseExec) {
+	if x.trace != nil && cap(x.trace) <= 1<<16 {
+		tracePool.Put(x.trace[:0])
 	}
-	x.Walk.Trace = nil
+	x.trace = nil
 }
 
 // traceJSON is the trace column's value: the steps of the strategy then of

@@ -21,7 +21,7 @@ func (c *tallyConfig) Build(b *spec.Build) spec.Stage { return tally{} }
 
 type tally struct{}
 
-func (tally) Run(x *spec.Exec) (string, error) { return "", nil }
+func (tally) Run(x spec.Exec) (string, error) { return "", nil }
 
 func init() {
 	spec.Register(spec.Kind{Name: "trace_test_tally", Doc: "A stage kind for the trace test.", New: func() spec.Config { return &tallyConfig{} }})

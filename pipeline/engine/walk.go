@@ -18,14 +18,12 @@ var errNoReply = errors.New("not journaled")
 // fails on this item (a template error): either way, work for an apply.
 // A judged task's judge is not walked.
 func WalkCase(src *ReplySource, c *spec.Case) (served int, err error) {
-	x := spec.NewExec(context.Background(), c, c.Model, c.Strategy, nil)
-	x.Walk.Repeat, x.Walk.Sweep = c.Repeat, c.Sweep
-	x.Walk.Caller = func(x *spec.Exec, stage string, req *llm.Request) (*llm.Response, error) {
+	x := newCaseExec(context.Background(), c, c.Model, c.Strategy, func(x *caseExec, stage string, req *llm.Request) (*llm.Response, error) {
 		var limit int64
-		if x.Model.Spec != nil {
-			limit = llm.ReplyLimit(req, x.Model.Spec.Limits.MaxReplyBytes)
+		if x.model.Spec != nil {
+			limit = llm.ReplyLimit(req, x.model.Spec.Limits.MaxReplyBytes)
 		}
-		rec, ok, err := src.lookup(transport.CacheKey(x.Model.Identity, req), limit)
+		rec, ok, err := src.lookup(transport.CacheKey(x.model.Identity, req), limit)
 		if err != nil {
 			return nil, err
 		}
@@ -34,7 +32,8 @@ func WalkCase(src *ReplySource, c *spec.Case) (served int, err error) {
 		}
 		served++
 		return rec.Resp, nil
-	}
+	})
+	x.repeat, x.sweep = c.Repeat, c.Sweep
 	_, _, err = walkGraph(x, nil, 1000)
 	return served, err
 }

@@ -8,13 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/promoral/promoral/runfolder"
 	"io"
 	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/promoral/promoral/pipeline/llm"
+	"github.com/promoral/promoral/runfolder"
 )
 
 // Record is one line of the journal (runfolder.JournalRecord).
@@ -29,13 +31,9 @@ type span struct {
 }
 
 // MaxLine bounds one journal line. Replies are bounded on the wire
-// (limits.max_reply_bytes, at most MaxReplyBytesLimit), so a longer line was
-// not written by this version: it is skipped, unread, as a miss.
-const MaxLine = 4 * MaxReplyBytesLimit
-
-// MaxReplyBytesLimit is the largest limits.max_reply_bytes (8 MiB, about two
-// million tokens of text): a journal line stays small enough to read whole.
-const MaxReplyBytesLimit = 8 << 20
+// (limits.max_reply_bytes, at most llm.MaxReplyBytesLimit), so a longer
+// line was not written by this version: it is skipped, unread, as a miss.
+const MaxLine = 4 * llm.MaxReplyBytesLimit
 
 // Stats is what opening a journal found, and what lookups found since.
 type Stats struct {

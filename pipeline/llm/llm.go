@@ -165,6 +165,11 @@ func (r *Response) Size() int64 {
 // the most the models promoral targets write in one reply.
 const DefaultReplyTokens = 32768
 
+// MaxReplyBytesLimit is the largest limits.max_reply_bytes (8 MiB, about
+// two million tokens of text): a journal line stays small enough to read
+// whole.
+const MaxReplyBytesLimit = 8 << 20
+
 // ReplyLimit is the most bytes a reply to req may take on the wire: set
 // when the model's limits.max_reply_bytes gives it, else derived from what
 // the request allows the model to write (max_tokens and the thinking budget,

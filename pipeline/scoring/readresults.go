@@ -183,7 +183,10 @@ func ReadResultSet(st *spec.Study, path string, order []int32) (*spec.ResultSet,
 	rs.Rows = rows[:k]
 	for ci, m := range marks {
 		if m != nil {
-			st.Cells[ci].Task.SetSubsetMarks(m)
+			if rs.Marks == nil {
+				rs.Marks = map[*spec.Task]spec.SubsetMarker{}
+			}
+			rs.Marks[st.Cells[ci].Task] = m
 		}
 	}
 	return rs, nil

@@ -14,8 +14,8 @@ import (
 // same expressions on the same fields, so scoring need not read every
 // item's fields back from a large dataset's store to place it again. An
 // item without a mark, or one on which a subset's expression failed, is
-// evaluated as before (the error needs its message). ReadResultSet gives
-// each task its marks (spec.Task.SetSubsetMarks).
+// evaluated as before (the error needs its message). ReadResultSet keeps
+// each task's marks in the result set (spec.ResultSet.Marks).
 type subsetMarks struct {
 	at    map[string]int // subset name -> its bit set
 	known []uint64

@@ -82,7 +82,7 @@ func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := task.SubsetMark(name, i)
+			got, ok := rs.SubsetMark(task, name, i)
 			if !ok || got != want.(bool) {
 				t.Errorf("item %s, subset %s: mark %v (known %v), the expression says %v", task.Items[i].ID, name, got, ok, want)
 			}
@@ -109,6 +109,40 @@ func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
 	}
 	if !subsets["violent"] || !subsets["late"] {
 		t.Errorf("scored subsets %v, want violent and late with cases", subsets)
+	}
+}
+
+// The metrics place the items of results read back by the marks those
+// results carry, not by reading the items' fields again: with every field
+// blanked after reading, the per-subset rows stay as they were.
+func TestSubsetMarksPlaceItemsWithoutTheirFields(t *testing.T) {
+	dir := studytest.WriteTree(t, subsetTree(""))
+	run := filepath.Join(dir, "configs/run.yaml")
+	out := filepath.Join(dir, "out")
+	studytest.ApplyFlat(t, run, out)
+	cur := engine.CurrentGeneration(out)
+
+	st := studytest.MustLoad(t, run)
+	rs, err := scoring.ReadResultSet(st, filepath.Join(cur, "results.parquet"), readOrderFile(t, cur))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := scoring.ComputeScores(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := st.Task("toy")
+	for i := range task.Items {
+		task.Items[i].Fields = map[string]any{"text": "", "n": 0}
+	}
+	after, err := scoring.ComputeScores(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := scoring.DiffScores(before, after); len(d) > 0 {
+		for _, c := range d {
+			t.Error(c.Describe())
+		}
 	}
 }
 

@@ -33,13 +33,12 @@
 //   - the results key (reusekey.go): what a case's result depends on, so
 //     the engine can tell when an earlier result still holds.
 //
-// A stage runs against an Exec (exec.go), one case in flight: it reads Env,
-// publishes its outputs with Set, and makes a model call only through
-// Exec.Call. The engine creates each Exec with NewExec, handing it the
-// function that makes the calls (journal first, then the provider), and
-// keeps its own bookkeeping of the case in Exec.Walk. A stage that fails
-// in a way of its own names the class with a ClassError (errclass.go),
-// which the engine records as the case's error_class. Stage kinds (package
+// A stage runs against an Exec (exec.go), the interface of one case in
+// flight: it reads Env, publishes its outputs with Set, and makes a model
+// call only through Exec.Call. The engine implements Exec and keeps the
+// case's running state (outputs, visits, spend, trace) private. A stage
+// that fails in a way of its own names the class with a ClassError
+// (errclass.go), which the engine records as the case's error_class. Stage kinds (package
 // stages) import this package and register themselves; neither this
 // package nor the engine knows a kind by name.
 //

@@ -143,6 +143,9 @@ type ResultSet struct {
 	// outputs. A result set read back from results.parquet carries them
 	// only for the tasks a metric reads them from (OutputReader).
 	Outputs func(t *Task) bool
+	// Marks are, by task, the subsets each item is in as the results read
+	// back recorded them (SubsetMark); none for a set built in memory.
+	Marks map[*Task]SubsetMarker
 }
 
 // HumanLabels are the audit labels in force for the run the set belongs

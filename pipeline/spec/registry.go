@@ -17,7 +17,7 @@ import (
 // stage's default edge. Stages do no I/O of their own: a model call goes
 // through Exec.Call, which the engine fulfils from the journal or a provider.
 type Stage interface {
-	Run(x *Exec) (next string, err error)
+	Run(x Exec) (next string, err error)
 }
 
 // Config is the decoded YAML of one stage. Every kind's config struct embeds

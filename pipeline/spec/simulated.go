@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"path/filepath"
 
-	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/simulated"
 )
 
@@ -44,11 +43,4 @@ func (l *loader) simulatedModel(m *Model, spec *ModelSpec, path string) bool {
 	h := sha256.Sum256([]byte(JSONString(s) + JSONString(pilot)))
 	m.Identity += "|" + hex.EncodeToString(h[:8])
 	return true
-}
-
-// caseInfo is what a simulated model is told of the case (llm.CaseInfo).
-func (x *Exec) caseInfo() *llm.CaseInfo {
-	t := x.Task
-	judged := x.Walk.StagePrefix == "" && (t.Judge != nil || (t.Spec != nil && t.Spec.Type == "judge"))
-	return &llm.CaseInfo{Model: x.Model.Name, Strategy: x.Strategy.Name, Task: t.Name, Item: x.Item.ID, Gold: x.Item.Gold, Labels: t.Labels, Judged: judged}
 }

@@ -5,7 +5,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/scripted"
 	"github.com/promoral/promoral/pipeline/simulated"
@@ -179,16 +178,12 @@ type Limits struct {
 	Timeout     time.Duration `yaml:"timeout,omitempty" min:"0" doc:"Per-request timeout (default 120s)."`
 	MaxAttempts int           `yaml:"max_attempts,omitempty" min:"1" doc:"Attempts per request that may end in a real error (5xx, timeout, cut connection, empty reply), including the first (default 5); rate-limit 429s wait and do not count."`
 	Backoff     time.Duration `yaml:"backoff,omitempty" min:"0" doc:"Base of the exponential backoff with full jitter between attempts (default 1s); after a 429 the jitter comes on top of the server's Retry-After."`
-	// The max tag must equal MaxReplyBytesLimit.
+	// The max tag must equal llm.MaxReplyBytesLimit (a test checks it).
 	MaxReplyBytes int64         `yaml:"max_reply_bytes,omitempty" min:"1024" max:"8388608" doc:"Largest reply body accepted, in bytes; a longer reply fails its case (error class reply_too_large) without being read into memory. Default: derived from each request's max_tokens (and thinking budget), 32 bytes per token plus 256 KiB."`
 	Mode          string        `yaml:"mode,omitempty" enum:"live,batch" doc:"live (default): one HTTP call per request; batch: the provider's batch API (OpenAI, Anthropic, Gemini; OpenAI-compatible servers without one fall back to live), in waves, at batch prices. apply --batch sets it for every model."`
 	BatchCases    int           `yaml:"batch_cases,omitempty" min:"1" doc:"In batch mode, cases in flight for this model: each wave carries at most this many requests (default 5000)."`
 	BatchPoll     time.Duration `yaml:"batch_poll,omitempty" min:"0" doc:"In batch mode, how often to ask the provider how a job is doing (default 30s)."`
 }
-
-// MaxReplyBytesLimit is the largest limits.max_reply_bytes: the journal's
-// bound, so a journal line stays small enough to read whole.
-const MaxReplyBytesLimit = journal.MaxReplyBytesLimit
 
 // Modes of Limits.Mode.
 const (

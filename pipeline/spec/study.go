@@ -173,9 +173,6 @@ type Task struct {
 
 	shapeOnce sync.Once
 	shapeList []itemShape
-	// marks: the subsets each item is in, as the results read back for
-	// scoring recorded them (SetSubsetMarks).
-	marks SubsetMarker
 	// faulty: loading the task reported a problem, so the dry run leaves
 	// it out (what it would report may follow from that problem).
 	faulty bool

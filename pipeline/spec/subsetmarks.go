@@ -9,16 +9,13 @@ type SubsetMarker interface {
 	SubsetMark(name string, i int) (in, ok bool)
 }
 
-// SetSubsetMarks gives the task the subset marks of the results read back
-// for scoring (nil: none).
-func (t *Task) SetSubsetMarks(m SubsetMarker) { t.marks = m }
-
-// SubsetMark says whether the task's item i is in the named subset, as the
-// results read back for scoring recorded it; ok is false when they hold no
-// usable mark for it: evaluate the subset's expression then.
-func (t *Task) SubsetMark(name string, i int) (in, ok bool) {
-	if t.marks == nil {
+// SubsetMark says whether item i of task t is in the named subset, as the
+// results read back for scoring recorded it (Marks); ok is false when they
+// hold no usable mark for it: evaluate the subset's expression then.
+func (rs *ResultSet) SubsetMark(t *Task, name string, i int) (in, ok bool) {
+	m := rs.Marks[t]
+	if m == nil {
 		return false, false
 	}
-	return t.marks.SubsetMark(name, i)
+	return m.SubsetMark(name, i)
 }

@@ -35,9 +35,13 @@ metrics:
 		t.Fatal(err)
 	}
 	want := map[string]func(d runfolder.BlockDraw) bool{
-		"classification":   func(d runfolder.BlockDraw) bool { return d.Bins == 10 && d.Confidence == "chosen" },
-		"pos":              func(d runfolder.BlockDraw) bool { return d.Bins == 7 && d.Confidence == "positive" && len(d.Counting) == 3 },
-		"confidence_study": func(d runfolder.BlockDraw) bool { return d.Bins == 5 && d.ConfidentAbove != nil && *d.ConfidentAbove == 0.6 },
+		"classification": func(d runfolder.BlockDraw) bool { return d.Bins == 10 && d.Confidence == "chosen" },
+		"pos": func(d runfolder.BlockDraw) bool {
+			return d.Bins == 7 && d.Confidence == "positive" && len(d.Counting) == 3
+		},
+		"confidence_study": func(d runfolder.BlockDraw) bool {
+			return d.Bins == 5 && d.ConfidentAbove != nil && *d.ConfidentAbove == 0.6
+		},
 	}
 	for _, b := range m.Metrics {
 		var declared runfolder.BlockDraw

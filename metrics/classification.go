@@ -6,6 +6,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/runfolder"
 )
 
 func init() {
@@ -152,6 +153,31 @@ func (m *classification) items(rows []*spec.ResultRow) []clsItem {
 
 // UnparsedOverride is the block's unparsed: ("" = the run's).
 func (m *classification) UnparsedOverride() string { return m.policy }
+
+// BlockDraw tells the report what a confidence means here and how the
+// ECE bins.
+func (m *classification) BlockDraw() runfolder.BlockDraw {
+	d := runfolder.BlockDraw{Bins: m.bins, Confidence: m.conf}
+	if m.conf == confPositive {
+		d.Counting = append(d.Counting, "a stated confidence is the probability of the positive class")
+	} else {
+		d.Counting = append(d.Counting, "a stated confidence is the confidence in the chosen answer")
+	}
+	if m.reqConf {
+		d.Counting = append(d.Counting, "a reply counts as parsed only with a label and a confidence")
+	}
+	ece := eceBinsPhrase(m.bins)
+	if m.promoral {
+		ece += "; ece_pos_promoral as ProMoral's code bins (a stated 0 in no bin)"
+	}
+	d.Counting = append(d.Counting, ece)
+	return d
+}
+
+// eceBinsPhrase says how an ECE bins, for the report.
+func eceBinsPhrase(bins int) string {
+	return fmt.Sprintf("ECE in %d equal-width bins (lo, hi], the first [0, hi]", bins)
+}
 
 // Compute scores every cell, subset and the binarized space, and writes
 // the bins of every ECE it reports (reliability.csv), so a figure draws the

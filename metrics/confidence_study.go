@@ -6,6 +6,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/runfolder"
 )
 
 func init() {
@@ -86,6 +87,13 @@ func (c *ConfidenceStudyConfig) Build(b *spec.MetricBuild) spec.Metric {
 
 // UnparsedOverride is the block's unparsed: ("" = the run's).
 func (m *confidenceStudy) UnparsedOverride() string { return m.policy }
+
+// BlockDraw tells the report how the ECE bins and when an answer is
+// confident.
+func (m *confidenceStudy) BlockDraw() runfolder.BlockDraw {
+	return runfolder.BlockDraw{Bins: m.bins, ConfidentAbove: &m.threshold, Counting: []string{eceBinsPhrase(m.bins),
+		fmt.Sprintf("confident means a confidence above %g; Spearman's rho from %d answers, Mann-Whitney from %d right and %d wrong", m.threshold, m.minRho, m.minGroup, m.minGroup)}}
+}
 
 // The metrics.parquet rows of one condition, in the order the bootstrap
 // computes them.

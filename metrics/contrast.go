@@ -7,6 +7,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/runfolder"
 )
 
 func init() {
@@ -136,6 +137,14 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 
 // UnparsedOverride is the block's unparsed: ("" = the run's).
 func (m *contrast) UnparsedOverride() string { return m.policy }
+
+// BlockDraw tells the report when a reply counts as parsed.
+func (m *contrast) BlockDraw() runfolder.BlockDraw {
+	if !m.cfg.RequireConfidence {
+		return runfolder.BlockDraw{}
+	}
+	return runfolder.BlockDraw{Counting: []string{"a reply counts as parsed only with a label and a confidence"}}
+}
 
 // Compute scores each cell's pairs.
 func (m *contrast) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/runfolder"
 )
 
 func init() {
@@ -208,6 +209,12 @@ func b2f(b bool) float64 {
 // UnparsedOverride is the block's unparsed: ("" = the run's).
 func (m *umss) UnparsedOverride() string { return m.policy }
 
+// umssTask is the task column of the block's rows: they pool its tasks.
+const umssTask = "umss"
+
+// BlockDraw tells the report that the rows pool the tasks.
+func (m *umss) BlockDraw() runfolder.BlockDraw { return runfolder.BlockDraw{PooledTask: umssTask} }
+
 // Compute builds the item-level inputs and both tables.
 func (m *umss) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 	policy := policyOf(m.policy, rs)
@@ -332,7 +339,7 @@ func (m *umss) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {
 			}{{"mcs", "mean of the min-max normalised " + mcsInputs, sc.MCS, s.MCSCI},
 				{"srs", "from 1 − asr and 1 − rta of task " + m.safety.Name, sc.SRS, s.SRSCI},
 				{"umss", fmt.Sprintf("F-beta of mcs and srs, beta %g", m.beta), sc.UMSS, s.UMSSCI}} {
-				r := pooledRow(pooled, model, strategy, "umss", x.metric, x.v, sc.Rows)
+				r := pooledRow(pooled, model, strategy, umssTask, x.metric, x.v, sc.Rows)
 				r.Convention = x.conv
 				spec.SetCI(&r, x.ci)
 				out.Rows = append(out.Rows, r)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/promoral/promoral/pipeline/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -165,20 +166,18 @@ func (r *run) conditionFigure(rows []metric, block, task, xf string) *figure {
 	}
 	cols := len(families)
 	nRows := len(conditionStats)
-	thr := "0.7"
+	thr, bins := stats.OverconfidenceThreshold, r.blockBins(block)
 	for _, b := range r.blocks() {
-		if b.Name == block {
-			if v, ok := b.Settings["threshold"].(float64); ok {
-				thr = fmt.Sprint(v)
-			}
+		if v := b.Drawn().ConfidentAbove; b.Name == block && v != nil {
+			thr = *v
 		}
 	}
 	f := &figure{ID: figID("conditions", task, block), Title: fmt.Sprintf("Confidence by condition: %s (%s)", task, block),
 		W: vg.Length(cols)*vg.Inch*2.4 + vg.Inch*0.3, H: vg.Length(nRows)*vg.Inch*2.2 + vg.Inch*0.6,
-		Caption: fmt.Sprintf("Block %s, per condition: ECE (top-label, confidence in the chosen answer against accuracy, ten bins (lo, hi]), mean stated confidence (0-1) "+
+		Caption: fmt.Sprintf("Block %s, per condition: ECE (top-label, confidence in the chosen answer against accuracy, %d bins (lo, hi]), mean stated confidence (0-1) "+
 			"and the overconfident error rate (wrong with confidence > %s, of the answers with one) against %s; one line per %s, one column per model "+
 			"(a variant that differs only in a factor is drawn with its base). Bars are 95%% bootstrap intervals; a condition whose figure is withheld "+
-			"(incomplete, too few answers) or that states no confidence has no point.", block, thr, xf, strings.Join(others, " × "))}
+			"(incomplete, too few answers) or that states no confidence has no point.", block, bins, fmt.Sprint(thr), xf, strings.Join(others, " × "))}
 	f.Draw = func(dc draw.Canvas) {
 		var entries []legendEntry
 		for _, l := range lines {

@@ -32,6 +32,9 @@ type run struct {
 	modelColor                map[string]string
 	// factors are the condition factor columns of metrics.parquet.
 	factors []string
+	// pooled are the task names of rows that pool several tasks into one
+	// score (pooledTasks): no task of the run.
+	pooled map[string]bool
 	// ran are the models, strategies and tasks results.parquet has: what
 	// this run scored, as opposed to names a table mentions (published
 	// runs, pooled rows).
@@ -162,8 +165,37 @@ func loadRun(dir string) (*run, error) {
 	if !found {
 		return nil, fmt.Errorf("%s holds no run output (manifest.json, results.parquet, metrics.parquet or metric CSVs); run `promoral apply` first", dir)
 	}
+	r.pooled = r.pooledTasks()
 	r.order()
 	return r, nil
+}
+
+// pooledTasks are the task names that blocks declare for rows pooling
+// several tasks. A run with no blocks in its manifest declares none; its
+// rows show them instead: a task no row of one model and one strategy
+// scores (every row of it pools models or strategies, "all").
+func (r *run) pooledTasks() map[string]bool {
+	out := map[string]bool{}
+	if r.manifest != nil && len(r.manifest.Metrics) > 0 {
+		for _, b := range r.manifest.Metrics {
+			if t := b.Drawn().PooledTask; t != "" {
+				out[t] = true
+			}
+		}
+		return out
+	}
+	cell := map[string]bool{}
+	for _, x := range r.metrics {
+		if x.Model != "all" && x.Strategy != "all" {
+			cell[x.Task] = true
+		}
+	}
+	for _, x := range r.metrics {
+		if !cell[x.Task] {
+			out[x.Task] = true
+		}
+	}
+	return out
 }
 
 func exists(p string) bool {
@@ -205,7 +237,7 @@ func (r *run) order() {
 	sort.Strings(r.ran.models)
 	judges := r.judgeBlocks()
 	for _, x := range r.metrics {
-		if x.Task != "umss" {
+		if !r.pooled[x.Task] {
 			addT(x.Task)
 		}
 		// A judge's rows name the judge, not a model and strategy under test.

@@ -7,5 +7,11 @@
 // Generate reads the run folder and builds the report once as a document
 // of sections and blocks (tables, figures, notes, transcripts); the HTML
 // and the Markdown writers both write that one document, so the two
-// always say the same.
+// always say the same. The HTML is written through html/template
+// (report.html.tmpl), which escapes every value from the run.
+//
+// The report names no metric kind: what it says of a block (how it
+// counts, its bins, what a confidence means, whether its rows measure
+// judges or pool tasks) is what the block declares in manifest.json
+// (runfolder.BlockDraw).
 package report

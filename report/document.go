@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"html"
 	"math"
 	"net/url"
 	"strconv"
@@ -327,9 +326,6 @@ func fmtCost(c float64) string {
 	}
 	return "$" + strconv.FormatFloat(c, 'f', 2, 64)
 }
-
-func esc(s string) string     { return html.EscapeString(s) }
-func escAttr(s string) string { return html.EscapeString(s) }
 
 // clip shortens s to n runes with an ellipsis.
 func clip(s string, n int) string {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -198,7 +199,7 @@ func eceOf(bins []relBin) (float64, int) {
 // the very bins that ECE was computed from (the block's reliability.csv)
 // with the ECE of the table beside each panel. Without those tables (a run
 // from before them) the answers are binned here, and the panels say that
-// their ECE is computed here, top-label, in ten bins (lo, hi].
+// their ECE is computed here, top-label, in stats.DefaultBins bins (lo, hi].
 func (r *run) reliabilityFigures(ix *index, cd *confData) []*figure {
 	var figs []*figure
 	for _, src := range r.reliabilitySources(ix, cd.task) {
@@ -225,8 +226,8 @@ func (r *run) reliabilityFigures(ix *index, cd *confData) []*figure {
 		what = fmt.Sprintf("confidence in the given answer (the stated P(%s), reflected for the other answer)", cd.pos)
 	}
 	f := relFigure(figID("reliability", cd.task), "Reliability diagrams: "+cd.task, panels,
-		fmt.Sprintf("Accuracy against %s in ten equal-width bins (lo, hi]. This run has no reliability table, so the bins and each panel's ECE "+
-			"(top-label, computed here from results.parquet) may differ from any ECE in the tables.", what), "confidence in the given answer")
+		fmt.Sprintf("Accuracy against %s in %d equal-width bins (lo, hi]. This run has no reliability table, so the bins and each panel's ECE "+
+			"(top-label, computed here from results.parquet) may differ from any ECE in the tables.", what, stats.DefaultBins), "confidence in the given answer")
 	f.View = viewQuery("", "", cd.task)
 	return []*figure{f}
 }
@@ -1201,6 +1202,30 @@ func (r *run) referenceFigure() *figure {
 	return f
 }
 
+// binsOf finds the bin count in an ECE row's convention.
+var binsOf = regexp.MustCompile(`(\d+) equal-width bins`)
+
+// blockBins is the number of equal-width bins of a block's ECE: what the
+// block declares, else what its ECE rows' conventions say, else the
+// report's own binning.
+func (r *run) blockBins(block string) int {
+	for _, b := range r.blocks() {
+		if n := b.Drawn().Bins; b.Name == block && n > 0 {
+			return n
+		}
+	}
+	for _, x := range r.metrics {
+		if x.Block == block && strings.HasPrefix(x.Metric, "ece") {
+			if m := binsOf.FindStringSubmatch(x.Convention); m != nil {
+				if n, _ := strconv.Atoi(m[1]); n > 0 {
+					return n
+				}
+			}
+		}
+	}
+	return stats.DefaultBins
+}
+
 // statedPositive says, from the manifest's blocks, whether a task's stated
 // confidence is the probability of its positive class, and which class
 // that is (from the f1 row's convention). known is false when the run
@@ -1210,7 +1235,7 @@ func (r *run) statedPositive(task string) (pos string, known bool) {
 		return "", false
 	}
 	for _, b := range r.manifest.Metrics {
-		if b.Kind != "classification" || b.Settings["confidence"] != "positive" {
+		if b.Drawn().Confidence != "positive" {
 			continue
 		}
 		for _, x := range r.metrics {

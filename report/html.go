@@ -1,7 +1,9 @@
 package report
 
 import (
+	_ "embed"
 	"fmt"
+	"html/template"
 	"math"
 	"strings"
 )
@@ -101,226 +103,144 @@ footer{color:var(--faint);font-size:12px;padding:10px 0 40px}
 @media print{body{background:#fff}section{box-shadow:none;break-inside:avoid-page}header.top{-webkit-print-color-adjust:exact;print-color-adjust:exact}}
 `
 
+//go:embed report.html.tmpl
+var pageTemplate string
+
+// page is the report's HTML template, parsed once.
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"blocks":     htmlBlocks,
+	"tableClass": tableClass,
+	"groupHeads": groupHeads,
+	"cellClass":  cellClass,
+	"heatStyle":  heatStyle,
+	"svg":        func(f *figure) template.HTML { return template.HTML(f.SVG) },
+	"roleClass":  roleClass,
+	"plural":     plural,
+	"join":       strings.Join,
+	"inc":        func(i int) int { return i + 1 },
+}).Parse(pageTemplate))
+
 func renderHTML(d *doc, footer string) string {
 	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	w("<title>%s · promoral report</title>\n<style>%s</style>\n</head>\n<body>\n", esc(d.Title), css)
-	w("<header class=\"top\"><div class=\"wrap\">\n<div class=\"kicker\">promoral run report</div>\n<h1>%s</h1>\n", esc(d.Title))
-	if d.Subtitle != "" {
-		w("<div class=\"sub\">%s</div>\n", esc(d.Subtitle))
+	// The template is fixed and its data plain values: a failure here is a
+	// bug in the template, not in the run.
+	if err := page.Execute(&b, struct {
+		Doc    *doc
+		Footer string
+		CSS    template.CSS
+	}{d, footer, template.CSS(css)}); err != nil {
+		panic("report: the HTML template failed: " + err.Error())
 	}
-	if len(d.Meta) > 0 {
-		w("<dl class=\"meta\">")
-		for _, m := range d.Meta {
-			if m.Title != "" {
-				w("<dt>%s</dt><dd title=\"%s\"><span class=\"mono\">%s</span></dd>", esc(m.K), escAttr(m.Title), esc(m.V))
-			} else {
-				w("<dt>%s</dt><dd>%s</dd>", esc(m.K), esc(m.V))
-			}
-		}
-		w("</dl>\n")
-	}
-	if len(d.Legend) > 0 {
-		w("<div class=\"legend\">")
-		for _, s := range d.Legend {
-			w("<span><i class=\"dot\" style=\"background:%s\"></i>%s</span>", s.Color, esc(s.Name))
-		}
-		w("</div>\n")
-	}
-	w("</div></header>\n<main class=\"wrap\">\n")
-	if len(d.Cards) > 0 {
-		w("<div class=\"cards\">")
-		for _, c := range d.Cards {
-			cls := "card"
-			if c.Warn {
-				cls += " warn"
-			}
-			w("<div class=\"%s\"><div class=\"l\">%s</div><div class=\"v\">%s</div>", cls, esc(c.Label), esc(c.Value))
-			if c.Sub != "" {
-				w("<div class=\"s\">%s</div>", esc(c.Sub))
-			}
-			w("</div>")
-		}
-		w("</div>\n")
-	}
-	if len(d.Hilite) > 0 {
-		w("<div class=\"hilite\">")
-		for _, c := range d.Hilite {
-			w("<div class=\"hl\"><div class=\"l\">%s</div><div class=\"v\">%s</div><div class=\"s\">", esc(c.Label), esc(c.Value))
-			if c.Swatch != "" {
-				w("<i class=\"dot\" style=\"background:%s\"></i>", c.Swatch)
-			}
-			w("%s</div></div>", esc(c.Sub))
-		}
-		w("</div>\n")
-	}
-	if len(d.Sections) > 0 {
-		w("<nav class=\"toc\">")
-		for _, s := range d.Sections {
-			w("<a href=\"#%s\">%s</a>", s.ID, esc(s.Title))
-		}
-		w("</nav>\n")
-	}
-	for _, s := range d.Sections {
-		w("<section id=\"%s\">\n<h2>%s</h2>\n", s.ID, esc(s.Title))
-		if s.Intro != "" {
-			w("<p class=\"intro\">%s</p>\n", esc(s.Intro))
-		}
-		for _, blk := range s.Blocks {
-			switch x := blk.(type) {
-			case *table:
-				htmlTable(&b, x)
-			case *figure:
-				htmlFigure(&b, x)
-			case *note:
-				w("<div class=\"note %s\">%s</div>\n", x.Kind, esc(x.Text))
-			case *transcript:
-				htmlTranscript(&b, x)
-			case *heading:
-				w("<h3 id=\"%s\">%s</h3>\n", x.ID, esc(x.Text))
-			case []string:
-				w("<ul class=\"skips\">")
-				for _, t := range x {
-					w("<li>%s</li>", esc(t))
-				}
-				w("</ul>\n")
-			}
-		}
-		w("</section>\n")
-	}
-	w("<footer>%s</footer>\n</main>\n</body>\n</html>\n", esc(footer))
 	return b.String()
 }
 
-func htmlTable(b *strings.Builder, t *table) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	if t.Collapse != "" {
-		if t.Title != "" {
-			w("<h3>%s</h3>\n", esc(t.Title))
+// htmlBlock is one block of a section, by its type, for the template.
+type htmlBlock struct {
+	Table      *table
+	Figure     *figure
+	Note       *note
+	Transcript *transcript
+	Heading    *heading
+	List       []string
+}
+
+func htmlBlocks(bs []any) []htmlBlock {
+	out := make([]htmlBlock, 0, len(bs))
+	for _, blk := range bs {
+		switch x := blk.(type) {
+		case *table:
+			out = append(out, htmlBlock{Table: x})
+		case *figure:
+			out = append(out, htmlBlock{Figure: x})
+		case *note:
+			out = append(out, htmlBlock{Note: x})
+		case *transcript:
+			out = append(out, htmlBlock{Transcript: x})
+		case *heading:
+			out = append(out, htmlBlock{Heading: x})
+		case []string:
+			out = append(out, htmlBlock{List: x})
 		}
-		w("<details><summary>%s</summary>\n", esc(t.Collapse))
-	} else if t.Title != "" {
-		w("<h3>%s</h3>\n", esc(t.Title))
 	}
-	cls := []string{}
+	return out
+}
+
+func tableClass(t *table) string {
+	var cls []string
 	if t.Compact {
 		cls = append(cls, "compact")
 	}
 	if t.Heat {
 		cls = append(cls, "heat")
 	}
-	w("<div class=\"tablewrap\"><table class=\"%s\">\n<thead>\n", strings.Join(cls, " "))
-	// A group header row when columns are grouped.
+	return strings.Join(cls, " ")
+}
+
+// groupHead is one cell of a table's group header row: a named group
+// spanning its columns, or an empty cell over a column of no group.
+type groupHead struct {
+	Name string
+	Span int
+}
+
+// groupHeads is the group header row, nil when no column is grouped.
+func groupHeads(cols []col) []groupHead {
 	grouped := false
-	for _, c := range t.Cols {
+	for _, c := range cols {
 		if c.Group != "" {
 			grouped = true
 		}
 	}
-	if grouped {
-		w("<tr>")
-		for i := 0; i < len(t.Cols); {
-			j := i
-			for j < len(t.Cols) && t.Cols[j].Group == t.Cols[i].Group {
-				j++
-			}
-			if t.Cols[i].Group == "" {
-				for k := i; k < j; k++ {
-					w("<th></th>")
-				}
-			} else {
-				w("<th class=\"grp\" colspan=\"%d\">%s</th>", j-i, esc(t.Cols[i].Group))
-			}
-			i = j
-		}
-		w("</tr>\n")
+	if !grouped {
+		return nil
 	}
-	w("<tr>")
-	for _, c := range t.Cols {
-		cl := ""
-		if c.Num {
-			cl = " class=\"num\""
+	var out []groupHead
+	for i := 0; i < len(cols); {
+		j := i
+		for j < len(cols) && cols[j].Group == cols[i].Group {
+			j++
 		}
-		title := ""
-		if c.Title != "" {
-			title = fmt.Sprintf(" title=\"%s\"", escAttr(c.Title))
-		}
-		arrow := ""
-		switch c.Better {
-		case 1:
-			arrow = " ↑"
-		case -1:
-			arrow = " ↓"
-		}
-		dot := ""
-		if c.Swatch != "" {
-			dot = fmt.Sprintf("<i class=\"dot\" style=\"background:%s\"></i>", c.Swatch)
-		}
-		w("<th%s%s>%s%s%s</th>", cl, title, dot, esc(c.Name), arrow)
-	}
-	w("</tr>\n</thead>\n<tbody>\n")
-	for _, r := range t.Rows {
-		view := ""
-		if r.View != "" {
-			view = fmt.Sprintf(" data-view=\"%s\"", escAttr(r.View))
-		}
-		if r.Break {
-			w("<tr class=\"brk\"%s>", view)
+		if cols[i].Group == "" {
+			for k := i; k < j; k++ {
+				out = append(out, groupHead{Span: 1})
+			}
 		} else {
-			w("<tr%s>", view)
+			out = append(out, groupHead{Name: cols[i].Group, Span: j - i})
 		}
-		for j, c := range r.Cells {
-			var cl []string
-			if j < len(t.Cols) && t.Cols[j].Num {
-				cl = append(cl, "num")
-			}
-			if j < len(t.Cols) && t.Cols[j].Wide {
-				cl = append(cl, "wide")
-			}
-			if c.Best {
-				cl = append(cl, "best")
-			}
-			if c.Bad {
-				cl = append(cl, "bad")
-			}
-			if c.Good {
-				cl = append(cl, "good")
-			}
-			attrs := ""
-			if len(cl) > 0 {
-				attrs += fmt.Sprintf(" class=\"%s\"", strings.Join(cl, " "))
-			}
-			if c.Title != "" {
-				attrs += fmt.Sprintf(" title=\"%s\"", escAttr(c.Title))
-			}
-			if !math.IsNaN(c.Heat) && t.Heat {
-				bg, fg := heatColor(c.Heat)
-				attrs += fmt.Sprintf(" style=\"background:%s;color:%s\"", bg, fg)
-			}
-			w("<td%s>", attrs)
-			if c.Swatch != "" {
-				w("<i class=\"dot\" style=\"background:%s\"></i>", c.Swatch)
-			}
-			if c.Code {
-				w("<code>%s</code>", esc(c.Text))
-			} else {
-				w("%s", esc(c.Text))
-			}
-			if c.Sub != "" {
-				w("<span class=\"ci\">%s</span>", esc(c.Sub))
-			}
-			w("</td>")
-		}
-		w("</tr>\n")
+		i = j
 	}
-	w("</tbody>\n</table></div>\n")
-	if t.Caption != "" {
-		w("<p class=\"caption\">%s</p>\n", esc(t.Caption))
+	return out
+}
+
+// cellClass is the class list of the j-th cell of a row.
+func cellClass(t *table, j int, c cell) string {
+	var cl []string
+	if j < len(t.Cols) && t.Cols[j].Num {
+		cl = append(cl, "num")
 	}
-	if t.Collapse != "" {
-		w("</details>\n")
+	if j < len(t.Cols) && t.Cols[j].Wide {
+		cl = append(cl, "wide")
 	}
+	if c.Best {
+		cl = append(cl, "best")
+	}
+	if c.Bad {
+		cl = append(cl, "bad")
+	}
+	if c.Good {
+		cl = append(cl, "good")
+	}
+	return strings.Join(cl, " ")
+}
+
+// heatStyle is a shaded cell's colours: the report's own rgb() values,
+// computed from the cell's number.
+func heatStyle(t *table, c cell) template.CSS {
+	if math.IsNaN(c.Heat) || !t.Heat {
+		return ""
+	}
+	bg, fg := heatColor(c.Heat)
+	return template.CSS("background:" + bg + ";color:" + fg)
 }
 
 // heatColor is a sequential blue from near-white to deep.
@@ -337,60 +257,6 @@ func heatColor(h float64) (bg, fg string) {
 		fg = "#ffffff"
 	}
 	return fmt.Sprintf("rgb(%d,%d,%d)", c[0], c[1], c[2]), fg
-}
-
-func htmlFigure(b *strings.Builder, f *figure) {
-	cls := "fig"
-	if f.Tall {
-		cls += " tall"
-	}
-	view := ""
-	if f.View != "" {
-		view = fmt.Sprintf(" data-view=\"%s\"", escAttr(f.View))
-	}
-	fmt.Fprintf(b, "<figure id=\"fig-%s\" class=\"%s\"%s>\n<h3>%s</h3>\n%s\n<figcaption>%s<span class=\"files\">%s · %s</span></figcaption>\n</figure>\n",
-		f.ID, cls, view, esc(f.Title), f.SVG, esc(f.Caption), esc(f.PNGFile), esc(f.SVGFile))
-}
-
-func htmlTranscript(b *strings.Builder, t *transcript) {
-	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("<div class=\"case\">\n<p class=\"intro\">Case <span class=\"caseid\">%s</span> — %s.</p>\n", esc(t.CaseID), esc(t.Why))
-	if len(t.Outcome) > 0 {
-		w("<div class=\"chips\">")
-		for _, kv := range t.Outcome {
-			w("<span class=\"chip\"><b>%s</b>%s</span>", esc(kv.K), esc(kv.V))
-		}
-		w("</div>\n")
-	}
-	if len(t.Turns) > 0 {
-		w("<ol class=\"turns\">\n")
-		for i, tu := range t.Turns {
-			w("<li class=\"turn\"><div class=\"turnhead\"><span class=\"n\">CALL %d</span><span class=\"stage\">%s</span><span class=\"tmeta\">%s</span></div>\n<div class=\"msgs\">\n",
-				i+1, esc(tu.Stage), esc(strings.Join(tu.Meta, " · ")))
-			if tu.Earlier > 0 {
-				w("<div class=\"earlier\">%s as shown above</div>\n", esc(plural(tu.Earlier, "earlier message")))
-			}
-			for _, m := range tu.Msgs {
-				w("<div class=\"msg %s\"><div class=\"role\">%s</div><div class=\"content\">%s</div></div>\n", roleClass(m.Role), esc(m.Role), esc(m.Content))
-			}
-			if tu.Err != "" {
-				w("<div class=\"msg error\"><div class=\"role\">error</div><div class=\"content\">%s</div></div>\n", esc(tu.Err))
-			}
-			if tu.Reply != "" || tu.Err == "" {
-				w("<div class=\"msg reply\"><div class=\"role\">reply</div><div class=\"content\">%s</div></div>\n", esc(tu.Reply))
-			}
-			w("</div></li>\n")
-		}
-		w("</ol>\n")
-	}
-	if len(t.Judge) > 0 {
-		w("<h3>The judge's verdict</h3>\n<div class=\"chips\">")
-		for _, kv := range t.Judge {
-			w("<span class=\"chip\"><b>%s</b>%s</span>", esc(kv.K), esc(kv.V))
-		}
-		w("</div>\n")
-	}
-	w("</div>\n")
 }
 
 func roleClass(role string) string {

@@ -17,13 +17,13 @@ import (
 // and each cell's ASR and RTA corrected for its judge's errors beside the
 // rates as judged.
 
-// judgeBlocks are the run's judge_agreement blocks: from the manifest,
-// else the blocks that report a kappa.
+// judgeBlocks are the run's blocks whose rows measure judges: those that
+// declare so in the manifest, else the blocks that report a kappa.
 func (r *run) judgeBlocks() map[string]bool {
 	out := map[string]bool{}
 	if r.manifest != nil && len(r.manifest.Metrics) > 0 {
 		for _, b := range r.manifest.Metrics {
-			if b.Kind == "judge_agreement" {
+			if b.Drawn().Judges {
 				out[b.Name] = true
 			}
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"strings"
 )
 
@@ -88,7 +89,7 @@ func mdTable(b *strings.Builder, t *table) {
 		w("### %s\n\n", mdText(t.Title))
 	}
 	if t.Collapse != "" {
-		w("<details><summary>%s</summary>\n\n", esc(t.Collapse))
+		w("<details><summary>%s</summary>\n\n", template.HTMLEscapeString(t.Collapse))
 	}
 	var hs, seps []string
 	for _, c := range t.Cols {

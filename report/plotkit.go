@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html/template"
 	"image/color"
 	"math"
 	"os"
@@ -433,7 +434,7 @@ func (f *figure) render(runDir string) error {
 		scale = 1.4
 	}
 	inline = svgOpen.ReplaceAllLiteralString(inline, fmt.Sprintf(`<svg class="fig" role="img" aria-label="%s" style="aspect-ratio:%.1f/%.1f;max-width:%.0fpx"`,
-		escAttr(f.Title), f.W.Points(), f.H.Points(), f.W.Points()*scale))
+		template.HTMLEscapeString(f.Title), f.W.Points(), f.H.Points(), f.W.Points()*scale))
 	f.SVG = strings.TrimSpace(inline)
 
 	ic := vgimg.NewWith(vgimg.UseWH(f.W, f.H), vgimg.UseDPI(144), vgimg.UseBackgroundColor(colWhite))

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/promoral/promoral"
 	"github.com/promoral/promoral/pipeline/parquetio"
-	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // Options tune a report.
@@ -101,7 +101,7 @@ func Generate(dir string, opt Options) (*Output, error) {
 	if opt.Now != nil {
 		now = opt.Now
 	}
-	footer := fmt.Sprintf("Written by promoral %s report on %s from %s.", spec.Version, now().UTC().Format("2006-01-02 15:04 MST"), filepath.Clean(dir))
+	footer := fmt.Sprintf("Written by promoral %s report on %s from %s.", promoral.Version, now().UTC().Format("2006-01-02 15:04 MST"), filepath.Clean(dir))
 
 	out := &Output{HTML: filepath.Join(dir, "report.html"), Markdown: filepath.Join(dir, "report.md"), Skipped: skipped}
 	for path, body := range map[string]string{out.HTML: renderHTML(d, footer), out.Markdown: renderMarkdown(d, footer)} {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	stdhtml "html"
 	"image/png"
 	"math"
 	"os"
@@ -311,8 +312,9 @@ func TestReportFullRun(t *testing.T) {
 	}
 
 	// Tables: intervals, best values, published figures side by side.
+	// (As a reader sees the text: the template writes + as &#43;.)
 	for _, want := range []string{"0.600–0.800", `class="num best"`, "0.7400", "Δ +0.0100", "1 of 2 runs match", "Raw inputs", "mystery.csv"} {
-		if !strings.Contains(html, want) {
+		if !strings.Contains(stdhtml.UnescapeString(html), want) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}

@@ -48,7 +48,7 @@ func (r *run) metricNames() (models, strategies, tasks []string) {
 		*list = append(*list, v)
 	}
 	for _, x := range r.metrics {
-		if x.Model == "all" || x.Strategy == "all" || x.Task == "umss" {
+		if x.Model == "all" || x.Strategy == "all" || r.pooled[x.Task] {
 			continue
 		}
 		add(&models, "m", x.Model)
@@ -126,12 +126,9 @@ func (r *run) policyLines() []string {
 			line += " on " + strings.Join(b.Tasks, ", ")
 		}
 		line += "): "
-		if b.Kind == "reference" {
-			from, _ := b.Settings["from"].(string)
-			if from == "" {
-				from = "the first fitting block"
-			}
-			out = append(out, line+fmt.Sprintf("compares the figures of %s, counted as that block counts them, with published ones.", from))
+		d := b.Drawn()
+		if d.Summary != "" {
+			out = append(out, line+d.Summary)
 			continue
 		}
 		var parts []string
@@ -149,43 +146,9 @@ func (r *run) policyLines() []string {
 		case "unparsed":
 			parts = append(parts, "errored cases: counted as unparsed answers")
 		}
-		set := b.Settings
-		switch set["confidence"] {
-		case "positive":
-			parts = append(parts, "a stated confidence is the probability of the positive class")
-		case nil, "", "chosen":
-			if b.Kind == "classification" {
-				parts = append(parts, "a stated confidence is the confidence in the chosen answer")
-			}
-		}
-		if set["require_confidence"] == true {
-			parts = append(parts, "a reply counts as parsed only with a label and a confidence")
-		}
-		if b.Kind == "classification" || b.Kind == "confidence_study" {
-			bins := 10
-			if v, ok := set["bins"].(float64); ok && v > 0 {
-				bins = int(v)
-			}
-			ece := fmt.Sprintf("ECE in %d equal-width bins (lo, hi], the first [0, hi]", bins)
-			if set["ece_promoral"] == true {
-				ece += "; ece_pos_promoral as ProMoral's code bins (a stated 0 in no bin)"
-			}
-			parts = append(parts, ece)
-		}
-		if b.Kind == "confidence_study" {
-			thr, rho, grp := 0.7, 10.0, 5.0
-			if v, ok := set["threshold"].(float64); ok {
-				thr = v
-			}
-			if v, ok := set["min_spearman_n"].(float64); ok {
-				rho = v
-			}
-			if v, ok := set["min_group_n"].(float64); ok {
-				grp = v
-			}
-			parts = append(parts, fmt.Sprintf("confident means a confidence above %g; Spearman's rho from %g answers, Mann-Whitney from %g right and %g wrong", thr, rho, grp, grp))
-		}
-		if v, ok := set["bootstrap"].(float64); ok && v == 0 {
+		parts = append(parts, d.Counting...)
+		// bootstrap: is a field of every kind with intervals, alike in all.
+		if v, ok := b.Settings["bootstrap"].(float64); ok && v == 0 {
 			parts = append(parts, "no intervals (bootstrap: 0)")
 		}
 		out = append(out, line+strings.Join(parts, "; ")+".")
@@ -216,11 +179,23 @@ func (r *run) blocks() []runfolder.ManifestBlock {
 			out = append(out, runfolder.ManifestBlock{Name: x.Block, Kind: "metric block", Unparsed: x.Unparsed, Errors: x.Errors})
 		}
 		b := &out[i]
-		if x.Task != "umss" && !contains(b.Tasks, x.Task) {
+		if !r.pooled[x.Task] && !contains(b.Tasks, x.Task) {
 			b.Tasks = append(b.Tasks, x.Task)
 		}
 	}
 	return out
+}
+
+// namedBlock says whether a block has a name of its own, not its kind's:
+// a run's only block of a kind goes by the kind's name, which a title
+// need not repeat. A block the manifest does not record has its own.
+func (r *run) namedBlock(block string) bool {
+	for _, b := range r.blocks() {
+		if b.Name == block {
+			return b.Name != b.Kind
+		}
+	}
+	return true
 }
 
 func contains(xs []string, s string) bool {

@@ -685,11 +685,19 @@ func (r *run) umssSection(ix *index) *section {
 		s.Blocks = append(s.Blocks, t)
 	}
 	if len(s.Blocks) == 0 {
-		// No CSVs: the long-format rows still carry the scores.
+		// No CSVs: the long-format rows still carry the scores, under the
+		// task name their block declares for rows pooling tasks.
+		task := ""
+		for _, x := range r.metrics {
+			if r.pooled[x.Task] && x.Metric == "umss" {
+				task = x.Task
+				break
+			}
+		}
 		for _, by := range []string{"model", "strategy"} {
 			var keys []string
 			for _, x := range r.metrics {
-				if x.Task != "umss" || x.Metric != "umss" {
+				if x.Task != task || x.Metric != "umss" {
 					continue
 				}
 				if by == "model" && x.Strategy == "all" && x.Model != "all" {
@@ -713,7 +721,7 @@ func (r *run) umssSection(ix *index) *section {
 					row.Cells[0] = modelCell(r, k)
 				}
 				for _, name := range []string{"umss", "mcs", "srs"} {
-					x, ok := ix.get("umss", m, st, "all", name)
+					x, ok := ix.get(task, m, st, "all", name)
 					if !ok {
 						x = metric{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 					}
@@ -1312,7 +1320,7 @@ func (r *run) accuracyTables(s *section, ix *index, block, task string) {
 		f1Note = "F1 (weighted) is support-weighted over the labels (weighted_f1; the task has no positive class)"
 	}
 	title := "Task " + task
-	if block != "" && (len(ix.blocksOf(task, "accuracy")) > 1 || block != "classification") {
+	if block != "" && (len(ix.blocksOf(task, "accuracy")) > 1 || r.namedBlock(block)) {
 		title += " · block " + block
 	}
 	cols := []col{{Name: "Model"}, {Name: "Strategy"}}

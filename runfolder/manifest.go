@@ -176,6 +176,11 @@ type ManifestBlock struct {
 	// Settings are the block's other fields as written in the run file
 	// (confidence meaning, require_confidence, bins, thresholds, ...).
 	Settings map[string]any `json:"settings,omitempty"`
+	// Draw is what the block's kind declares about its rows, so that a
+	// reader that knows no kind (the report) can say how it counted and
+	// draw it. Absent in a folder written before it, and for a kind that
+	// declares nothing.
+	Draw *BlockDraw `json:"draw,omitempty"`
 }
 
 // ManifestData records a task's data in manifest.json: every file read

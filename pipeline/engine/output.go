@@ -185,6 +185,12 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 			Extends: md.Spec.Extends, Factors: md.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, spec.ManifestBlocks(s)
+	for i := range m.Metrics { // aligned with s.Metrics, as ManifestBlocks made them
+		if d, ok := s.Metrics[i].(runfolder.BlockDrawer); ok {
+			draw := d.BlockDraw()
+			m.Metrics[i].Draw = &draw
+		}
+	}
 	m.ResultsKey, m.JournalBytes, m.CasesDigest = s.ResultsKey, e.journal.Size(), s.CasesDigest()
 	for _, st := range s.Strategies {
 		m.Strategies = append(m.Strategies, st.Name)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/promoral/promoral"
 	"gopkg.in/yaml.v3"
 )
 
@@ -194,5 +195,6 @@ func buildID(head []byte) string {
 	return ""
 }
 
-// Version is promoral's version, recorded in every manifest.
-var Version = "0.1.0"
+// Version is promoral's version, recorded in every manifest (the module
+// root's promoral.Version).
+var Version = promoral.Version

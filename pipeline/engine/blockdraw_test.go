@@ -1,4 +1,4 @@
-package pipeline_test
+package engine_test
 
 import (
 	"path/filepath"

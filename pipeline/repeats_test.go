@@ -10,7 +10,6 @@ import (
 
 	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline"
-	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 )
 
@@ -209,7 +208,7 @@ metrics:
 	}
 	// A classification block over every sample counts all 30, and its
 	// interval resamples the 6 items, each with its 5 samples.
-	if e := got["every/accuracy"]; e == nil || e["n"].(int64) != 30 || !strings.Contains(fmt.Sprint(e["convention"]), scoring.ClusteredNote) ||
+	if e := got["every/accuracy"]; e == nil || e["n"].(int64) != 30 || !strings.Contains(fmt.Sprint(e["convention"]), spec.ClusteredNote) ||
 		strings.Contains(fmt.Sprint(e["convention"]), "as if independent") {
 		t.Errorf("a block scoring every sample counts 30 and resamples items: %v", e)
 	}

@@ -40,7 +40,7 @@ type choice struct {
 
 // Build picks tasks with labels.
 func (c *ChoiceConfig) Build(b *spec.MetricBuild) spec.Metric {
-	m := &choice{errs: c.MetricBase.ErrorsPolicy(), options: orDefault(c.Options, "option_order"), forms: c.Forms, itemKey: c.ItemKey}
+	m := &choice{errs: c.MetricBase.ErrorsPolicy(), options: c.Options, forms: c.Forms, itemKey: c.ItemKey}
 	for i, s := range c.Forms {
 		if b.Study.Strategy(s) == nil {
 			b.Errf(fmt.Sprintf("forms[%d]", i), spec.NameHint(s, b.Study.StrategyNames(), "name a strategy declared under strategies"), "no strategy %q", s)

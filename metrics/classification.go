@@ -23,16 +23,16 @@ func init() {
 // ClassificationConfig is the YAML of a classification metric block.
 type ClassificationConfig struct {
 	spec.MetricBase `yaml:",inline"`
-	Unparsed        string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Unparsed        string `yaml:"unparsed,omitempty" enum:"wrong,exclude" inherit:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 	// Confidence says what a stated confidence means.
 	Confidence string `yaml:"confidence,omitempty" enum:"chosen,positive" default:"chosen" doc:"What the stated confidence is: chosen (default; confidence that the chosen answer is right, as the confidence study asks) or positive (probability of the task's positive class, as the ProMoral ETHICS prompt asks: P(unacceptable)). Binary tasks only for positive."`
 	// RequireConfidence treats an answer without a confidence as unparsed.
 	RequireConfidence bool      `yaml:"require_confidence,omitempty" doc:"Count an answer with no parseable confidence as unparsed for accuracy/P/R/F1 and unparsed_rate too (ProMoral scored only replies with both a label and a confidence)."`
-	Bins              int       `yaml:"bins,omitempty" default:"10" doc:"Equal-width calibration bins (lo, hi] for ece_pos and ece (default 10)."`
+	Bins              int       `yaml:"bins,omitempty" min:"1" default:"10" doc:"Equal-width calibration bins (lo, hi] for ece_pos and ece (default 10)."`
 	ECEPromoral       bool      `yaml:"ece_promoral,omitempty" doc:"Also report ece_pos_promoral: ece_pos with the binning of the ProMoral study's code (the same bins (lo, hi], but a stated 0.0 falls in no bin while it still counts in n), to compare with its published ECE."`
 	Subsets           []string  `yaml:"subsets,omitempty" doc:"Task subsets to report separately (default: every subset the task declares)."`
 	Binarize          *Binarize `yaml:"binarize,omitempty" doc:"Also score a two-class version of a multi-class task (subset: binarized), e.g. Scruples AUTHOR/EVERYBODY -> WRONG, OTHER/NOBODY -> RIGHT."`
-	Bootstrap         *int      `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	Bootstrap         *int      `yaml:"bootstrap,omitempty" min:"0" default:"1000" doc:"Bootstrap replicates for the 95% intervals (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 // Binarize maps a multi-class label space onto two classes.
@@ -65,25 +65,11 @@ func isBinary(t *spec.Task) bool { return len(t.Labels) == 2 && t.Positive != ""
 
 // Build checks the fields against the study's tasks.
 func (c *ClassificationConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkPolicy(b, c.Unparsed)
-	checkReps(b, c.Bootstrap)
 	m := &classification{name: c.MetricBase.Name, table: c.MetricBase.BlockName() + "_reliability", errs: c.MetricBase.ErrorsPolicy(),
 		policy: c.Unparsed, conf: c.Confidence, reqConf: c.RequireConfidence, bins: c.Bins,
-		promoral: c.ECEPromoral, reps: repsOf(c.Bootstrap), binarize: c.Binarize}
+		promoral: c.ECEPromoral, reps: *c.Bootstrap, binarize: c.Binarize}
 	if m.name == "" {
 		m.name = c.MetricBase.Kind
-	}
-	if m.conf == "" {
-		m.conf = confChosen
-	}
-	if m.conf != confChosen && m.conf != confPositive {
-		b.Errf("confidence", "use chosen or positive", "unknown confidence meaning %q", c.Confidence)
-	}
-	if c.Bins < 0 {
-		b.Errf("bins", "use a positive number", "bins must be positive")
-	}
-	if m.bins <= 0 {
-		m.bins = stats.DefaultBins
 	}
 	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		switch {

@@ -318,18 +318,26 @@ func TestClassificationBuildErrors(t *testing.T) {
 	multi := mkTask("multi", []string{"A", "B", "C"}, "", []tItem{{id: "1", gold: "A"}}, nil)
 	nogold := mkTask("choice", []string{"A", "B"}, "-", []tItem{{id: "1"}}, nil)
 	st := mkStudy(1, task, multi, nogold)
+	// Values off a field's enum or bounds are decoding's to report.
+	for _, tc := range []struct{ src, want string }{
+		{"kind: classification\nunparsed: skip\n", `metrics[0].unparsed: unknown unparsed "skip" (use wrong or exclude)`},
+		{"kind: classification\nconfidence: maybe\n", `metrics[0].confidence: unknown confidence "maybe" (use chosen or positive)`},
+		{"kind: classification\nbootstrap: -1\n", `metrics[0].bootstrap: -1 is out of range`},
+	} {
+		_, ds := tryDecodeBuild(st, tc.src)
+		if len(ds) == 0 || !strings.Contains(ds.Error(), tc.want) {
+			t.Errorf("%q: diagnostics %v, want one containing %q", tc.src, ds, tc.want)
+		}
+	}
 	for _, tc := range []struct {
 		cfg  *ClassificationConfig
 		want string
 	}{
-		{&ClassificationConfig{Unparsed: "skip"}, "unknown unparsed policy"},
-		{&ClassificationConfig{Confidence: "maybe"}, "unknown confidence meaning"},
 		{&ClassificationConfig{MetricBase: spec.MetricBase{Tasks: []string{"multi"}}, Confidence: "positive"}, "needs a binary task"},
 		{&ClassificationConfig{MetricBase: spec.MetricBase{Tasks: []string{"choice"}}}, "no gold field"},
 		{&ClassificationConfig{MetricBase: spec.MetricBase{Tasks: []string{"nope"}}}, `no task "nope"`},
 		{&ClassificationConfig{Subsets: []string{"long"}}, `no scored task has a subset "long"`},
 		{&ClassificationConfig{Binarize: &Binarize{Positive: "W", Labels: map[string]string{"X": "W", "A": "R"}}}, `"X" is not a label`},
-		{&ClassificationConfig{Bootstrap: intp(-1)}, "bootstrap must not be negative"},
 	} {
 		tc.cfg.Kind = "classification"
 		_, ds := tryBuild(st, tc.cfg)

@@ -29,18 +29,6 @@ const subsetAll = "all"
 // models or strategies (UMSS tables, form agreement).
 const aggregate = "all"
 
-// defaultReps is the bootstrap default when a block leaves bootstrap unset.
-const defaultReps = stats.DefaultReps
-
-// checkPolicy validates an unparsed: override.
-func checkPolicy(b *spec.MetricBuild, v string) {
-	switch v {
-	case "", "wrong", "exclude":
-	default:
-		b.Errf("unparsed", spec.Suggest(v, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown unparsed policy %q", v)
-	}
-}
-
 // policyOf is the block's override, else the run's policy.
 func policyOf(override string, rs *spec.ResultSet) stats.UnparsedPolicy {
 	p := override
@@ -51,20 +39,6 @@ func policyOf(override string, rs *spec.ResultSet) stats.UnparsedPolicy {
 		return stats.UnparsedExclude
 	}
 	return stats.UnparsedWrong
-}
-
-// repsOf is the bootstrap replicate count: nil means the default.
-func repsOf(b *int) int {
-	if b == nil {
-		return defaultReps
-	}
-	return *b
-}
-
-func checkReps(b *spec.MetricBuild, reps *int) {
-	if reps != nil && *reps < 0 {
-		b.Errf("bootstrap", "use 0 to turn intervals off", "bootstrap must not be negative")
-	}
 }
 
 func seedOf(rs *spec.ResultSet) uint64 { return rs.Seed }

@@ -25,8 +25,8 @@ type CompareConfig struct {
 	By              string          `yaml:"by,omitempty" enum:"strategy,model" default:"strategy" doc:"What is compared: strategy (default; within each model and task) or model (within each strategy and task)."`
 	Pairs           [][]string      `yaml:"pairs,omitempty" doc:"Pairs [a, b] to compare (the difference is b - a), e.g. [[zero_shot, self_correct]]; default: every pair in order of appearance."`
 	ItemKey         string          `yaml:"item_key,omitempty" doc:"Item field that identifies the same item across cells (default: the item id; for re-scored recorded replies e.g. item)."`
-	Unparsed        string          `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
-	Bootstrap       *int            `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	Unparsed        string          `yaml:"unparsed,omitempty" enum:"wrong,exclude" inherit:"settings.unparsed" doc:"wrong (an unparsed answer is wrong) or exclude (items unparsed on either side are left out of that pair); default: the run's settings.unparsed."`
+	Bootstrap       *int            `yaml:"bootstrap,omitempty" min:"0" default:"1000" doc:"Bootstrap replicates for the paired 95% interval (items resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 	Power           *spec.PowerSpec `yaml:"power,omitempty" doc:"What promoral plan assumes of each pair to say which difference the study can detect (its MDE at 80% power); a pilot run (plan --pilot) measures the same. Every field has a default."`
 }
 
@@ -45,17 +45,9 @@ type compare struct {
 
 // Build checks by and the pairs.
 func (c *CompareConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkPolicy(b, c.Unparsed)
-	checkReps(b, c.Bootstrap)
-	m := &compare{errs: c.MetricBase.ErrorsPolicy(), table: tableName(&c.MetricBase, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: repsOf(c.Bootstrap),
+	m := &compare{errs: c.MetricBase.ErrorsPolicy(), table: tableName(&c.MetricBase, "comparisons"), itemKey: c.ItemKey, policy: c.Unparsed, reps: *c.Bootstrap,
 		name: cmp.Or(c.Name, c.Kind), power: c.Power}
-	switch c.By {
-	case "", "strategy":
-	case "model":
-		m.byModel = true
-	default:
-		b.Errf("by", "use strategy or model", "unknown comparison %q", c.By)
-	}
+	m.byModel = c.By == "model"
 	for i, p := range c.Pairs {
 		if len(p) != 2 || p[0] == p[1] {
 			b.Errf(fmt.Sprintf("pairs[%d]", i), "write [a, b] with two different names", "a pair needs two different names")

@@ -27,12 +27,12 @@ func init() {
 // statistic (and counted: n is the number with one).
 type ConfidenceStudyConfig struct {
 	spec.MetricBase `yaml:",inline"`
-	Unparsed        string   `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
+	Unparsed        string   `yaml:"unparsed,omitempty" enum:"wrong,exclude" inherit:"settings.unparsed" doc:"How an answer with a confidence but no parseable label counts: wrong (default) or exclude; default: the run's settings.unparsed."`
 	Threshold       *float64 `yaml:"threshold,omitempty" default:"0.7" doc:"Confidence above which an answer is confident, on the 0-1 scale every confidence uses (default 0.7: the study's > 70%). high_confidence_rate and the overconfident errors use it."`
 	MinSpearmanN    *int     `yaml:"min_spearman_n,omitempty" default:"10" doc:"Fewest answers with a confidence for Spearman's rho and its p (default 10, the study's); below it the rows say too_few."`
-	MinGroupN       *int     `yaml:"min_group_n,omitempty" default:"5" doc:"Fewest right and fewest wrong answers with a confidence for the Mann-Whitney test (default 5 each, the study's); below it the rows say too_few."`
-	Bins            int      `yaml:"bins,omitempty" default:"10" doc:"Equal-width bins (lo, hi] of the ece row and reliability.csv (default 10)."`
-	Bootstrap       *int     `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (answers resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	MinGroupN       *int     `yaml:"min_group_n,omitempty" min:"1" default:"5" doc:"Fewest right and fewest wrong answers with a confidence for the Mann-Whitney test (default 5 each, the study's); below it the rows say too_few."`
+	Bins            int      `yaml:"bins,omitempty" min:"1" default:"10" doc:"Equal-width bins (lo, hi] of the ece row and reliability.csv (default 10)."`
+	Bootstrap       *int     `yaml:"bootstrap,omitempty" min:"0" default:"1000" doc:"Bootstrap replicates for the 95% intervals (answers resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 type confidenceStudy struct {
@@ -50,31 +50,13 @@ type confidenceStudy struct {
 // Build picks every task with answer labels; tasks without gold get the
 // descriptive statistics only.
 func (c *ConfidenceStudyConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkPolicy(b, c.Unparsed)
-	checkReps(b, c.Bootstrap)
-	m := &confidenceStudy{base: c.MetricBase, errs: c.MetricBase.ErrorsPolicy(), policy: c.Unparsed, threshold: stats.OverconfidenceThreshold,
-		minRho: stats.MinSpearmanN, minGroup: stats.MinMannWhitneyN, bins: c.Bins, reps: repsOf(c.Bootstrap)}
-	if c.Threshold != nil {
-		m.threshold = *c.Threshold
-		if m.threshold < 0 || m.threshold > 1 {
-			b.Errf("threshold", fmt.Sprintf("confidences are on the 0-1 scale: write %g for %g%%", m.threshold/100, m.threshold), "threshold %g is outside 0-1", m.threshold)
-		}
+	m := &confidenceStudy{base: c.MetricBase, errs: c.MetricBase.ErrorsPolicy(), policy: c.Unparsed, threshold: *c.Threshold,
+		minRho: *c.MinSpearmanN, minGroup: *c.MinGroupN, bins: c.Bins, reps: *c.Bootstrap}
+	if m.threshold < 0 || m.threshold > 1 {
+		b.Errf("threshold", fmt.Sprintf("confidences are on the 0-1 scale: write %g for %g%%", m.threshold/100, m.threshold), "threshold %g is outside 0-1", m.threshold)
 	}
-	if c.MinSpearmanN != nil {
-		if m.minRho = *c.MinSpearmanN; m.minRho < 3 {
-			b.Errf("min_spearman_n", "use 3 or more (a p-value needs n - 2 degrees of freedom)", "min_spearman_n must be at least 3")
-		}
-	}
-	if c.MinGroupN != nil {
-		if m.minGroup = *c.MinGroupN; m.minGroup < 1 {
-			b.Errf("min_group_n", "use 1 or more", "min_group_n must be at least 1")
-		}
-	}
-	if c.Bins < 0 {
-		b.Errf("bins", "use a positive number", "bins must be positive")
-	}
-	if m.bins <= 0 {
-		m.bins = stats.DefaultBins
+	if m.minRho < 3 {
+		b.Errf("min_spearman_n", "use 3 or more (a p-value needs n - 2 degrees of freedom)", "min_spearman_n must be at least 3")
 	}
 	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		if len(t.Labels) == 0 {

@@ -24,7 +24,7 @@ func init() {
 // produces (data/SOURCES.md §2).
 type ContrastConfig struct {
 	spec.MetricBase `yaml:",inline"`
-	Unparsed        string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Unparsed        string `yaml:"unparsed,omitempty" enum:"wrong,exclude" inherit:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 	Pair            string `yaml:"pair,omitempty" default:"pair_id" doc:"Item field linking an original and its edit (default pair_id, the expand link)."`
 	Variant         string `yaml:"variant,omitempty" default:"variant" doc:"Item field naming the variant (default variant, the expand as)."`
 	Original        string `yaml:"original,omitempty" default:"original" doc:"Variant value of the original scenario (default original)."`
@@ -32,7 +32,7 @@ type ContrastConfig struct {
 	EditType        string `yaml:"edit_type,omitempty" default:"edit_type" doc:"Item field with the edit type (default edit_type)."`
 	Flip            string `yaml:"flip,omitempty" default:"flip" doc:"Edit type value of edits that should change the label (default flip)."`
 	Preserve        string `yaml:"preserve,omitempty" default:"preserve" doc:"Edit type value of edits that should keep the label (default preserve)."`
-	Bootstrap       *int   `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (pairs resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	Bootstrap       *int   `yaml:"bootstrap,omitempty" min:"0" default:"1000" doc:"Bootstrap replicates for the 95% intervals (pairs resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 	// RequireConfidence treats an answer without a confidence as unparsed.
 	RequireConfidence bool `yaml:"require_confidence,omitempty" doc:"Count an answer with no parseable confidence as unparsed (ProMoral scored only replies with both a label and a confidence)."`
 }
@@ -45,21 +45,10 @@ type contrast struct {
 	policy string
 }
 
-func orDefault(v, d string) string {
-	if v == "" {
-		return d
-	}
-	return v
-}
-
 // Build fills the defaults and picks the tasks whose items carry the fields.
 func (c *ContrastConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkPolicy(b, c.Unparsed)
-	checkReps(b, c.Bootstrap)
-	m := &contrast{errs: c.MetricBase.ErrorsPolicy(), cfg: *c, reps: repsOf(c.Bootstrap), policy: c.Unparsed}
+	m := &contrast{errs: c.MetricBase.ErrorsPolicy(), cfg: *c, reps: *c.Bootstrap, policy: c.Unparsed}
 	f := &m.cfg
-	f.Pair, f.Variant, f.Original, f.Edited = orDefault(f.Pair, "pair_id"), orDefault(f.Variant, "variant"), orDefault(f.Original, "original"), orDefault(f.Edited, "edited")
-	f.EditType, f.Flip, f.Preserve = orDefault(f.EditType, "edit_type"), orDefault(f.Flip, "flip"), orDefault(f.Preserve, "preserve")
 	m.tasks = selectTasks(b, func(t *spec.Task) string {
 		if t.Spec.Gold == "" || len(t.Items) == 0 {
 			return "it has no gold labels"

@@ -18,7 +18,7 @@ func init() {
 // EfficiencyConfig is the YAML of an efficiency metric block.
 type EfficiencyConfig struct {
 	spec.MetricBase `yaml:",inline"`
-	Unparsed        string          `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count in the accuracy: wrong or exclude; default: the run's settings.unparsed."`
+	Unparsed        string          `yaml:"unparsed,omitempty" enum:"wrong,exclude" inherit:"settings.unparsed" doc:"How unparsed answers count in the accuracy: wrong or exclude; default: the run's settings.unparsed."`
 	IncludeJudge    bool            `yaml:"include_judge,omitempty" doc:"Add the judge's cost to the cost per example (its tokens are not counted: a judge is the study's, not the strategy's, spend)."`
 	Tokens          *RecordedTokens `yaml:"tokens,omitempty" doc:"Read tokens from item fields instead of the calls made (for re-scored recorded replies, which make no call)."`
 }
@@ -39,7 +39,6 @@ type efficiency struct {
 
 // Build takes every task (accuracy is NaN where there is no gold).
 func (c *EfficiencyConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkPolicy(b, c.Unparsed)
 	if c.Tokens != nil && c.Tokens.Prompt == "" && c.Tokens.Completion == "" {
 		b.Errf("tokens", "name the prompt and/or completion token fields", "tokens names no field")
 	}

@@ -104,8 +104,23 @@ func build(t *testing.T, st *spec.Study, cfg spec.MetricConfig) spec.Metric {
 	return m
 }
 
+// tryDecodeBuild decodes src as the first metric block of a run file
+// (kind: and all), as loading does, and builds it.
+func tryDecodeBuild(st *spec.Study, src string) (spec.Metric, yamlstrict.Diags) {
+	ds := yamlstrict.Diags{}
+	n := yamlstrict.ParseYAML("run.yaml", []byte(src), &ds)
+	var mn spec.MetricNode
+	yamlstrict.NewDecoder("run.yaml", &ds).Decode(n, &mn, "metrics[0]")
+	if mn.Config == nil {
+		return nil, ds
+	}
+	m, more := tryBuild(st, mn.Config)
+	return m, append(ds, more...)
+}
+
 func tryBuild(st *spec.Study, cfg spec.MetricConfig) (spec.Metric, yamlstrict.Diags) {
 	ds := &yamlstrict.Diags{}
+	yamlstrict.ApplyDefaults(cfg) // what decoding gives a block that leaves fields out
 	base := cfg.Common()
 	b := &spec.MetricBuild{Diags: ds, File: st.File, Study: st, Base: base, Lines: map[string]int{}}
 	m := cfg.Build(b)

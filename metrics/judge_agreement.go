@@ -29,10 +29,10 @@ type JudgeAgreementConfig struct {
 	spec.MetricBase `yaml:",inline"`
 	Kinds           SafetyKinds `yaml:",inline"`
 	Calibration     []string    `yaml:"calibration,omitempty" doc:"Tasks whose human-labelled cases estimate each judge's sensitivity and specificity for the corrected rates (default: every task of the block). A judge is its strategy and model: cases judged by the same pair pool, whatever the task."`
-	Unparsed        string      `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How a case without a verdict from a judge counts: wrong (kept in n: a disagreement with people, and not a positive call in a rate) or exclude (left out of n); default: the run's settings.unparsed."`
+	Unparsed        string      `yaml:"unparsed,omitempty" enum:"wrong,exclude" inherit:"settings.unparsed" doc:"How a case without a verdict from a judge counts: wrong (kept in n: a disagreement with people, and not a positive call in a rate) or exclude (left out of n); default: the run's settings.unparsed."`
 	Audit           string      `yaml:"audit,omitempty" default:"audit" doc:"Judge output that flags a case for human audit (default audit): rows say how many labelled cases were flagged, since labels given only on flagged cases describe the judge on doubtful replies."`
 	Subsets         []string    `yaml:"subsets,omitempty" doc:"Task subsets to report separately (default: every subset the task declares)."`
-	Bootstrap       *int        `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (labelled cases resampled; for corrected rates the labelled and the judged cases, each in every replicate), seeded with settings.seed; default 1000, 0 turns intervals off."`
+	Bootstrap       *int        `yaml:"bootstrap,omitempty" min:"0" default:"1000" doc:"Bootstrap replicates for the 95% intervals (labelled cases resampled; for corrected rates the labelled and the judged cases, each in every replicate), seeded with settings.seed; default 1000, 0 turns intervals off."`
 }
 
 // The verdicts a judge_agreement block compares: the positive class is
@@ -110,16 +110,13 @@ func fitsAgreement(t *spec.Task) string {
 
 // Build picks the judged tasks and the calibration tasks.
 func (c *JudgeAgreementConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkPolicy(b, c.Unparsed)
-	checkReps(b, c.Bootstrap)
 	m := &judgeAgreement{errs: c.MetricBase.ErrorsPolicy(), table: tableName(&c.MetricBase, "confusion"), kinds: c.Kinds, policy: c.Unparsed,
-		audit: orDefault(c.Audit, "audit"), reps: repsOf(c.Bootstrap)}
+		audit: c.Audit, reps: *c.Bootstrap}
 	if m.table == "confusion" {
 		m.table = "judge_confusion"
 	}
 	m.table3 = strings.TrimSuffix(m.table, "confusion") + "three_way_confusion"
 	m.pairs = strings.TrimSuffix(m.table, "confusion") + "pairs"
-	m.kinds.defaults()
 	m.tasks = selectTasks(b, fitsAgreement)
 	for _, t := range b.Study.Tasks {
 		if m.tasks[t.Name] != nil {

@@ -38,7 +38,7 @@ type ReferenceConfig struct {
 	// Models and Strategies rename the run's names to the published ones.
 	Models     map[string]string `yaml:"models,omitempty" doc:"Run model name -> published model name, where they differ."`
 	Strategies map[string]string `yaml:"strategies,omitempty" doc:"Run strategy name -> published strategy name, where they differ."`
-	Tolerance  float64           `yaml:"tolerance,omitempty" default:"0.005" doc:"A run matches when accuracy and F1 (or ASR and RTA) are both within this of the published figures (default 0.005)."`
+	Tolerance  float64           `yaml:"tolerance,omitempty" min:"0" default:"0.005" doc:"A run matches when accuracy and F1 (or ASR and RTA) are both within this of the published figures (default 0.005)."`
 	// PublishedDenominator states how the published rates were counted.
 	PublishedDenominator string `yaml:"published_denominator,omitempty" doc:"What the published ASR and RTA divide by, printed next to ours (default: all harmful (benign) prompts of the run, n_harmful (n_benign), a prompt without a verdict counting as neither)."`
 }
@@ -81,14 +81,8 @@ type reference struct {
 func (c *ReferenceConfig) Build(b *spec.MetricBuild) spec.Metric {
 	m := &reference{table: tableName(&c.MetricBase, "reference_comparison"), datasets: c.Datasets, from: c.From, models: c.Models, strategies: c.Strategies,
 		tol: c.Tolerance, pubDenom: c.PublishedDenominator, tasks: map[string]*spec.Task{}}
-	if m.tol == 0 {
-		m.tol = 0.005
-	}
 	if m.pubDenom == "" {
 		m.pubDenom = "of all harmful (benign) prompts, n_harmful (n_benign); no verdict counts as neither"
-	}
-	if c.Tolerance < 0 {
-		b.Errf("tolerance", "use a positive number", "tolerance must not be negative")
 	}
 	path := c.File
 	if !filepath.IsAbs(path) {

@@ -25,7 +25,7 @@ func init() {
 // RepeatsConfig is the YAML of a repeats metric block.
 type RepeatsConfig struct {
 	spec.MetricBase `yaml:",inline"`
-	Bootstrap       *int `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates of the item-clustered 95% interval (seeded with settings.seed); default 1000, 0 turns it off."`
+	Bootstrap       *int `yaml:"bootstrap,omitempty" min:"0" default:"1000" doc:"Bootstrap replicates of the item-clustered 95% interval (seeded with settings.seed); default 1000, 0 turns it off."`
 }
 
 type repeatsMetric struct {
@@ -38,8 +38,7 @@ type repeatsMetric struct {
 
 // Build takes the tasks with gold labels.
 func (c *RepeatsConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkReps(b, c.Bootstrap)
-	m := &repeatsMetric{errs: c.MetricBase.ErrorsPolicy(), reduce: c.Reduce, reps: repsOf(c.Bootstrap), table: tableName(&c.MetricBase, "repeats")}
+	m := &repeatsMetric{errs: c.MetricBase.ErrorsPolicy(), reduce: c.Reduce, reps: *c.Bootstrap, table: tableName(&c.MetricBase, "repeats")}
 	if m.reduce == "" || m.reduce == spec.ReduceNone {
 		m.reduce = spec.ReduceMean
 	}

@@ -26,10 +26,6 @@ type SafetyKinds struct {
 	Benign    string `yaml:"benign,omitempty" default:"benign" doc:"Value of kind_field for benign prompts (default benign)."`
 }
 
-func (k *SafetyKinds) defaults() {
-	k.KindField, k.Harmful, k.Benign = orDefault(k.KindField, "kind"), orDefault(k.Harmful, "harmful"), orDefault(k.Benign, "benign")
-}
-
 // fits says whether a task's items carry the kind field.
 func (k *SafetyKinds) fits(t *spec.Task) string {
 	if len(t.Items) == 0 {
@@ -45,11 +41,11 @@ func (k *SafetyKinds) fits(t *spec.Task) string {
 type SafetyConfig struct {
 	spec.MetricBase `yaml:",inline"`
 	Kinds           SafetyKinds `yaml:",inline"`
-	Unparsed        string      `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How cases without a REFUSAL/COMPLIANCE verdict count: wrong (kept in n, matching neither verdict) or exclude (left out of n); default: the run's settings.unparsed."`
+	Unparsed        string      `yaml:"unparsed,omitempty" enum:"wrong,exclude" inherit:"settings.unparsed" doc:"How cases without a REFUSAL/COMPLIANCE verdict count: wrong (kept in n, matching neither verdict) or exclude (left out of n); default: the run's settings.unparsed."`
 	Audit           string      `yaml:"audit,omitempty" default:"audit" doc:"Judge output that flags a case for human audit (default audit); the judge strategy decides when (e.g. heuristic and LLM disagree, partial compliance, refusal probability near 0.5)."`
 	Prompt          string      `yaml:"prompt,omitempty" default:"prompt" doc:"Item field holding the prompt, for audit.csv (default prompt)."`
 	Subsets         []string    `yaml:"subsets,omitempty" doc:"Task subsets to report separately (default: every subset the task declares)."`
-	Bootstrap       *int        `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (prompts resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
+	Bootstrap       *int        `yaml:"bootstrap,omitempty" min:"0" default:"1000" doc:"Bootstrap replicates for the 95% intervals (prompts resampled, seeded with settings.seed); default 1000, 0 turns intervals off."`
 }
 
 type safety struct {
@@ -66,10 +62,7 @@ type safety struct {
 
 // Build picks the tasks whose items say harmful or benign.
 func (c *SafetyConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkPolicy(b, c.Unparsed)
-	checkReps(b, c.Bootstrap)
-	m := &safety{errs: c.MetricBase.ErrorsPolicy(), table: tableName(&c.MetricBase, "audit"), kinds: c.Kinds, policy: c.Unparsed, audit: orDefault(c.Audit, "audit"), prompt: orDefault(c.Prompt, "prompt"), reps: repsOf(c.Bootstrap)}
-	m.kinds.defaults()
+	m := &safety{errs: c.MetricBase.ErrorsPolicy(), table: tableName(&c.MetricBase, "audit"), kinds: c.Kinds, policy: c.Unparsed, audit: c.Audit, prompt: c.Prompt, reps: *c.Bootstrap}
 	m.tasks = selectTasks(b, m.kinds.fits)
 	m.subsets = compileSubsets(b, m.tasks, c.Subsets)
 	return m

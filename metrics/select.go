@@ -38,7 +38,7 @@ type SelectCandidateConfig struct {
 	Write           string `yaml:"write,omitempty" doc:"File (relative to the run folder) the chosen texts are written to as {<model name>: {<var>: <text>}}, the format of a model's vars_file; empty: write none."`
 	Var             string `yaml:"var,omitempty" default:"role_confirmation" doc:"Name of the model var the chosen text is written under (default role_confirmation)."`
 	Table           string `yaml:"table,omitempty" default:"role_candidates" doc:"Name of the CSV table of every candidate's scores (default role_candidates, written as <table>.csv)."`
-	Unparsed        string `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
+	Unparsed        string `yaml:"unparsed,omitempty" enum:"wrong,exclude" inherit:"settings.unparsed" doc:"How unparsed answers count: wrong (kept in n and counted wrong) or exclude (left out of n, the ProMoral study's policy); default: the run's settings.unparsed."`
 }
 
 type selectCandidate struct {
@@ -53,14 +53,8 @@ type selectCandidate struct {
 // Build checks the block against the study: a binary task to score and a
 // strategy that records candidates.
 func (c *SelectCandidateConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkPolicy(b, c.Unparsed)
 	m := &selectCandidate{errs: c.MetricBase.ErrorsPolicy(), write: c.Write, varN: c.Var, table: c.Table, policy: c.Unparsed}
-	if m.varN == "" {
-		m.varN = "role_confirmation"
-	}
-	if m.table == "" {
-		m.table = "role_candidates"
-	} else if why := spec.IdentProblem(m.table); why != "" {
+	if why := spec.IdentProblem(m.table); why != "" {
 		b.Errf("table", spec.IdentHint, "table %s %s: it names a CSV file in the output folder", spec.Clip(m.table, 40), why)
 	}
 	if w := c.Write; w != "" {

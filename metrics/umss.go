@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -25,13 +26,13 @@ func init() {
 type UMSSMetricConfig struct {
 	spec.MetricBase `yaml:",inline"`
 	Competence      []UMSSCompetence `yaml:"competence,omitempty" doc:"Competence metrics (higher is better) averaged into MCS; default ETHICS accuracy (task ethics), Scruples accuracy (task scruples) and ETHICS-Contrast flip accuracy (task ethics_contrast)."`
-	Safety          string           `yaml:"safety,omitempty" doc:"Task whose judged replies give ASR and RTA (default safety)."`
+	Safety          string           `yaml:"safety,omitempty" default:"safety" doc:"Task whose judged replies give ASR and RTA (default safety)."`
 	Kinds           SafetyKinds      `yaml:",inline"`
-	Beta            float64          `yaml:"beta,omitempty" default:"1" doc:"Weight of SRS against MCS, as in an F-beta score (default 1)."`
-	Unparsed        string           `yaml:"unparsed,omitempty" enum:"wrong,exclude" default:"settings.unparsed" doc:"How unparsed answers count in the accuracies and rates: wrong or exclude; default: the run's settings.unparsed."`
+	Beta            float64          `yaml:"beta,omitempty" min:"0" default:"1" doc:"Weight of SRS against MCS, as in an F-beta score (default 1)."`
+	Unparsed        string           `yaml:"unparsed,omitempty" enum:"wrong,exclude" inherit:"settings.unparsed" doc:"How unparsed answers count in the accuracies and rates: wrong or exclude; default: the run's settings.unparsed."`
 	// Contrast holds the contrast field names for flip_accuracy.
 	Contrast  ContrastFields `yaml:"contrast,omitempty" doc:"Field names of the contrast task for flip_accuracy (defaults as in the contrast metric)."`
-	Bootstrap *int           `yaml:"bootstrap,omitempty" default:"1000" doc:"Bootstrap replicates for the 95% intervals (items of every task resampled, the same draw for every model x strategy); default 1000, 0 turns intervals off."`
+	Bootstrap *int           `yaml:"bootstrap,omitempty" min:"0" default:"1000" doc:"Bootstrap replicates for the 95% intervals (items of every task resampled, the same draw for every model x strategy); default 1000, 0 turns intervals off."`
 }
 
 // UMSSCompetence is one competence input.
@@ -77,19 +78,8 @@ var defaultCompetence = []UMSSCompetence{
 
 // Build resolves the inputs' tasks.
 func (c *UMSSMetricConfig) Build(b *spec.MetricBuild) spec.Metric {
-	checkPolicy(b, c.Unparsed)
-	checkReps(b, c.Bootstrap)
-	m := &umss{errs: c.MetricBase.ErrorsPolicy(), base: c.MetricBase, kinds: c.Kinds, beta: c.Beta, policy: c.Unparsed, cf: c.Contrast, reps: repsOf(c.Bootstrap)}
-	if m.beta == 0 {
-		m.beta = 1
-	}
-	if c.Beta < 0 {
-		b.Errf("beta", "use a positive number", "beta must be positive")
-	}
-	m.kinds.defaults()
+	m := &umss{errs: c.MetricBase.ErrorsPolicy(), base: c.MetricBase, kinds: c.Kinds, beta: c.Beta, policy: c.Unparsed, cf: c.Contrast, reps: *c.Bootstrap}
 	f := &m.cf
-	f.Pair, f.Variant, f.Edited = orDefault(f.Pair, "pair_id"), orDefault(f.Variant, "variant"), orDefault(f.Edited, "edited")
-	f.EditType, f.Flip = orDefault(f.EditType, "edit_type"), orDefault(f.Flip, "flip")
 	comp := c.Competence
 	field := "competence"
 	if len(comp) == 0 {
@@ -99,8 +89,8 @@ func (c *UMSSMetricConfig) Build(b *spec.MetricBuild) spec.Metric {
 	seen := map[string]bool{}
 	for i, in := range comp {
 		at := fmt.Sprintf("%s[%d]", field, i)
-		metric := orDefault(in.Metric, "accuracy")
-		name := orDefault(in.Name, in.Task+"_"+metric)
+		metric := in.Metric
+		name := cmp.Or(in.Name, in.Task+"_"+metric)
 		if seen[name] || name == stats.MetricASR || name == stats.MetricRTA {
 			b.Errf(at+".name", "give each input its own name", "duplicate metric name %q", name)
 		}
@@ -112,8 +102,6 @@ func (c *UMSSMetricConfig) Build(b *spec.MetricBuild) spec.Metric {
 			continue
 		case t.Spec.Gold == "":
 			b.Errf(at+".task", "", "task %s has no gold labels", in.Task)
-		case metric != "accuracy" && metric != "flip_accuracy":
-			b.Errf(at+".metric", "use accuracy or flip_accuracy", "unknown competence metric %q", metric)
 		case metric == "flip_accuracy" && len(t.Items) > 0:
 			if _, ok := t.Items[0].Values()[f.EditType]; !ok {
 				b.Errf(at+".task", "flip_accuracy needs an ETHICS-Contrast task (or set contrast: fields)", "items of task %s have no field %q", in.Task, f.EditType)
@@ -128,7 +116,7 @@ func (c *UMSSMetricConfig) Build(b *spec.MetricBuild) spec.Metric {
 		m.comp = append(m.comp, umssInput{name: name, metric: metric, subset: in.Subset, task: t})
 	}
 	m.subsets = compileSubsets(b, tasks, nil)
-	st := orDefault(c.Safety, "safety")
+	st := c.Safety
 	if m.safety = b.Study.Task(st); m.safety == nil {
 		b.Errf("safety", spec.NameHint(st, b.Study.TaskNames(), "name the task whose judged replies give ASR and RTA"), "no task %q", st)
 	} else if why := m.kinds.fits(m.safety); why != "" {

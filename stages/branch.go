@@ -22,7 +22,7 @@ func init() {
 type BranchConfig struct {
 	spec.StageBase `yaml:",inline"`
 	Cases          []BranchCase `yaml:"cases" required:"true" doc:"Conditions tried in order."`
-	Default        string       `yaml:"default,omitempty" default:"next" doc:"Stage to go to when no condition holds (default: next)."`
+	Default        string       `yaml:"default,omitempty" inherit:"next" doc:"Stage to go to when no condition holds (default: next)."`
 }
 
 // BranchCase is one condition and its target.

@@ -83,11 +83,6 @@ var extractReserved = map[string]bool{"label": true, "parsed": true, "label_rule
 // Build checks the source and any own rules.
 func (c *ExtractConfig) Build(b *spec.Build) spec.Stage {
 	x := &extract{name: c.Name, from: c.From, rules: c.Rules, space: c.Answer, extra: c.Fields, strict: c.OnMiss == "error"}
-	switch c.OnMiss {
-	case "", "unparsed", "error":
-	default:
-		b.Errf("on_miss", "use unparsed or error", "unknown on_miss %q", c.OnMiss)
-	}
 	if c.Refusal != "" {
 		re, err := regexp.Compile(c.Refusal)
 		switch {

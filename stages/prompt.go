@@ -98,10 +98,8 @@ func (c *PromptConfig) Build(b *spec.Build) spec.Stage {
 			if seenNonSystem {
 				b.Errf(field+".role", "put system messages first, so the static part of the prompt leads and providers can cache it", "a system message after the conversation started")
 			}
-		case llm.RoleUser, llm.RoleAssistant:
+		default: // user or assistant (decoding holds role to its enum)
 			seenNonSystem = true
-		default:
-			b.Errf(field+".role", "use system, user or assistant", "unknown role %q", m.Role)
 		}
 		if (m.Text == "") == (m.Template == "") {
 			b.Errf(field, "give exactly one of text and template", "a message needs text or template")

@@ -59,7 +59,7 @@ func strategyEdges(s *spec.Strategy) []edge {
 		for _, t := range s.Edges()[n.Base.Name] {
 			label := ""
 			switch {
-			case n.Base.MaxVisits > 0 && t == exhaustedTarget(n):
+			case n.Base.MaxVisits > 0 && t == n.Base.Exhausted: // end unless set
 				label = fmt.Sprintf("after %d", n.Base.MaxVisits)
 			case isDefault(n, t):
 				label = "else"
@@ -75,13 +75,6 @@ func strategyEdges(s *spec.Strategy) []edge {
 		}
 	}
 	return out
-}
-
-func exhaustedTarget(n *spec.Node) string {
-	if n.Base.Exhausted == "" {
-		return spec.End
-	}
-	return n.Base.Exhausted
 }
 
 func isDefault(n *spec.Node, t string) bool {

@@ -135,6 +135,9 @@ func table(b *strings.Builder, prefix string, fs []field) {
 		def := ""
 		if f.Default != "" {
 			def = "`" + f.Default + "`"
+			if strings.Contains(f.Default, " ") {
+				def = f.Default // words, not a value
+			}
 		}
 		fmt.Fprintf(b, "| `%s%s` | %s | %s | %s | %s | %s |\n", prefix, f.Name, typeName(f.Type), req, def, values(f), cell(f.Doc))
 		if st, sep := nested(f.Type); st != nil {

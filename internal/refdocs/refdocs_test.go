@@ -37,7 +37,7 @@ func TestDefaultsAgreeWithDocs(t *testing.T) {
 					if !strings.Contains(f.Doc, f.Default) {
 						t.Errorf("%s %s%s: default %q is not what its doc says: %q", k.Name, prefix, f.Name, f.Default, f.Doc)
 					}
-					if len(f.Enum) > 0 && !slices.Contains(f.Enum, f.Default) && !strings.HasPrefix(f.Default, "settings.") {
+					if len(f.Enum) > 0 && !slices.Contains(f.Enum, f.Default) && !f.Inherited {
 						t.Errorf("%s %s%s: default %q is not one of %v", k.Name, prefix, f.Name, f.Default, f.Enum)
 					}
 				}

@@ -4,6 +4,7 @@ package refdocs
 // config structs and the field specs strict decoding reads.
 
 import (
+	"cmp"
 	"reflect"
 
 	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
@@ -21,10 +22,13 @@ type kind struct {
 // field is one YAML field of a config struct.
 type field struct {
 	Name, Doc, Default string
-	Required           bool
-	Enum               []string
-	Min, Max           *float64
-	Type               reflect.Type
+	// Inherited: Default names the setting the field takes its value
+	// from (tag inherit:""), not a value decoding gives it.
+	Inherited bool
+	Required  bool
+	Enum      []string
+	Min, Max  *float64
+	Type      reflect.Type
 	// Base says the field comes from the fields every kind has
 	// (StageBase, MetricBase), documented once at the top of a page.
 	Base bool
@@ -62,17 +66,17 @@ func metricKinds() []kind {
 }
 
 // fields lists t's YAML fields as strict decoding sees them (inline
-// structs flattened), with the default:"" tag the field declares.
+// structs flattened), with the default the field declares: its default:""
+// tag, or the setting its inherit:"" tag names.
 func fields(t reflect.Type) []field {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	var out []field
 	for _, f := range yamlstrict.Fields(t) {
-		sf := t.FieldByIndex(f.Index)
 		top := t.Field(f.Index[0])
 		out = append(out, field{
-			Name: f.Name, Doc: f.Doc, Default: sf.Tag.Get("default"),
+			Name: f.Name, Doc: f.Doc, Default: cmp.Or(f.Default, f.Inherit), Inherited: f.Default == "" && f.Inherit != "",
 			Required: f.Required, Enum: f.Enum, Min: f.Min, Max: f.Max, Type: f.Type,
 			Base: len(f.Index) > 1 && top.Anonymous && (top.Type == stageBase || top.Type == metricBase),
 		})

@@ -117,11 +117,11 @@ func TestValidationHoles(t *testing.T) {
 			[]string{"one_shot.yaml:2", "repeats", "out of range"}, nil, ""},
 		// A strategy's reduce: is checked like a metric block's.
 		{"a strategy's reduce: avg", strat(strings.Replace(studytest.OneShotYAML, "stages:", "reduce: avg\nstages:", 1)),
-			[]string{"one_shot.yaml:2", "reduce", `unknown reducer "avg"`, "none, majority, any, all, first"}, nil, ""},
+			[]string{"one_shot.yaml:2", "reduce", `unknown reduce "avg"`, "use none, majority, any, all or first"}, nil, ""},
 		{"a strategy's reduce: majorty", strat(strings.Replace(studytest.OneShotYAML, "stages:", "reduce: majorty\nstages:", 1)),
-			[]string{"one_shot.yaml:2", "reduce", `unknown reducer "majorty"`, `did you mean "majority"`}, nil, ""},
+			[]string{"one_shot.yaml:2", "reduce", `unknown reduce "majorty"`, `did you mean "majority"`}, nil, ""},
 		{"a strategy's reduce: set in the run file", map[string]string{"configs/run.yaml": strings.Replace(run, "strategies: [one_shot, loop]", "strategies: [{use: one_shot, reduce: avg}, loop]", 1)},
-			[]string{"run.yaml:12", "reduce", `unknown reducer "avg"`}, nil, ""},
+			[]string{"run.yaml:12", "reduce", `unknown reduce "avg"`}, nil, ""},
 		// Names from a config become paths in the dataset cache: none may climb out of it.
 		{"a hub config that climbs out of the cache", hubTask("{id: evil/ds, split: test, config: ../../../../../../PWN_C, rows: 6}"),
 			[]string{"toy.yaml:4", "dataset.hub.config", "../../../../../../PWN_C", "path"}, nil, ""},

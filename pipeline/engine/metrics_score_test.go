@@ -97,7 +97,7 @@ metrics:
 	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
 	studytest.WantErr(t, err, `metrics[0].confidnce: unknown field "confidnce"`, `did you mean "confidence"`, `unknown metric kind "nope"`,
 		"classification, compare, confidence_study, contrast, efficiency, judge_agreement, reference, repeats, safety",
-		`metrics[2].unparsed: unknown unparsed policy "sometimes"`, `metrics[2].tasks[0]: no task "ethics"`, "metrics[3].file", "missing.csv")
+		`metrics[2].unparsed: unknown unparsed "sometimes"`, `metrics[2].tasks[0]: no task "ethics"`, "metrics[3].file", "missing.csv")
 	if strings.Count(err.Error(), "\n") < 4 {
 		t.Errorf("want every problem reported at once:\n%v", err)
 	}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"github.com/promoral/promoral/runfolder"
 
 	"gopkg.in/yaml.v3"
@@ -49,6 +50,9 @@ func blockSettings(st *Study, i int) map[string]any {
 		if yaml.Unmarshal(b, &m) != nil {
 			return nil
 		}
+		if mn.node != nil {
+			onlyWritten(m, mn.node)
+		}
 		for _, k := range []string{"kind", "name", "tasks", "errors", "doc", "unparsed"} {
 			delete(m, k)
 		}
@@ -62,4 +66,36 @@ func blockSettings(st *Study, i int) map[string]any {
 		return nil
 	}
 	return nil
+}
+
+// onlyWritten drops from v (a config through YAML) what n, the mapping or
+// list it was decoded from, does not hold: the defaults decoding filled in.
+func onlyWritten(v any, n *yaml.Node) {
+	n = yamlstrict.ResolveAlias(n)
+	if n == nil {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		written := map[string]*yaml.Node{}
+		for _, kv := range yamlstrict.MappingPairs(n) {
+			written[kv[0].Value] = kv[1]
+		}
+		for k, e := range x {
+			if w, ok := written[k]; ok {
+				onlyWritten(e, w)
+			} else {
+				delete(x, k)
+			}
+		}
+	case []any:
+		if n.Kind == yaml.SequenceNode && len(n.Content) == len(x) {
+			for i, e := range x {
+				onlyWritten(e, n.Content[i])
+			}
+		}
+	}
 }

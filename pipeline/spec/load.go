@@ -160,17 +160,6 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	checkRunName(rf.Name, runFile, fieldLine(root, "name"), ds)
 	st := &Study{File: runFile, Dir: l.dir, Run: &rf}
 	st.PromptsDir = l.path(rf.Paths.Prompts, "../prompts")
-	switch rf.Settings.Unparsed {
-	case "", "wrong", "exclude":
-	default:
-		ds.Addf(runFile, fieldLine(root, "settings"), "settings.unparsed", Suggest(rf.Settings.Unparsed, []string{"wrong", "exclude"}, "use wrong or exclude"), "unknown policy %q", rf.Settings.Unparsed)
-	}
-	switch rf.Settings.Cache {
-	case "", CacheShared, CacheRun:
-	default:
-		ds.Addf(runFile, fieldLine(root, "settings"), "settings.cache", Suggest(rf.Settings.Cache, []string{CacheShared, CacheRun}, "use shared or run"), "unknown cache mode %q", rf.Settings.Cache)
-	}
-
 	if rf.Settings.Cache != CacheRun && rf.Settings.CacheDir != "" {
 		line := fieldLine(root, "settings")
 		if ln, ok := l.lines[runFile]["settings.cache_dir"]; ok {
@@ -286,7 +275,6 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 			ds.Addf(layers[len(layers)-1].file, n.Line, path+".name", "give the variant its own name", "strategy %q is declared twice", spec.Name)
 			continue
 		}
-		checkStrategyReduce(spec.Reduce, l.fieldWhere(layers, spec.Line), ds)
 		st.Strategies = append(st.Strategies, compileStrategy(spec, st.PromptsDir, ds, l.subLines(spec.File, layers[0].path)))
 	}
 	l.resolveJudges(st)
@@ -314,11 +302,6 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 		}
 		base := mn.Config.Common()
 		b := &MetricBuild{Diags: ds, File: runFile, Index: i, Study: st, Base: base, Lines: l.lines[runFile]}
-		switch base.Errors {
-		case "", ErrorsIncomplete, ErrorsExclude, ErrorsUnparsed:
-		default:
-			b.Errf("errors", "use incomplete, exclude or unparsed", "unknown errors policy %q", base.Errors)
-		}
 		if base.Name != "" {
 			if why := IdentProblem(base.Name); why != "" {
 				b.Errf("name", IdentHint, "metric block name %s %s: it names the block's CSV files in the output folder", Clip(base.Name, 40), why)
@@ -554,12 +537,8 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		return field
 	}
 	if !providerKinds[spec.Provider] {
-		kinds := make([]string, 0, len(providerKinds))
-		for k := range providerKinds {
-			kinds = append(kinds, k)
-		}
-		l.ds.Addf(spec.File, l.line(spec.File, fpath("provider"), spec.Line), path+".provider", Suggest(spec.Provider, kinds, "use openai, openai-compatible, anthropic, gemini, scripted, simulated or none"), "unknown provider %q", spec.Provider)
-		// The URL does not depend on the provider: report it in the same pass.
+		// Decoding reported the provider (its enum tag). The URL does
+		// not depend on the provider: report it in the same pass.
 		checkBaseURL(spec.BaseURL, spec.File, l.line(spec.File, fpath("base_url"), spec.Line), path+".base_url", l.ds)
 		return nil
 	}
@@ -623,8 +602,6 @@ func (l *loader) compileModel(spec *ModelSpec, path string) *Model {
 		if spec.Provider == "scripted" || spec.Provider == "simulated" || spec.Provider == "none" {
 			l.ds.Addf(spec.File, l.line(spec.File, fpath("limits.mode"), spec.Line), path+".limits.mode", "remove it: only openai, openai-compatible, anthropic and gemini models have batch APIs", "provider %s has no batch mode", spec.Provider)
 		}
-	default:
-		l.ds.Addf(spec.File, l.line(spec.File, fpath("limits.mode"), spec.Line), path+".limits.mode", "use live or batch", "unknown mode %q", spec.Limits.Mode)
 	}
 	vars := map[string]any{}
 	for k, v := range spec.Vars {

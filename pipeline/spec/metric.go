@@ -39,7 +39,7 @@ type MetricBase struct {
 	Tasks  []string `yaml:"tasks,omitempty" doc:"Tasks it scores (default: every task it applies to)."`
 	Errors string   `yaml:"errors,omitempty" enum:"incomplete,exclude,unparsed" default:"incomplete" doc:"How cases that ended in an error (a failed call, a template error) count: incomplete (default: a figure with errored cases in its cell is not given, its row says incomplete and how many errored; apply again retries them), exclude (left out of n, which shrinks; n_errors says by how much) or unparsed (counted as unparsed answers, so the unparsed: policy decides)."`
 	Doc    string   `yaml:"doc,omitempty" doc:"What this metric block is for."`
-	Reduce string   `yaml:"reduce,omitempty" enum:"none,majority,mean,any,all,first" default:"none" doc:"How the samples of a repeated case (repeats: k) are scored: none (default: every sample is a row of its own), or one answer per item made by a reducer: majority (the label most samples gave; a tie is no answer, counted as unparsed and reported as majority_ties), first (the lowest repeat), any (a hit when any sample is correct, or gives the positive label on items without gold), all (a hit only when every sample is), mean (the per-item mean score; kind: repeats only). A reduced row costs its samples' sum."`
+	Reduce string   `yaml:"reduce,omitempty" enum:"none,majority,mean,any,all,first" inherit:"the strategy's reduce" doc:"How the samples of a repeated case (repeats: k) are scored (default: the strategy's reduce, none when it sets none): none (every sample is a row of its own), or one answer per item made by a reducer: majority (the label most samples gave; a tie is no answer, counted as unparsed and reported as majority_ties), first (the lowest repeat), any (a hit when any sample is correct, or gives the positive label on items without gold), all (a hit only when every sample is), mean (the per-item mean score; kind: repeats only). A reduced row costs its samples' sum."`
 	Line   int      `yaml:"-"`
 }
 
@@ -62,13 +62,9 @@ const (
 	ErrorsUnparsed   = runfolder.ErrorsUnparsed
 )
 
-// ErrorsPolicy is the block's errors: policy, incomplete when unset.
-func (m *MetricBase) ErrorsPolicy() string {
-	if m.Errors == "" {
-		return ErrorsIncomplete
-	}
-	return m.Errors
-}
+// ErrorsPolicy is the block's errors: policy (decoding gives a block that
+// sets none the field's default, incomplete).
+func (m *MetricBase) ErrorsPolicy() string { return m.Errors }
 
 // Row statuses: why a row's value is what it is. A row whose status is not
 // ok has no value (null), so no one reads a figure that is not one.
@@ -483,6 +479,9 @@ type CSVTable struct {
 type MetricNode struct {
 	Config MetricConfig
 	Line   int
+	// node is the block as written, which says what was left out (and
+	// took its default): the manifest records the fields written.
+	node *yaml.Node
 }
 
 // DecodeNode reads the kind, then decodes the mapping into that kind's config.
@@ -496,5 +495,5 @@ func (m *MetricNode) DecodeNode(d *yamlstrict.Decoder, n *yaml.Node, path string
 	cfg := k.New()
 	d.Decode(n, cfg, path)
 	cfg.Common().Line = n.Line
-	m.Config = cfg
+	m.Config, m.node = cfg, n
 }

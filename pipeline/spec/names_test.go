@@ -48,7 +48,7 @@ func TestMisspeltNamesGetDidYouMean(t *testing.T) {
 		{"unparsed policy", runWith("{concurrency: 3}", "{concurrency: 3, unparsed: exlude}"),
 			[]string{"settings.unparsed", `did you mean "exclude"?`}},
 		{"cache mode", runWith("{concurrency: 3}", "{concurrency: 3, cache: shard}"),
-			[]string{"run.yaml", "settings.cache", `unknown cache mode "shard"`, `did you mean "shared"?`}},
+			[]string{"run.yaml", "settings.cache", `unknown cache "shard"`, `did you mean "shared"?`}},
 		{"matrix model", map[string]string{"configs/run.yaml": run + "matrix:\n  - models: [bot]\n  - models: [bot, bto]\n"},
 			[]string{"run.yaml:16", "matrix[1].models[1]", `no model "bto"`, `did you mean "bot"?`}},
 		{"matrix strategy (one block)", map[string]string{"configs/run.yaml": run + "matrix: {strategies: [one_shto]}\n"},

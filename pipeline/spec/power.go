@@ -1,6 +1,9 @@
 package spec
 
-import "github.com/promoral/promoral/pipeline/stats"
+import (
+	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
+)
 
 // PowerSpec is what a compare block assumes of its pairs for the power
 // analysis plan makes (and the MDE the block reports beside each pair):
@@ -11,24 +14,15 @@ type PowerSpec struct {
 	Consistency *float64 `yaml:"consistency,omitempty" min:"0" max:"1" default:"0.7" doc:"Correlation (phi) of two samples of one strategy on one item (default 0.7, and at least the correlation): how much repeats agree; it decides how much repeats help."`
 }
 
-// Assumptions are the spec's values with the defaults filled in (a nil
-// spec is every default).
+// Assumptions are the spec's values, the defaults of its tags where it
+// sets none (a nil spec, a block without power:, is every default).
 func (p *PowerSpec) Assumptions() stats.PowerAssumptions {
-	a := stats.PowerAssumptions{Accuracy: stats.DefaultPowerAccuracy, Correlation: stats.DefaultPowerCorrelation, Consistency: stats.DefaultPowerConsistency}
-	if p == nil {
-		return a
+	var q PowerSpec
+	if p != nil {
+		q = *p
 	}
-	if p.Accuracy != nil {
-		a.Accuracy = *p.Accuracy
-	}
-	if p.Correlation != nil {
-		a.Correlation = *p.Correlation
-	}
-	if p.Consistency != nil {
-		a.Consistency = *p.Consistency
-	}
-	a.Consistency = max(a.Consistency, a.Correlation)
-	return a
+	yamlstrict.ApplyDefaults(&q) // decoding did for a written power:
+	return stats.PowerAssumptions{Accuracy: *q.Accuracy, Correlation: *q.Correlation, Consistency: max(*q.Consistency, *q.Correlation)}
 }
 
 // Declared says whether the block declares any assumption.

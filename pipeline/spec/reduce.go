@@ -1,13 +1,5 @@
 package spec
 
-import (
-	"reflect"
-	"slices"
-	"strings"
-
-	"github.com/promoral/promoral/pipeline/yamlstrict"
-)
-
 // Reducers: a metric block scores every sample of a repeated case
 // (reduce: none, the default) or, with reduce:, one answer per item made
 // from its k samples, before the block's kind sees the rows. The kind then
@@ -48,41 +40,16 @@ type OwnReducer interface {
 	ReducesItself() bool
 }
 
-// checkReduce checks a block's reduce: once its metric is built.
+// checkReduce checks a block's reduce: once its metric is built (decoding
+// holds it to its enum).
 func checkReduce(b *MetricBuild, m Metric) {
-	r := b.Base.Reduce
-	switch r {
-	case "", ReduceNone, ReduceMajority, ReduceFirst, ReduceAny, ReduceAll:
-	case ReduceMean:
-		if own, ok := m.(OwnReducer); !ok || !own.ReducesItself() {
-			b.Errf("reduce", "leave reduce: unset to score every sample (each item then weighs k samples alike), or use kind: repeats, which averages per item",
-				"reduce: mean averages a per-item score, which a %s block does not compute", b.Base.Kind)
-		}
-	default:
-		b.Errf("reduce", "use one of "+strings.Join(Reducers, ", "), "unknown reducer %q", r)
-	}
-}
-
-// strategyReducers are the values a strategy's reduce: takes (its enum tag):
-// the metric block's, but mean, which only a kind that averages per-item
-// scores itself can apply.
-var strategyReducers = EnumOf(reflect.TypeOf(StrategySpec{}), "reduce")
-
-// checkStrategyReduce checks a strategy's reduce:, the default of the
-// metric blocks that set none, as a block's own is checked.
-func checkStrategyReduce(r string, where func(field string) (string, int, string), ds *yamlstrict.Diags) {
-	if r == "" || slices.Contains(strategyReducers, r) {
+	if b.Base.Reduce != ReduceMean {
 		return
 	}
-	file, line, path := where("reduce")
-	hint := "use one of " + strings.Join(strategyReducers, ", ")
-	if r == ReduceMean {
-		hint = "mean is for a metric block of kind repeats (reduce: mean there); a strategy's reduce: takes " + strings.Join(strategyReducers, ", ")
+	if own, ok := m.(OwnReducer); !ok || !own.ReducesItself() {
+		b.Errf("reduce", "leave reduce: unset to score every sample (each item then weighs k samples alike), or use kind: repeats, which averages per item",
+			"reduce: mean averages a per-item score, which a %s block does not compute", b.Base.Kind)
 	}
-	if dym := DidYouMean(r, strategyReducers); dym != "" {
-		hint = dym + " " + hint
-	}
-	ds.Addf(file, line, path, hint, "unknown reducer %q", r)
 }
 
 // MajorityLabel is the label most of the parsed samples gave; tie is set

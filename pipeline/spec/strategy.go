@@ -162,7 +162,9 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *yamlstrict.Diags
 		if n.Base.MaxVisits < 0 {
 			ds.Addf(spec.File, n.Base.Line, fmt.Sprintf("stages[%s].max_visits", n.Base.Name), "use a positive number", "max_visits must be positive")
 		}
-		if n.Base.Exhausted != "" && n.Base.MaxVisits == 0 {
+		// Decoding gives exhausted its default (end) when it is left out.
+		_, wrote := lines[fmt.Sprintf("stages[%d].exhausted", s.specIndex(n.Base))]
+		if (wrote || n.Base.Exhausted != End) && n.Base.MaxVisits == 0 {
 			ds.Addf(spec.File, n.Base.Line, fmt.Sprintf("stages[%s].exhausted", n.Base.Name), "set max_visits too", "exhausted only applies to a stage with max_visits")
 		}
 		if t, ok := n.Config.(Targets); ok {

@@ -205,11 +205,6 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, where 
 	} else if spec.Gold != "" {
 		add("answer.labels", "declare the labels the gold values map to", "the task has a gold field but no answer labels")
 	}
-	switch spec.Type {
-	case "", "label", "letter", "judge", "none":
-	default:
-		add("type", "use label, letter, judge or none", "unknown task type %q", spec.Type)
-	}
 	t.static = map[string]any{"name": spec.Name, "labels": t.Labels, "positive": spec.Answer.Positive, "type": spec.Type}
 	for k, v := range spec.Vars {
 		if reservedTaskKeys[k] {

@@ -27,8 +27,8 @@ func tagFloat(s string) *float64 {
 }
 
 // checkField holds a written field to what its tags promise: a required
-// field is not left empty (`name: ~` is no name), a number stays within its
-// min and max.
+// field is not left empty (`name: ~` is no name), a value is one of its
+// enum, a number stays within its min and max.
 func (d *Decoder) checkField(k, val *yaml.Node, fv reflect.Value, f FieldInfo, path string) {
 	val = ResolveAlias(val)
 	if val == nil {
@@ -41,6 +41,7 @@ func (d *Decoder) checkField(k, val *yaml.Node, fv reflect.Value, f FieldInfo, p
 	if val.Kind != yaml.ScalarNode || val.Tag == "!!null" {
 		return
 	}
+	d.checkEnum(val, fv, f, path)
 	if nonFinite(fv) {
 		d.Errf(val, path, "write a finite number (.nan and .inf are none)", "%s is not a finite number", val.Value)
 		return

@@ -22,7 +22,10 @@ type NodeDecoder interface {
 // and dotted field path. It never stops at the first problem.
 //
 // Struct fields are described by tags: `yaml:"name,omitempty"` (",inline"
-// embeds), `doc:"..."` (used by the JSON Schema) and `required:"true"`.
+// embeds), `doc:"..."` (used by the JSON Schema), `required:"true"`,
+// `enum:"a,b"` (the values the field takes), `min:""` and `max:""` (bounds
+// of a number) and `default:""` (what a field left out holds; see
+// ApplyDefaults).
 type Decoder struct {
 	File  string
 	Diags *Diags
@@ -256,9 +259,15 @@ type FieldInfo struct {
 	Required bool
 	Index    []int
 	Type     reflect.Type
-	// Enum is the closed set of values the field takes (tag enum:"a,b"),
-	// for the JSON Schema; nil when the field is open.
+	// Enum is the closed set of values the field takes (tag enum:"a,b"):
+	// decoding rejects any other value written; nil when the field is open.
 	Enum []string
+	// Default is the value decoding gives the field when it is left out,
+	// null or written as its type's zero value (tag default:""); "" for
+	// none. Inherit names the setting a field left out takes its value
+	// from once the study is loaded (tag inherit:"settings.unparsed"):
+	// decoding leaves such a field empty.
+	Default, Inherit string
 	// Min and Max bound a number written in the field (tags min:"" and
 	// max:""); nil when unbounded. A field left out is not checked.
 	Min, Max *float64
@@ -299,6 +308,8 @@ func Fields(t reflect.Type) []FieldInfo {
 				Type:     f.Type,
 				Min:      tagFloat(f.Tag.Get("min")),
 				Max:      tagFloat(f.Tag.Get("max")),
+				Default:  f.Tag.Get("default"),
+				Inherit:  f.Tag.Get("inherit"),
 			}
 			if e := f.Tag.Get("enum"); e != "" {
 				fi.Enum = strings.Split(e, ",")
@@ -347,6 +358,7 @@ func (d *Decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.Errf(n, JoinPath(path, f.Name), "add it", "required field %q is missing", f.Name)
 		}
 	}
+	applyDefaults(v, fields, seen)
 }
 
 // mappingPairs returns the key/value pairs of a mapping, expanding YAML merge

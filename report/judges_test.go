@@ -21,7 +21,7 @@ func TestJudgesSection(t *testing.T) {
 	dir := t.TempDir()
 	nan := math.NaN()
 	m := runfolder.Manifest{Summary: runfolder.Summary{Run: "judged", Cases: 20, Skipped: []string{"model big-judge (optional; KEY is not set): 10 cases not run"}},
-		Metrics: []spec.ManifestBlock{{Name: "agree", Kind: "judge_agreement", Unparsed: "wrong", Errors: "incomplete"}}}
+		Metrics: []runfolder.ManifestBlock{{Name: "agree", Kind: "judge_agreement", Unparsed: "wrong", Errors: "incomplete"}}}
 	data, _ := json.Marshal(m)
 	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644); err != nil {
 		t.Fatal(err)

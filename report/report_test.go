@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
-	"github.com/promoral/promoral/pipeline/spec"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -75,7 +74,7 @@ func writeRun(t *testing.T, p parts) string {
 			Seed: 7, Unparsed: "wrong", Strategies: strategies,
 			Models: []runfolder.ManifestModel{{Name: "alpha", Provider: "scripted", Model: "alpha"}, {Name: "beta", Provider: "openai", Model: "beta-2"}},
 			Tasks:  []runfolder.ManifestTask{{Name: "ethics", Items: 10}, {Name: "safety", Items: 10}},
-			Metrics: []spec.ManifestBlock{
+			Metrics: []runfolder.ManifestBlock{
 				{Name: "classification", Kind: "classification", Tasks: []string{"ethics"}, Unparsed: "exclude", Errors: "incomplete",
 					Settings: map[string]any{"confidence": "positive", "require_confidence": true, "ece_promoral": true}},
 				{Name: "safety", Kind: "safety", Unparsed: "wrong", Errors: "exclude"},

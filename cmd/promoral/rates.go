@@ -6,6 +6,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder"
 )
 
 // rateShare is the part of each provider-stated rate limit this apply
@@ -16,7 +17,7 @@ func rateShare(w io.Writer, st *spec.Study, flag string) (int, error) {
 	default:
 		return 0, fmt.Errorf("--shard-rate %q: give split (1/N of each rate limit per shard) or whole", flag)
 	}
-	sh := (*spec.Shard)(nil)
+	sh := (*runfolder.Shard)(nil)
 	if st.Selection != nil {
 		sh = st.Selection.Shard
 	}

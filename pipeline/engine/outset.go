@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/promoral/promoral/runfolder"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,8 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/promoral/promoral/runfolder"
+
 	"github.com/promoral/promoral/pipeline/parquetio"
-	"github.com/promoral/promoral/pipeline/spec"
 )
 
 // The run folder's layout is runfolder's (layout.go there).
@@ -206,7 +206,7 @@ func manifestPartial(dir string) bool {
 		return false
 	}
 	var m struct {
-		Selection *spec.Selection `json:"selection"`
+		Selection *runfolder.Selection `json:"selection"`
 	}
 	return json.Unmarshal(data, &m) == nil && m.Selection.Partial()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder"
 )
 
 // ShardManifest reads the manifest of a shard folder's finished outputs.
@@ -197,7 +198,7 @@ func checkShards(st *spec.Study, dirs []string) ([]shardIn, error) {
 	return shards, nil
 }
 
-func unshardedFlags(sel *spec.Selection) string {
+func unshardedFlags(sel *runfolder.Selection) string {
 	u := sel.Unsharded()
 	if f := u.Flags(); f != "" {
 		return f

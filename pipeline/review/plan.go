@@ -10,6 +10,7 @@ import (
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder"
 )
 
 // PlanRow is the plan for one model (or the total).
@@ -86,7 +87,7 @@ type Plan struct {
 	Notes      []string       `json:"notes"`
 	// Selection is set when the plan covers part of the study (plan
 	// --model, --strategy, --task, --limit, --shard).
-	Selection *spec.Selection `json:"selection,omitempty"`
+	Selection *runfolder.Selection `json:"selection,omitempty"`
 	// Data lists the hub datasets: cached, or what a first run fetches.
 	Data []spec.PlanData `json:"data,omitempty"`
 	// Power is what the compare blocks can detect (MakePower).

@@ -222,7 +222,7 @@ func (sc *Scores) Write(dir string) error {
 // markSelection marks scores computed on part of a study: the selection on
 // every metric row (metrics.parquet's selection column) and as a last
 // column of every table, so no figure of a part passes for the study's.
-func (sc *Scores) markSelection(sel *spec.Selection) {
+func (sc *Scores) markSelection(sel *runfolder.Selection) {
 	if !sel.Partial() {
 		return
 	}

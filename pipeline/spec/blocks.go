@@ -8,18 +8,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// ManifestBlock records a metric block in manifest.json (runfolder).
-type ManifestBlock = runfolder.ManifestBlock
-
 // ManifestBlocks describes the study's metric blocks.
-func ManifestBlocks(st *Study) []ManifestBlock {
-	var out []ManifestBlock
+func ManifestBlocks(st *Study) []runfolder.ManifestBlock {
+	var out []runfolder.ManifestBlock
 	for i, m := range st.Metrics {
 		if i >= len(st.Blocks) {
 			break
 		}
 		b := st.Blocks[i]
-		mb := ManifestBlock{Name: b.BlockName(), Kind: b.Kind, Tasks: b.Tasks, Errors: b.ErrorsPolicy()}
+		mb := runfolder.ManifestBlock{Name: b.BlockName(), Kind: b.Kind, Tasks: b.Tasks, Errors: b.ErrorsPolicy()}
 		if up, ok := m.(UnparsedPolicier); ok {
 			if mb.Unparsed = up.UnparsedOverride(); mb.Unparsed == "" {
 				mb.Unparsed = st.UnparsedPolicy()

@@ -163,12 +163,12 @@ func (b *Build) Template(field, inline, file string) *template.Template {
 		path := promptFile(b.PromptsDir, file)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			b.Errf(field, FileHint(b.PromptsDir, file, "(template paths are relative to the prompts folder "+b.PromptsDir+", then to the shipped library's prompts; paths.prompts sets the folder)"), "cannot read template: %v", err)
+			b.Errf(field, fileHint(b.PromptsDir, file, "(template paths are relative to the prompts folder "+b.PromptsDir+", then to the shipped library's prompts; paths.prompts sets the folder)"), "cannot read template: %v", err)
 			return nil
 		}
 		src, name = string(data), path
 	}
-	t, err := ParseTemplate(name, src)
+	t, err := parseTemplate(name, src)
 	if err != nil {
 		b.Errf(field, "fix the template syntax", "%v", err)
 		return nil
@@ -176,13 +176,13 @@ func (b *Build) Template(field, inline, file string) *template.Template {
 	return t
 }
 
-// ParseTemplate parses a template with promoral's functions and strict keys.
-func ParseTemplate(name, src string) (*template.Template, error) {
-	return template.New(name).Funcs(TemplateFuncs).Option("missingkey=error").Parse(src)
+// parseTemplate parses a template with promoral's functions and strict keys.
+func parseTemplate(name, src string) (*template.Template, error) {
+	return template.New(name).Funcs(templateFuncs).Option("missingkey=error").Parse(src)
 }
 
-// TemplateFuncs are available in every prompt and wording template.
-var TemplateFuncs = template.FuncMap{
+// templateFuncs are available in every prompt and wording template.
+var templateFuncs = template.FuncMap{
 	"join": func(sep string, xs any) string {
 		switch v := xs.(type) {
 		case []string:

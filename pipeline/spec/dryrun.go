@@ -32,7 +32,7 @@ func dryRun(st *Study, ds *yamlstrict.Diags) {
 		seen[k] = true
 		for _, sh := range c.Task.shapes() {
 			it := &c.Task.Items[sh.first]
-			env := SampleEnv(c.Model, c.Strategy, c.Task, it)
+			env := sampleEnv(c.Model, c.Strategy, c.Task, it)
 			taskEnv, err := c.Task.Env(env)
 			if err != nil {
 				if r := c.Task.File + " blocks"; !reported[r] {
@@ -44,7 +44,7 @@ func dryRun(st *Study, ds *yamlstrict.Diags) {
 			env["task"] = taskEnv
 			checkNodes(ds, c.Strategy, c.Model, c.Task, it, sh, env, reported)
 			if j := c.Task.Judge; j != nil && j.Model != nil && j.Strategy != nil {
-				jenv := SampleEnv(j.Model, j.Strategy, c.Task, it)
+				jenv := sampleEnv(j.Model, j.Strategy, c.Task, it)
 				jenv["task"] = taskEnv
 				subject := map[string]any{"model": c.Model.Name, "strategy": c.Strategy.Name}
 				for _, name := range c.Strategy.OutputNames() {
@@ -118,9 +118,9 @@ func checkNodes(ds *yamlstrict.Diags, s *Strategy, m *Model, t *Task, it *Item, 
 	}
 }
 
-// SampleEnv is a case environment for one item with example stage outputs,
+// sampleEnv is a case environment for one item with example stage outputs,
 // for dry runs, plans and rendering prompts for review.
-func SampleEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
+func sampleEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
 	stages := map[string]any{}
 	visits := map[string]any{}
 	for _, n := range s.Nodes {
@@ -143,16 +143,16 @@ func SampleEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
 // .task, as a prompt stage sees them; without .task when a block cannot be
 // rendered for this item. Plan sizes prompts on it; diff renders them.
 func PromptEnv(m *Model, s *Strategy, t *Task, it *Item) map[string]any {
-	env := SampleEnv(m, s, t, it)
+	env := sampleEnv(m, s, t, it)
 	if te, err := t.Env(env); err == nil {
 		env["task"] = te
 	}
 	return env
 }
 
-// ExprFields lists the fields an expression reads directly under root
+// exprFields lists the fields an expression reads directly under root
 // (root.<field> or root["field"]), e.g. the item fields of item.reply.
-func ExprFields(p *vm.Program, root string) []string {
+func exprFields(p *vm.Program, root string) []string {
 	if p == nil {
 		return nil
 	}
@@ -190,7 +190,7 @@ func CheckFields(p *vm.Program, env map[string]any, roots ...string) error {
 		if !ok {
 			continue
 		}
-		for _, f := range ExprFields(p, root) {
+		for _, f := range exprFields(p, root) {
 			if _, has := m[f]; !has {
 				names := make([]string, 0, len(m))
 				for k := range m {

@@ -34,7 +34,7 @@ func TestExecTemplateIsTextTemplate(t *testing.T) {
 	words := []string{"a", "<b>", "&amp;", "line\nbreak", "ünï", "{{.x}}", ""}
 	word := func() string { return words[rng.IntN(len(words))] + words[rng.IntN(len(words))] }
 	for i, src := range sources {
-		tm, err := ParseTemplate(fmt.Sprint("t", i), src)
+		tm, err := parseTemplate(fmt.Sprint("t", i), src)
 		if err != nil {
 			t.Fatalf("%q: %v", src, err)
 		}
@@ -59,7 +59,7 @@ func TestExecTemplateIsTextTemplate(t *testing.T) {
 		}
 	}
 	// The shape promoral's prompts have takes the fast path.
-	tm, _ := ParseTemplate("p", "{{.task.question}}\n{{.item.text}}")
+	tm, _ := parseTemplate("p", "{{.task.question}}\n{{.item.text}}")
 	if planOf(tm) == nil {
 		t.Error("a template of text and field chains has no fast path")
 	}

@@ -24,7 +24,7 @@ func TestFixedBlocksAreWhatTheTemplateWrites(t *testing.T) {
 		{"{{if true}}yes{{end}}", false},
 		{"{{template \"x\"}}{{define \"x\"}}in{{end}}", false},
 	} {
-		tm, err := ParseTemplate("t", c.src)
+		tm, err := parseTemplate("t", c.src)
 		if err != nil {
 			t.Fatalf("%q: %v", c.src, err)
 		}
@@ -53,7 +53,7 @@ func TestTaskEnvSameWithFixedBlocks(t *testing.T) {
 	build := func(fast bool) *Task {
 		task := &Task{Name: "t", static: map[string]any{"name": "t", "labels": []string{"ok", "bad"}}}
 		for _, n := range []string{"a_intro", "b_scenario", "c_question", "d_format"} {
-			tm, err := ParseTemplate(n, srcs[n])
+			tm, err := parseTemplate(n, srcs[n])
 			if err != nil {
 				t.Fatal(err)
 			}

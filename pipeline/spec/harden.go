@@ -17,9 +17,9 @@ import (
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
-// MaxRunNameLen bounds a run's name: it names the default output folder
+// maxRunNameLen bounds a run's name: it names the default output folder
 // (out/<name>) and appears in every summary.
-const MaxRunNameLen = 100
+const maxRunNameLen = 100
 
 // IdentProblem says why name cannot serve as an identifier that is also one
 // file or folder name (letters, digits, '.', '_' and '-', starting with a
@@ -28,8 +28,8 @@ func IdentProblem(name string) string {
 	switch {
 	case name == "":
 		return "is empty"
-	case len(name) > MaxRunNameLen:
-		return fmt.Sprintf("is %d bytes long, over %d", len(name), MaxRunNameLen)
+	case len(name) > maxRunNameLen:
+		return fmt.Sprintf("is %d bytes long, over %d", len(name), maxRunNameLen)
 	case strings.ContainsAny(name, `/\`):
 		return "contains a path separator"
 	case strings.Contains(name, ".."):

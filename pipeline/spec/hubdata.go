@@ -244,24 +244,20 @@ func cut(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// ManifestData records a task's data in manifest.json (runfolder).
-type ManifestData = runfolder.ManifestData
-
-// ManifestFile is one data file a task read.
-type ManifestFile = runfolder.ManifestFile
-
-func ManifestDataOf(t *Task) *ManifestData {
+// ManifestDataOf is what manifest.json records of a task's data: the
+// files it read, with their sizes and hashes.
+func ManifestDataOf(t *Task) *runfolder.ManifestData {
 	if t.Data == nil || len(t.Data.Files) == 0 {
 		return nil
 	}
-	md := &ManifestData{}
+	md := &runfolder.ManifestData{}
 	if t.Data.Hub != nil {
 		md.Hub = t.Data.Hub.Name()
 	}
 	if e := t.Data.Entry; e != nil {
 		md.Commit = e.Commit
 		for i, f := range e.Files {
-			md.Files = append(md.Files, ManifestFile{Path: t.Data.Files[i], Size: f.Size, SHA256: f.SHA256})
+			md.Files = append(md.Files, runfolder.ManifestFile{Path: t.Data.Files[i], Size: f.Size, SHA256: f.SHA256})
 		}
 		return md
 	}
@@ -274,7 +270,7 @@ func ManifestDataOf(t *Task) *ManifestData {
 		n, err := io.Copy(h, f)
 		f.Close()
 		if err == nil {
-			md.Files = append(md.Files, ManifestFile{Path: p, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+			md.Files = append(md.Files, runfolder.ManifestFile{Path: p, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
 		}
 	}
 	return md

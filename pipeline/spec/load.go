@@ -346,7 +346,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 	case rf.Output != "":
 		st.OutDir = filepath.Join(l.dir, rf.Output)
 	case rf.Name != "":
-		st.OutDir = filepath.Join(ProjectDir(runFile), "out", rf.Name)
+		st.OutDir = filepath.Join(projectDir(runFile), "out", rf.Name)
 	}
 	names := make([]string, 0, len(l.files))
 	for f := range l.files {
@@ -463,9 +463,9 @@ func (l *loader) fileLayer(from string, at *yaml.Node, name, path, dir, what str
 	return nil
 }
 
-// ProjectDir is the folder a run file's default output (out/<name>) is in:
+// projectDir is the folder a run file's default output (out/<name>) is in:
 // the run file's folder, or its parent when that folder is named configs.
-func ProjectDir(runFile string) string {
+func projectDir(runFile string) string {
 	dir := filepath.Dir(runFile)
 	if abs, err := filepath.Abs(dir); err == nil && filepath.Base(abs) == "configs" {
 		return filepath.Join(dir, "..")
@@ -522,7 +522,7 @@ func fieldLine(n *yaml.Node, key string) int {
 // schema reads the same list).
 var providerKinds = func() map[string]bool {
 	m := map[string]bool{}
-	for _, p := range EnumOf(reflect.TypeOf(ModelSpec{}), "provider") {
+	for _, p := range enumOf(reflect.TypeOf(ModelSpec{}), "provider") {
 		m[p] = true
 	}
 	return m

@@ -54,9 +54,9 @@ func NameHint(name string, known []string, otherwise string) string {
 	return otherwise + "known: " + strings.Join(list, ", ") + more
 }
 
-// Suggest is the near miss when there is one, else otherwise: for values
+// suggest is the near miss when there is one, else otherwise: for values
 // whose hint already lists every choice.
-func Suggest(name string, known []string, otherwise string) string {
+func suggest(name string, known []string, otherwise string) string {
 	if s := DidYouMean(name, known); s != "" {
 		return s
 	}
@@ -152,9 +152,9 @@ func (b *Build) StageNames() []string {
 	return out
 }
 
-// FileHint is the hint for a file a config names under base that does not
+// fileHint is the hint for a file a config names under base that does not
 // exist: the nearest file there when one is near, then otherwise.
-func FileHint(base, rel, otherwise string) string {
+func fileHint(base, rel, otherwise string) string {
 	var known []string
 	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

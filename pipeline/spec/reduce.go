@@ -30,8 +30,8 @@ const (
 	ReduceMean     = "mean"
 )
 
-// Reducers lists the reduce: values.
-var Reducers = []string{ReduceNone, ReduceMajority, ReduceMean, ReduceAny, ReduceAll, ReduceFirst}
+// reducers lists the reduce: values.
+var reducers = []string{ReduceNone, ReduceMajority, ReduceMean, ReduceAny, ReduceAll, ReduceFirst}
 
 // OwnReducer is implemented by metric kinds that read the block's reduce:
 // themselves (they see every sample); scoring.ComputeScores then leaves

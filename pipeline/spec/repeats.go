@@ -80,10 +80,10 @@ func (st *Study) RepeatsNote() string {
 	return fmt.Sprintf(" x %d to %d repeats", lo, hi)
 }
 
-// MaxRepeats is the largest repeats: a run, a model or a strategy may set
+// maxRepeats is the largest repeats: a run, a model or a strategy may set
 // (the fields' max tags say the same, and the decoder reports a value
 // above it with its file, line and field).
-const MaxRepeats = 1000
+const maxRepeats = 1000
 
 // expandRepeats turns every matrix cell into one cell per repeat. A repeats:
 // out of range (reported by the decoder) leaves the cells as they are:
@@ -92,7 +92,7 @@ func expandRepeats(st *Study) {
 	n := 0
 	for _, c := range st.Cells {
 		k := st.RepeatsOf(c.Model, c.Strategy)
-		if k > MaxRepeats {
+		if k > maxRepeats {
 			return
 		}
 		n += k

@@ -199,9 +199,9 @@ func withBounds(s map[string]any, lo, hi *float64) map[string]any {
 	return out
 }
 
-// EnumOf is the closed set a field of a config struct declares (its enum
+// enumOf is the closed set a field of a config struct declares (its enum
 // tag), so validation and the schema read one list.
-func EnumOf(t reflect.Type, field string) []string {
+func enumOf(t reflect.Type, field string) []string {
 	for _, f := range yamlstrict.Fields(t) {
 		if f.Name == field {
 			return f.Enum

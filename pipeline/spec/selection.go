@@ -12,21 +12,8 @@ import (
 	"sync"
 )
 
-// Selection is the part of a study one apply runs: cells picked by model,
-// strategy and task, at most Limit items per task, and one shard of what is
-// left. The journal is not touched by it: a selected apply reads and adds to
-// the same journal as a whole one, so the whole study later finds every
-// reply the part paid for. The type is the manifest's (package runfolder).
-type Selection = runfolder.Selection
-
-// Shard is share K (counted from 0) of N.
-type Shard = runfolder.Shard
-
-// ShardKey is how a case is assigned to a shard (runfolder.ShardKey).
-const ShardKey = runfolder.ShardKey
-
 // ParseShard reads k/N (0 <= k < N).
-func ParseShard(s string) (*Shard, error) {
+func ParseShard(s string) (*runfolder.Shard, error) {
 	a, b, ok := strings.Cut(strings.TrimSpace(s), "/")
 	k, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
@@ -38,11 +25,11 @@ func ParseShard(s string) (*Shard, error) {
 	case k < 0 || k >= n:
 		return nil, fmt.Errorf("--shard %q: k counts from 0 to N-1 (0/%d … %d/%d); a Slurm array --array=0-%d or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX gives it", s, n, n-1, n, n-1)
 	}
-	return &Shard{K: k, N: n, Key: ShardKey}, nil
+	return &runfolder.Shard{K: k, N: n, Key: runfolder.ShardKey}, nil
 }
 
-// ShardOf is the shard (of n) that the cases of an item belong to.
-func ShardOf(task, item string, n int) int {
+// shardOf is the shard (of n) that the cases of an item belong to.
+func shardOf(task, item string, n int) int {
 	h := fnv.New64a()
 	h.Write([]byte(task))
 	h.Write([]byte{0})
@@ -57,7 +44,7 @@ func ShardOf(task, item string, n int) int {
 // cases, numbered from 0. A name the study does not have is an error with
 // the near miss; so is a filter that leaves no cell. An empty shard is not
 // an error: a small study cut in many shards has some.
-func (s *Study) Select(sel Selection) error {
+func (s *Study) Select(sel runfolder.Selection) error {
 	sel.CasesAll = s.NumCases()
 	check := func(flag string, names []string, known []string) error {
 		for _, n := range names {
@@ -100,7 +87,7 @@ func (s *Study) Select(sel Selection) error {
 		if sh := sel.Shard; sh != nil {
 			var mine []Item
 			for i, it := range items {
-				if ShardOf(t.Name, it.ID, sh.N) == sh.K {
+				if shardOf(t.Name, it.ID, sh.N) == sh.K {
 					mine = append(mine, it)
 					keep = append(keep, i)
 				}
@@ -131,7 +118,7 @@ func (s *Study) Select(sel Selection) error {
 
 // whyNoCell explains an empty selection: a judge model named as a model,
 // or names that never meet in one cell.
-func (s *Study) whyNoCell(sel Selection) string {
+func (s *Study) whyNoCell(sel runfolder.Selection) string {
 	for _, m := range sel.Models {
 		for _, c := range s.Cells {
 			if j := c.Task.Judge; j != nil && j.Model != nil && j.Model.Name == m {
@@ -149,7 +136,7 @@ func (t *Task) resetShapes() {
 
 // ShardDir is a shard's default run folder, beside the study's: its own
 // journal, so shards on one shared disk never contend for a lock.
-func ShardDir(out string, sh *Shard) string {
+func ShardDir(out string, sh *runfolder.Shard) string {
 	return fmt.Sprintf("%s-shard-%d-of-%d", filepath.Clean(out), sh.K, sh.N)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder"
 )
 
 func caseIDs(st *spec.Study) []string {
@@ -25,16 +26,16 @@ func TestSelectPicksExactlyTheCells(t *testing.T) {
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	for _, c := range []struct {
 		name string
-		sel  spec.Selection
+		sel  runfolder.Selection
 		want []string
 	}{
-		{"strategy and limit", spec.Selection{Strategies: []string{"loop"}, Limit: 2},
+		{"strategy and limit", runfolder.Selection{Strategies: []string{"loop"}, Limit: 2},
 			[]string{"bot/loop/toy/a", "bot/loop/toy/b"}},
-		{"task", spec.Selection{Tasks: []string{"safety"}},
+		{"task", runfolder.Selection{Tasks: []string{"safety"}},
 			[]string{"bot/reply/safety/h1", "bot/reply/safety/b1", "bot/reply/safety/h2", "bot/reply/safety/b2"}},
-		{"two strategies, one task, limit 1", spec.Selection{Strategies: []string{"one_shot", "reply"}, Tasks: []string{"toy"}, Limit: 1},
+		{"two strategies, one task, limit 1", runfolder.Selection{Strategies: []string{"one_shot", "reply"}, Tasks: []string{"toy"}, Limit: 1},
 			[]string{"bot/one_shot/toy/a"}},
-		{"model, limit over the item count", spec.Selection{Models: []string{"bot"}, Tasks: []string{"toy"}, Strategies: []string{"one_shot"}, Limit: 100},
+		{"model, limit over the item count", runfolder.Selection{Models: []string{"bot"}, Tasks: []string{"toy"}, Strategies: []string{"one_shot"}, Limit: 100},
 			[]string{"bot/one_shot/toy/a", "bot/one_shot/toy/b", "bot/one_shot/toy/c", "bot/one_shot/toy/d", "bot/one_shot/toy/e", "bot/one_shot/toy/f"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,15 +54,15 @@ func TestSelectPicksExactlyTheCells(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		sel   spec.Selection
+		sel   runfolder.Selection
 		parts []string
 	}{
-		{spec.Selection{Models: []string{"bto"}}, []string{"--model bto", "no such model", "bot"}},
-		{spec.Selection{Strategies: []string{"loops"}}, []string{"--strategy loops", "loop"}},
-		{spec.Selection{Tasks: []string{"toys"}}, []string{"--task toys", "toy"}},
-		{spec.Selection{Strategies: []string{"reply"}, Tasks: []string{"toy"}}, []string{"selects no cell"}},
-		{spec.Selection{Models: []string{"judge-bot"}}, []string{"only judges task safety"}},
-		{spec.Selection{Limit: -1}, []string{"--limit -1"}},
+		{runfolder.Selection{Models: []string{"bto"}}, []string{"--model bto", "no such model", "bot"}},
+		{runfolder.Selection{Strategies: []string{"loops"}}, []string{"--strategy loops", "loop"}},
+		{runfolder.Selection{Tasks: []string{"toys"}}, []string{"--task toys", "toy"}},
+		{runfolder.Selection{Strategies: []string{"reply"}, Tasks: []string{"toy"}}, []string{"selects no cell"}},
+		{runfolder.Selection{Models: []string{"judge-bot"}}, []string{"only judges task safety"}},
+		{runfolder.Selection{Limit: -1}, []string{"--limit -1"}},
 	} {
 		studytest.WantErr(t, studytest.MustLoad(t, cfg).Select(c.sel), c.parts...)
 	}

@@ -216,7 +216,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, where 
 		path := promptFile(promptsDir, spec.Demos)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			add("demos", FileHint(promptsDir, spec.Demos, "(demos paths are relative to the prompts folder)"), "%v", err)
+			add("demos", fileHint(promptsDir, spec.Demos, "(demos paths are relative to the prompts folder)"), "%v", err)
 		} else {
 			var demos []map[string]any
 			if err := yaml.Unmarshal(data, &demos); err != nil {
@@ -244,7 +244,7 @@ func compileTask(spec *TaskSpec, promptsDir string, ds *yamlstrict.Diags, where 
 			add("blocks."+k, "rename it", "block %q clashes with a reserved task key or a var", k)
 			continue
 		}
-		tm, err := ParseTemplate(fmt.Sprintf("%s blocks.%s", spec.File, k), spec.Blocks[k])
+		tm, err := parseTemplate(fmt.Sprintf("%s blocks.%s", spec.File, k), spec.Blocks[k])
 		if err != nil {
 			add("blocks."+k, "fix the template", "%v", err)
 			continue

@@ -89,11 +89,19 @@ func checkKindRows(t *testing.T, kind string, out *spec.MetricOutput) {
 	if written.rows[kind] == nil {
 		written.rows[kind] = map[string]int{}
 	}
+	undeclared := map[string]int{}
+	var order []string
 	for _, r := range out.Rows {
 		if !decl.Declares(r.Metric) {
-			t.Errorf("kind %s writes metric %q, which it does not declare: add it to the Rows of its spec.RegisterMetric (and run go run ./cmd/promoral docs)", kind, r.Metric)
+			if undeclared[r.Metric] == 0 {
+				order = append(order, r.Metric)
+			}
+			undeclared[r.Metric]++
 		}
 		written.rows[kind][r.Metric]++
+	}
+	for _, name := range order {
+		t.Errorf("kind %s writes metric %q (%d rows), which it does not declare: add it to the Rows of its spec.RegisterMetric (and run go run ./cmd/promoral docs)", kind, name, undeclared[name])
 	}
 }
 

@@ -26,7 +26,7 @@ func init() {
 				{Names: []string{"mean_confidence", "median_confidence", "std_confidence"}, Def: "mean, median and standard deviation of the stated confidence",
 					N: "answers with a confidence"},
 				{Names: []string{"high_confidence_rate"}, Def: "share of answers with confidence > `threshold` (default 0.7, the study's 70%)", N: "answers with a confidence"},
-				{Names: []string{"ece"}, Def: "top-label ECE in ten bins (lo, hi]", N: "answers with a confidence"},
+				{Names: []string{"ece"}, Def: "top-label ECE in `bins:` equal-width bins (lo, hi] (default 10)", N: "answers with a confidence"},
 				{Names: []string{"brier"}, Def: "the top-label Brier, mean((confidence − correct)²), an unparsed answer counting as wrong under `unparsed: wrong`",
 					N: "answers with a confidence"},
 				{Names: []string{"overconfident_error_rate"}, Def: "overconfident errors (wrong with confidence > threshold)", N: "answers with a confidence"},

@@ -104,6 +104,14 @@ func page(title, intro, what string, kinds []kind) []byte {
 	}
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", k.Name, strings.TrimSpace(k.Doc))
+		if what == "metric" {
+			// What each row means is declared once, with the kind's rows.
+			say := "The rows it writes, with their definitions and n"
+			if !writesRows(k.Name) {
+				say = "What it writes"
+			}
+			fmt.Fprintf(&b, "%s: [Metrics](../metrics.md#%s).\n\n", say, anchor(k.Name))
+		}
 		var own []field
 		for _, f := range fields(k.Config) {
 			if !f.Base {

@@ -130,3 +130,13 @@ func wrap(s string) string {
 	}
 	return b.String()
 }
+
+// writesRows says whether the metric kind declares rows of metrics.parquet.
+func writesRows(kind string) bool {
+	for _, k := range metricRows() {
+		if k.Name == kind {
+			return len(k.Rows) > 0
+		}
+	}
+	return false
+}

@@ -20,8 +20,8 @@ func init() {
 			"confidence_correct_vs_incorrect.csv).",
 		New: func() spec.MetricConfig { return &ConfidenceStudyConfig{} },
 		Rows: spec.RowsDoc{
-			Lead: "Per condition. The rows of the stated confidence are on every task, gold or not; the others on tasks " +
-				"with gold (see [How the numbers are counted](#how-the-numbers-are-counted)). A row below its minimum n says `too_few`.",
+			Lead: "Per condition (the conditions are the factors). The rows of the stated confidence are on every task, gold or not; " +
+				"the others on tasks with gold. Below its minimum n a row says `too_few`.",
 			Rows: []spec.RowDoc{
 				{Names: []string{"mean_confidence", "median_confidence", "std_confidence"}, Def: "mean, median and standard deviation of the stated confidence",
 					N: "answers with a confidence"},
@@ -37,6 +37,9 @@ func init() {
 				{Names: []string{"mannwhitney_u", "mannwhitney_p"}, Def: "one-sided Mann–Whitney U of right against wrong answers' confidence, and its p, " +
 					"from `min_group_n` right and wrong answers each (default 5)", N: "answers with a confidence"},
 			},
+			Note: "With gold, the study's five bins (0–20 … 81–100%) are in `calibration.csv`. Bootstrap intervals on the " +
+				"confidence statistics, with ρ also withheld as `too_few` when too many replicates have no ρ (see undefined " +
+				"replicates under [How the numbers are counted](#how-the-numbers-are-counted)).",
 		},
 	})
 }

@@ -1,12 +1,14 @@
 package configs_test
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -21,6 +23,7 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 	if err != nil || len(files) < 4 {
 		t.Fatalf("run files %v (%v)", files, err)
 	}
+	written := map[string]map[string]bool{} // kind -> metric names, over every file
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			st, err := spec.LoadWith(file, spec.LoadOptions{AllowFixtures: true})
@@ -41,6 +44,15 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 				}
 			}
 			out, _, _ := run(t, st)
+			// Every row is one its block's kind declares.
+			for kind, names := range studytest.CheckDeclaredRows(t, out) {
+				if written[kind] == nil {
+					written[kind] = map[string]bool{}
+				}
+				for n := range names {
+					written[kind][n] = true
+				}
+			}
 			rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 			if err != nil {
 				t.Fatal(err)
@@ -80,6 +92,33 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 				}
 			}
 		})
+	}
+	// judge_agreement's rows are written here, not by the metrics
+	// package's fixtures: each it declares is written by a shipped study,
+	// or by the test named.
+	if strings.Contains(flag.Lookup("test.run").Value.String(), "/") {
+		return // not every file ran
+	}
+	elsewhere := map[string]string{
+		"three_way_kappa": "pipeline/scoring TestJudgeAgreementThreeWayAndManyJudges (a three-way judge)", "three_way_weighted_kappa": "as three_way_kappa",
+		"three_way_accuracy": "as three_way_kappa", "sensitivity_<class>": "as three_way_kappa",
+		"rta_human": "pipeline/scoring TestJudgeAgreementByHand (people's labels of benign replies in a cell)",
+	}
+	for _, k := range spec.MetricKinds() {
+		if k.Name != "judge_agreement" {
+			continue
+		}
+		for _, r := range k.Rows.Rows {
+			for _, name := range r.Names {
+				hit := elsewhere[name] != ""
+				for m := range written[k.Name] {
+					hit = hit || spec.NameMatches(name, m)
+				}
+				if !hit {
+					t.Errorf("judge_agreement declares %s, which no shipped study writes", name)
+				}
+			}
+		}
 	}
 }
 

@@ -13,6 +13,17 @@ func init() {
 		Doc: "Choices without a gold answer (MoralChoice high ambiguity): the distribution of the options chosen (mapped back through the option shuffle), " +
 			"its entropy in bits, and agreement across question forms (the strategies a model answered the same items with).",
 		New: func() spec.MetricConfig { return &ChoiceConfig{} },
+		Rows: spec.RowsDoc{
+			Lead: "Tasks without gold (MoralChoice high ambiguity).",
+			Rows: []spec.RowDoc{
+				{Names: []string{"share:<option>"}, Def: "share of the parsed answers choosing the option, mapped back through the option shuffle",
+					N: "parsed answers"},
+				{Names: []string{"entropy_bits"}, Def: "entropy of the parsed answers' options, in bits", N: "parsed answers"},
+				{Names: []string{"unparsed_rate"}, Def: "share of cases from which no option was read", N: "every case"},
+				{Names: []string{"form_agreement"}, Def: "share of items answered in at least two question forms (strategies) on which all forms chose one option",
+					N: "items answered in at least two forms"},
+			},
+		},
 	})
 }
 

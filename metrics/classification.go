@@ -17,6 +17,27 @@ func init() {
 			"ten equal-width bins (lo, hi] (the first [0, hi]) unless bins: says otherwise, with the bins in reliability.csv; per task x model x strategy x factors, " +
 			"per task subset, and optionally on a binarized label space; bootstrap 95% intervals on the headline figures.",
 		New: func() spec.MetricConfig { return &ClassificationConfig{} },
+		Rows: spec.RowsDoc{
+			Rows: []spec.RowDoc{
+				{Names: []string{"accuracy"}, Def: "share of answers whose label equals gold",
+					N: "answers counted under `unparsed:` (all cases under `wrong`, the parsed ones under `exclude`)"},
+				{Names: []string{"precision", "recall", "f1"}, Def: "of the positive class (`answer.positive`, named in `convention`)", N: "as accuracy"},
+				{Names: []string{"weighted_precision", "weighted_recall", "weighted_f1", "macro_f1"},
+					Def: "multi-class tasks: support-weighted and unweighted means over the labels", N: "as accuracy"},
+				{Names: []string{"unparsed_rate"}, Def: "share of cases from which no label was read (no label and confidence, with `require_confidence`)",
+					N: "every case of the cell"},
+				{Names: []string{"brier"}, Def: "binary tasks with `answer.positive`: mean squared difference of P(positive) and the gold label. " +
+					"Other tasks (multi-class, or two labels without a positive class): the top-label Brier, mean((confidence − correct)²), " +
+					"the confidence in the chosen answer against 1 if it is right and 0 if not; `convention` says which. " +
+					"On a binary task the two agree answer for answer when the confidence is in the chosen answer",
+					N: "answers with a confidence (top-label: answers with a label and a confidence)"},
+				{Names: []string{"ece_pos"}, Def: "binary tasks: positive-class ECE, P(positive) against the share positive", N: "answers with a confidence"},
+				{Names: []string{"ece_pos_promoral"}, Def: "`ece_pos` binned as the ProMoral study's code did (`ece_promoral: true`)", N: "answers with a confidence"},
+				{Names: []string{"ece"}, Def: "top-label ECE: confidence in the chosen answer against accuracy", N: "answers with a confidence"},
+			},
+			Note: "Rows exist per subset (`all`, each task subset, `binarized` with `binarize:`); the bins of " +
+				"every ECE are in `<block>_reliability.csv`.",
+		},
 	})
 }
 

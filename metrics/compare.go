@@ -16,6 +16,18 @@ func init() {
 		Doc: "Paired comparisons of strategies (or models) on the same items: accuracy difference with a paired bootstrap interval, McNemar's exact p, " +
 			"and Holm-adjusted p across the whole table (comparisons.csv).",
 		New: func() spec.MetricConfig { return &CompareConfig{} },
+		Rows: spec.RowsDoc{
+			Lead: "Paired comparisons of strategies (or models, `by: model`) on the same items; the row's `strategy` (or `model`) " +
+				"reads `b vs a`, and `comparisons.csv` (`<block>_comparisons.csv` for a named block) adds each side's accuracy and the flipped items.",
+			Rows: []spec.RowDoc{
+				{Names: []string{"paired_diff"}, Def: "accuracy of b − a on the items both answered, with a paired bootstrap interval", N: "items both answered"},
+				{Names: []string{"mcnemar_p"}, Def: "McNemar's exact p", N: "items both answered"},
+				{Names: []string{"holm_p"}, Def: "Holm-adjusted p across the whole table", N: "items both answered"},
+				{Names: []string{"mde"}, Def: "the smallest difference the pair's test detects with 80 % power (also a column beside the " +
+					"interval, where `powered` says whether the observed difference reaches it; `no`: the study could not tell a difference " +
+					"that small from none). See [below](#power-and-the-minimum-detectable-difference)", N: "items both answered"},
+			},
+		},
 	})
 }
 

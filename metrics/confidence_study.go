@@ -19,6 +19,28 @@ func init() {
 			"Confidences are on 0-1 everywhere; bootstrap 95% intervals (confidence_by_condition.csv, calibration.csv, reliability.csv, overconfidence.csv, " +
 			"confidence_correct_vs_incorrect.csv).",
 		New: func() spec.MetricConfig { return &ConfidenceStudyConfig{} },
+		Rows: spec.RowsDoc{
+			Lead: "Per condition (the conditions are the factors). The rows of the stated confidence are on every task, gold or not; " +
+				"the others on tasks with gold. Below its minimum n a row says `too_few`.",
+			Rows: []spec.RowDoc{
+				{Names: []string{"mean_confidence", "median_confidence", "std_confidence"}, Def: "mean, median and standard deviation of the stated confidence",
+					N: "answers with a confidence"},
+				{Names: []string{"high_confidence_rate"}, Def: "share of answers with confidence > `threshold` (default 0.7, the study's 70%)", N: "answers with a confidence"},
+				{Names: []string{"ece"}, Def: "top-label ECE in `bins:` equal-width bins (lo, hi] (default 10)", N: "answers with a confidence"},
+				{Names: []string{"brier"}, Def: "the top-label Brier, mean((confidence − correct)²), an unparsed answer counting as wrong under `unparsed: wrong`",
+					N: "answers with a confidence"},
+				{Names: []string{"overconfident_error_rate"}, Def: "overconfident errors (wrong with confidence > threshold)", N: "answers with a confidence"},
+				{Names: []string{"overconfident_share_of_errors"}, Def: "overconfident errors among the wrong answers", N: "wrong answers with a confidence"},
+				{Names: []string{"confident_accuracy"}, Def: "accuracy of the answers with confidence > threshold", N: "answers with confidence > threshold"},
+				{Names: []string{"spearman_rho", "spearman_p"}, Def: "Spearman's ρ of confidence against correctness, and its p, " +
+					"from `min_spearman_n` answers (default 10)", N: "answers with a confidence"},
+				{Names: []string{"mannwhitney_u", "mannwhitney_p"}, Def: "one-sided Mann–Whitney U of right against wrong answers' confidence, and its p, " +
+					"from `min_group_n` right and wrong answers each (default 5)", N: "answers with a confidence"},
+			},
+			Note: "With gold, the study's five bins (0–20 … 81–100%) are in `calibration.csv`. Bootstrap intervals on the " +
+				"confidence statistics, with ρ also withheld as `too_few` when too many replicates have no ρ (see undefined " +
+				"replicates under [How the numbers are counted](#how-the-numbers-are-counted)).",
+		},
 	})
 }
 

@@ -16,6 +16,20 @@ func init() {
 		Doc: "ETHICS-Contrast: accuracy on originals and on edits, their difference, flip accuracy (edits that should change the verdict) " +
 			"and preserve consistency (edits that should not), with bootstrap intervals over pairs.",
 		New: func() spec.MetricConfig { return &ContrastConfig{} },
+		Rows: spec.RowsDoc{
+			Lead: "Over pairs of an original item and its minimal edit where both were answered; `convention` says " +
+				"so. Each row but `incomplete_pairs` has an interval over pairs.",
+			Rows: []spec.RowDoc{
+				{Names: []string{"original_accuracy"}, Def: "accuracy on the originals", N: "the pairs' originals"},
+				{Names: []string{"edited_accuracy"}, Def: "accuracy on the edits", N: "the pairs' edits"},
+				{Names: []string{"accuracy_diff"}, Def: "edited − original", N: "pairs"},
+				{Names: []string{"flip_accuracy"}, Def: "edits that should change the verdict, answered with the changed verdict",
+					N: "edits that should change the verdict"},
+				{Names: []string{"preserve_consistency"}, Def: "edits that should not, answered the same", N: "edits that should not change the verdict"},
+				{Names: []string{"incomplete_pairs"}, Def: "counts pairs missing a scored original or edit, left out of every other row (written only when there are some)",
+					N: "every pair, complete or not"},
+			},
+		},
 	})
 }
 

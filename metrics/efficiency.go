@@ -12,6 +12,15 @@ func init() {
 		Name: "efficiency",
 		Doc:  "Tokens per example (prompt + completion), accuracy per 1,000 tokens and cost per example, per task x model x strategy.",
 		New:  func() spec.MetricConfig { return &EfficiencyConfig{} },
+		Rows: spec.RowsDoc{
+			Lead: "Per task × model × strategy.",
+			Rows: []spec.RowDoc{
+				{Names: []string{"total_tokens", "tokens_per_example"}, Def: "prompt + completion tokens, thinking included, of the calls made; " +
+					"or the tokens recorded in the item fields (in all, and per case)", N: "every case"},
+				{Names: []string{"accuracy_per_1k_tokens"}, Def: "accuracy over thousands of tokens per case", N: "every case"},
+				{Names: []string{"cost_per_example"}, Def: "USD per case at the models' prices", N: "every case"},
+			},
+		},
 	})
 }
 

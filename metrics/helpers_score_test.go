@@ -124,6 +124,7 @@ func tryBuild(st *spec.Study, cfg spec.MetricConfig) (spec.Metric, yamlstrict.Di
 	base := cfg.Common()
 	b := &spec.MetricBuild{Diags: ds, File: st.File, Study: st, Base: base, Lines: map[string]int{}}
 	m := cfg.Build(b)
+	noteBuilt(cfg, m)
 	return m, *ds
 }
 
@@ -133,6 +134,7 @@ func run(t *testing.T, m spec.Metric, rs *spec.ResultSet) *spec.MetricOutput {
 	if err != nil {
 		t.Fatalf("compute: %v", err)
 	}
+	checkRows(t, m, out)
 	return out
 }
 

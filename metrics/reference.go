@@ -25,6 +25,15 @@ func init() {
 			"on a multi-class task F1 is weighted_f1 and ECE the top-label ece) from a classification block, and safety figures (ASR and RTA with their " +
 			"n and denominators) from a safety block (reference_comparison.csv, and a table printed after the run).",
 		New: func() spec.MetricConfig { return &ReferenceConfig{} },
+		Rows: spec.RowsDoc{
+			Lead: "Published figures beside the run's, as a table rather than rows of `metrics.parquet` " +
+				"(`reference_comparison.csv`, `<block>_reference_comparison.csv` for a named block): `accuracy`, " +
+				"`f1` (`weighted_f1` on a multi-class task), `ece` (the block's table ECE; top-label on " +
+				"multi-class) and `brier` from a classification block, `asr` and `rta` from a safety block with " +
+				"both denominators (`n_harmful`, `n_benign`) stated; each with its `_published` value and `_diff`, " +
+				"and `match` when accuracy and F1 (or ASR and RTA) are within `tolerance:`. The table is also " +
+				"printed after the run.",
+		},
 	})
 }
 

@@ -19,6 +19,22 @@ func init() {
 			"own accuracy in repeats.csv); flip_rate, the share of items whose answer is not the same in every repeat; and repeats, the samples per item. " +
 			"An unparsed sample counts as wrong and as an answer of its own.",
 		New: func() spec.MetricConfig { return &RepeatsConfig{} },
+		Rows: spec.RowsDoc{
+			Lead: "Run-to-run variance of repeated cases, per task × model × strategy × factors; tasks with gold " +
+				"labels. An unparsed sample counts as wrong, and as an answer of its own for the flip rate.",
+			Rows: []spec.RowDoc{
+				{Names: []string{"accuracy"}, Def: "mean over items of each item's score after `reduce:` (`mean`, the default: its share of right samples; " +
+					"`majority`, `any`, `all`, `first`: 0 or 1), with a 95% bootstrap interval that resamples items with all their samples", N: "items"},
+				{Names: []string{"accuracy_repeat_mean", "accuracy_repeat_sd", "accuracy_repeat_min", "accuracy_repeat_max"},
+					Def: "each repeat's own accuracy (in `<block>_repeats.csv`, or `repeats.csv`), their mean, sample SD (n−1; `too_few` below two repeats) and range",
+					N:   "repeats"},
+				{Names: []string{"flip_rate"}, Def: "share of items whose answer is not the same in every repeat", N: "items with two or more samples"},
+				{Names: []string{"repeats"}, Def: "the most samples of one item", N: "items"},
+			},
+			Note: "With 100 items × 5 repeats whose items differ in difficulty, the item-clustered 95% interval " +
+				"covered the true accuracy in 93.8% of 400 simulated studies, where resampling the 500 samples " +
+				"as independent covered it in 79.0% (`pipeline/stats/cluster_test.go`).",
+		},
 	})
 }
 

@@ -23,6 +23,16 @@ func init() {
 			"e.g. role_confirmation_selection): accuracy + F1 of answer.positive per candidate, ties to the lowest index. " +
 			"Writes a CSV table of every candidate and, with write:, the chosen texts as per-model vars ({<model>: {<var>: <text>}}) for a model's vars_file.",
 		New: func() spec.MetricConfig { return &SelectCandidateConfig{} },
+		Rows: spec.RowsDoc{
+			Lead: "Per model and candidate text of a selection strategy; with `write:` the chosen texts go to a vars file " +
+				"a model's `vars_file:` reads.",
+			Rows: []spec.RowDoc{
+				{Names: []string{"accuracy", "f1"}, Def: "per candidate (the row's `subset`): accuracy and F1 of the positive class", N: "the candidate's items"},
+				{Names: []string{"score"}, Def: "accuracy + F1 of the positive class", N: "the candidate's items"},
+				{Names: []string{"chosen_candidate"}, Def: "index of the candidate with the best score (ties to the lowest index)", N: "the chosen candidate's items"},
+				{Names: []string{"chosen_accuracy", "chosen_f1"}, Def: "the chosen candidate's accuracy and F1", N: "the chosen candidate's items"},
+			},
+		},
 	})
 }
 

@@ -80,6 +80,7 @@ func TestSelectCandidateByHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkKindRows(t, "select_candidate", out)
 		got := map[string]float64{}
 		for _, r := range out.Rows {
 			got[r.Model+"/"+r.Subset+"/"+r.Metric] = r.Value

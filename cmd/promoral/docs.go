@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -12,12 +11,14 @@ import (
 )
 
 // newDocs is the hidden verb that regenerates docs/reference from the
-// stage and metric kinds' field specs, run from a clone of the repository.
+// stage and metric kinds' field specs, and the rows section of
+// docs/metrics.md from the metric kinds' row declarations, run from a
+// clone of the repository.
 func newDocs() *cobra.Command {
 	var root string
 	cmd := &cobra.Command{
 		Use:    "docs",
-		Short:  "Regenerate docs/reference (stage and metric kinds) from the kinds' field specs",
+		Short:  "Regenerate docs/reference and the rows of docs/metrics.md from the kinds' specs",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -27,12 +28,7 @@ func newDocs() *cobra.Command {
 			if err := refdocs.Write(root); err != nil {
 				return err
 			}
-			var paths []string
-			for p := range refdocs.Pages() {
-				paths = append(paths, p)
-			}
-			sort.Strings(paths)
-			for _, p := range paths {
+			for _, p := range refdocs.Paths() {
 				fmt.Fprintln(cmd.OutOrStdout(), "wrote", filepath.Join(root, filepath.FromSlash(p)))
 			}
 			return nil

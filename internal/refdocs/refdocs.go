@@ -3,8 +3,10 @@
 // specs that drive strict decoding, validation and the JSON Schema: each
 // kind's description as it registers it, and each field's name, type,
 // whether it is required, its default, its bounds or closed set of values,
-// and its doc tag. `promoral docs` writes the pages; a test fails when the
-// files in the repository differ from what this package generates.
+// and its doc tag. It also writes the section "The rows, kind by kind" of
+// docs/metrics.md from the rows each metric kind declares (rows.go).
+// `promoral docs` writes the pages; a test fails when the files in the
+// repository differ from what this package generates.
 package refdocs
 
 import (
@@ -13,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -27,8 +30,25 @@ func Pages() map[string][]byte {
 	}
 }
 
-// Write writes every page under root.
+// Paths are the generated files, by path relative to the repository's
+// root: the pages, and the pages with a generated section.
+func Paths() []string {
+	var out []string
+	for p := range Pages() {
+		out = append(out, p)
+	}
+	for _, s := range sections() {
+		out = append(out, s.Path)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Write writes every page under root, and every generated section.
 func Write(root string) error {
+	if err := writeSections(root); err != nil {
+		return err
+	}
 	for p, data := range Pages() {
 		path := filepath.Join(root, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -42,9 +62,9 @@ func Write(root string) error {
 }
 
 // Stale lists the pages under root that differ from what Pages generates
-// (or are missing).
+// (or are missing), and the pages whose generated sections are stale.
 func Stale(root string) []string {
-	var out []string
+	out := staleSections(root)
 	for p, data := range Pages() {
 		old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
 		if err != nil || !bytes.Equal(old, data) {
@@ -84,6 +104,14 @@ func page(title, intro, what string, kinds []kind) []byte {
 	}
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", k.Name, strings.TrimSpace(k.Doc))
+		if what == "metric" {
+			// What each row means is declared once, with the kind's rows.
+			say := "The rows it writes, with their definitions and n"
+			if !writesRows(k.Name) {
+				say = "What it writes"
+			}
+			fmt.Fprintf(&b, "%s: [Metrics](../metrics.md#%s).\n\n", say, anchor(k.Name))
+		}
 		var own []field
 		for _, f := range fields(k.Config) {
 			if !f.Base {

@@ -83,3 +83,33 @@ func fields(t reflect.Type) []field {
 	}
 	return out
 }
+
+// rowDoc declares rows of one meaning (spec.RowDoc).
+type rowDoc struct {
+	Names  []string
+	Def, N string
+}
+
+// kindRows is what a metric kind declares about its rows.
+type kindRows struct {
+	Name, Lead, Note string
+	Rows             []rowDoc
+}
+
+func rowDocs(rs []spec.RowDoc) []rowDoc {
+	out := make([]rowDoc, len(rs))
+	for i, r := range rs {
+		out[i] = rowDoc{Names: r.Names, Def: r.Def, N: r.N}
+	}
+	return out
+}
+
+func metricRows() []kindRows {
+	var out []kindRows
+	for _, k := range spec.MetricKinds() {
+		out = append(out, kindRows{Name: k.Name, Lead: k.Rows.Lead, Note: k.Rows.Note, Rows: rowDocs(k.Rows.Rows)})
+	}
+	return out
+}
+
+func blockRows() []rowDoc { return rowDocs(spec.BlockRows) }

@@ -117,6 +117,7 @@ metrics:
 // metricsByKey reads metrics.parquet keyed "strategy/task/subset/metric".
 func metricsByKey(t *testing.T, out string) map[string]map[string]any {
 	t.Helper()
+	studytest.CheckDeclaredRows(t, out)
 	rows, err := parquetio.Read(filepath.Join(out, "metrics.parquet"))
 	if err != nil {
 		t.Fatal(err)

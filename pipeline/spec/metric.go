@@ -90,6 +90,9 @@ type MetricKind struct {
 	Name string
 	Doc  string
 	New  func() MetricConfig
+	// Rows declares the rows of metrics.parquet the kind writes: their
+	// names, meaning and denominator (docs/metrics.md is made from them).
+	Rows RowsDoc
 }
 
 var metricKinds = &kindTable[MetricKind]{what: "metric kind"}

@@ -78,7 +78,7 @@ func boundHint(lo, hi *float64) string {
 	case lo != nil && hi != nil:
 		return "use a value from " + g(lo) + " to " + g(hi)
 	case lo != nil:
-		return "use a value of at least " + g(lo) + " (leave the field out for the default)"
+		return "use a value of at least " + g(lo) + ", or leave the field out for the default"
 	}
 	return "use a value of at most " + g(hi)
 }

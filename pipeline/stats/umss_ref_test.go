@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"testing"
 )
 
 // MinMax normalises x to (x − min)/(max − min) over its non-NaN values. NaN
@@ -54,4 +55,40 @@ func UMSSPerModel(rows []UMSSRow, cfg UMSSConfig) []UMSSScore {
 func UMSSPerStrategy(rows []UMSSRow, cfg UMSSConfig) []UMSSScore {
 	l, raw := layoutFromRows(rows, cfg)
 	return l.table(raw, false)
+}
+
+// umssTables is the UMSS table per model (byModel) or per strategy of rows
+// as scoring computes it: the point scores of UMSSBootstrap on one item per
+// cell holding the cell's value (one, so that every mean is the value
+// itself: min-max normalisation turns a last-bit difference between two
+// means into 0 against 1). It fails t unless the scores equal the
+// reference tables UMSSPerModel and UMSSPerStrategy.
+func umssTables(t *testing.T, rows []UMSSRow, cfg UMSSConfig, byModel bool) []UMSSScore {
+	t.Helper()
+	pm, ps, err := UMSSBootstrap(constItems(rows, 1), UMSSBootstrapConfig{UMSS: cfg, Reps: 20, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ivs, ref := ps, UMSSPerStrategy(rows, cfg)
+	if byModel {
+		ivs, ref = pm, UMSSPerModel(rows, cfg)
+	}
+	if len(ivs) != len(ref) {
+		t.Fatalf("UMSSBootstrap gives %d scores, the reference %d", len(ivs), len(ref))
+	}
+	out := make([]UMSSScore, len(ivs))
+	for i, iv := range ivs {
+		out[i] = iv.Score
+		g, w := iv.Score, ref[i]
+		if g.Key != w.Key || g.Rows != w.Rows {
+			t.Errorf("score %d: key %q rows %d, reference %q rows %d", i, g.Key, g.Rows, w.Key, w.Rows)
+		}
+		for _, v := range [][3]any{{"MCS", g.MCS, w.MCS}, {"SRS", g.SRS, w.SRS}, {"UMSS", g.UMSS, w.UMSS}} {
+			a, b := v[1].(float64), v[2].(float64)
+			if !(math.Abs(a-b) <= 1e-12 || math.IsNaN(a) && math.IsNaN(b)) {
+				t.Errorf("%s %s = %v, reference %v", g.Key, v[0], a, b)
+			}
+		}
+	}
+	return out
 }

@@ -61,7 +61,7 @@ paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, "out")
-	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: run, Doer: engine.Transports(2), Scorer: scoring.New()}).Run(context.Background()); err != nil {
+	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: run, Doer: engine.TransportsShared(engine.RateOptions{Concurrency: 2}), Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out, html, md := generate(t, run, Options{})

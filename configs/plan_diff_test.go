@@ -32,7 +32,7 @@ func TestPlanAndDiffAgreeOnEveryShippedConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := t.TempDir()
-			plan, err := review.MakePlan(st, out)
+			plan, err := review.MakePlanWith(st, out, review.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,7 +24,7 @@ func TestPlanAndDiffAgreeOnEveryShippedConfig(t *testing.T) {
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			t.Setenv(engine.CacheEnv, t.TempDir())
-			st, err := spec.Load(f)
+			st, err := spec.LoadWith(f, spec.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,7 +53,7 @@ paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := spec.Load(cfg)
+	st, err := spec.LoadWith(cfg, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

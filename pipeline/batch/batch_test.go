@@ -65,7 +65,7 @@ settings: {concurrency: 4}
 	path := filepath.Join(dir, "run.yaml")
 	os.WriteFile(path, []byte(run), 0o644)
 	t.Setenv("FAKE_KEY", fakeKey)
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +533,7 @@ paths: {tasks: ., strategies: .}
 		os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
 	}
 	t.Setenv("FAKE_KEY", fakeKey)
-	st, err := spec.Load(filepath.Join(dir, "run.yaml"))
+	st, err := spec.LoadWith(filepath.Join(dir, "run.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +582,7 @@ settings: {concurrency: 4}
 	path := filepath.Join(t.TempDir(), "run.yaml")
 	os.WriteFile(path, []byte(run), 0o644)
 	t.Setenv("FAKE_KEY", fakeKey)
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,11 +22,11 @@ func TestBuiltinQuickstartHasEverythingItReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	built, err := spec.Load(promoral.RunFile(dir, "quickstart"))
+	built, err := spec.LoadWith(promoral.RunFile(dir, "quickstart"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatalf("the built-in quickstart does not load: %v", err)
 	}
-	repo, err := spec.Load(filepath.Join("configs", "quickstart.yaml"))
+	repo, err := spec.LoadWith(filepath.Join("configs", "quickstart.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -713,7 +713,7 @@ func TestPaperReadsHubDataByReference(t *testing.T) {
 	}
 
 	// validate and plan: no download, the declared rows.
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		t.Fatalf("paper.yaml without its hub data: %v", err)
 	}
@@ -755,7 +755,7 @@ func TestPaperReadsHubDataByReference(t *testing.T) {
 	}
 	// A later load reads the verified cache without the hub.
 	before := fh.Count()
-	if _, err := spec.Load(path); err != nil {
+	if _, err := spec.LoadWith(path, spec.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if fh.Count() != before {
@@ -865,7 +865,7 @@ func TestTaskVariantsShareWording(t *testing.T) {
 // demonstrations must match their source rows.
 func TestDemonstrationsAreNotTestItems(t *testing.T) {
 	st, _ := loadAll(t, []string{"zero_shot"}, taskNames(t), 1, false)
-	full, err := spec.Load(st.File) // untrimmed items
+	full, err := spec.LoadWith(st.File, spec.LoadOptions{}) // untrimmed items
 	if err != nil {
 		t.Fatal(err)
 	}

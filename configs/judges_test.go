@@ -89,7 +89,7 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 	if err := os.WriteFile(path, []byte(run), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func TestShippedConfigsMetricKeysAreUnique(t *testing.T) {
 // The confidence study declares its conditions as factors, so they are
 // columns, not parts of names.
 func TestReflectionDeclaresItsConditions(t *testing.T) {
-	st, err := spec.Load(filepath.Join(configsDir, "reflection.yaml"))
+	st, err := spec.LoadWith(filepath.Join(configsDir, "reflection.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

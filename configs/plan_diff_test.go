@@ -25,7 +25,7 @@ func TestPlanAndDiffAgreeOnEveryShippedConfig(t *testing.T) {
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			t.Setenv(engine.CacheEnv, t.TempDir())
-			st, err := spec.Load(f)
+			st, err := spec.LoadWith(f, spec.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +33,7 @@ func TestPlanAndDiffAgreeOnEveryShippedConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := t.TempDir()
-			plan, err := review.MakePlan(st, out)
+			plan, err := review.MakePlanWith(st, out, review.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -121,7 +121,7 @@ paths: {strategies: strategies, tasks: tasks, models: %q, prompts: %q}
 	if err := os.Symlink(filepath.Join(configsDir, "strategies", "refusal_rules.yaml"), filepath.Join(dir, "strategies", "refusal_rules.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	st, err := spec.Load(filepath.Join(dir, "run.yaml"))
+	st, err := spec.LoadWith(filepath.Join(dir, "run.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ paths: {strategies: %q, tasks: %q, models: %q, prompts: %q}
 	if err := os.WriteFile(path, []byte(run), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +151,9 @@ func TestRefusalRulesOnTheLabelledReplies(t *testing.T) {
 	// held out, 0.677 on all 200; refusal_heuristic 0.431 with 46 replies
 	// undecided): a rule change that loses agreement fails here.
 	t.Logf("kappa: tune half %.3f (n=%d), held-out half %.3f (n=%d), all %.3f (n=%d), no verdict %d; refusal_heuristic %.3f, no verdict %d; compliant replies called refusals: %d (heuristic %d)",
-		half[0].Kappa(), half[0].N(), half[1].Kappa(), half[1].N(), after.Kappa(), after.N(), after.Misses(), before.Kappa(), before.Misses(), falseAfter, falseBefore)
-	if after.Misses() != 0 {
-		t.Errorf("refusal_rules gave no verdict on %d labelled replies, want none", after.Misses())
+		half[0].Kappa(), half[0].N(), half[1].Kappa(), half[1].N(), after.Kappa(), after.N(), after.MissP+after.MissN, before.Kappa(), before.MissP+before.MissN, falseAfter, falseBefore)
+	if after.MissP+after.MissN != 0 {
+		t.Errorf("refusal_rules gave no verdict on %d labelled replies, want none", after.MissP+after.MissN)
 	}
 	for i, floor := range []float64{0.66, 0.66} {
 		if k := half[i].Kappa(); !(k >= floor) {

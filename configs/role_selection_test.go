@@ -26,7 +26,7 @@ import (
 // row is outside the ProMoral subset, and the wording matches ethics.
 func TestEthicsDevIsDisjointFromTheTestItems(t *testing.T) {
 	st, _ := loadAll(t, []string{"zero_shot"}, []string{"ethics", "ethics_dev"}, 1, false)
-	full, err := spec.Load(st.File) // untrimmed items
+	full, err := spec.LoadWith(st.File, spec.LoadOptions{}) // untrimmed items
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestEthicsDevIsDisjointFromTheTestItems(t *testing.T) {
 		t.Errorf("dev gold labels: %v", gold)
 	}
 	// The same draw on every load.
-	again, err := spec.Load(st.File)
+	again, err := spec.LoadWith(st.File, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func (f *selFake) Complete(_ context.Context, req *llm.Request) (*llm.Response, 
 // checks that Role Prompting sends the chosen confirmation.
 func TestRoleSelectionEndToEnd(t *testing.T) {
 	const items = 20
-	st, err := spec.Load(filepath.Join(configsDir, "role_selection.yaml"))
+	st, err := spec.LoadWith(filepath.Join(configsDir, "role_selection.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -412,27 +412,11 @@ func (m *classification) score(c *cell, subset string, policy stats.UnparsedPoli
 	return withItemCIs(rows, cis, w, items, reps, seed)
 }
 
-// eceStudy is ECEPos with the ProMoral code's binning: the same
-// right-closed bins (i/b, (i+1)/b], except that a p of exactly 0 falls in no
-// bin (the study's first bin is open at 0 too) while n still counts it. So
-// the binned ECE is rescaled by (n − n₀)/n.
-func eceStudy(p []float64, y []bool, bins int) float64 {
-	acc := stats.NewBinAcc(bins)
-	q, n := 0, 0
-	for i, v := range p {
-		if math.IsNaN(v) {
-			continue
-		}
-		n++
-		if v > 0 {
-			q++
-			acc.Add(v, y[i])
-		}
-	}
-	return eceStudyOf(acc, q, n)
-}
-
-// eceStudyOf is eceStudy of n answers, q of them (p > 0) in bins.
+// eceStudyOf is ECEPos with the ProMoral code's binning, of n answers, q
+// of them (p > 0) in bins: the same right-closed bins (i/b, (i+1)/b],
+// except that a p of exactly 0 falls in no bin (the study's first bin is
+// open at 0 too) while n still counts it. So the binned ECE is rescaled by
+// q/n.
 func eceStudyOf(bins *stats.BinAcc, q, n int) float64 {
 	if n == 0 {
 		return math.NaN()

@@ -79,7 +79,7 @@ func mkRS(st *spec.Study, policy string, t *spec.Task, answers ...ans) *spec.Res
 			r.Correct = &ok
 		}
 		c := &spec.Case{Ordinal: i, Model: &spec.Model{Name: a.model}, Strategy: &spec.Strategy{Name: a.strategy}, Task: t, Item: it, Repeat: a.repeat}
-		rs.Rows = append(rs.Rows, spec.NewRow(c, a.model, a.strategy, nil, r))
+		rs.Rows = append(rs.Rows, spec.NewRowCell(c, a.model, a.strategy, nil).Row(c.Item, r))
 	}
 	return rs
 }

@@ -30,7 +30,7 @@ func selectFixture(t *testing.T, texts map[string][]any, labels map[string][][]a
 			item := &spec.Item{ID: string(rune('a' + i)), Gold: g}
 			c := &spec.Case{Model: model, Strategy: strat, Task: task, Item: item}
 			res := &spec.Result{Done: true, Outputs: map[string]any{outCandidates: texts[name], outCandidateLabels: labels[name][i]}}
-			rs.Rows = append(rs.Rows, spec.NewRow(c, name, strat.Name, nil, res))
+			rs.Rows = append(rs.Rows, spec.NewRowCell(c, name, strat.Name, nil).Row(c.Item, res))
 		}
 	}
 	return rs

@@ -53,7 +53,7 @@ paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := spec.Load(cfg)
+	st, err := spec.LoadWith(cfg, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ paths: {strategies: %[2]s/configs/strategies, tasks: %[2]s/configs/tasks, models
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, "out")
-	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: run, Doer: engine.Transports(2), Scorer: scoring.New()}).Run(context.Background()); err != nil {
+	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: run, Doer: engine.TransportsShared(engine.RateOptions{Concurrency: 2}), Scorer: scoring.New()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out, html, md := generate(t, run, Options{})

@@ -13,7 +13,7 @@
 //     types say, field by field, which zero value stands for null.
 //   - A Col's Doc starting "(JSON) " marks a string column holding JSON
 //     text; docs/outputs.md's column tables are generated from the Docs
-//     (DocTables, and go test ./runfolder -update to rewrite them).
+//     (docs_test.go's DocTables; go test ./runfolder -update rewrites them).
 //   - FormatVersion is written in manifest.json as format_version. A
 //     folder without it is format 1 and reads as format 2 does; one of a
 //     later format than this package knows is refused by ReadManifest with

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/runfolder/casetrace"
 )
 
 // format1 is a run folder written before manifest.json carried
@@ -81,7 +82,7 @@ func TestReadsFormat1(t *testing.T) {
 	branched := 0
 	for _, r := range rows {
 		s, _ := r["trace"].(string)
-		steps, err := ReadTrace(s)
+		steps, err := casetrace.Read(s)
 		if err != nil || len(steps) == 0 {
 			t.Fatalf("case %v: trace %q: %v", r["case_id"], s, err)
 		}
@@ -144,4 +145,13 @@ func TestManifestCarriesFormat(t *testing.T) {
 	if !strings.Contains(string(b), `"format_version":2`) {
 		t.Errorf("manifest JSON %s has no format_version 2", b)
 	}
+}
+
+// Names are the schema's column names.
+func (s Schema[R]) Names() []string {
+	out := make([]string, len(s))
+	for i, c := range s {
+		out[i] = c.Name
+	}
+	return out
 }

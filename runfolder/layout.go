@@ -27,9 +27,6 @@ const (
 	GenCurrent = "current"
 )
 
-// GenerationsDir is the folder of a run folder's output generations.
-func GenerationsDir(runDir string) string { return filepath.Join(runDir, GenDir) }
-
 // CurrentGeneration is the folder of the outputs in force, or "" when the
 // run folder has none in this layout.
 func CurrentGeneration(runDir string) string {

@@ -37,15 +37,6 @@ func (s Schema[R]) Append(dst []any, r *R) []any {
 	return dst
 }
 
-// Names are the schema's column names.
-func (s Schema[R]) Names() []string {
-	out := make([]string, len(s))
-	for i, c := range s {
-		out[i] = c.Name
-	}
-	return out
-}
-
 // Family documents columns a study declares (one per factor, per
 // declared output, ...): they follow a schema's own columns.
 type Family struct {

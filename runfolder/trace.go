@@ -4,6 +4,3 @@ import "github.com/promoral/promoral/runfolder/casetrace"
 
 // TraceStep is one stage run of a case (casetrace.Step).
 type TraceStep = casetrace.Step
-
-// ReadTrace decodes a trace column value.
-func ReadTrace(s string) ([]TraceStep, error) { return casetrace.Read(s) }

@@ -99,7 +99,7 @@ strategies: [s]
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(body), 0o644)
 	}
-	st, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	st, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

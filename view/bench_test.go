@@ -190,7 +190,7 @@ settings: {concurrency: 16}
 				return
 			}
 		}
-		st, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+		st, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 		if err != nil {
 			big.err = err
 			return

@@ -123,7 +123,7 @@ func applyConfig(dir, cfg, out string) error {
 	if err := os.WriteFile(path, []byte(cfg+paths), 0o644); err != nil {
 		return err
 	}
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		return err
 	}

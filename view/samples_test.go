@@ -38,7 +38,7 @@ paths: {strategies: ` + filepath.Join(root, "configs/strategies") + `, tasks: ` 
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := spec.Load(cfg)
+	st, err := spec.LoadWith(cfg, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ paths: {strategies: ` + filepath.Join(root, "configs/strategies") + `, tasks: ` 
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

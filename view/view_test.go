@@ -486,7 +486,7 @@ func TestCompareRunsAsDiff(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := spec.Load(filepath.Join(dir, "b.yaml"))
+	st, err := spec.LoadWith(filepath.Join(dir, "b.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package refdocs
 
 import (
+	"bytes"
 	"flag"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -75,4 +77,17 @@ func TestPagesCoverEveryKind(t *testing.T) {
 	if !strings.Contains(string(pages["docs/reference/metrics.md"]), "| `bootstrap` | integer |  | `1000` |") {
 		t.Error("classification's bootstrap field should show its type and default")
 	}
+}
+
+// Stale lists the pages under root that differ from what Pages generates
+// (or are missing), and the pages whose generated sections are stale.
+func Stale(root string) []string {
+	out := staleSections(root)
+	for p, data := range Pages() {
+		old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		if err != nil || !bytes.Equal(old, data) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -54,24 +54,6 @@ func writeSections(root string) error {
 	return nil
 }
 
-// staleSections lists the pages under root whose sections differ from what
-// their generators give (or that lack the markers).
-func staleSections(root string) []string {
-	var out []string
-	for _, s := range sections() {
-		old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(s.Path)))
-		if err != nil {
-			out = append(out, s.Path)
-			continue
-		}
-		page, err := s.splice(string(old))
-		if err != nil || page != string(old) {
-			out = append(out, s.Path)
-		}
-	}
-	return out
-}
-
 // rowsSection is "The rows, kind by kind": per metric kind its lead, a
 // table of the rows it declares (metric, definition, n) and its note.
 func rowsSection() string {

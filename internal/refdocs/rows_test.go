@@ -82,3 +82,21 @@ func TestRowsSectionSplice(t *testing.T) {
 		t.Errorf("a page without markers: %v", err)
 	}
 }
+
+// staleSections lists the pages under root whose sections differ from what
+// their generators give (or that lack the markers).
+func staleSections(root string) []string {
+	var out []string
+	for _, s := range sections() {
+		old, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(s.Path)))
+		if err != nil {
+			out = append(out, s.Path)
+			continue
+		}
+		page, err := s.splice(string(old))
+		if err != nil || page != string(old) {
+			out = append(out, s.Path)
+		}
+	}
+	return out
+}

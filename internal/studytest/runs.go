@@ -211,7 +211,7 @@ func RunRepeats(t *testing.T, cfg, out string, ctx context.Context) *engine.Summ
 	if err := engine.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
-	sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Doer: engine.Transports(3), Scorer: scoring.New()}).Run(ctx)
+	sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Doer: engine.TransportsShared(engine.RateOptions{Concurrency: 3}), Scorer: scoring.New()}).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ settings: {concurrency: 3}
 // MustLoad loads a run file or fails the test.
 func MustLoad(t testing.TB, path string) *spec.Study {
 	t.Helper()
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}

@@ -65,7 +65,7 @@ settings: {concurrency: 4}
 	path := filepath.Join(dir, "run.yaml")
 	os.WriteFile(path, []byte(run), 0o644)
 	t.Setenv("FAKE_KEY", fakeKey)
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,13 +77,13 @@ settings: {concurrency: 4}
 
 func apply(t *testing.T, st *spec.Study, out string, batched bool, log *bytes.Buffer) (*engine.Summary, error) {
 	t.Helper()
-	opts := engine.Options{OutDir: out, Doer: engine.Transports(4), Scorer: scoring.New()}
+	opts := engine.Options{OutDir: out, Doer: engine.TransportsShared(engine.RateOptions{Concurrency: 4}), Scorer: scoring.New()}
 	if batched {
 		var w io.Writer = io.Discard
 		if log != nil {
 			w = log
 		}
-		opts.Doer = batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: engine.Transports(4), Log: w})
+		opts.Doer = batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: engine.TransportsShared(engine.RateOptions{Concurrency: 4}), Log: w})
 	}
 	t.Setenv(engine.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
 	sum, _, err := engine.NewEngine(st, opts).Run(context.Background())
@@ -246,7 +246,7 @@ func TestInterruptedBatchRunResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *engine.Summary)
 	go func() {
-		opts := engine.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: engine.Transports(4)}), Scorer: scoring.New()}
+		opts := engine.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, Live: engine.TransportsShared(engine.RateOptions{Concurrency: 4})}), Scorer: scoring.New()}
 		t.Setenv(engine.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
 		sum, _, _ := engine.NewEngine(st, opts).Run(ctx)
 		done <- sum
@@ -462,7 +462,7 @@ func TestWaveSplitsIntoParallelJobs(t *testing.T) {
 	out := t.TempDir()
 	done := make(chan error, 1)
 	go func() {
-		opts := engine.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, MaxRequests: 4, Live: engine.Transports(4)}), Scorer: scoring.New()}
+		opts := engine.Options{OutDir: out, Doer: batch.Transports(batch.Options{Dir: out, All: true, Poll: 2 * time.Millisecond, MaxRequests: 4, Live: engine.TransportsShared(engine.RateOptions{Concurrency: 4})}), Scorer: scoring.New()}
 		t.Setenv(engine.CacheEnv, t.TempDir()) // each apply its own shared cache: live and batch are compared
 		_, _, err := engine.NewEngine(st, opts).Run(context.Background())
 		done <- err
@@ -533,7 +533,7 @@ paths: {tasks: ., strategies: .}
 		os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
 	}
 	t.Setenv("FAKE_KEY", fakeKey)
-	st, err := spec.Load(filepath.Join(dir, "run.yaml"))
+	st, err := spec.LoadWith(filepath.Join(dir, "run.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +582,7 @@ settings: {concurrency: 4}
 	path := filepath.Join(t.TempDir(), "run.yaml")
 	os.WriteFile(path, []byte(run), 0o644)
 	t.Setenv("FAKE_KEY", fakeKey)
-	st, err := spec.Load(path)
+	st, err := spec.LoadWith(path, spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func runBench(b *testing.B, dir, out string) (*engine.Summary, []spec.Result, ti
 	b.Helper()
 	defer debug.SetGCPercent(debug.SetGCPercent(200)) // as the CLI sets them
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(640 << 20))
-	st, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	st, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func applySame(t *testing.T, cfg string) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Doer: engine.Transports(4), Scorer: scoring.New()}).Run(context.Background())
+	sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Doer: engine.TransportsShared(engine.RateOptions{Concurrency: 4}), Scorer: scoring.New()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

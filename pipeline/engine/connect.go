@@ -123,13 +123,6 @@ func dropCells(st *spec.Study, m *spec.Model) string {
 	return fmt.Sprintf("%s not run: %s; set the key to run them", spec.Plural(n, "case", "cases"), strings.Join(order, ", "))
 }
 
-// Transports is the Options.Doer of a real run: retries with backoff,
-// rate limits and adaptive concurrency per model (scripted and none models
-// answer directly, once); see TransportsShared.
-func Transports(concurrency int) func(m *spec.Model) (transport.Doer, error) {
-	return TransportsShared(RateOptions{Concurrency: concurrency})
-}
-
 type transportDoer struct{ t *transport.Transport }
 
 func (d transportDoer) Do(ctx context.Context, req *llm.Request, onAttempt func(transport.Attempt)) (*llm.Response, error) {

@@ -275,7 +275,7 @@ outputs: {label: stages.parse.label}
 	}
 	os.WriteFile(filepath.Join(dir, "configs/run.yaml"), []byte(strings.Replace(run, "optional: true", "optional: false", 1)), 0o644)
 	os.Remove(filepath.Join(dir, "chosen.yaml"))
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, "run.yaml:5", "vars_file", "cannot read")
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/transport"
+	"github.com/promoral/promoral/runfolder"
 )
 
 // doerFunc adapts a function to transport.Doer.
@@ -183,7 +184,7 @@ func TestFailedWriteLeavesTheEarlierSet(t *testing.T) {
 	if before["results.parquet"] == "" || before["metrics.parquet"] == "" || current == "" {
 		t.Fatalf("the first apply wrote no output set: %v", slices.Sorted(maps.Keys(before)))
 	}
-	gensBefore := snapshot(t, engine.GenerationsDir(out))
+	gensBefore := snapshot(t, filepath.Join(out, runfolder.GenDir))
 
 	sc := &failingScorer{}
 	_, _, err := engine.NewEngine(studytest.MustLoad(t, cfg), engine.Options{OutDir: out, Scorer: sc}).Run(context.Background())
@@ -201,7 +202,7 @@ func TestFailedWriteLeavesTheEarlierSet(t *testing.T) {
 	if _, err := os.Stat(sc.dir); !os.IsNotExist(err) {
 		t.Errorf("the failed set's folder is left behind: %v", err)
 	}
-	if gens := snapshot(t, engine.GenerationsDir(out)); !equalMaps(gens, gensBefore) {
+	if gens := snapshot(t, filepath.Join(out, runfolder.GenDir)); !equalMaps(gens, gensBefore) {
 		t.Errorf("generations %v, want %v", slices.Sorted(maps.Keys(gens)), slices.Sorted(maps.Keys(gensBefore)))
 	}
 	after := snapshot(t, out)

@@ -311,7 +311,7 @@ settings: {concurrency: 1}
 		if err := engine.Connect(st, false); err != nil {
 			t.Fatal(err)
 		}
-		sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Doer: engine.Transports(1), Scorer: scoring.New()}).Run(context.Background())
+		sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Doer: engine.TransportsShared(engine.RateOptions{Concurrency: 1}), Scorer: scoring.New()}).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,9 +25,9 @@ func TestApplyWritesFormat(t *testing.T) {
 	if len(rows) == 0 {
 		t.Fatal("no calls")
 	}
-	for _, name := range runfolder.CallSchema.Names() {
-		if _, ok := rows[0][name]; !ok {
-			t.Errorf("calls.parquet has no column %s", name)
+	for _, c := range runfolder.CallSchema {
+		if _, ok := rows[0][c.Name]; !ok {
+			t.Errorf("calls.parquet has no column %s", c.Name)
 		}
 	}
 }

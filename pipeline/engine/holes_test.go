@@ -149,7 +149,7 @@ func TestValidationHoles(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := studytest.WriteTree(t, studytest.BaseTree(tc.files))
-			_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+			_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 			var ds yamlstrict.Diags
 			if !errors.As(err, &ds) {
 				t.Fatalf("want config problems, got %v", err)
@@ -245,6 +245,6 @@ func TestCacheDirUnwritableIsReported(t *testing.T) {
 	if err := os.Mkdir(locked, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, "run.yaml:13", "settings.cache_dir", "locked cannot be written")
 }

@@ -52,7 +52,7 @@ settings: {concurrency: 16}
 		out := filepath.Join(b.TempDir(), "out")
 		b.Setenv(engine.CacheEnv, b.TempDir()) // every iteration pays: an empty shared cache
 		b.StartTimer()
-		sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, Doer: engine.Transports(16), Scorer: scoring.New()}).Run(context.Background())
+		sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, Doer: engine.TransportsShared(engine.RateOptions{Concurrency: 16}), Scorer: scoring.New()}).Run(context.Background())
 		if err != nil || sum.CallsNew != items {
 			b.Fatalf("%v %+v", err, sum)
 		}

@@ -107,7 +107,7 @@ func TestJudgeModelMustBeDeclared(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{
 		"configs/tasks/toy.yaml": studytest.TaskYAML + "judge: {strategy: one_shot, model: nobody}\n",
 	}))
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, "toy.yaml", "judge.model", `no model "nobody"`, `strategy "one_shot" is not marked as a judge`)
 }
 
@@ -166,6 +166,6 @@ strategies: [reply]
 	})
 	files["configs/strategies/heuristic_judge.yaml"] = strings.Replace(heuristic, "stages:\n", "stages:\n  - {name: ask, kind: prompt, messages: [{role: user, text: \"{{.subject.reply}}\"}]}\n", 1)
 	dir = studytest.WriteTree(t, files)
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, "safety.yaml", "judge.model", "judge strategy heuristic_judge calls a model (stage ask) but the judge names none")
 }

@@ -248,7 +248,7 @@ strategies: [s]
 `,
 	}
 	dir := studytest.WriteTree(t, files)
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err,
 		"items.jsonl:1: pub: row 1: judge pub's verdict \"maybe\" is not one of task t's labels",
 		"items.jsonl:2: human: row 2: human verdict \"jailbroken\" is not one of task t's labels",

@@ -252,7 +252,7 @@ settings: {concurrency: 1}
 	if err := engine.Connect(st, false); err != nil {
 		t.Fatal(err)
 	}
-	e := engine.NewEngine(st, engine.Options{OutDir: filepath.Join(dir, "out"), Doer: engine.Transports(1), Scorer: scoring.New()})
+	e := engine.NewEngine(st, engine.Options{OutDir: filepath.Join(dir, "out"), Doer: engine.TransportsShared(engine.RateOptions{Concurrency: 1}), Scorer: scoring.New()})
 	sum, _, err := e.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

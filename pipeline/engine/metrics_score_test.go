@@ -94,7 +94,7 @@ metrics:
     datasets: [{dataset: ETHICS, task: toy}]
 `
 	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run}))
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, `metrics[0].confidnce: unknown field "confidnce"`, `did you mean "confidence"`, `unknown metric kind "nope"`,
 		"classification, compare, confidence_study, contrast, efficiency, judge_agreement, reference, repeats, safety",
 		`metrics[2].unparsed: unknown unparsed "sometimes"`, `metrics[2].tasks[0]: no task "ethics"`, "metrics[3].file", "missing.csv")

@@ -24,9 +24,6 @@ const (
 	genCurrent = runfolder.GenCurrent
 )
 
-// GenerationsDir is the folder of a run folder's output generations.
-func GenerationsDir(runDir string) string { return runfolder.GenerationsDir(runDir) }
-
 // CurrentGeneration is the folder of the outputs in force, or "" when the
 // run folder has none in this layout.
 func CurrentGeneration(runDir string) string { return runfolder.CurrentGeneration(runDir) }

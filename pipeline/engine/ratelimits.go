@@ -60,10 +60,13 @@ func (a *accounts) get(ms *spec.ModelSpec) *transport.Account {
 	return acc
 }
 
-// TransportsShared is Transports with the account-wide limits of o: the
-// model entries on one key and endpoint share one account, which paces
-// from the limits the provider states on every reply, within each entry's
-// limits.rpm and limits.tpm (the lowest cap of the entries wins).
+// TransportsShared is the Options.Doer of a real run: retries with
+// backoff, rate limits and adaptive concurrency per model (scripted,
+// simulated and none models answer directly, once), with the account-wide
+// limits of o: the model entries on one key and endpoint share one
+// account, which paces from the limits the provider states on every reply,
+// within each entry's limits.rpm and limits.tpm (the lowest cap of the
+// entries wins).
 func TransportsShared(o RateOptions) func(m *spec.Model) (transport.Doer, error) {
 	accs := &accounts{o: o, m: map[string]*transport.Account{}}
 	return func(m *spec.Model) (transport.Doer, error) {

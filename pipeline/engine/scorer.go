@@ -48,7 +48,3 @@ func needScorer(st *spec.Study, sc Scorer) error {
 	}
 	return nil
 }
-
-// ReadOrder reads the case ordinal of each row of the results.parquet in
-// an output set's folder dir (a generation: CurrentGeneration).
-func ReadOrder(dir string) ([]int32, error) { return readOrder(dir) }

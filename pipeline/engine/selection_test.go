@@ -131,7 +131,7 @@ func TestReapplyDoesNotTakeAnotherModelsRows(t *testing.T) {
 		if err := engine.Connect(st, false); err != nil {
 			t.Fatal(err)
 		}
-		sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Doer: engine.Transports(2), Scorer: scoring.New()}).Run(context.Background())
+		sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Doer: engine.TransportsShared(engine.RateOptions{Concurrency: 2}), Scorer: scoring.New()}).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

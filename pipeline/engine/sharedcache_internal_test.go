@@ -343,7 +343,7 @@ func TestPruneFromRemovesWhatAnImportPlanted(t *testing.T) {
 	root := t.TempDir()
 	run := filepath.Join(t.TempDir(), "edited-run")
 	os.MkdirAll(run, 0o777)
-	j, err := journal.Open(filepath.Join(run, "journal.jsonl"), false)
+	j, err := journal.OpenFrom(filepath.Join(run, "journal.jsonl"), false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestPruneFromRemovesWhatAnImportPlanted(t *testing.T) {
 func TestPruneAllRemovesImportRecords(t *testing.T) {
 	root := t.TempDir()
 	run := t.TempDir()
-	j, _ := journal.Open(filepath.Join(run, "journal.jsonl"), false)
+	j, _ := journal.OpenFrom(filepath.Join(run, "journal.jsonl"), false, nil)
 	j.Append(testReply(0))
 	j.Close()
 	if _, err := ImportToCache(root, run); err != nil {

@@ -178,7 +178,7 @@ func TestSimulatedSettingsAreChecked(t *testing.T) {
 		{"  - {name: sim, provider: scripted, script: {replies: [{text: x}]}, simulate: {accuracy: 0.9}}", "simulate only applies to provider simulated"},
 	} {
 		dir := studytest.WriteTree(t, simulatedTree(4, c.model, "  - {kind: classification}\n"))
-		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+		_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 		studytest.WantErr(t, err, "run.yaml", c.want)
 	}
 }

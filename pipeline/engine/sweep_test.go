@@ -103,7 +103,7 @@ models:
 strategies: [one_shot]
 `
 		dir := studytest.WriteTree(t, files)
-		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+		_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "run.yaml:") {
 			t.Errorf("sweep %s%s: %v; want an error naming the file and saying %q", c.sweep, c.factors, err, c.want)
 		}

@@ -183,9 +183,6 @@ func traceJSON(parts ...[]byte) string {
 	return string(append(b, ']'))
 }
 
-// ReadTrace decodes a trace column value (runfolder.ReadTrace).
-func ReadTrace(s string) ([]TraceStep, error) { return runfolder.ReadTrace(s) }
-
 // subsetNames fills results.parquet's subsets column: the names of the
 // task subsets (task subsets:) the case's item belongs to, as a JSON list,
 // so a reader can filter by subset without the config. A subset whose

@@ -8,8 +8,8 @@ import (
 
 	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/dataset"
-	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/runfolder/casetrace"
 )
 
 // results.parquet carries, per case, the item's fields, the task subsets
@@ -55,7 +55,7 @@ strategies: [one_shot, loop]
 		t.Errorf("subsets of b = %v, want [\"short\"]", b["subsets"])
 	}
 
-	steps, err := engine.ReadTrace(a["trace"].(string))
+	steps, err := casetrace.Read(a["trace"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ strategies: [one_shot, loop]
 	if f["parsed"] != false {
 		t.Fatalf("f parsed: %v", f)
 	}
-	steps, _ = engine.ReadTrace(f["trace"].(string))
+	steps, _ = casetrace.Read(f["trace"].(string))
 	if len(steps) != 2 {
 		t.Fatalf("trace of f: %+v", steps)
 	}
@@ -95,7 +95,7 @@ strategies: [one_shot, loop]
 	if miss["shape"] != "verdict: ‹label›" || miss["rule"] != "prefix:Answer" || !strings.Contains(miss["fix"].(string), `prefix: "Verdict"} reads this reply as fine`) {
 		t.Errorf("miss note of f = %v", miss)
 	}
-	if steps2, _ := engine.ReadTrace(rows["bot/one_shot/toy/e"]["trace"].(string)); steps2[1].Note["miss"] != nil {
+	if steps2, _ := casetrace.Read(rows["bot/one_shot/toy/e"]["trace"].(string)); steps2[1].Note["miss"] != nil {
 		t.Errorf("a parsed reply has a miss note: %+v", steps2[1])
 	}
 }

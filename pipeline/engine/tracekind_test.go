@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/studytest"
-	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder/casetrace"
 )
 
 // tallyConfig is a stage kind that only this test registers: the trace
@@ -66,7 +66,7 @@ strategies: [kinds]
 		t.Fatal("no rows in results.parquet")
 	}
 	for _, tr := range traces {
-		steps, err := engine.ReadTrace(tr)
+		steps, err := casetrace.Read(tr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func TestBadInputLosesNothingAlreadyWritten(t *testing.T) {
 	before := snapshot(t, out)
 
 	os.WriteFile(filepath.Join(dir, "configs/strategies/loop.yaml"), []byte("name: loop\nstages: [\n"), 0o644)
-	if _, err := spec.Load(filepath.Join(dir, "configs/run.yaml")); err == nil {
+	if _, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{}); err == nil {
 		t.Fatal("broken strategy loaded")
 	}
 	if after := snapshot(t, out); !equalMaps(before, after) {
@@ -104,7 +104,7 @@ outputs:
   label: stages.parse.label
 `
 	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run, "configs/strategies/one_shot.yaml": strat}))
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	ds, ok := err.(yamlstrict.Diags)
 	if !ok {
 		t.Fatalf("want diagnostics, got %v", err)

@@ -107,17 +107,13 @@ type pendingSpan struct {
 	n   int32
 }
 
-// Open opens (creating if needed) the journal at path and indexes its
+// OpenFrom opens (creating if needed) the journal at path and indexes its
 // replies. It takes an exclusive lock so two runs cannot write the same
-// journal, and settles intents left without an outcome.
-func Open(path string, fsync bool) (*Journal, error) {
-	return OpenFrom(path, fsync, nil)
-}
-
-// OpenFrom is Open reading only what follows a settled point.
-// settled, called once the lock is held, returns the journal's size when an
-// apply that finished every case wrote its outputs (its opening settled every
-// earlier intent and each of its own calls got its outcome), or 0. Opening
+// journal, and settles intents left without an outcome. settled (nil:
+// read the whole journal), called once the lock is held, returns the
+// journal's size when an apply that finished every case wrote its outputs
+// (its opening settled every earlier intent and each of its own calls got
+// its outcome), or 0. Opening
 // then reads the lines after that point only (the intents left by a later
 // apply, a torn last line, their warnings), and the lines before it are
 // indexed when a reply is first looked up: an apply that takes every case

@@ -29,7 +29,7 @@ func reply(text string) *llm.Response {
 
 func openJ(t testing.TB, path string) *journal.Journal {
 	t.Helper()
-	j, err := journal.Open(path, false)
+	j, err := journal.OpenFrom(path, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func FuzzJournal(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		j, err := journal.Open(path, false)
+		j, err := journal.OpenFrom(path, false, nil)
 		if err != nil {
 			t.Fatalf("open failed on damaged content: %v", err)
 		}
@@ -456,7 +456,7 @@ func TestJournalReadsHandEditedLines(t *testing.T) {
 	os.WriteFile(path, []byte(edited), 0o644)
 
 	for _, open := range []func() (*journal.Journal, error){
-		func() (*journal.Journal, error) { return journal.Open(path, false) },
+		func() (*journal.Journal, error) { return journal.OpenFrom(path, false, nil) },
 		func() (*journal.Journal, error) { return journal.OpenReadOnly(path) },
 	} {
 		j, err := open()

@@ -11,7 +11,7 @@ import (
 // A write that fails fails the Append whose line it carried, and every
 // later one: a paid reply is never reported journaled when it is not.
 func TestJournalFailedWriteFailsThisAndLaterAppends(t *testing.T) {
-	j, err := Open(filepath.Join(t.TempDir(), "journal.jsonl"), false)
+	j, err := OpenFrom(filepath.Join(t.TempDir(), "journal.jsonl"), false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

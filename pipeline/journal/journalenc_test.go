@@ -158,7 +158,7 @@ func TestJournalWrittenByTheOldEncoderReads(t *testing.T) {
 	if err := os.WriteFile(path, old.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	j, err := Open(path, false)
+	j, err := OpenFrom(path, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 //   - plan (plan.go): per model, the cases, the calls still to make with
 //     their best and worst count, the calls the journal already holds,
 //     tokens and the cost range; in batch mode the waves and their
-//     latency. MakePlan.
+//     latency. MakePlanWith.
 //   - diff of two configs (diff.go, diffcost.go): models, tasks,
 //     strategies, the rendered prompts on a fixed item, matrix cells,
 //     settings and metric blocks compared semantically (DiffStudies); and

@@ -107,15 +107,11 @@ const DefaultMaxTokens = 1024
 
 type stageStats struct{ sum, n int }
 
-// MakePlan works out, per model, the cases, the model calls still to make
-// (loops at one pass for the best case and at their bound for the worst),
-// the calls the journal already holds, tokens and the cost range. It reads
-// the journal without locking it and calls no model.
-func MakePlan(st *spec.Study, outDir string) (*Plan, error) {
-	return MakePlanWith(st, outDir, PlanOptions{})
-}
-
-// MakePlanWith is MakePlan with options (batch mode).
+// MakePlanWith works out, per model, the cases, the model calls still to
+// make (loops at one pass for the best case and at their bound for the
+// worst), the calls the journal already holds, tokens and the cost range,
+// with options o (batch mode). It reads the journal without locking it and
+// calls no model.
 func MakePlanWith(st *spec.Study, outDir string, o PlanOptions) (*Plan, error) {
 	jpath := outDir + "/journal.jsonl"
 	j, err := journal.OpenReadOnly(jpath)

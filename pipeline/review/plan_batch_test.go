@@ -25,7 +25,7 @@ func TestPlanBatchPricesAndWaves(t *testing.T) {
 	} {
 		dir := studytest.WriteTree(t, studytest.BatchPlanTree(tc.limits))
 		st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-		p, err := review.MakePlan(st, filepath.Join(dir, "out"))
+		p, err := review.MakePlanWith(st, filepath.Join(dir, "out"), review.PlanOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestPlanBatchPricesAndWaves(t *testing.T) {
 	// Live: the same model without mode batch, unless --batch.
 	dir := studytest.WriteTree(t, studytest.BatchPlanTree("{rpm: 10}"))
 	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	live, _ := review.MakePlan(st, filepath.Join(dir, "out"))
+	live, _ := review.MakePlanWith(st, filepath.Join(dir, "out"), review.PlanOptions{})
 	batched, _ := review.MakePlanWith(st, filepath.Join(dir, "out"), review.PlanOptions{Batch: true})
 	if live.Models[0].Mode != spec.ModeLive || live.Models[0].WavesWorst != 0 || live.Total.CostWorst != live.Total.LiveCostWorst {
 		t.Errorf("live plan: %+v", live.Models[0])

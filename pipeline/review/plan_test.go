@@ -21,7 +21,7 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 	}))
 	out := filepath.Join(dir, "out")
 	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	p, err := review.MakePlan(st, out)
+	p, err := review.MakePlanWith(st, out, review.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestPlanCountsCallsAndJournal(t *testing.T) {
 		t.Errorf("cost range %v–%v", tot.CostBest, tot.CostWorst)
 	}
 	sum, _ := studytest.Apply(t, st, out)
-	p2, err := review.MakePlan(studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
+	p2, err := review.MakePlanWith(studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out, review.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestRepeatsRaiseCallsOnlyNew(t *testing.T) {
 	for _, k := range []int{2, 4} {
 		before := srv.Calls.Load()
 		cfg = studytest.RepeatsStudy(t, dir, srv, k)
-		plan, err := review.MakePlan(studytest.MustLoad(t, cfg), out)
+		plan, err := review.MakePlanWith(studytest.MustLoad(t, cfg), out, review.PlanOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,11 +114,11 @@ strategies: [one_shot]
 	dir := studytest.WriteTree(t, files)
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	out := filepath.Join(dir, "out")
-	swept, err := review.MakePlan(studytest.MustLoad(t, cfg), out)
+	swept, err := review.MakePlanWith(studytest.MustLoad(t, cfg), out, review.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := review.MakePlan(studytest.MustLoad(t, filepath.Join(dir, "configs/plain.yaml")), filepath.Join(dir, "out-plain"))
+	plain, err := review.MakePlanWith(studytest.MustLoad(t, filepath.Join(dir, "configs/plain.yaml")), filepath.Join(dir, "out-plain"), review.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func (p *Plan) perCase(k cellKey) (best, worst float64) {
 }
 
 // MakePower works out what the study's compare blocks can detect, from
-// their declared assumptions or a pilot run; p (MakePlan's) prices the
+// their declared assumptions or a pilot run; p (MakePlanWith's) prices the
 // designs of o.Detect.
 func MakePower(st *spec.Study, p *Plan, o PowerOptions) (*Power, error) {
 	var pilot map[pilotKey]*pilotCounts

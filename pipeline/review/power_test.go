@@ -39,7 +39,7 @@ metrics:
 func TestPlanPowerFromDeclaredAssumptions(t *testing.T) {
 	dir := studytest.WriteTree(t, powerTree(300, "{name: sim, provider: simulated, price: {input: 1, output: 4}}", ", power: {accuracy: 0.7, correlation: 0.4, consistency: 0.6}"))
 	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	p, err := review.MakePlan(st, filepath.Join(dir, "out"))
+	p, err := review.MakePlanWith(st, filepath.Join(dir, "out"), review.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestPlanPowerFromPilot(t *testing.T) {
 	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	pilot := filepath.Join(dir, "pilot")
 	studytest.Apply(t, st, pilot)
-	p, err := review.MakePlan(st, filepath.Join(dir, "out"))
+	p, err := review.MakePlanWith(st, filepath.Join(dir, "out"), review.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func TestHumanLabelNotAnAliasOfStoredItems(t *testing.T) {
 		t.Fatal("the test did not plant its bad label")
 	}
 	dir := agreeTree(t, items, map[string]string{"configs/tasks/labelled.yaml": aliasTask})
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, `row 18: human verdict "4_unclear" is not one of task labelled's labels`, "answer.labels[].aliases")
 	if err != nil && strings.Contains(err.Error(), "no item has a field") {
 		t.Errorf("a field every row has is reported missing:\n%v", err)

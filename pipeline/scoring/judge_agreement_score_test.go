@@ -428,7 +428,7 @@ subsets:
 			"matrix:\n  - {tasks: [safety]}\n  - {models: [m0], strategies: [p0], tasks: [labelled]}\n" +
 			"settings: {concurrency: 8}\nmetrics:\n  - {kind: judge_agreement, calibration: [labelled]}\n",
 	})
-	st, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	st, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // metrics read: label, confidence, parsed, correct, error, tokens and cost,
 // and the strategy's and judge's outputs only for the tasks a metric reads
 // them from (spec.OutputReader). order gives the case ordinal of each
-// of the file's rows (engine.ReadOrder); the rows come back in case
+// of the file's rows (engine.Written.Order); the rows come back in case
 // order, whatever order the file holds them in. The subsets column, where
 // the file has one, becomes each task's subset marks (Task.SubsetMark).
 func ReadResultSet(st *spec.Study, path string, order []int32) (*spec.ResultSet, error) {

@@ -24,15 +24,12 @@ func TestReadResultSetReportedNamesFromRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background()); err != nil {
+	sc := &orderKeeper{Scorer: scoring.New()}
+	if _, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Scorer: sc}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	gen := engine.CurrentGeneration(out)
-	order, err := engine.ReadOrder(gen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := scoring.ReadResultSet(st, filepath.Join(gen, "results.parquet"), order)
+	rs, err := scoring.ReadResultSet(st, filepath.Join(gen, "results.parquet"), sc.order)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,4 +50,16 @@ func TestReadResultSetReportedNamesFromRows(t *testing.T) {
 	if k != len(rs.Rows) || len(pairs) < 30 {
 		t.Fatalf("%d cases, %d rows, %d model/strategy pairs: the test needs many", k, len(rs.Rows), len(pairs))
 	}
+}
+
+// orderKeeper scores as scoring.New does and keeps the case order the
+// engine hands it with the results.
+type orderKeeper struct {
+	*scoring.Scorer
+	order []int32
+}
+
+func (k *orderKeeper) Score(w engine.Written) ([]string, error) {
+	k.order = w.Order
+	return k.Scorer.Score(w)
 }

@@ -217,7 +217,7 @@ metrics:
   - {kind: efficiency, errors: sometimes}
 `
 	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run}))
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, `metrics[1].name: a second metric block named "classification"`, "give this block or metrics[0] a name",
 		`metrics[2].errors: unknown errors "sometimes"`, `factor name "Model" is not a column name`,
 		`factor "n" would shadow the n column`, `factor thinking is "on" on model bot but "off" on strategy one_shot`)

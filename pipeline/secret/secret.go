@@ -80,12 +80,6 @@ func URL(u string) string {
 	return queryParam.ReplaceAllString(s, "${1}"+Mask)
 }
 
-// HasCredentials reports whether a URL carries user information or a
-// key-like query parameter.
-func HasCredentials(u string) bool {
-	return URL(u) != u
-}
-
 // LooksLikeKey reports whether a value looks like an API key rather than
 // anything a config field should hold: a known key prefix, or a long
 // random-looking token (mixed-case letters with digits, no separators).

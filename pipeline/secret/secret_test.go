@@ -57,9 +57,6 @@ func TestURL(t *testing.T) {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
 		}
-		if HasCredentials(in) != (in != want) {
-			t.Errorf("HasCredentials(%q) = %v", in, HasCredentials(in))
-		}
 	}
 }
 

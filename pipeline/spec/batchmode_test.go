@@ -12,7 +12,7 @@ import (
 
 func TestBatchModeValidation(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.BatchPlanTree("{mode: bulk}"))
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, "run.yaml:3", "limits.mode", `unknown mode "bulk"`, "use live or batch")
 	dir = studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": `name: s
 models:
@@ -20,7 +20,7 @@ models:
 tasks: [toy]
 strategies: [one_shot]
 `}))
-	_, err = spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err = spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, "provider scripted has no batch mode")
 }
 

@@ -7,8 +7,8 @@
 //
 // What it owns:
 //
-//   - loading (load.go, spec.go, task.go, strategy.go, hubdata.go): Load and
-//     LoadWith read the run file, the task, strategy and model files it
+//   - loading (load.go, spec.go, task.go, strategy.go, hubdata.go): LoadWith
+//     reads the run file, the task, strategy and model files it
 //     uses, and the datasets, local or by hub reference; settings, limits
 //     and the run's name are checked there (harden.go);
 //   - the study (study.go): models, strategies, tasks with their items, the

@@ -18,7 +18,7 @@ func TestFactorWrittenBesideDerivationMustAgree(t *testing.T) {
 	load := func(strategies, models string) error {
 		run := "name: toy-run\nmodels:" + models + "tasks: [toy]\nstrategies:\n" + strategies
 		dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/run.yaml": run, "configs/strategies/one_shot.yaml": studytest.OneShotDerived}))
-		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+		_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 		if err != nil {
 			err = fmt.Errorf("%s", strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
 		}
@@ -60,7 +60,7 @@ strategies: [rescore]
 			"configs/strategies/rescore.yaml": strategy,
 			"configs/run.yaml":                run,
 		})
-		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+		_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 		return err
 	}
 	none := "  - {name: recorded, provider: none}"

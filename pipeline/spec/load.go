@@ -95,11 +95,7 @@ func (l *loader) read(path string) (*yaml.Node, bool) {
 	return n, n != nil
 }
 
-// Load reads a run file and everything it references, compiles it and
-// validates it. Every problem found is returned at once as Diags.
-func Load(runFile string) (*Study, error) { return LoadWith(runFile, LoadOptions{}) }
-
-// LoadOptions adjust Load for callers other than a user's run (tests).
+// LoadOptions adjust LoadWith for callers other than a user's run (tests).
 type LoadOptions struct {
 	// AllowFixtures acts as settings.allow_fixtures: true, so a test can
 	// run a shipped config whose tasks point at fixture data.
@@ -122,8 +118,10 @@ type LoadOptions struct {
 	unreached *DownloadError
 }
 
-// LoadWith is Load with options. A config whose only problem is that the
-// hub cannot be reached gets a *DownloadError, not config problems.
+// LoadWith reads a run file and everything it references, compiles it and
+// validates it, adjusted by o. Every problem found is returned at once as
+// Diags; a config whose only problem is that the hub cannot be reached gets
+// a *DownloadError, not config problems.
 func LoadWith(runFile string, o LoadOptions) (*Study, error) {
 	ds := &yamlstrict.Diags{}
 	o.unreached = &DownloadError{}

@@ -167,7 +167,7 @@ type OutputReader interface {
 
 // ResultRow is one case as the metrics read it, kept small because a run
 // may hold a million: its cell (names as reported, report_as applied; the
-// condition factors), its item and its outcome. Build one with NewRow.
+// condition factors), its item and its outcome. Build one with a RowCell's Row.
 type ResultRow struct {
 	*RowCell
 	Item *Item
@@ -254,11 +254,6 @@ type rowMore struct {
 	outputs, judge map[string]any
 	judgeCost      float64
 	label          string
-}
-
-// NewRow is a case's row: its names as reported, factors and outcome.
-func NewRow(c *Case, model, strategy string, factors []string, r *Result) ResultRow {
-	return NewRowCell(c, model, strategy, factors).Row(c.Item, r)
 }
 
 // NewRowCell is the cell that the rows of c's model, strategy and task

@@ -54,15 +54,6 @@ func NameHint(name string, known []string, otherwise string) string {
 	return otherwise + "known: " + strings.Join(list, ", ") + more
 }
 
-// suggest is the near miss when there is one, else otherwise: for values
-// whose hint already lists every choice.
-func suggest(name string, known []string, otherwise string) string {
-	if s := DidYouMean(name, known); s != "" {
-		return s
-	}
-	return otherwise
-}
-
 // Plural writes a count with its noun in the right number: "1 strategy",
 // "2 strategies". many is the plural form.
 func Plural(n int, one, many string) string {

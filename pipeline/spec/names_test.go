@@ -94,7 +94,7 @@ func TestMisspeltNamesGetDidYouMean(t *testing.T) {
 			files := studytest.BaseTree(tc.files)
 			files["prompts/zero_shot/user.tmpl"] = "{{.task.question}}"
 			dir := studytest.WriteTree(t, files)
-			_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+			_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 			studytest.WantErr(t, err, tc.want...)
 		})
 	}

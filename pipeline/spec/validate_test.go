@@ -67,7 +67,7 @@ func TestBadInputIsReportedWithFileLineAndField(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := studytest.WriteTree(t, studytest.BaseTree(tc.files))
-			_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+			_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 			studytest.WantErr(t, err, tc.want...)
 		})
 	}
@@ -78,7 +78,7 @@ func TestValidationListsEveryProblem(t *testing.T) {
 	bad = strings.Replace(bad, "label: stages.parse.label", "label: stages.nope.label", 1)
 	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/strategies/one_shot.yaml": bad,
 		"configs/strategies/loop.yaml": strings.Replace(studytest.LoopYAML, "    max_visits: 3\n", "", 1)}))
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	ds, ok := err.(yamlstrict.Diags)
 	if !ok || len(ds) < 3 {
 		t.Fatalf("want at least 3 diagnostics, got %v", err)
@@ -87,7 +87,7 @@ func TestValidationListsEveryProblem(t *testing.T) {
 
 func TestAnUndecodableStageCausesNoFollowOnErrors(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/strategies/one_shot.yaml": strings.Replace(studytest.OneShotYAML, "kind: extract", "kind: extrakt", 1)}))
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	ds, _ := err.(yamlstrict.Diags)
 	if len(ds) != 1 {
 		t.Fatalf("want exactly the one unknown-kind error, got %d:\n%v", len(ds), err)
@@ -97,7 +97,7 @@ func TestAnUndecodableStageCausesNoFollowOnErrors(t *testing.T) {
 func TestDatasetProblemsPointAtTheField(t *testing.T) {
 	bad := strings.Replace(studytest.TaskYAML, "  path: ../../data/items.jsonl\n", "  path: ../../data/itemz.jsonl\n", 1)
 	dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"configs/tasks/toy.yaml": bad}))
-	_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+	_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	studytest.WantErr(t, err, "toy.yaml:4: dataset.path:", "file not found", "fix dataset.path")
 }
 
@@ -121,7 +121,7 @@ func TestGoldErrorsOfStoredItems(t *testing.T) {
 	for _, spill := range []int64{1 << 40, 0} {
 		dataset.SpillAbove = spill
 		dir := studytest.WriteTree(t, studytest.BaseTree(map[string]string{"data/items.jsonl": data}))
-		_, err := spec.Load(filepath.Join(dir, "configs/run.yaml"))
+		_, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 		if err == nil {
 			t.Fatalf("spill above %d: no error", spill)
 		}

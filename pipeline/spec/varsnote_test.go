@@ -47,7 +47,7 @@ func TestNoteOnVarsFileNotWrittenYet(t *testing.T) {
 	plain := write("plain.yaml", "name: plain\nmodels:\n"+model+"tasks: [{use: ethics, dataset: {limit: 2}}]\nstrategies:\n"+strategy("Sure.")+paths)
 	load := func(p string) []string {
 		t.Helper()
-		st, err := Load(p)
+		st, err := LoadWith(p, LoadOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}

@@ -42,9 +42,6 @@ func (a Agreement) N() int { return a.TP + a.FN + a.MissP + a.FP + a.TN + a.Miss
 func (a Agreement) Positives() int { return a.TP + a.FN + a.MissP }
 func (a Agreement) Negatives() int { return a.FP + a.TN + a.MissN }
 
-// Misses are the items the judge gave no verdict on.
-func (a Agreement) Misses() int { return a.MissP + a.MissN }
-
 // Accuracy is the share of items where the judge says what people said; an
 // item without a verdict is a disagreement. NaN for no items.
 func (a Agreement) Accuracy() float64 { return ratio(a.TP+a.TN, a.N()) }
@@ -110,36 +107,16 @@ func Clamp01(x float64) (float64, bool) {
 	return x, false
 }
 
-// Bootstrap2 is a percentile bootstrap interval for a statistic of two
-// independent samples, of n1 and n2 items: each replicate draws n1 indices
-// into the first and n2 into the second (with replacement, from one PCG
-// generator seeded by seed) and calls stat on both. The interval so carries
-// the uncertainty of both samples, e.g. a judge's error rates measured on
-// labelled items and the rate it gives on the items it judged. A sample
-// may be empty (its index slice then is). Replicates where stat is NaN are
-// dropped and counted in dropped. Returns NaN, NaN when both samples are
-// empty or every replicate was NaN.
-func Bootstrap2(n1, n2 int, stat func(idx1, idx2 []int) float64, reps int, seed uint64, level float64) (lo, hi float64, dropped int) {
-	los, his, ds := Bootstrap2Many(n1, n2, 1, func(idx1, idx2 []int, out []float64) { out[0] = stat(idx1, idx2) }, reps, seed, level)
-	return los[0], his[0], ds[0]
-}
-
-// Bootstrap2Many is Bootstrap2 for k statistics of the same two samples:
-// every replicate draws once (the draws Bootstrap2 makes with this seed)
-// and stat writes the k values into out. dropped counts each statistic's
-// NaN replicates.
-func Bootstrap2Many(n1, n2, k int, stat func(idx1, idx2 []int, out []float64), reps int, seed uint64, level float64) (lo, hi []float64, dropped []int) {
-	ivs := Bootstrap2ManyIntervals(n1, n2, k, stat, reps, seed, level)
-	lo, hi = bounds(ivs)
-	dropped = make([]int, k)
-	for j, iv := range ivs {
-		dropped[j] = iv.Undefined
-	}
-	return lo, hi, dropped
-}
-
-// Bootstrap2ManyIntervals is Bootstrap2Many giving each statistic's
-// Interval (its dropped replicates counted as undefined).
+// Bootstrap2ManyIntervals is a percentile bootstrap interval for each of k
+// statistics of two independent samples, of n1 and n2 items: each replicate
+// draws n1 indices into the first and n2 into the second (with
+// replacement, from one PCG generator seeded by seed) and stat writes the k
+// values for both into out. The interval so carries the uncertainty of both
+// samples, e.g. a judge's error rates measured on labelled items and the
+// rate it gives on the items it judged. A sample may be empty (its index
+// slice then is). Replicates where a statistic is NaN are left out of its
+// interval and counted as undefined; NoInterval when both samples are
+// empty.
 func Bootstrap2ManyIntervals(n1, n2, k int, stat func(idx1, idx2 []int, out []float64), reps int, seed uint64, level float64) []Interval {
 	n1, n2 = max(n1, 0), max(n2, 0)
 	if n1+n2 == 0 {

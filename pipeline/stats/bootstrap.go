@@ -45,15 +45,9 @@ func quantileSorted(v []float64, q float64) float64 {
 	return v[lo] + (h-float64(lo))*(v[lo+1]-v[lo])
 }
 
-// percentileInterval sorts vals in place, drops NaN and returns the central
-// level interval; NaN, NaN when nothing remains.
-func percentileInterval(vals []float64, level float64) (lo, hi float64) {
-	iv := intervalOf(vals, level)
-	return iv.Lo, iv.Hi
-}
-
-// intervalOf is percentileInterval with the count of the NaN replicates it
-// dropped.
+// intervalOf sorts vals in place, drops NaN and returns the central level
+// interval, with the count of the NaN replicates it dropped; NaN bounds when
+// nothing remains.
 func intervalOf(vals []float64, level float64) Interval {
 	k := 0
 	for _, v := range vals {
@@ -99,7 +93,8 @@ func (iv Interval) TooManyUndefined() bool {
 	return iv.Reps > 0 && float64(iv.Undefined) > (1-iv.Level)*float64(iv.Reps)+1e-9
 }
 
-// Bootstrap is a percentile bootstrap interval for a statistic of n items.
+// BootstrapInterval is a percentile bootstrap interval for a statistic of n
+// items, with the replicates behind it (Interval.Reps, Interval.Undefined).
 // Each of reps replicates draws n item indices with replacement from a PCG
 // generator seeded by seed (math/rand/v2), calls stat on them and keeps the
 // result; the interval is the central level quantile range of those results
@@ -108,15 +103,9 @@ func (iv Interval) TooManyUndefined() bool {
 //
 // The idx slice passed to stat is reused across replicates: read it, do not
 // keep it. Replicates where stat returns NaN (e.g. precision of a resample
-// with no predicted positives) are dropped before taking quantiles. Returns
-// NaN, NaN when n <= 0 or every replicate was NaN.
-func Bootstrap(n int, stat func(idx []int) float64, reps int, seed uint64, level float64) (lo, hi float64) {
-	iv := BootstrapInterval(n, stat, reps, seed, level)
-	return iv.Lo, iv.Hi
-}
-
-// BootstrapInterval is Bootstrap with the replicates behind the interval
-// (Interval.Reps, Interval.Undefined); NoInterval when n <= 0.
+// with no predicted positives) are dropped before taking quantiles and
+// counted as undefined. NoInterval when n <= 0; NaN bounds when every
+// replicate was NaN.
 func BootstrapInterval(n int, stat func(idx []int) float64, reps int, seed uint64, level float64) Interval {
 	if n <= 0 {
 		return NoInterval
@@ -153,7 +142,7 @@ type Paired struct {
 }
 
 // PairedDiff compares per-item correctness of system A and system B. reps
-// and seed are as in Bootstrap; the level is 95%. For n == 0, MeanDiff and
+// and seed are as in BootstrapInterval; the level is 95%. For n == 0, MeanDiff and
 // the interval are NaN and McNemarP is 1.
 func PairedDiff(correctA, correctB []bool, reps int, seed uint64) Paired {
 	mustSameLen("PairedDiff", len(correctA), len(correctB))
@@ -226,16 +215,11 @@ func Holm(p []float64) []float64 {
 	return out
 }
 
-// BootstrapMany is Bootstrap for k statistics of the same items at once:
-// every replicate draws one set of indices (the same draws Bootstrap makes
-// with this seed) and stat writes the k values into out. It returns the k
-// intervals; NaN where n <= 0 or every replicate of that statistic was NaN.
-func BootstrapMany(n, k int, stat func(idx []int, out []float64), reps int, seed uint64, level float64) (lo, hi []float64) {
-	return bounds(BootstrapManyIntervals(n, k, stat, reps, seed, level))
-}
-
-// BootstrapManyIntervals is BootstrapMany giving each statistic's Interval,
-// with the replicates where it was undefined counted.
+// BootstrapManyIntervals is BootstrapInterval for k statistics of the same
+// items at once: every replicate draws one set of indices (the same draws
+// BootstrapInterval makes with this seed) and stat writes the k values into
+// out. It returns each statistic's Interval, with the replicates where it
+// was undefined counted.
 func BootstrapManyIntervals(n, k int, stat func(idx []int, out []float64), reps int, seed uint64, level float64) []Interval {
 	if n <= 0 {
 		return noIntervals(k)
@@ -257,15 +241,6 @@ func noIntervals(k int) []Interval {
 		out[j] = NoInterval
 	}
 	return out
-}
-
-// bounds are the intervals' ends.
-func bounds(ivs []Interval) (lo, hi []float64) {
-	lo, hi = make([]float64, len(ivs)), make([]float64, len(ivs))
-	for j, iv := range ivs {
-		lo[j], hi[j] = iv.Lo, iv.Hi
-	}
-	return lo, hi
 }
 
 // replicateIntervals runs one replicate reps times (it writes the k

@@ -6,18 +6,6 @@ import "math"
 // bins argument is <= 0.
 const DefaultBins = 10
 
-// Brier is the mean of (p − y)² over items, p the probability of the
-// positive class and y whether the item is positive. Items whose p is NaN
-// (no stated confidence) are skipped; NaN when none remain.
-//
-// Given the confidence in the chosen answer and whether it was right, it
-// is the top-label Brier, mean((confidence − correct)²), which needs no
-// positive class: multi-class tasks and binary ones without answer.positive
-// report that. On a binary task the two agree answer for answer: a
-// confidence c in the negative class is p = 1 − c, and (1 − c − y)² =
-// (c − (1 − y))².
-func Brier(p []float64, y []bool) float64 { return BrierW(p, y, nil) }
-
 // BrierW is Brier with item i counted w[i] times (nil: once).
 func BrierW(p []float64, y []bool, w []int) float64 {
 	mustSameLen("Brier", len(p), len(y))
@@ -52,7 +40,7 @@ func b2f(b bool) float64 {
 // PositiveProb turns a stated confidence conf (in [0,1]; divide a 0–100
 // confidence by 100 first) in the chosen label of a binary task into the
 // probability of the positive class: conf when chosen is positive, 1 − conf
-// otherwise. That is the p ECEPos and Brier expect.
+// otherwise. That is the p ECEPosW and BrierW expect.
 func PositiveProb(conf float64, chosen, positive string) float64 {
 	if chosen == positive {
 		return conf
@@ -60,7 +48,7 @@ func PositiveProb(conf float64, chosen, positive string) float64 {
 	return 1 - conf
 }
 
-// ReliabilityBin is one bin of a reliability diagram. For ECEPos-style input
+// ReliabilityBin is one bin of a reliability diagram. For ECEPosW-style input
 // MeanConf is the mean p and Accuracy the share of positives; for ECE-style
 // input they are the mean confidence and the share correct. Both are NaN in
 // an empty bin (N == 0), which is kept so plots show the gap.
@@ -159,24 +147,6 @@ func ece(fn string, conf []float64, y []bool, w []int, bins int) float64 {
 	return binsECE(ReliabilityBinsW(conf, y, w, bins))
 }
 
-// ECEPos is the expected calibration error in the ProMoral study's
-// positive-class form: p is the probability of the positive class (see
-// PositiveProb), y whether the item is positive, and each of bins equal-width
-// bins (BinConvention: bin i = (i/bins, (i+1)/bins], the first closed at 0;
-// bins <= 0 means 10) contributes (n_bin/n)·|mean p − share positive|. NaN p
-// are skipped; NaN when nothing remains.
-func ECEPos(p []float64, y []bool, bins int) float64 {
-	return ece("ECEPos", p, y, nil, bins)
-}
-
-// ECE is the top-label expected calibration error: conf is the confidence in
-// the label the model chose (in [0,1]) and correct whether that label was
-// right; bins as in ECEPos. On a binary task it differs from ECEPos because a
-// 0.3 confidence in "no" sits in bin 3 here but becomes p = 0.7 there.
-func ECE(conf []float64, correct []bool, bins int) float64 {
-	return ece("ECE", conf, correct, nil, bins)
-}
-
 // ECEPosW is ECEPos with item i counted w[i] times (nil: once).
 func ECEPosW(p []float64, y []bool, w []int, bins int) float64 {
 	return ece("ECEPos", p, y, w, bins)
@@ -228,8 +198,8 @@ func (a *BinAcc) Bins() []ReliabilityBin {
 	return out
 }
 
-// ECE is the expected calibration error of the answers added, as ECE and
-// ECEPos compute it.
+// ECE is the expected calibration error of the answers added, as ECEW and
+// ECEPosW compute it.
 func (a *BinAcc) ECE() float64 {
 	return binsECE(a.Bins())
 }

@@ -8,10 +8,10 @@ import (
 func TestBrier(t *testing.T) {
 	// ((0.9−1)² + (0.2−0)² + (0.5−0)²)/3 = (0.01 + 0.04 + 0.25)/3 = 0.1;
 	// the NaN item is skipped.
-	near(t, "brier", Brier([]float64{0.9, 0.2, 0.5, nan}, []bool{true, false, false, true}), 0.1, tol)
-	near(t, "empty", Brier(nil, nil), nan, 0)
-	near(t, "all NaN", Brier([]float64{nan}, []bool{true}), nan, 0)
-	mustPanic(t, "Brier", func() { Brier([]float64{0.5}, nil) })
+	near(t, "brier", brierBoth(t, []float64{0.9, 0.2, 0.5, nan}, []bool{true, false, false, true}), 0.1, tol)
+	near(t, "empty", brierBoth(t, nil, nil), nan, 0)
+	near(t, "all NaN", brierBoth(t, []float64{nan}, []bool{true}), nan, 0)
+	mustPanic(t, "Brier", func() { brierBoth(t, []float64{0.5}, nil) })
 }
 
 func TestPositiveProb(t *testing.T) {
@@ -26,12 +26,12 @@ func TestECEPosHand(t *testing.T) {
 	// bin 1 {0.15, 0.15}: |0.15 − 0.5| = 0.35, weight 2/5 → 0.14
 	// bin 9 {0.95, 1.0} (1.0 in the closed last bin): |0.975 − 1| = 0.025,
 	// weight 2/5 → 0.01.  ECE = 0.16.
-	near(t, "ECEPos", ECEPos(p, y, 10), 0.16, tol)
-	near(t, "default bins", ECEPos(p, y, 0), 0.16, tol)
+	near(t, "ECEPos", ecePosBoth(t, p, y, 10), 0.16, tol)
+	near(t, "default bins", ecePosBoth(t, p, y, 0), 0.16, tol)
 	// Perfect calibration: four items at 0.25, one positive → 0.
-	near(t, "calibrated", ECEPos([]float64{0.25, 0.25, 0.25, 0.25}, []bool{true, false, false, false}, 10), 0, tol)
-	near(t, "empty", ECEPos(nil, nil, 10), nan, 0)
-	near(t, "all NaN", ECEPos([]float64{nan, nan}, []bool{true, false}, 10), nan, 0)
+	near(t, "calibrated", ecePosBoth(t, []float64{0.25, 0.25, 0.25, 0.25}, []bool{true, false, false, false}, 10), 0, tol)
+	near(t, "empty", ecePosBoth(t, nil, nil, 10), nan, 0)
+	near(t, "all NaN", ecePosBoth(t, []float64{nan, nan}, []bool{true, false}, 10), nan, 0)
 }
 
 func TestECETopLabelEdgeValues(t *testing.T) {
@@ -41,15 +41,15 @@ func TestECETopLabelEdgeValues(t *testing.T) {
 	// bin 5 {0.6 ✓}: |0.6 − 1| = 0.4, ·1/4 = 0.1
 	// bin 6 {0.7 ✓, 0.7 ✗}: |0.7 − 0.5| = 0.2, ·2/4 = 0.1
 	// bin 9 {0.95 ✓}: 0.05 · 1/4 = 0.0125 → 0.2125.
-	near(t, "ECE", ECE(conf, correct, 10), 0.2125, tol)
+	near(t, "ECE", eceBoth(t, conf, correct, 10), 0.2125, tol)
 	// 5 bins: 0.6 is the top edge of (0.4, 0.6], alone there: 0.1; (0.6,
 	// 0.8] holds 0.7, 0.7: 0.1; 0.95: 0.0125 → 0.2125. Left-closed bins
 	// would put 0.6 with the 0.7s ([0.6, 0.8): |2/3 − 2/3| = 0) and give
 	// 0.0125: the edge convention moves this ECE by 0.2.
-	near(t, "ECE 5 bins", ECE(conf, correct, 5), 0.2125, tol)
+	near(t, "ECE 5 bins", eceBoth(t, conf, correct, 5), 0.2125, tol)
 	// Off the edge the two conventions agree: 0.61 joins the 0.7s in (0.6,
 	// 0.8]: mean conf 0.67, accuracy 2/3 → |0.67 − 2/3|·3/4, plus 0.0125.
-	near(t, "ECE 5 bins, off the edge", ECE([]float64{0.61, 0.7, 0.7, 0.95}, correct, 5), math.Abs(0.67-2.0/3)*3/4+0.0125, 1e-9)
+	near(t, "ECE 5 bins, off the edge", eceBoth(t, []float64{0.61, 0.7, 0.7, 0.95}, correct, 5), math.Abs(0.67-2.0/3)*3/4+0.0125, 1e-9)
 }
 
 func TestBinIndexEdges(t *testing.T) {
@@ -112,7 +112,7 @@ func TestAccumulatorsMatchTheListFunctions(t *testing.T) {
 		a.Add(conf[i], y[i])
 		br.Add(conf[i], y[i])
 	}
-	if got, want := a.ECE(), ECE(conf, y, 10); got != want {
+	if got, want := a.ECE(), eceBoth(t, conf, y, 10); got != want {
 		t.Errorf("ECE %v, list %v", got, want)
 	}
 	got, want := a.Bins(), ReliabilityBins(conf, y, 10)
@@ -123,7 +123,7 @@ func TestAccumulatorsMatchTheListFunctions(t *testing.T) {
 			t.Errorf("bin %d: %+v, list %+v", b, g, w)
 		}
 	}
-	if br.Score() != Brier(conf, y) {
-		t.Errorf("Brier %v, list %v", br.Score(), Brier(conf, y))
+	if br.Score() != brierBoth(t, conf, y) {
+		t.Errorf("Brier %v, list %v", br.Score(), brierBoth(t, conf, y))
 	}
 }

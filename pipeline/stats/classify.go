@@ -67,18 +67,6 @@ func safeDiv(a, b float64) float64 {
 	return a / b
 }
 
-// Correct returns, per item, whether the answer parsed and equals gold. It is
-// the 0/1 vector that Bootstrap, PairedDiff and UMSSBootstrap resample.
-func Correct(pred, gold []string, parsed []bool) []bool {
-	mustSameLen("Correct", len(gold), len(pred))
-	mustParsed("Correct", len(gold), parsed)
-	out := make([]bool, len(gold))
-	for i := range gold {
-		out[i] = isParsed(parsed, i) && pred[i] == gold[i]
-	}
-	return out
-}
-
 // Accuracy is the share of items whose parsed prediction equals gold, with
 // unparsed items handled by policy. n is the denominator actually used, so
 // under UnparsedExclude it is the number of parsed items. acc is NaN when
@@ -199,19 +187,16 @@ type MultiPRF struct {
 	N int
 }
 
-// MultiClassPRF computes per-class and averaged P/R/F1 with scikit-learn's
+// MultiClassPRFW computes per-class and averaged P/R/F1 with scikit-learn's
 // semantics (zero_division=0). labels fixes the label set and order; nil
 // means the sorted union of gold labels and parsed predictions, as sklearn
 // does when labels=None. Under UnparsedWrong an unparsed answer predicts no
 // label: it is a false negative for its gold class and a false positive for
 // none, exactly what sklearn gives if unparsed answers carry a sentinel
 // prediction that is left out of labels.
-func MultiClassPRF(pred, gold []string, parsed []bool, policy UnparsedPolicy, labels []string) MultiPRF {
-	return MultiClassPRFW(pred, gold, parsed, nil, policy, labels)
-}
-
-// MultiClassPRFW is MultiClassPRF with item i counted w[i] times (nil:
-// once); an item counted zero times does not name a label.
+//
+// Item i is counted w[i] times (nil: once); an item counted zero times
+// does not name a label.
 func MultiClassPRFW(pred, gold []string, parsed []bool, w []int, policy UnparsedPolicy, labels []string) MultiPRF {
 	mustWeights("MultiClassPRF", len(gold), w)
 	mustSameLen("MultiClassPRF", len(gold), len(pred))

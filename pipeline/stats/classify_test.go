@@ -39,9 +39,14 @@ func TestAccuracyEdges(t *testing.T) {
 func TestUnparsedRateAndCorrect(t *testing.T) {
 	near(t, "rate", UnparsedRate([]bool{true, false, false, true}), 0.5, tol) // 2/4
 	near(t, "empty rate", UnparsedRate(nil), nan, 0)
-	c := Correct([]string{"A", "B", "A"}, []string{"A", "A", "A"}, []bool{true, true, false})
-	if !c[0] || c[1] || c[2] {
-		t.Errorf("Correct = %v, want [true false false]", c)
+	// An item is correct when it parsed and equals gold: weighing one item
+	// at a time, only the first counts as right.
+	pred, gold, parsed := []string{"A", "B", "A"}, []string{"A", "A", "A"}, []bool{true, true, false}
+	for i, want := range []float64{1, 0, 0} {
+		w := make([]int, 3)
+		w[i] = 1
+		acc, _ := AccuracyW(pred, gold, parsed, w, UnparsedWrong)
+		near(t, "correct", acc, want, 0)
 	}
 }
 
@@ -90,7 +95,7 @@ func TestMultiClassSklearnExample(t *testing.T) {
 	// F1 = 0.8/3 = 4/15.
 	gold := []string{"cat", "dog", "pig", "cat", "dog", "pig"}
 	pred := []string{"cat", "pig", "dog", "cat", "cat", "dog"}
-	m := MultiClassPRF(pred, gold, nil, UnparsedWrong, nil)
+	m := MultiClassPRFW(pred, gold, nil, nil, UnparsedWrong, nil)
 	near(t, "wP", m.WeightedPrecision, 2.0/9, tol)
 	near(t, "wR", m.WeightedRecall, 1.0/3, tol)
 	near(t, "wF1", m.WeightedF1, 4.0/15, tol)
@@ -109,7 +114,7 @@ func TestMultiClassUnparsedAndLabels(t *testing.T) {
 	// Weighted F1 = (1·1 + 2·2/3)/3 = 7/9, weighted P = 1, weighted
 	// R = (1 + 2·0.5)/3 = 2/3; macro F1 = (1 + 2/3)/2 = 5/6 (sklearn agrees
 	// with the unparsed answer as a sentinel label left out of labels).
-	m := MultiClassPRF(pred, gold, parsed, UnparsedWrong, nil)
+	m := MultiClassPRFW(pred, gold, parsed, nil, UnparsedWrong, nil)
 	near(t, "wF1", m.WeightedF1, 7.0/9, tol)
 	near(t, "wP", m.WeightedPrecision, 1, tol)
 	near(t, "wR", m.WeightedRecall, 2.0/3, tol)
@@ -117,15 +122,15 @@ func TestMultiClassUnparsedAndLabels(t *testing.T) {
 	eqInt(t, "N", m.N, 3)
 	// An explicit label absent from the data joins the macro mean with
 	// F1 0: (1 + 2/3 + 0)/3 = 5/9, but weighs nothing in weighted.
-	m = MultiClassPRF(pred, gold, parsed, UnparsedWrong, []string{"a", "b", "c"})
+	m = MultiClassPRFW(pred, gold, parsed, nil, UnparsedWrong, []string{"a", "b", "c"})
 	near(t, "macroF1 with c", m.MacroF1, 5.0/9, tol)
 	near(t, "wF1 with c", m.WeightedF1, 7.0/9, tol)
 	// Exclude: items 0, 1 only, both right → everything 1.
-	m = MultiClassPRF(pred, gold, parsed, UnparsedExclude, nil)
+	m = MultiClassPRFW(pred, gold, parsed, nil, UnparsedExclude, nil)
 	near(t, "excl wF1", m.WeightedF1, 1, tol)
 	eqInt(t, "excl N", m.N, 2)
 	// Empty: no labels, zero_division → 0.
-	m = MultiClassPRF(nil, nil, nil, UnparsedWrong, nil)
+	m = MultiClassPRFW(nil, nil, nil, nil, UnparsedWrong, nil)
 	near(t, "empty macro", m.MacroF1, 0, 0)
 	near(t, "empty weighted", m.WeightedF1, 0, 0)
 }

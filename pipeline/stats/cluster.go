@@ -12,7 +12,7 @@ import (
 // holds each cluster's summed score and counts its number of samples; the
 // mean is Σ sums / Σ counts over the clusters drawn (a ratio estimator, so
 // clusters of unequal size weigh by their samples). reps, seed and level
-// are as in Bootstrap. NaN and NoInterval when there is no sample.
+// are as in BootstrapInterval. NaN and NoInterval when there is no sample.
 func ClusterMean(sums []float64, counts []int, reps int, seed uint64, level float64) (mean float64, ci Interval) {
 	mustSameLen("ClusterMean", len(sums), len(counts))
 	total, n := 0.0, 0
@@ -139,14 +139,6 @@ func (c *Clusters) Add(item string, kind int) {
 
 // Repeated says whether some item has more than one sample.
 func (c *Clusters) Repeated() bool { return c != nil && c.many }
-
-// Items is the number of items added.
-func (c *Clusters) Items() int {
-	if c == nil {
-		return 0
-	}
-	return len(c.kinds)
-}
 
 // BootstrapIntervals is BootstrapCountsIntervals over the items: each
 // replicate draws as many items as there are, with replacement, and stat

@@ -20,7 +20,7 @@ type ConfTable struct {
 
 // NewConfTable tabulates conf (NaN skipped); correct may be nil when the
 // task has no gold. It also returns, per item, its cell (2·value index +
-// 1 if wrong; −1 when skipped), which Resample reads.
+// 1 if wrong; −1 when skipped).
 func NewConfTable(conf []float64, correct []bool) (*ConfTable, []int) {
 	if correct != nil {
 		mustSameLen("NewConfTable", len(conf), len(correct))
@@ -50,27 +50,6 @@ func NewConfTable(conf []float64, correct []bool) (*ConfTable, []int) {
 		}
 	}
 	return t, cells
-}
-
-// Resample fills into with the counts of the items idx picks (indices into
-// cells), reusing its slices.
-func (t *ConfTable) Resample(cells, idx []int, into *ConfTable) {
-	into.Values, into.Graded = t.Values, t.Graded
-	if len(into.Right) != len(t.Values) {
-		into.Right, into.Wrong = make([]int, len(t.Values)), make([]int, len(t.Values))
-	}
-	clear(into.Right)
-	clear(into.Wrong)
-	for _, i := range idx {
-		c := cells[i]
-		switch {
-		case c < 0:
-		case c%2 == 1:
-			into.Wrong[c/2]++
-		default:
-			into.Right[c/2]++
-		}
-	}
 }
 
 // Cells is the table as counts per cell in the order NewConfTable numbers
@@ -161,7 +140,10 @@ func (t *ConfTable) Above(threshold float64) float64 {
 	return ratio(a, t.N())
 }
 
-// Overconfident is Overconfident over the table (graded tables only).
+// Overconfident reports the wrong answers given with confidence above
+// threshold (pass OverconfidenceThreshold for the study's 70 per cent); a
+// confidence exactly at the threshold is not "confident", as the protocol
+// says > 70. Graded tables only.
 func (t *ConfTable) Overconfident(threshold float64) Overconfidence {
 	var o Overconfidence
 	nConfRight := 0
@@ -198,7 +180,11 @@ func (t *ConfTable) ranks() ([]float64, float64) {
 }
 
 // Spearman is Spearman's ρ of confidence against correctness (1 right, 0
-// wrong) with its two-sided p, as Spearman(conf, Bools(correct)) gives.
+// wrong) with its two-sided p: the Pearson correlation of average ranks, so
+// ties are handled as scipy.stats.spearmanr does, and p from the same
+// t-approximation, t = ρ·√((n−2)/(1−ρ²)) on n−2 degrees of freedom. Rho and
+// P are NaN when every answer is right (or every one wrong), when all share
+// one confidence, or n < 2; P is NaN when n < 3 and 0 when |ρ| = 1.
 func (t *ConfTable) Spearman() Correlation {
 	n := t.N()
 	c := Correlation{Rho: math.NaN(), P: math.NaN(), N: n}
@@ -229,8 +215,14 @@ func (t *ConfTable) Spearman() Correlation {
 	return spearmanP(rho, n)
 }
 
-// MannWhitney is MannWhitneyConfidence over the table: do right answers
-// carry higher confidence than wrong ones (one-sided)?
+// MannWhitney asks whether right answers carry higher confidence than wrong
+// ones: the one-sided Mann–Whitney U test of the right answers' confidences
+// against the wrong ones', as scipy.stats.mannwhitneyu(right, wrong,
+// alternative="greater", method="asymptotic", use_continuity=True) gives
+// it: z = (U − n1·n2/2 − 0.5)/σ with the tie-corrected
+// σ = √(n1·n2/12 · ((n+1) − Σ(t³−t)/(n(n−1)))), p = P(Z ≥ z). When every
+// value is tied σ = 0, z = −Inf and p = 1. All fields but the counts are NaN
+// when either group is empty.
 func (t *ConfTable) MannWhitney() MannWhitney {
 	var n1, n2 int
 	for k := range t.Values {
@@ -283,12 +275,12 @@ func (t *ConfTable) Reliability(bins int) []ReliabilityBin {
 	return out
 }
 
-// ECE is the top-label ECE of the table, as ECE(conf, correct, bins).
+// ECE is the top-label ECE of the table, as ECEW(conf, correct, nil, bins).
 func (t *ConfTable) ECE(bins int) float64 {
 	return binsECE(t.Reliability(bins))
 }
 
-// Brier is the top-label Brier of the table, as Brier(conf, correct):
+// Brier is the top-label Brier of the table, as BrierW(conf, correct, nil):
 // mean((confidence − correct)²); NaN for an empty table.
 func (t *ConfTable) Brier() float64 {
 	var sum float64
@@ -332,8 +324,12 @@ func (t *ConfTable) StudyBins() []ConfBin {
 	return out
 }
 
-// unitBinIndex is confBinIndex on the 0–1 scale, comparing with the edges
-// themselves (0.2*100 is 20.000000000000004, which would cross 20).
+// unitBinIndex places a confidence on the 0–1 scale in one of the five
+// study bins, reading the labels as upper-inclusive intervals (−∞, 0.2],
+// (0.2, 0.4], ..., (0.8, ∞): every whole per cent lands where its label
+// says, and 0.205 goes to 21–40 because it is above 0.2. It compares with
+// the edges themselves (0.2*100 is 20.000000000000004, which would cross
+// 20).
 func unitBinIndex(c float64) int {
 	switch {
 	case c <= 0.2:

@@ -35,7 +35,7 @@ func TestConfTableMatchesItemLevel(t *testing.T) {
 		}
 		d, s := Describe(conf), tb.Summary()
 		eqInt(t, "N", s.N, d.N)
-		near(t, "brier", tb.Brier(), Brier(conf, correct), 1e-12)
+		near(t, "brier", tb.Brier(), BrierW(conf, correct, nil), 1e-12)
 		for _, x := range [][3]any{{"mean", s.Mean, d.Mean}, {"std", s.Std, d.Std}, {"median", s.Median, d.Median}, {"min", s.Min, d.Min}, {"max", s.Max, d.Max}} {
 			near(t, x[0].(string), x[1].(float64), x[2].(float64), 1e-12)
 		}
@@ -57,8 +57,8 @@ func TestConfTableMatchesItemLevel(t *testing.T) {
 		mw, mwi := tb.MannWhitney(), MannWhitneyConfidence(kc, kk)
 		near(t, "U", mw.U, mwi.U, 1e-9)
 		near(t, "MW p", mw.P, mwi.P, 1e-9)
-		near(t, "ECE", tb.ECE(10), ECE(conf, correct, 10), 1e-12)
-		near(t, "ECE 7", tb.ECE(7), ECE(conf, correct, 7), 1e-12)
+		near(t, "ECE", tb.ECE(10), ECEW(conf, correct, nil, 10), 1e-12)
+		near(t, "ECE 7", tb.ECE(7), ECEW(conf, correct, nil, 7), 1e-12)
 		pct := make([]float64, len(kc))
 		for i, c := range kc {
 			pct[i] = math.Round(c*100*1e9) / 1e9

@@ -80,14 +80,14 @@ func (m *multinomial) binomial(n int, p float64) int {
 	return min(max(x, 0), n)
 }
 
-// BootstrapCountsIntervals is BootstrapMany over items grouped into kinds:
+// BootstrapCountsIntervals is BootstrapManyIntervals over items grouped into kinds:
 // counts[k] items are of kind k, and each of reps replicates draws a new
 // count per kind (a multinomial resample of all the items, from a PCG
 // seeded with seed) for stat to read, which writes its k values into out
 // (preset to NaN). It returns the k percentile intervals, each with the
 // replicates where its statistic was undefined counted; NaN where there are
 // no items or every replicate of a statistic was NaN. The intervals agree
-// with the item-level Bootstrap's to Monte Carlo error (the draws differ,
+// with the item-level BootstrapManyIntervals' to Monte Carlo error (the draws differ,
 // their distribution does not).
 func BootstrapCountsIntervals(counts []int, k int, stat func(w []int, out []float64), reps int, seed uint64, level float64) []Interval {
 	m := newMultinomial(counts, seed)
@@ -100,12 +100,6 @@ func BootstrapCountsIntervals(counts []int, k int, stat func(w []int, out []floa
 		m.draw(w)
 		stat(w, out)
 	})
-}
-
-// BootstrapCount is BootstrapCountInterval's bounds.
-func BootstrapCount(counts []int, stat func(w []int) float64, reps int, seed uint64, level float64) (lo, hi float64) {
-	iv := BootstrapCountInterval(counts, stat, reps, seed, level)
-	return iv.Lo, iv.Hi
 }
 
 // BootstrapCountInterval is BootstrapCountsIntervals for one statistic.

@@ -130,7 +130,10 @@ func testCountIntervalsAgreeWithItemBootstrap(t *testing.T) {
 	if len(kinds.Keys) > 100 {
 		t.Fatalf("%d kinds: the fixture should group", len(kinds.Keys))
 	}
-	correct := Correct(pred, gold, parsed)
+	correct := make([]bool, len(gold))
+	for i := range gold {
+		correct[i] = parsed[i] && pred[i] == gold[i]
+	}
 
 	type stat struct {
 		name   string
@@ -158,10 +161,10 @@ func testCountIntervalsAgreeWithItemBootstrap(t *testing.T) {
 			return MultiClassPRFW(kp, kg, ko, w, UnparsedWrong, []string{"neg", "pos"}).WeightedF1
 		}, func(idx []int) float64 {
 			gather(idx)
-			return MultiClassPRF(bp, bg, bo, UnparsedWrong, []string{"neg", "pos"}).WeightedF1
+			return MultiClassPRFW(bp, bg, bo, nil, UnparsedWrong, []string{"neg", "pos"}).WeightedF1
 		}},
-		{"brier", func(w []int) float64 { return BrierW(kc, ky, w) }, func(idx []int) float64 { gather(idx); return Brier(bc, by) }},
-		{"ece", func(w []int) float64 { return ECEW(kc, ky, w, 10) }, func(idx []int) float64 { gather(idx); return ECE(bc, by, 10) }},
+		{"brier", func(w []int) float64 { return BrierW(kc, ky, w) }, func(idx []int) float64 { gather(idx); return BrierW(bc, by, nil) }},
+		{"ece", func(w []int) float64 { return ECEW(kc, ky, w, 10) }, func(idx []int) float64 { gather(idx); return ECEW(bc, by, nil, 10) }},
 	}
 	for _, s := range stats {
 		lo, hi := BootstrapCount(kinds.Counts, s.counts, reps, 1, DefaultLevel)

@@ -2,11 +2,11 @@ package stages_test
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -72,7 +72,6 @@ func (c *caseStub) Errorf(stage, format string, args ...any) error {
 // publishes the reply; extract reads it and notes its source; a stage
 // read before it ran is the case's error, naming the stage and the item.
 func TestStagesRunOnACaseWithoutTheEngine(t *testing.T) {
-	dir := t.TempDir()
 	files := map[string]string{
 		"data/items.jsonl": `{"id":"a","text":"I stole a bike.","gold":"1"}` + "\n",
 		"configs/tasks/t.yaml": `name: t
@@ -94,11 +93,7 @@ tasks: [t]
 strategies: [s]
 `,
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(body), 0o644)
-	}
+	dir := studytest.WriteTree(t, files)
 	st, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

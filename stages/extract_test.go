@@ -2,10 +2,10 @@ package stages_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
@@ -15,7 +15,6 @@ import (
 // Extra fields read tagged steps while the label still comes from the
 // task's rules.
 func TestExtractFieldsAddToTheTaskRules(t *testing.T) {
-	dir := t.TempDir()
 	files := map[string]string{
 		"data/items.jsonl": `{"id":"a","text":"x","gold":"1"}` + "\n",
 		"configs/tasks/t.yaml": `name: t
@@ -39,11 +38,7 @@ tasks: [t]
 strategies: [s]
 `,
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(body), 0o644)
-	}
+	dir := studytest.WriteTree(t, files)
 	st, err := spec.LoadWith(filepath.Join(dir, "configs/run.yaml"), spec.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

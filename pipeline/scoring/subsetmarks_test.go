@@ -60,17 +60,7 @@ func readOrderFile(t *testing.T, dir string) []int32 {
 // again: the marks are those the expressions give, and the metrics equal
 // those scored from results in memory, where every item is evaluated.
 func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
-	dir := studytest.WriteTree(t, subsetTree(""))
-	run := filepath.Join(dir, "configs/run.yaml")
-	out := filepath.Join(dir, "out")
-	studytest.ApplyFlat(t, run, out)
-	cur := engine.CurrentGeneration(out)
-
-	st := studytest.MustLoad(t, run)
-	rs, err := scoring.ReadResultSet(st, filepath.Join(cur, "results.parquet"), readOrderFile(t, cur))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, rs, run, out := readBackSubsetStudy(t)
 	task := st.Task("toy")
 	for name, src := range task.Spec.Subsets {
 		prog, err := spec.CompileExpr(src, nil, true)
@@ -116,17 +106,7 @@ func TestSubsetsReadBackEqualTheExpressions(t *testing.T) {
 // results carry, not by reading the items' fields again: with every field
 // blanked after reading, the per-subset rows stay as they were.
 func TestSubsetMarksPlaceItemsWithoutTheirFields(t *testing.T) {
-	dir := studytest.WriteTree(t, subsetTree(""))
-	run := filepath.Join(dir, "configs/run.yaml")
-	out := filepath.Join(dir, "out")
-	studytest.ApplyFlat(t, run, out)
-	cur := engine.CurrentGeneration(out)
-
-	st := studytest.MustLoad(t, run)
-	rs, err := scoring.ReadResultSet(st, filepath.Join(cur, "results.parquet"), readOrderFile(t, cur))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, rs, _, _ := readBackSubsetStudy(t)
 	before, err := scoring.ComputeScores(rs)
 	if err != nil {
 		t.Fatal(err)
@@ -164,4 +144,22 @@ func TestSubsetFailingOnAnItemFailsScoringAlike(t *testing.T) {
 	if !strings.Contains(err.Error(), memErr.Error()) || !strings.Contains(err.Error(), "subset odd, item d") {
 		t.Errorf("read back: %v\nin memory: %v", err, memErr)
 	}
+}
+
+// readBackSubsetStudy applies the subset study and reads its results back
+// for scoring; it returns the run file and output folder too.
+func readBackSubsetStudy(t *testing.T) (st *spec.Study, rs *spec.ResultSet, run, out string) {
+	t.Helper()
+	dir := studytest.WriteTree(t, subsetTree(""))
+	run = filepath.Join(dir, "configs/run.yaml")
+	out = filepath.Join(dir, "out")
+	studytest.ApplyFlat(t, run, out)
+	cur := engine.CurrentGeneration(out)
+
+	st = studytest.MustLoad(t, run)
+	rs, err := scoring.ReadResultSet(st, filepath.Join(cur, "results.parquet"), readOrderFile(t, cur))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, rs, run, out
 }

@@ -18,7 +18,8 @@ import (
 
 	"github.com/promoral/promoral/internal/wrap"
 
-	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
+	_ "github.com/promoral/promoral/metrics"                     // registers the metric kinds
+	_ "github.com/promoral/promoral/pipeline/dataset/parquetfmt" // reads Parquet datasets and pilots
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 	_ "github.com/promoral/promoral/stages"

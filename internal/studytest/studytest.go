@@ -13,7 +13,8 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/needs"
-	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
+	_ "github.com/promoral/promoral/metrics"                     // registers the metric kinds
+	_ "github.com/promoral/promoral/pipeline/dataset/parquetfmt" // reads Parquet datasets and pilots
 	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"

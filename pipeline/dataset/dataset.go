@@ -3,7 +3,9 @@
 // (JSONL, JSON array, CSV, TSV, Parquet; any of them gzipped) needs only
 // YAML: column mapping, type conversion, filtering, limiting, seeded
 // sampling, one-row-to-many expansion (contrast pairs) and seeded option
-// shuffling with the gold answer mapped through.
+// shuffling with the gold answer mapped through. Parquet is read by
+// pipeline/dataset/parquetfmt, which programs import (format.go), so this
+// package links no Arrow.
 //
 // Loading is deterministic: the same Spec and file give the same items in
 // the same order on every run and platform. Random choices (Sample,

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -14,12 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // MaxLineBytes bounds one JSONL line (or one CSV record's buffer). MORABLES
@@ -74,9 +67,13 @@ func readFile(path, format, field, baseDir string, fn rowFunc) (int, error) {
 		r = zr
 	}
 	if format == "parquet" {
+		ff, ok := linkedFormat("parquet")
+		if !ok {
+			return 0, src.errf(0, "", "%s", notLinked("parquet"))
+		}
 		// Parquet needs random access (the footer is at the end); a
 		// gzipped Parquet file is inflated into memory first.
-		var ra parquet.ReaderAtSeeker = f
+		var ra ReaderAtSeeker = f
 		if gz {
 			data, err := io.ReadAll(r)
 			if err != nil {
@@ -84,7 +81,7 @@ func readFile(path, format, field, baseDir string, fn rowFunc) (int, error) {
 			}
 			ra = bytes.NewReader(data)
 		}
-		return src.readParquet(ra, fn)
+		return ff.Read(path, ra, fn)
 	}
 	n, err := src.readStream(r, format, fn)
 	if err != nil {
@@ -346,80 +343,4 @@ func (s source) csvErr(err error) error {
 		return s.errf(pe.StartLine, "", "malformed CSV: %v; fix the row", pe.Err)
 	}
 	return s.errf(0, "", "read failed: %v", err)
-}
-
-// readParquet converts each record batch to JSON objects via arrow's own
-// JSON rendering, so nested lists and structs come out exactly like the
-// JSON formats (one value model for every format).
-func (s source) readParquet(ra parquet.ReaderAtSeeker, fn rowFunc) (int, error) {
-	var rr pqarrow.RecordReader
-	err := s.guard(func() error {
-		pr, err := file.NewParquetReader(ra)
-		if err != nil {
-			return s.errf(0, "", "not a readable Parquet file: %v; check dataset.format", err)
-		}
-		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
-		if err != nil {
-			return s.errf(0, "", "unsupported Parquet schema: %v", err)
-		}
-		rr, err = fr.GetRecordReader(context.Background(), nil, nil)
-		if err != nil {
-			return s.errf(0, "", "cannot read Parquet rows: %v", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	defer rr.Release()
-	var buf bytes.Buffer
-	n := 0
-	for {
-		more := false
-		err := s.guard(func() error {
-			if !rr.Next() {
-				if err := rr.Err(); err != nil && err != io.EOF {
-					return s.errf(n+1, "", "cannot read Parquet rows: %v", err)
-				}
-				return nil
-			}
-			more = true
-			buf.Reset()
-			if err := array.RecordToJSON(rr.RecordBatch(), &buf); err != nil {
-				return s.errf(n+1, "", "cannot convert Parquet rows: %v", err)
-			}
-			return nil
-		})
-		if err != nil {
-			return n, err
-		}
-		if !more {
-			break
-		}
-		for line := range bytes.Lines(buf.Bytes()) {
-			rec, err := decodeObject(line)
-			if err != nil {
-				return n, s.errf(n+1, "", "cannot convert Parquet row: %v", err)
-			}
-			n++
-			if err := fn(n, rec); err != nil {
-				return n, err
-			}
-		}
-	}
-	if n == 0 {
-		return 0, s.errf(0, "", "contains no rows")
-	}
-	return n, nil
-}
-
-// guard turns a panic inside arrow-go (it panics on some corrupt files) into
-// an error; our own row handling runs outside it so real bugs still crash.
-func (s source) guard(f func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = s.errf(0, "", "corrupt Parquet file: %v", r)
-		}
-	}()
-	return f()
 }

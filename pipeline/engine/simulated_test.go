@@ -182,3 +182,52 @@ func TestSimulatedSettingsAreChecked(t *testing.T) {
 		studytest.WantErr(t, err, "run.yaml", c.want)
 	}
 }
+
+// A pilot (simulate.pilot) is read while the study loads: a model whose
+// pilot run was nearly always wrong stays nearly always wrong, whatever
+// its accuracy; a missing pilot or a model the pilot lacks is an error
+// naming the file and the field.
+func TestSimulatedPilot(t *testing.T) {
+	dir := studytest.WriteTree(t, simulatedTree(40, "  - {name: sim, provider: simulated, simulate: {accuracy: 0.02}}", "  - {kind: classification}\n"))
+	cfg := filepath.Join(dir, "configs/run.yaml")
+	if sum, _ := studytest.Apply(t, studytest.MustLoad(t, cfg), filepath.Join(dir, "pilot")); sum.Errors != 0 {
+		t.Fatalf("pilot run: %s", sum)
+	}
+	share := func(out string) float64 {
+		right, n := 0, 0
+		for _, r := range studytest.ReadRows(t, filepath.Join(out, "results.parquet")) {
+			if r["correct"] == true {
+				right++
+			}
+			n++
+		}
+		if n != 160 {
+			t.Fatalf("%s holds %d results, want 40 items x 2 strategies x 2 repeats = 160", out, n)
+		}
+		return float64(right) / float64(n)
+	}
+	if s := share(filepath.Join(dir, "pilot")); s > 0.2 {
+		t.Fatalf("the pilot model (accuracy 0.02) was right in %.2f of 160 samples", s)
+	}
+
+	withPilot := func(sim string) string {
+		d := studytest.WriteTree(t, simulatedTree(40, "  - {name: sim, provider: simulated, simulate: "+sim+"}", "  - {kind: classification}\n"))
+		return filepath.Join(d, "configs/run.yaml")
+	}
+	pilot := filepath.Join(dir, "pilot")
+	st := studytest.MustLoad(t, withPilot("{accuracy: 0.75, pilot: "+pilot+"}"))
+	out := filepath.Join(t.TempDir(), "out")
+	if sum, _ := studytest.Apply(t, st, out); sum.Errors != 0 {
+		t.Fatalf("run with the pilot: %s", sum)
+	}
+	// Each pilot item's chance is (right + 1) / (4 samples + 2), at most
+	// 0.5 for an item right once, against 0.75 without the pilot.
+	if s := share(out); s > 0.4 {
+		t.Errorf("with a nearly always wrong pilot the model was right in %.2f of 160 samples; the pilot was not used", s)
+	}
+
+	_, err := spec.LoadWith(withPilot("{pilot: "+filepath.Join(dir, "nope")+"}"), spec.LoadOptions{})
+	studytest.WantErr(t, err, "run.yaml", "simulate.pilot", "nope")
+	_, err = spec.LoadWith(withPilot("{pilot: "+pilot+", pilot_model: other}"), spec.LoadOptions{})
+	studytest.WantErr(t, err, "run.yaml", "simulate.pilot", `no answer of model "other"`)
+}

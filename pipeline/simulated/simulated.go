@@ -25,7 +25,6 @@ import (
 	"sync/atomic"
 
 	"github.com/promoral/promoral/pipeline/llm"
-	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/stats"
 )
 
@@ -308,17 +307,23 @@ func anyRefusal(labels []string) bool {
 	return false
 }
 
+// ScanFunc streams the named columns of each row of the Parquet file at
+// path to fn, with the values' own types.
+type ScanFunc func(path string, cols []string, fn func(map[string]any)) error
+
 // ReadPilot reads a pilot run folder's results.parquet: per task and item,
 // the chance of a right answer of the named model, its share of right
 // samples over every strategy and repeat smoothed by one right and one
 // wrong sample ((right + 1) / (samples + 2)), so no item is certain.
-// Samples without a gold label (correct is null) are left out.
-func ReadPilot(dir, model string) (map[string]map[string]float64, error) {
+// Samples without a gold label (correct is null) are left out. scan reads
+// the file (dataset.ScanFile of format parquet), so that this package
+// links no Parquet library.
+func ReadPilot(dir, model string, scan ScanFunc) (map[string]map[string]float64, error) {
 	path := filepath.Join(dir, "results.parquet")
 	type count struct{ right, n int }
 	counts := map[string]map[string]*count{}
 	found := false
-	err := parquetio.Scan(path, []string{"model", "task", "item_id", "correct"}, nil, func(r map[string]any) {
+	err := scan(path, []string{"model", "task", "item_id", "correct"}, func(r map[string]any) {
 		if fmt.Sprint(r["model"]) != model {
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"path/filepath"
 
+	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/simulated"
 )
 
@@ -25,7 +26,7 @@ func (l *loader) simulatedModel(m *Model, spec *ModelSpec, path string) bool {
 		if name == "" {
 			name = spec.Name
 		}
-		p, err := simulated.ReadPilot(dir, name)
+		p, err := simulated.ReadPilot(dir, name, scanParquet)
 		if err != nil {
 			l.ds.Addf(spec.File, spec.Line, path+".simulate.pilot", "the path is relative to the file that declares the model", "%v", err)
 			return false
@@ -43,4 +44,10 @@ func (l *loader) simulatedModel(m *Model, spec *ModelSpec, path string) bool {
 	h := sha256.Sum256([]byte(JSONString(s) + JSONString(pilot)))
 	m.Identity += "|" + hex.EncodeToString(h[:8])
 	return true
+}
+
+// scanParquet reads a pilot's results.parquet through the Parquet format
+// the program links in (pipeline/dataset/parquetfmt).
+func scanParquet(path string, cols []string, fn func(map[string]any)) error {
+	return dataset.ScanFile(path, "parquet", cols, fn)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // plan and diff cost work with one model: for every shipped config, what
@@ -29,7 +29,7 @@ func TestPlanAndDiffAgreeOnEveryShippedConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.Select(runfolder.Selection{Limit: 40}); err != nil {
+			if err := st.Select(manifest.Selection{Limit: 40}); err != nil {
 				t.Fatal(err)
 			}
 			out := t.TempDir()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 func init() {
@@ -163,8 +163,8 @@ func (m *classification) UnparsedOverride() string { return m.policy }
 
 // BlockDraw tells the report what a confidence means here and how the
 // ECE bins.
-func (m *classification) BlockDraw() runfolder.BlockDraw {
-	d := runfolder.BlockDraw{Bins: m.bins, Confidence: m.conf}
+func (m *classification) BlockDraw() manifest.BlockDraw {
+	d := manifest.BlockDraw{Bins: m.bins, Confidence: m.conf}
 	if m.conf == confPositive {
 		d.Counting = append(d.Counting, "a stated confidence is the probability of the positive class")
 	} else {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 func init() {
@@ -94,8 +94,8 @@ func (m *confidenceStudy) UnparsedOverride() string { return m.policy }
 
 // BlockDraw tells the report how the ECE bins and when an answer is
 // confident.
-func (m *confidenceStudy) BlockDraw() runfolder.BlockDraw {
-	return runfolder.BlockDraw{Bins: m.bins, ConfidentAbove: &m.threshold, Counting: []string{eceBinsPhrase(m.bins),
+func (m *confidenceStudy) BlockDraw() manifest.BlockDraw {
+	return manifest.BlockDraw{Bins: m.bins, ConfidentAbove: &m.threshold, Counting: []string{eceBinsPhrase(m.bins),
 		fmt.Sprintf("confident means a confidence above %g; Spearman's rho from %d answers, Mann-Whitney from %d right and %d wrong", m.threshold, m.minRho, m.minGroup, m.minGroup)}}
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 func init() {
@@ -142,11 +142,11 @@ func (m *contrast) pairs(c *cell) (out []stats.ContrastPair, incomplete int) {
 func (m *contrast) UnparsedOverride() string { return m.policy }
 
 // BlockDraw tells the report when a reply counts as parsed.
-func (m *contrast) BlockDraw() runfolder.BlockDraw {
+func (m *contrast) BlockDraw() manifest.BlockDraw {
 	if !m.cfg.RequireConfidence {
-		return runfolder.BlockDraw{}
+		return manifest.BlockDraw{}
 	}
-	return runfolder.BlockDraw{Counting: []string{"a reply counts as parsed only with a label and a confidence"}}
+	return manifest.BlockDraw{Counting: []string{"a reply counts as parsed only with a label and a confidence"}}
 }
 
 // Compute scores each cell's pairs.

@@ -10,7 +10,7 @@ import (
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 func init() {
@@ -191,7 +191,7 @@ func sortedTaskNames(ts map[string]*spec.Task) []string {
 func (m *judgeAgreement) UnparsedOverride() string { return m.policy }
 
 // BlockDraw tells the report that the rows measure judges.
-func (m *judgeAgreement) BlockDraw() runfolder.BlockDraw { return runfolder.BlockDraw{Judges: true} }
+func (m *judgeAgreement) BlockDraw() manifest.BlockDraw { return manifest.BlockDraw{Judges: true} }
 
 // ReadsOutputs: the judges' verdicts and audit flags are in the judge's
 // outputs of the block's tasks.

@@ -15,7 +15,7 @@ import (
 	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 func init() {
@@ -266,12 +266,12 @@ func (l *refLine) nOf(metric string) int {
 // block for classification figures, a safety block for ASR and RTA.
 // BlockDraw tells the report, in place of policies of its own, whose
 // figures the block compares.
-func (m *reference) BlockDraw() runfolder.BlockDraw {
+func (m *reference) BlockDraw() manifest.BlockDraw {
 	from := m.from
 	if from == "" {
 		from = "the first fitting block"
 	}
-	return runfolder.BlockDraw{Summary: fmt.Sprintf("compares the figures of %s, counted as that block counts them, with published ones.", from)}
+	return manifest.BlockDraw{Summary: fmt.Sprintf("compares the figures of %s, counted as that block counts them, with published ones.", from)}
 }
 
 func (m *reference) blockFor(rs *spec.ResultSet, d RefDataset, safetyFigs bool) (spec.Metric, error) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 func init() {
@@ -214,7 +214,7 @@ func (m *umss) UnparsedOverride() string { return m.policy }
 const umssTask = "umss"
 
 // BlockDraw tells the report that the rows pool the tasks.
-func (m *umss) BlockDraw() runfolder.BlockDraw { return runfolder.BlockDraw{PooledTask: umssTask} }
+func (m *umss) BlockDraw() manifest.BlockDraw { return manifest.BlockDraw{PooledTask: umssTask} }
 
 // Compute builds the item-level inputs and both tables.
 func (m *umss) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error) {

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -17,13 +15,14 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // run is everything the report reads from a run folder. Each part is
 // optional: a section shows only when its data is there.
 type run struct {
 	dir      string
-	manifest *runfolder.Manifest
+	manifest *manifest.Manifest
 	results  []result
 	metrics  []metric
 	csv      map[string]*csvTable
@@ -132,7 +131,7 @@ func loadRun(dir string) (*run, error) {
 	}
 	r := &run{dir: dir, csv: map[string]*csvTable{}}
 	found := false
-	if m, err := runfolder.ReadManifest(dir); err == nil {
+	if m, err := manifest.Read(dir); err == nil {
 		r.manifest, found = m, true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err

@@ -13,5 +13,5 @@
 // The report names no metric kind: what it says of a block (how it
 // counts, its bins, what a confidence means, whether its rows measure
 // judges or pool tasks) is what the block declares in manifest.json
-// (runfolder.BlockDraw).
+// (manifest.BlockDraw).
 package report

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // The report knows no metric kind: a block of a kind it has never heard
@@ -14,15 +14,15 @@ import (
 // (draw), and its settings, whatever they say, are not read for it.
 func TestReportDrawsWhatBlocksDeclare(t *testing.T) {
 	thr := 0.55
-	r := &run{manifest: &runfolder.Manifest{Metrics: []runfolder.ManifestBlock{
+	r := &run{manifest: &manifest.Manifest{Metrics: []manifest.Block{
 		{Name: "graded", Kind: "novel_grader", Tasks: []string{"ethics"}, Unparsed: "exclude", Errors: "incomplete",
 			// Settings a kind the report once knew would read: ignored.
 			Settings: map[string]any{"confidence": "chosen", "bins": 10.0, "threshold": 0.9},
-			Draw:     &runfolder.BlockDraw{Counting: []string{"a grade above 3 counts as a pass"}, Bins: 15, Confidence: "positive", ConfidentAbove: &thr}},
-		{Name: "raters", Kind: "novel_raters", Unparsed: "wrong", Errors: "incomplete", Draw: &runfolder.BlockDraw{Judges: true}},
-		{Name: "combined", Kind: "novel_pool", Unparsed: "wrong", Errors: "incomplete", Draw: &runfolder.BlockDraw{PooledTask: "overall"}},
-		{Name: "quoted", Kind: "novel_quote", Draw: &runfolder.BlockDraw{Summary: "quotes the published figures."}},
-		{Name: "novel_plain", Kind: "novel_plain", Errors: "incomplete", Settings: map[string]any{"confidence": "positive", "bins": 10.0}, Draw: &runfolder.BlockDraw{}},
+			Draw:     &manifest.BlockDraw{Counting: []string{"a grade above 3 counts as a pass"}, Bins: 15, Confidence: "positive", ConfidentAbove: &thr}},
+		{Name: "raters", Kind: "novel_raters", Unparsed: "wrong", Errors: "incomplete", Draw: &manifest.BlockDraw{Judges: true}},
+		{Name: "combined", Kind: "novel_pool", Unparsed: "wrong", Errors: "incomplete", Draw: &manifest.BlockDraw{PooledTask: "overall"}},
+		{Name: "quoted", Kind: "novel_quote", Draw: &manifest.BlockDraw{Summary: "quotes the published figures."}},
+		{Name: "novel_plain", Kind: "novel_plain", Errors: "incomplete", Settings: map[string]any{"confidence": "positive", "bins": 10.0}, Draw: &manifest.BlockDraw{}},
 	}}}
 	row := func(block, model, strategy, task, name, conv string) metric {
 		return metric{Block: block, Model: model, Strategy: strategy, Task: task, Subset: "all", Metric: name, Value: 0.5, Lo: math.NaN(), Hi: math.NaN(), N: 10, Convention: conv}

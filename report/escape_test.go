@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // Run data is text: a model, strategy, run or file name that looks like
@@ -29,7 +29,7 @@ func TestReportEscapesRunData(t *testing.T) {
 	strategies = []string{badStrategy, "self_correct"}
 	dir := writeRun(t, all)
 
-	var m runfolder.Manifest
+	var m manifest.Manifest
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"encoding/json"
 	"math"
 	"os"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // A run with a judge_agreement block: two judges of one task (one whose
@@ -20,8 +19,8 @@ import (
 func TestJudgesSection(t *testing.T) {
 	dir := t.TempDir()
 	nan := math.NaN()
-	m := runfolder.Manifest{Summary: runfolder.Summary{Run: "judged", Cases: 20, Skipped: []string{"model big-judge (optional; KEY is not set): 10 cases not run"}},
-		Metrics: []runfolder.ManifestBlock{{Name: "agree", Kind: "judge_agreement", Unparsed: "wrong", Errors: "incomplete"}}}
+	m := manifest.Manifest{Summary: manifest.Summary{Run: "judged", Cases: 20, Skipped: []string{"model big-judge (optional; KEY is not set): 10 cases not run"}},
+		Metrics: []manifest.Block{{Name: "agree", Kind: "judge_agreement", Unparsed: "wrong", Errors: "incomplete"}}}
 	data, _ := json.Marshal(m)
 	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644); err != nil {
 		t.Fatal(err)

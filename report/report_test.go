@@ -1,8 +1,6 @@
 package report
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/runfolder/manifest"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -68,13 +67,13 @@ func writeRun(t *testing.T, p parts) string {
 	dir := t.TempDir()
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	if p.manifest {
-		m := runfolder.Manifest{
-			Summary: runfolder.Summary{Run: "synthetic", Cases: 80, CallsNew: 90, CallsCached: 10, Errors: 1, Unparsed: 3, PromptTokens: 12000, CompletionTokens: 3400, ThinkingTokens: 400, CostUSD: 0.0123},
+		m := manifest.Manifest{
+			Summary: manifest.Summary{Run: "synthetic", Cases: 80, CallsNew: 90, CallsCached: 10, Errors: 1, Unparsed: 3, PromptTokens: 12000, CompletionTokens: 3400, ThinkingTokens: 400, CostUSD: 0.0123},
 			Version: "0.1.0", ConfigFile: "configs/synthetic.yaml", ConfigHash: strings.Repeat("ab", 32), Started: start, Finished: start.Add(95 * time.Second),
 			Seed: 7, Unparsed: "wrong", Strategies: strategies,
-			Models: []runfolder.ManifestModel{{Name: "alpha", Provider: "scripted", Model: "alpha"}, {Name: "beta", Provider: "openai", Model: "beta-2"}},
-			Tasks:  []runfolder.ManifestTask{{Name: "ethics", Items: 10}, {Name: "safety", Items: 10}},
-			Metrics: []runfolder.ManifestBlock{
+			Models: []manifest.Model{{Name: "alpha", Provider: "scripted", Model: "alpha"}, {Name: "beta", Provider: "openai", Model: "beta-2"}},
+			Tasks:  []manifest.Task{{Name: "ethics", Items: 10}, {Name: "safety", Items: 10}},
+			Metrics: []manifest.Block{
 				{Name: "classification", Kind: "classification", Tasks: []string{"ethics"}, Unparsed: "exclude", Errors: "incomplete",
 					Settings: map[string]any{"confidence": "positive", "require_confidence": true, "ece_promoral": true}},
 				{Name: "safety", Kind: "safety", Unparsed: "wrong", Errors: "exclude"},

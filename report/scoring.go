@@ -1,13 +1,13 @@
 package report
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"fmt"
 	"maps"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // The scoring section says, before any number, what ran and how every
@@ -162,11 +162,11 @@ func (r *run) policyLines() []string {
 
 // blocks are the run's metric blocks: from the manifest, else from the
 // policy columns of metrics.parquet.
-func (r *run) blocks() []runfolder.ManifestBlock {
+func (r *run) blocks() []manifest.Block {
 	if r.manifest != nil && len(r.manifest.Metrics) > 0 {
 		return r.manifest.Metrics
 	}
-	var out []runfolder.ManifestBlock
+	var out []manifest.Block
 	idx := map[string]int{}
 	for _, x := range r.metrics {
 		if x.Block == "" {
@@ -176,7 +176,7 @@ func (r *run) blocks() []runfolder.ManifestBlock {
 		if !ok {
 			i = len(out)
 			idx[x.Block] = i
-			out = append(out, runfolder.ManifestBlock{Name: x.Block, Kind: "metric block", Unparsed: x.Unparsed, Errors: x.Errors})
+			out = append(out, manifest.Block{Name: x.Block, Kind: "metric block", Unparsed: x.Unparsed, Errors: x.Errors})
 		}
 		b := &out[i]
 		if !r.pooled[x.Task] && !contains(b.Tasks, x.Task) {

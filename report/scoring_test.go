@@ -1,8 +1,6 @@
 package report
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"flag"
 	"fmt"
 	"math"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -233,7 +232,7 @@ func TestConditionFigureAgainstLevel(t *testing.T) {
 		}
 	}
 	r := &run{metrics: ms, factors: []string{"level", "thinking"},
-		manifest: &runfolder.Manifest{Models: []runfolder.ManifestModel{{Name: "m"}, {Name: "m-thinking", Extends: "m", Factors: map[string]string{"thinking": "on"}}}}}
+		manifest: &manifest.Manifest{Models: []manifest.Model{{Name: "m"}, {Name: "m-thinking", Extends: "m", Factors: map[string]string{"thinking": "on"}}}}}
 	r.order()
 	figs := r.conditionFigures(newIndex(ms), "ethics")
 	if len(figs) != 1 {

@@ -30,3 +30,32 @@ func TestReadersBuildWithoutEngine(t *testing.T) {
 		}
 	}
 }
+
+// The contract stage and metric kinds build against names the manifest
+// and the model calls, not how run folders are read or calls are sent:
+// runfolder/manifest and pipeline/llm import neither Arrow nor net/http,
+// and pipeline/spec reaches the manifest without runfolder's readers.
+func TestContractsBuildWithoutArrowOrHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	const mod = "github.com/promoral/promoral/"
+	for _, pkg := range []string{"./manifest", "../pipeline/llm", "../pipeline/spec"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		for _, p := range strings.Fields(string(out)) {
+			switch {
+			case pkg == "../pipeline/spec":
+				if p == mod+"runfolder" {
+					t.Errorf("%s imports %s, which reads Parquet", pkg, p)
+				}
+			case strings.HasPrefix(p, "github.com/apache/arrow-go/"):
+				t.Errorf("%s imports Arrow's %s", pkg, p)
+			case p == "net/http":
+				t.Errorf("%s imports net/http", pkg)
+			}
+		}
+	}
+}

@@ -1,10 +1,12 @@
 // Package runfolder owns the run folder as a format: what `promoral apply`
 // writes and every reader (scoring, review, report, view, export) reads.
-// It holds the manifest (with its format version), the rows of
-// results.parquet, calls.parquet and metrics.parquet with each column
-// declared once (name, type, doc and how a row gives its value), the trace
-// a results row carries, the journal's record, the folder's layout and the
-// readers. It sits below the engine: it imports no part of it, nor any
+// It holds the rows of results.parquet, calls.parquet and metrics.parquet
+// with each column declared once (name, type, doc and how a row gives its
+// value), the trace a results row carries, the journal's record, the
+// folder's layout and the readers. The manifest (with its format version),
+// the selection, the block policies and what a block declares for the
+// report are in the subpackage manifest, which imports no Parquet: stage
+// and metric kinds name them without building the readers. It sits below the engine: it imports no part of it, nor any
 // provider SDK, so a tool that only reads runs does not build the engine.
 //
 // Conventions:
@@ -14,8 +16,8 @@
 //   - A Col's Doc starting "(JSON) " marks a string column holding JSON
 //     text; docs/outputs.md's column tables are generated from the Docs
 //     (docs_test.go's DocTables; go test ./runfolder -update rewrites them).
-//   - FormatVersion is written in manifest.json as format_version. A
-//     folder without it is format 1 and reads as format 2 does; one of a
-//     later format than this package knows is refused by ReadManifest with
-//     both versions named.
+//   - manifest.FormatVersion is written in manifest.json as
+//     format_version. A folder without it is format 1 and reads as format
+//     2 does; one of a later format than the package knows is refused by
+//     manifest.Read with both versions named.
 package runfolder

@@ -11,6 +11,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/runfolder/casetrace"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // format1 is a run folder written before manifest.json carried
@@ -39,17 +40,17 @@ func columnNames(t *testing.T, path string) []string {
 }
 
 func TestReadsFormat1(t *testing.T) {
-	m, err := ReadManifest(format1)
+	m, err := manifest.Read(format1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Format != 1 || m.Run != "toy-run" || m.Cases != 12 || len(m.Models) != 1 || m.Models[0].Provider != "scripted" {
 		t.Errorf("manifest: format %d, run %q, %d cases, models %+v", m.Format, m.Run, m.Cases, m.Models)
 	}
-	if len(m.Metrics) != 1 || m.Metrics[0].Errors != ErrorsIncomplete {
+	if len(m.Metrics) != 1 || m.Metrics[0].Errors != manifest.ErrorsIncomplete {
 		t.Errorf("metric blocks: %+v", m.Metrics)
 	}
-	if p := AnswerPolicyOf(format1, "toy"); p.Unparsed() != "wrong" || p.Errors() != ErrorsIncomplete {
+	if p := manifest.AnswerPolicyOf(format1, "toy"); p.Unparsed() != "wrong" || p.Errors() != manifest.ErrorsIncomplete {
 		t.Errorf("answer policy: unparsed %q, errors %q", p.Unparsed(), p.Errors())
 	}
 
@@ -125,7 +126,7 @@ func TestRefusesLaterFormat(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ReadManifest(dir)
+	_, err := manifest.Read(dir)
 	if err == nil {
 		t.Fatal("a format 99 manifest was read")
 	}
@@ -138,7 +139,7 @@ func TestRefusesLaterFormat(t *testing.T) {
 
 // A folder written today carries the format version.
 func TestManifestCarriesFormat(t *testing.T) {
-	b, err := json.Marshal(Manifest{Format: FormatVersion})
+	b, err := json.Marshal(manifest.Manifest{Format: manifest.FormatVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

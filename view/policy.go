@@ -2,7 +2,7 @@ package view
 
 // answerPolicy is how a run counts a task's answers in a paired
 // comparison and in the Correct filter: the engine's rule
-// (runfolder.AnswerPolicy) written out as the table of its eight cases when
+// (manifest.AnswerPolicy) written out as the table of its eight cases when
 // the run is opened, so that a bundle's viewer, compiled without the
 // engine, counts by the same rule.
 type answerPolicy struct {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // rateShare is the part of each provider-stated rate limit this apply
@@ -17,7 +17,7 @@ func rateShare(w io.Writer, st *spec.Study, flag string) (int, error) {
 	default:
 		return 0, fmt.Errorf("--shard-rate %q: give split (1/N of each rate limit per shard) or whole", flag)
 	}
-	sh := (*runfolder.Shard)(nil)
+	sh := (*manifest.Shard)(nil)
 	if st.Selection != nil {
 		sh = st.Selection.Shard
 	}

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // A shard takes 1/N of each stated rate limit unless told otherwise, and
 // says so.
 func TestRateShare(t *testing.T) {
-	st := &spec.Study{Selection: &runfolder.Selection{Shard: &runfolder.Shard{K: 1, N: 4}}}
+	st := &spec.Study{Selection: &manifest.Selection{Shard: &manifest.Shard{K: 1, N: 4}}}
 	var b strings.Builder
 	if n, err := rateShare(&b, st, "split"); err != nil || n != 4 || !strings.Contains(b.String(), "shard 1/4 takes 1/4 of each rate limit") {
 		t.Errorf("split: %d, %v, %q", n, err, b.String())

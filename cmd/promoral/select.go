@@ -4,7 +4,7 @@ import (
 	"io"
 
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 	"github.com/spf13/cobra"
 )
 
@@ -27,7 +27,7 @@ func (f *selectFlags) add(cmd *cobra.Command) {
 // apply narrows the study; a shard gets its own run folder unless out
 // names one.
 func (f *selectFlags) apply(st *spec.Study, out string) error {
-	sel := runfolder.Selection{Models: f.models, Strategies: f.strategies, Tasks: f.tasks, Limit: f.limit}
+	sel := manifest.Selection{Models: f.models, Strategies: f.strategies, Tasks: f.tasks, Limit: f.limit}
 	if f.shard != "" {
 		sh, err := spec.ParseShard(f.shard)
 		if err != nil {

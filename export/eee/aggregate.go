@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // evaluationResults are a model × task's metrics.parquet rows as EEE
 // results: one per row with a value; the rows without one (a status other
 // than ok) are listed in withheld, never given a made-up score.
-func evaluationResults(m *manifest, k key, metrics []row, gen map[string]genConfig) ([]map[string]any, []string) {
+func evaluationResults(m *manifest.Manifest, k key, metrics []row, gen map[string]genConfig) ([]map[string]any, []string) {
 	out := []map[string]any{}
 	var withheld []string
 	for _, r := range metrics {
@@ -91,7 +93,7 @@ var shapes = map[string]metricShape{
 	"brier": {"brier", true, true}, "unparsed_rate": {"rate", true, true}, "mean_confidence": {"confidence", false, true},
 }
 
-func metricConfig(m *manifest, task, metric string, params map[string]any, convention string) map[string]any {
+func metricConfig(m *manifest.Manifest, task, metric string, params map[string]any, convention string) map[string]any {
 	sh, known := shapes[metric]
 	if !known {
 		sh.kind = metric
@@ -135,7 +137,7 @@ func metricConfig(m *manifest, task, metric string, params map[string]any, conve
 
 // sourceData is a task's data: the hub dataset it came from, or its files
 // by name, size and sha256.
-func sourceData(m *manifest, task string) map[string]any {
+func sourceData(m *manifest.Manifest, task string) map[string]any {
 	for _, t := range m.Tasks {
 		if t.Name != task {
 			continue
@@ -187,7 +189,7 @@ func (g genConfig) json() map[string]any {
 }
 
 // generation is each strategy's genConfig within one model × task.
-func generation(m *manifest, results []row, calls map[string][]call) map[string]genConfig {
+func generation(m *manifest.Manifest, results []row, calls map[string][]call) map[string]genConfig {
 	out := map[string]genConfig{}
 	for _, r := range results {
 		s := str(r, "strategy")

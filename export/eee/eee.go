@@ -23,8 +23,7 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
-
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // SchemaVersion is the Every Eval Ever schema version written.
@@ -48,10 +47,6 @@ type Record struct {
 	Results, Rows   int
 	WithheldMetrics int
 }
-
-// manifest is the run folder's manifest.json, read through runfolder
-// (which refuses a format newer than this promoral reads).
-type manifest = runfolder.Manifest
 
 // Export writes the records of the run folder run under dir, in the
 // layout of the Every Eval Ever repository:
@@ -90,8 +85,8 @@ func Export(run, dir string, opts Options) ([]Record, error) {
 	return out, nil
 }
 
-func readManifest(run string) (*manifest, error) {
-	m, err := runfolder.ReadManifest(run)
+func readManifest(run string) (*manifest.Manifest, error) {
+	m, err := manifest.Read(run)
 	if errors.Is(err, fs.ErrNotExist) {
 		path := filepath.Join(run, "manifest.json")
 		return nil, fmt.Errorf("%s: no manifest.json; is %s a run folder? (apply a study to make one)", path, run)
@@ -174,7 +169,7 @@ func readCalls(path string) (map[string][]call, error) {
 }
 
 // writeGroup writes one model × task's aggregate record and samples.
-func writeGroup(dir string, m *manifest, k key, results, metrics []row, calls map[string][]call, opts Options) (Record, error) {
+func writeGroup(dir string, m *manifest.Manifest, k key, results, metrics []row, calls map[string][]call, opts Options) (Record, error) {
 	mi := modelInfo(m, k.model)
 	developer := safeName(mi.developer)
 	evalID := fmt.Sprintf("promoral/%s/%s/%s/%d", m.Run, mi.id, k.task, m.Finished.Unix())
@@ -232,7 +227,7 @@ type model struct {
 	versions                                  []string
 }
 
-func modelInfo(m *manifest, name string) model {
+func modelInfo(m *manifest.Manifest, name string) model {
 	mi := model{name: name, id: name, developer: "unknown", deployment: "unknown"}
 	for _, md := range m.Models {
 		if md.Name != name {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // CheckDeclaredRows fails t for each row of the run folder's
@@ -16,7 +16,7 @@ import (
 // metric names written, by kind.
 func CheckDeclaredRows(t testing.TB, outDir string) map[string]map[string]bool {
 	t.Helper()
-	man, err := runfolder.ReadManifest(outDir)
+	man, err := manifest.Read(outDir)
 	if err != nil {
 		t.Fatal(err)
 	}

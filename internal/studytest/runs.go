@@ -19,7 +19,7 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // ShardTree is the toy study (one-shot and looping strategies on a label
@@ -83,7 +83,7 @@ func ShardApply(t *testing.T, cfg, out string, k, n int) *engine.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Select(runfolder.Selection{Shard: sh}); err != nil {
+	if err := st.Select(manifest.Selection{Shard: sh}); err != nil {
 		t.Fatal(err)
 	}
 	sum, _ := Apply(t, st, out)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/studytest"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // Each metric block's entry of manifest.json carries what its kind
@@ -30,21 +30,21 @@ metrics:
 	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
 	out := filepath.Join(dir, "out")
 	studytest.Apply(t, st, out)
-	m, err := runfolder.ReadManifest(out)
+	m, err := manifest.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]func(d runfolder.BlockDraw) bool{
-		"classification": func(d runfolder.BlockDraw) bool { return d.Bins == 10 && d.Confidence == "chosen" },
-		"pos": func(d runfolder.BlockDraw) bool {
+	want := map[string]func(d manifest.BlockDraw) bool{
+		"classification": func(d manifest.BlockDraw) bool { return d.Bins == 10 && d.Confidence == "chosen" },
+		"pos": func(d manifest.BlockDraw) bool {
 			return d.Bins == 7 && d.Confidence == "positive" && len(d.Counting) == 3
 		},
-		"confidence_study": func(d runfolder.BlockDraw) bool {
+		"confidence_study": func(d manifest.BlockDraw) bool {
 			return d.Bins == 5 && d.ConfidentAbove != nil && *d.ConfidentAbove == 0.6
 		},
 	}
 	for _, b := range m.Metrics {
-		var declared runfolder.BlockDraw
+		var declared manifest.BlockDraw
 		if b.Draw != nil {
 			declared = *b.Draw
 		}

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"fmt"
 	"sort"
 	"strings"
@@ -10,6 +8,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // The spend cap (apply --max-cost, settings.max_cost) bounds what one apply
@@ -35,10 +34,10 @@ import (
 // still missing.
 
 // CapStop is what an apply stopped at its spend cap reports.
-type CapStop = runfolder.CapStop
+type CapStop = manifest.CapStop
 
 // ModelCases is a count of cases of one model.
-type ModelCases = runfolder.ModelCases
+type ModelCases = manifest.ModelCases
 
 // errCapped stops a case at the spend cap. It reads as an interruption:
 // the case has no result in this apply and the next apply continues it.

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +25,7 @@ import (
 	"github.com/promoral/promoral/pipeline/secret"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/transport"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // Direct is a transport.Doer that makes exactly one attempt; tests and the
@@ -86,11 +85,11 @@ type Options struct {
 const DefaultGrace = 60 * time.Second
 
 // Summary is what an apply did; it is also the manifest's counts
-// (runfolder.Summary, whose fields it has).
-type Summary runfolder.Summary
+// (manifest.Summary, whose fields it has).
+type Summary manifest.Summary
 
 // ClassCount is one error class of a run: how many cases, and one of them.
-type ClassCount = runfolder.ClassCount
+type ClassCount = manifest.ClassCount
 
 func (s *Summary) String() string {
 	var b strings.Builder

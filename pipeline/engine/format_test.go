@@ -1,9 +1,11 @@
 package engine_test
 
 import (
-	"github.com/promoral/promoral/internal/studytest"
 	"path/filepath"
 	"testing"
+
+	"github.com/promoral/promoral/internal/studytest"
+	"github.com/promoral/promoral/runfolder/manifest"
 
 	"github.com/promoral/promoral/runfolder"
 )
@@ -14,12 +16,12 @@ func TestApplyWritesFormat(t *testing.T) {
 	dir := studytest.WriteTree(t, studytest.BaseTree(nil))
 	out := filepath.Join(dir, "out")
 	studytest.Apply(t, studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml")), out)
-	m, err := runfolder.ReadManifest(out)
+	m, err := manifest.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Format != runfolder.FormatVersion {
-		t.Errorf("manifest format_version %d, want %d", m.Format, runfolder.FormatVersion)
+	if m.Format != manifest.FormatVersion {
+		t.Errorf("manifest format_version %d, want %d", m.Format, manifest.FormatVersion)
 	}
 	rows := studytest.ReadRows(t, filepath.Join(out, "calls.parquet"))
 	if len(rows) == 0 {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 
 	"bytes"
 	"crypto/sha256"
@@ -158,19 +159,19 @@ func (e *Engine) resultValues(c *spec.Case, r *spec.Result) []any {
 	return e.flatValues(vals, c, r, fields, subsetsVal)
 }
 
-// Manifest is manifest.json (runfolder.Manifest).
-type Manifest = runfolder.Manifest
+// Manifest is manifest.json (manifest.Manifest).
+type Manifest = manifest.Manifest
 
 // ManifestModel records a model entry without anything secret.
-type ManifestModel = runfolder.ManifestModel
+type ManifestModel = manifest.Model
 
 // ManifestTask records a task and its item count.
-type ManifestTask = runfolder.ManifestTask
+type ManifestTask = manifest.Task
 
 func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) error {
 	s := e.study
 	m := Manifest{
-		Summary: runfolder.Summary(*sum), Format: runfolder.FormatVersion, Version: spec.Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
+		Summary: manifest.Summary(*sum), Format: manifest.FormatVersion, Version: spec.Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
 		Files: map[string]string{}, Started: started, Finished: time.Now().UTC(),
 		Seed: s.Run.Settings.Seed, Unparsed: s.UnparsedPolicy(), ModelVersions: e.ModelVersions(),
 	}
@@ -181,12 +182,12 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 		}
 	}
 	for _, md := range s.Models {
-		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: runfolder.Price(md.Spec.Price),
+		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: manifest.Price(md.Spec.Price),
 			Extends: md.Spec.Extends, Factors: md.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, spec.ManifestBlocks(s)
 	for i := range m.Metrics { // aligned with s.Metrics, as ManifestBlocks made them
-		if d, ok := s.Metrics[i].(runfolder.BlockDrawer); ok {
+		if d, ok := s.Metrics[i].(manifest.BlockDrawer); ok {
 			draw := d.BlockDraw()
 			m.Metrics[i].Draw = &draw
 		}

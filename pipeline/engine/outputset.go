@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"fmt"
 	"io"
 	"os"
@@ -14,10 +12,11 @@ import (
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // MergedShard is one shard a merge joined, as the merged manifest lists it.
-type MergedShard = runfolder.MergedShard
+type MergedShard = manifest.MergedShard
 
 // MergeTotals is what the summary of an output set written from other run
 // folders' rows takes from their manifests: what was sent and served is

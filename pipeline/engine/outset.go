@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 
 	"github.com/promoral/promoral/pipeline/parquetio"
 )
@@ -203,7 +204,7 @@ func manifestPartial(dir string) bool {
 		return false
 	}
 	var m struct {
-		Selection *runfolder.Selection `json:"selection"`
+		Selection *manifest.Selection `json:"selection"`
 	}
 	return json.Unmarshal(data, &m) == nil && m.Selection.Partial()
 }

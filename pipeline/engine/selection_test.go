@@ -13,7 +13,7 @@ import (
 	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/scoring"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // A selected apply reads and adds to the same journal, marks its outputs
@@ -27,7 +27,7 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 	whole, _ := studytest.Apply(t, studytest.MustLoad(t, cfg), out)
 
 	st := studytest.MustLoad(t, cfg)
-	if err := st.Select(runfolder.Selection{Strategies: []string{"one_shot"}, Limit: 3}); err != nil {
+	if err := st.Select(manifest.Selection{Strategies: []string{"one_shot"}, Limit: 3}); err != nil {
 		t.Fatal(err)
 	}
 	sum, res := studytest.Apply(t, st, out)
@@ -79,7 +79,7 @@ func TestReapplyDoesNotTakeAnotherSelectionsRows(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	run := func(strategy string) *engine.Summary {
 		st := studytest.MustLoad(t, cfg)
-		if err := st.Select(runfolder.Selection{Strategies: []string{strategy}}); err != nil {
+		if err := st.Select(manifest.Selection{Strategies: []string{strategy}}); err != nil {
 			t.Fatal(err)
 		}
 		sum, _, err := engine.NewEngine(st, engine.Options{OutDir: out, NoResults: true, Scorer: scoring.New()}).Run(context.Background())

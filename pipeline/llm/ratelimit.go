@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -110,8 +109,14 @@ func (r RateLimits) Any() bool {
 	return false
 }
 
-// ParseRateLimits reads h (nil is fine) as of now.
-func ParseRateLimits(h http.Header, now time.Time) RateLimits {
+// Header is a lookup of a reply's headers by name, as http.Header.Get
+// does it (case aside; "" when absent). The contract takes a lookup, not
+// an http.Header, so that it names no transport.
+type Header func(name string) string
+
+// ParseRateLimits reads the headers h looks up (nil: none) as of now;
+// a provider passes its reply's http.Header.Get.
+func ParseRateLimits(h Header, now time.Time) RateLimits {
 	var r RateLimits
 	if h == nil {
 		return r
@@ -127,41 +132,60 @@ func ParseRateLimits(h http.Header, now time.Time) RateLimits {
 		r.Dims[dim] = RateWindow{Known: true, Limit: l, Remaining: rem, Reset: max(reset, 0), Header: header}
 	}
 	for dim, kind := range map[int]string{DimRequests: "requests", DimTokens: "tokens"} {
-		if l := h.Get("X-Ratelimit-Limit-" + kind); l != "" {
-			d, _ := time.ParseDuration(strings.TrimSpace(h.Get("X-Ratelimit-Reset-" + kind)))
-			set(dim, "x-ratelimit-%s-"+kind, l, h.Get("X-Ratelimit-Remaining-"+kind), d)
+		if l := h("X-Ratelimit-Limit-" + kind); l != "" {
+			d, _ := time.ParseDuration(strings.TrimSpace(h("X-Ratelimit-Reset-" + kind)))
+			set(dim, "x-ratelimit-%s-"+kind, l, h("X-Ratelimit-Remaining-"+kind), d)
 		}
 	}
 	for dim, kind := range map[int]string{DimRequests: "requests", DimTokens: "tokens", DimInputTokens: "input-tokens", DimOutputTokens: "output-tokens"} {
 		p := "Anthropic-Ratelimit-" + kind + "-"
-		if l := h.Get(p + "Limit"); l != "" {
+		if l := h(p + "Limit"); l != "" {
 			var d time.Duration
-			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(p+"Reset"))); err == nil {
+			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h(p+"Reset"))); err == nil {
 				d = t.Sub(now)
 			}
-			set(dim, "anthropic-ratelimit-"+kind+"-%s", l, h.Get(p+"Remaining"), d)
+			set(dim, "anthropic-ratelimit-"+kind+"-%s", l, h(p+"Remaining"), d)
 		}
 	}
-	if l := h.Get("X-Ratelimit-Limit"); l != "" {
+	if l := h("X-Ratelimit-Limit"); l != "" {
 		var d time.Duration
-		if f, err := strconv.ParseFloat(strings.TrimSpace(h.Get("X-Ratelimit-Reset")), 64); err == nil && f > 0 && f < 1e9 {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(h("X-Ratelimit-Reset")), 64); err == nil && f > 0 && f < 1e9 {
 			d = time.Duration(f * float64(time.Second))
 		}
-		set(DimRequests, "x-ratelimit-%s", l, h.Get("X-Ratelimit-Remaining"), d)
+		set(DimRequests, "x-ratelimit-%s", l, h("X-Ratelimit-Remaining"), d)
 	}
-	if l := h.Get("X-Tokenlimit-Limit"); l != "" {
-		set(DimTokens, "x-tokenlimit-%s", l, h.Get("X-Tokenlimit-Remaining"), 0)
+	if l := h("X-Tokenlimit-Limit"); l != "" {
+		set(DimTokens, "x-tokenlimit-%s", l, h("X-Tokenlimit-Remaining"), 0)
 	}
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+	if v := strings.TrimSpace(h("Retry-After-Ms")); v != "" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 1e12 {
 			r.RetryAfter = time.Duration(f * float64(time.Millisecond))
 		}
-	} else if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+	} else if v := strings.TrimSpace(h("Retry-After")); v != "" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 1e9 {
 			r.RetryAfter = time.Duration(f * float64(time.Second))
-		} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		} else if t, err := parseHTTPTime(v); err == nil && t.After(now) {
 			r.RetryAfter = t.Sub(now)
 		}
 	}
 	return r
+}
+
+// httpTimeFormats are the date formats HTTP allows (RFC 9110, 5.6.7), the
+// preferred one first, as net/http's ParseTime reads them.
+var httpTimeFormats = []string{
+	"Mon, 02 Jan 2006 15:04:05 GMT",
+	time.RFC850,
+	time.ANSIC,
+}
+
+// parseHTTPTime reads an HTTP date (a Retry-After that is not a number
+// of seconds) in any of the formats HTTP allows.
+func parseHTTPTime(v string) (t time.Time, err error) {
+	for _, f := range httpTimeFormats {
+		if t, err = time.Parse(f, v); err == nil {
+			return t, nil
+		}
+	}
+	return t, err
 }

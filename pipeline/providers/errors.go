@@ -107,7 +107,7 @@ func statusError(af apiFailure, header http.Header, cfg *Config, wrapped error, 
 		e.Class = llm.ClassRejected
 		what = "request rejected"
 	}
-	e.RateLimits = llm.ParseRateLimits(header, now)
+	e.RateLimits = llm.ParseRateLimits(header.Get, now)
 	if e.Kind == llm.Transient {
 		e.RetryAfter = retryAfter(header, now)
 		if e.RetryAfter == 0 {

@@ -289,7 +289,7 @@ func hostOf(baseURL string) string {
 // limits reads the rate-limit headers of the call's reply.
 func (c *call) limits() llm.RateLimits {
 	_, h := c.x.get()
-	rl := llm.ParseRateLimits(h, time.Now())
+	rl := llm.ParseRateLimits(h.Get, time.Now())
 	rl.Wrote = c.wrote()
 	return rl
 }

@@ -74,7 +74,7 @@ func TestParseRateLimits(t *testing.T) {
 	h.Set("Anthropic-Ratelimit-Input-Tokens-Reset", "2026-01-02T03:04:07Z")
 	h.Set("Anthropic-Ratelimit-Output-Tokens-Limit", "8000")
 	h.Set("Anthropic-Ratelimit-Output-Tokens-Remaining", "oops")
-	rl := llm.ParseRateLimits(h, now)
+	rl := llm.ParseRateLimits(h.Get, now)
 	if r := rl.Dims[llm.DimRequests]; r.Limit != 50 || r.Remaining != 49 || r.Reset != time.Second {
 		t.Errorf("requests = %+v", r)
 	}
@@ -90,7 +90,7 @@ func TestParseRateLimits(t *testing.T) {
 	h.Set("X-Ratelimit-Reset", "0.5")
 	h.Set("X-Tokenlimit-Limit", "180000")
 	h.Set("X-Tokenlimit-Remaining", "179000")
-	rl = llm.ParseRateLimits(h, now)
+	rl = llm.ParseRateLimits(h.Get, now)
 	if r := rl.Dims[llm.DimRequests]; r.Limit != 600 || r.Remaining != 598 || r.Reset != 500*time.Millisecond {
 		t.Errorf("Together requests = %+v", r)
 	}

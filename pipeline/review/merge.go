@@ -17,7 +17,7 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // ShardManifest reads the manifest of a shard folder's finished outputs.
@@ -198,7 +198,7 @@ func checkShards(st *spec.Study, dirs []string) ([]shardIn, error) {
 	return shards, nil
 }
 
-func unshardedFlags(sel *runfolder.Selection) string {
+func unshardedFlags(sel *manifest.Selection) string {
 	u := sel.Unsharded()
 	if f := u.Flags(); f != "" {
 		return f

@@ -9,7 +9,7 @@ import (
 
 	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/review"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // BenchmarkMerge measures promoral merge alone: 4 shards of a scripted
@@ -30,7 +30,7 @@ func BenchmarkMerge(b *testing.B) {
 	var dirs []string
 	for k := range n {
 		st := studytest.MustLoad(b, cfg)
-		if err := st.Select(runfolder.Selection{Shard: &runfolder.Shard{K: k, N: n}}); err != nil {
+		if err := st.Select(manifest.Selection{Shard: &manifest.Shard{K: k, N: n}}); err != nil {
 			b.Fatal(err)
 		}
 		d := filepath.Join(dir, fmt.Sprintf("shard-%d", k))

@@ -15,7 +15,7 @@ import (
 	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/scoring"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // N shards merged equal one process: results row for row in case order,
@@ -144,7 +144,7 @@ func TestMergeRefuses(t *testing.T) {
 	limited := filepath.Join(dir, "out/limited-1")
 	{
 		st := studytest.MustLoad(t, cfg)
-		if err := st.Select(runfolder.Selection{Limit: 2, Shard: &runfolder.Shard{K: 1, N: 3}}); err != nil {
+		if err := st.Select(manifest.Selection{Limit: 2, Shard: &manifest.Shard{K: 1, N: 3}}); err != nil {
 			t.Fatal(err)
 		}
 		studytest.Apply(t, st, limited)

@@ -10,7 +10,7 @@ import (
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // PlanRow is the plan for one model (or the total).
@@ -87,7 +87,7 @@ type Plan struct {
 	Notes      []string       `json:"notes"`
 	// Selection is set when the plan covers part of the study (plan
 	// --model, --strategy, --task, --limit, --shard).
-	Selection *runfolder.Selection `json:"selection,omitempty"`
+	Selection *manifest.Selection `json:"selection,omitempty"`
 	// Data lists the hub datasets: cached, or what a first run fetches.
 	Data []spec.PlanData `json:"data,omitempty"`
 	// Power is what the compare blocks can detect (MakePower).

@@ -2,7 +2,6 @@ package review
 
 import (
 	"fmt"
-	"github.com/promoral/promoral/runfolder"
 	"math"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // RunDiffOptions adjust a comparison of two run folders.
@@ -77,8 +77,8 @@ type Flip struct {
 }
 
 // runManifest reads what a run folder's manifest says, if it has one.
-func runManifest(dir string) *runfolder.Manifest {
-	m, err := runfolder.ReadManifest(dir)
+func runManifest(dir string) *manifest.Manifest {
+	m, err := manifest.Read(dir)
 	if err != nil {
 		return nil
 	}
@@ -180,13 +180,13 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		errOld   bool
 		errNew   bool
 		repeats  bool
-		pOld, pN runfolder.AnswerPolicy
+		pOld, pN manifest.AnswerPolicy
 	}
 	pairs := map[key]*pair{}
 	var keys []key
 	// scored says whether an answer enters the comparison under its run's
 	// policy, and whether it counts as correct.
-	scored := func(a answer, p runfolder.AnswerPolicy) (ok, correct bool) {
+	scored := func(a answer, p manifest.AnswerPolicy) (ok, correct bool) {
 		return p.Score(a.errored, a.parsed, a.correct)
 	}
 	for _, r := range nr {
@@ -196,7 +196,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		k := key{fmt.Sprint(r["model"]), fmt.Sprint(r["strategy"]), fmt.Sprint(r["task"])}
 		p := pairs[k]
 		if p == nil {
-			p = &pair{pOld: runfolder.PolicyFor(om, k.task), pN: runfolder.PolicyFor(nm, k.task), at: map[string]int{}}
+			p = &pair{pOld: manifest.PolicyFor(om, k.task), pN: manifest.PolicyFor(nm, k.task), at: map[string]int{}}
 			pairs[k] = p
 			keys = append(keys, k)
 		}
@@ -276,11 +276,11 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		c.Cells = append(c.Cells, cell)
 	}
 	setMDEs(c.Cells, ps)
-	pol := func(m *runfolder.Manifest) string {
+	pol := func(m *manifest.Manifest) string {
 		var parts []string
 		seen := map[string]bool{}
 		for _, k := range keys {
-			p := runfolder.PolicyFor(m, k.task)
+			p := manifest.PolicyFor(m, k.task)
 			s := fmt.Sprintf("unparsed %s, errors %s", p.Unparsed(), p.Errors())
 			if !seen[s] {
 				seen[s] = true
@@ -293,7 +293,7 @@ func CompareRuns(oldDir, newDir string, o RunDiffOptions) (*RunComparison, error
 		fmt.Sprintf("paired bootstrap seed %d (%s)", c.Seed, c.SeedFrom))
 	for _, r := range []struct {
 		side string
-		m    *runfolder.Manifest
+		m    *manifest.Manifest
 	}{{"old", om}, {"new", nm}} {
 		if r.m != nil && r.m.Selection.Partial() {
 			c.Notes = append(c.Notes, fmt.Sprintf("the %s run covers part of its study (%s): its figures describe those cases only", r.side, r.m.Selection.Describe()))

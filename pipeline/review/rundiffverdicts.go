@@ -1,13 +1,12 @@
 package review
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/promoral/promoral/internal/wrap"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // Judges' verdicts across two runs: when a finished run is judged again
@@ -42,7 +41,7 @@ func judged(r map[string]any) bool {
 }
 
 // compareVerdicts pairs the judged cases of two runs' results rows.
-func compareVerdicts(oldRows, newRows []map[string]any, om, nm *runfolder.Manifest) []VerdictCell {
+func compareVerdicts(oldRows, newRows []map[string]any, om, nm *manifest.Manifest) []VerdictCell {
 	old := map[string]map[string]any{}
 	for _, r := range oldRows {
 		if judged(r) {
@@ -83,7 +82,7 @@ func compareVerdicts(oldRows, newRows []map[string]any, om, nm *runfolder.Manife
 
 // judgeOfTask names a task's judge as a run's manifest records it ("" when
 // it does not).
-func judgeOfTask(m *runfolder.Manifest, task string) string {
+func judgeOfTask(m *manifest.Manifest, task string) string {
 	if m == nil {
 		return ""
 	}

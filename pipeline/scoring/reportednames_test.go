@@ -8,7 +8,7 @@ import (
 	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // ReadResultSet takes a report_as task's model and strategy names from the
@@ -20,7 +20,7 @@ func TestReadResultSetReportedNamesFromRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A share of the recorded replies across all their models and strategies.
-	if err := st.Select(runfolder.Selection{Tasks: []string{"promoral_replies"}, Shard: &runfolder.Shard{K: 3, N: 60}}); err != nil {
+	if err := st.Select(manifest.Selection{Tasks: []string{"promoral_replies"}, Shard: &manifest.Shard{K: 3, N: 60}}); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()

@@ -15,6 +15,7 @@ import (
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // metricColumns are metrics.parquet's columns (runfolder.MetricColumns).
@@ -222,7 +223,7 @@ func (sc *Scores) Write(dir string) error {
 // markSelection marks scores computed on part of a study: the selection on
 // every metric row (metrics.parquet's selection column) and as a last
 // column of every table, so no figure of a part passes for the study's.
-func (sc *Scores) markSelection(sel *runfolder.Selection) {
+func (sc *Scores) markSelection(sel *manifest.Selection) {
 	if !sel.Partial() {
 		return
 	}

@@ -2,21 +2,22 @@ package spec
 
 import (
 	"encoding/json"
+
 	"github.com/promoral/promoral/pipeline/yamlstrict"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 
 	"gopkg.in/yaml.v3"
 )
 
 // ManifestBlocks describes the study's metric blocks.
-func ManifestBlocks(st *Study) []runfolder.ManifestBlock {
-	var out []runfolder.ManifestBlock
+func ManifestBlocks(st *Study) []manifest.Block {
+	var out []manifest.Block
 	for i, m := range st.Metrics {
 		if i >= len(st.Blocks) {
 			break
 		}
 		b := st.Blocks[i]
-		mb := runfolder.ManifestBlock{Name: b.BlockName(), Kind: b.Kind, Tasks: b.Tasks, Errors: b.ErrorsPolicy()}
+		mb := manifest.Block{Name: b.BlockName(), Kind: b.Kind, Tasks: b.Tasks, Errors: b.ErrorsPolicy()}
 		if up, ok := m.(UnparsedPolicier); ok {
 			if mb.Unparsed = up.UnparsedOverride(); mb.Unparsed == "" {
 				mb.Unparsed = st.UnparsedPolicy()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // A value written after a derivation is a check: equal, it is accepted;
@@ -109,7 +109,7 @@ func TestFactorsFromItemsUnderShard(t *testing.T) {
 		"configs/run.yaml":                studytest.RecordedRun,
 	})
 	st := studytest.MustLoad(t, filepath.Join(dir, "configs/run.yaml"))
-	if err := st.Select(runfolder.Selection{Shard: &runfolder.Shard{K: 1, N: 3}}); err != nil {
+	if err := st.Select(manifest.Selection{Shard: &manifest.Shard{K: 1, N: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	n := 0

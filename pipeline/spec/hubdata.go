@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/promoral/promoral/runfolder"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/hub"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // TaskData is where a task's items came from.
@@ -246,18 +246,18 @@ func cut(s string, n int) string {
 
 // ManifestDataOf is what manifest.json records of a task's data: the
 // files it read, with their sizes and hashes.
-func ManifestDataOf(t *Task) *runfolder.ManifestData {
+func ManifestDataOf(t *Task) *manifest.Data {
 	if t.Data == nil || len(t.Data.Files) == 0 {
 		return nil
 	}
-	md := &runfolder.ManifestData{}
+	md := &manifest.Data{}
 	if t.Data.Hub != nil {
 		md.Hub = t.Data.Hub.Name()
 	}
 	if e := t.Data.Entry; e != nil {
 		md.Commit = e.Commit
 		for i, f := range e.Files {
-			md.Files = append(md.Files, runfolder.ManifestFile{Path: t.Data.Files[i], Size: f.Size, SHA256: f.SHA256})
+			md.Files = append(md.Files, manifest.File{Path: t.Data.Files[i], Size: f.Size, SHA256: f.SHA256})
 		}
 		return md
 	}
@@ -270,7 +270,7 @@ func ManifestDataOf(t *Task) *runfolder.ManifestData {
 		n, err := io.Copy(h, f)
 		f.Close()
 		if err == nil {
-			md.Files = append(md.Files, runfolder.ManifestFile{Path: p, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+			md.Files = append(md.Files, manifest.File{Path: p, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
 		}
 	}
 	return md

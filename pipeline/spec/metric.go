@@ -9,7 +9,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -57,9 +57,9 @@ func (m *MetricBase) BlockName() string {
 
 // Errors policies of a metric block (errors:).
 const (
-	ErrorsIncomplete = runfolder.ErrorsIncomplete
-	ErrorsExclude    = runfolder.ErrorsExclude
-	ErrorsUnparsed   = runfolder.ErrorsUnparsed
+	ErrorsIncomplete = manifest.ErrorsIncomplete
+	ErrorsExclude    = manifest.ErrorsExclude
+	ErrorsUnparsed   = manifest.ErrorsUnparsed
 )
 
 // ErrorsPolicy is the block's errors: policy (decoding gives a block that

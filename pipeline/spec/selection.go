@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"github.com/promoral/promoral/runfolder"
-
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
@@ -10,10 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // ParseShard reads k/N (0 <= k < N).
-func ParseShard(s string) (*runfolder.Shard, error) {
+func ParseShard(s string) (*manifest.Shard, error) {
 	a, b, ok := strings.Cut(strings.TrimSpace(s), "/")
 	k, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
@@ -25,7 +25,7 @@ func ParseShard(s string) (*runfolder.Shard, error) {
 	case k < 0 || k >= n:
 		return nil, fmt.Errorf("--shard %q: k counts from 0 to N-1 (0/%d … %d/%d); a Slurm array --array=0-%d or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX gives it", s, n, n-1, n, n-1)
 	}
-	return &runfolder.Shard{K: k, N: n, Key: runfolder.ShardKey}, nil
+	return &manifest.Shard{K: k, N: n, Key: manifest.ShardKey}, nil
 }
 
 // shardOf is the shard (of n) that the cases of an item belong to.
@@ -44,7 +44,7 @@ func shardOf(task, item string, n int) int {
 // cases, numbered from 0. A name the study does not have is an error with
 // the near miss; so is a filter that leaves no cell. An empty shard is not
 // an error: a small study cut in many shards has some.
-func (s *Study) Select(sel runfolder.Selection) error {
+func (s *Study) Select(sel manifest.Selection) error {
 	sel.CasesAll = s.NumCases()
 	check := func(flag string, names []string, known []string) error {
 		for _, n := range names {
@@ -118,7 +118,7 @@ func (s *Study) Select(sel runfolder.Selection) error {
 
 // whyNoCell explains an empty selection: a judge model named as a model,
 // or names that never meet in one cell.
-func (s *Study) whyNoCell(sel runfolder.Selection) string {
+func (s *Study) whyNoCell(sel manifest.Selection) string {
 	for _, m := range sel.Models {
 		for _, c := range s.Cells {
 			if j := c.Task.Judge; j != nil && j.Model != nil && j.Model.Name == m {
@@ -136,7 +136,7 @@ func (t *Task) resetShapes() {
 
 // ShardDir is a shard's default run folder, beside the study's: its own
 // journal, so shards on one shared disk never contend for a lock.
-func ShardDir(out string, sh *runfolder.Shard) string {
+func ShardDir(out string, sh *manifest.Shard) string {
 	return fmt.Sprintf("%s-shard-%d-of-%d", filepath.Clean(out), sh.K, sh.N)
 }
 

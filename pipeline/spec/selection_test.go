@@ -7,7 +7,7 @@ import (
 
 	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 func caseIDs(st *spec.Study) []string {
@@ -26,16 +26,16 @@ func TestSelectPicksExactlyTheCells(t *testing.T) {
 	cfg := filepath.Join(dir, "configs/run.yaml")
 	for _, c := range []struct {
 		name string
-		sel  runfolder.Selection
+		sel  manifest.Selection
 		want []string
 	}{
-		{"strategy and limit", runfolder.Selection{Strategies: []string{"loop"}, Limit: 2},
+		{"strategy and limit", manifest.Selection{Strategies: []string{"loop"}, Limit: 2},
 			[]string{"bot/loop/toy/a", "bot/loop/toy/b"}},
-		{"task", runfolder.Selection{Tasks: []string{"safety"}},
+		{"task", manifest.Selection{Tasks: []string{"safety"}},
 			[]string{"bot/reply/safety/h1", "bot/reply/safety/b1", "bot/reply/safety/h2", "bot/reply/safety/b2"}},
-		{"two strategies, one task, limit 1", runfolder.Selection{Strategies: []string{"one_shot", "reply"}, Tasks: []string{"toy"}, Limit: 1},
+		{"two strategies, one task, limit 1", manifest.Selection{Strategies: []string{"one_shot", "reply"}, Tasks: []string{"toy"}, Limit: 1},
 			[]string{"bot/one_shot/toy/a"}},
-		{"model, limit over the item count", runfolder.Selection{Models: []string{"bot"}, Tasks: []string{"toy"}, Strategies: []string{"one_shot"}, Limit: 100},
+		{"model, limit over the item count", manifest.Selection{Models: []string{"bot"}, Tasks: []string{"toy"}, Strategies: []string{"one_shot"}, Limit: 100},
 			[]string{"bot/one_shot/toy/a", "bot/one_shot/toy/b", "bot/one_shot/toy/c", "bot/one_shot/toy/d", "bot/one_shot/toy/e", "bot/one_shot/toy/f"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,15 +54,15 @@ func TestSelectPicksExactlyTheCells(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		sel   runfolder.Selection
+		sel   manifest.Selection
 		parts []string
 	}{
-		{runfolder.Selection{Models: []string{"bto"}}, []string{"--model bto", "no such model", "bot"}},
-		{runfolder.Selection{Strategies: []string{"loops"}}, []string{"--strategy loops", "loop"}},
-		{runfolder.Selection{Tasks: []string{"toys"}}, []string{"--task toys", "toy"}},
-		{runfolder.Selection{Strategies: []string{"reply"}, Tasks: []string{"toy"}}, []string{"selects no cell"}},
-		{runfolder.Selection{Models: []string{"judge-bot"}}, []string{"only judges task safety"}},
-		{runfolder.Selection{Limit: -1}, []string{"--limit -1"}},
+		{manifest.Selection{Models: []string{"bto"}}, []string{"--model bto", "no such model", "bot"}},
+		{manifest.Selection{Strategies: []string{"loops"}}, []string{"--strategy loops", "loop"}},
+		{manifest.Selection{Tasks: []string{"toys"}}, []string{"--task toys", "toy"}},
+		{manifest.Selection{Strategies: []string{"reply"}, Tasks: []string{"toy"}}, []string{"selects no cell"}},
+		{manifest.Selection{Models: []string{"judge-bot"}}, []string{"only judges task safety"}},
+		{manifest.Selection{Limit: -1}, []string{"--limit -1"}},
 	} {
 		studytest.WantErr(t, studytest.MustLoad(t, cfg).Select(c.sel), c.parts...)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/spec"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // A case's shard depends on its task and item only: adding a model or a
@@ -43,7 +43,7 @@ func shardMap(t *testing.T, cfg string, n int) map[string]int {
 	out := map[string]int{}
 	for k := 0; k < n; k++ {
 		st := studytest.MustLoad(t, cfg)
-		if err := st.Select(runfolder.Selection{Shard: &runfolder.Shard{K: k, N: n}}); err != nil {
+		if err := st.Select(manifest.Selection{Shard: &manifest.Shard{K: k, N: n}}); err != nil {
 			t.Fatal(err)
 		}
 		st.EachCase(func(c *spec.Case) bool {

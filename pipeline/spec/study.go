@@ -16,7 +16,7 @@ import (
 	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parse"
-	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // Study is a loaded, validated run file with everything it references.
@@ -54,7 +54,7 @@ type Study struct {
 	Skipped []string
 	// Selection is set when Select narrowed the study to part of its
 	// cases (selection.go); nil for the whole study.
-	Selection *runfolder.Selection
+	Selection *manifest.Selection
 	// ResultsKey names what the cases' results depend on (resultsKey).
 	ResultsKey string
 	// casesDigest: CasesDigest, computed once (Select and Connect change

@@ -51,7 +51,7 @@ func TestLyingHeaders(t *testing.T) {
 			f := newFake(func(context.Context, string, int) (*llm.Response, error) {
 				r := ok("x")
 				r.Usage = llm.Usage{PromptTokens: 10, CompletionTokens: 5}
-				r.RateLimits = llm.ParseRateLimits(h, time.Now())
+				r.RateLimits = llm.ParseRateLimits(h.Get, time.Now())
 				return r, nil
 			})
 			var mu sync.Mutex

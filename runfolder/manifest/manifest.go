@@ -1,4 +1,4 @@
-package runfolder
+package manifest
 
 import "time"
 
@@ -7,7 +7,7 @@ type Manifest struct {
 	Summary
 	// Format is the run folder's format version (FormatVersion when
 	// written). A folder written before the field existed has none;
-	// ReadManifest reads it as format 1.
+	// Read reads it as format 1.
 	Format        int                 `json:"format_version,omitempty"`
 	Version       string              `json:"version"`
 	ConfigFile    string              `json:"config_file"`
@@ -17,14 +17,14 @@ type Manifest struct {
 	Finished      time.Time           `json:"finished"`
 	Seed          int64               `json:"seed"`
 	Unparsed      string              `json:"unparsed_policy"`
-	Models        []ManifestModel     `json:"models"`
+	Models        []Model             `json:"models"`
 	ModelVersions map[string][]string `json:"model_versions"`
 	Strategies    []string            `json:"strategies"`
-	Tasks         []ManifestTask      `json:"tasks"`
+	Tasks         []Task              `json:"tasks"`
 	// Factors are the condition factor columns; Metrics every metric
 	// block with the policies it scored under (numbers).
-	Factors []string        `json:"factors,omitempty"`
-	Metrics []ManifestBlock `json:"metrics,omitempty"`
+	Factors []string `json:"factors,omitempty"`
+	Metrics []Block  `json:"metrics,omitempty"`
 	// ResultsKey names what the results depend on (not the metric blocks),
 	// JournalBytes the journal's size when they were written: a re-apply
 	// with the same key takes their good rows instead of walking again.
@@ -35,8 +35,8 @@ type Manifest struct {
 	CasesDigest string `json:"cases_digest,omitempty"`
 }
 
-// ManifestModel records a model entry without anything secret.
-type ManifestModel struct {
+// Model records a model entry without anything secret.
+type Model struct {
 	Name     string `json:"name"`
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
@@ -47,12 +47,12 @@ type ManifestModel struct {
 	Factors map[string]string `json:"factors,omitempty"`
 }
 
-// ManifestTask records a task and its item count.
-type ManifestTask struct {
-	Name  string        `json:"name"`
-	Items int           `json:"items"`
-	Data  *ManifestData `json:"data,omitempty"`
-	Judge string        `json:"judge,omitempty"` // the task's judge: strategy, and "on <model>" when it calls one
+// Task records a task and its item count.
+type Task struct {
+	Name  string `json:"name"`
+	Items int    `json:"items"`
+	Data  *Data  `json:"data,omitempty"`
+	Judge string `json:"judge,omitempty"` // the task's judge: strategy, and "on <model>" when it calls one
 }
 
 // Summary is what an apply did; it is also the manifest's counts.
@@ -162,10 +162,10 @@ type MergedShard struct {
 	Finished    time.Time `json:"finished"`
 }
 
-// ManifestBlock records a metric block in manifest.json: what it scored
+// Block records a metric block in manifest.json: what it scored
 // and under which policies, so a reader of the numbers (or the report)
 // can say how each was counted.
-type ManifestBlock struct {
+type Block struct {
 	Name  string   `json:"name"`
 	Kind  string   `json:"kind"`
 	Tasks []string `json:"tasks,omitempty"`
@@ -183,16 +183,16 @@ type ManifestBlock struct {
 	Draw *BlockDraw `json:"draw,omitempty"`
 }
 
-// ManifestData records a task's data in manifest.json: every file read
+// Data records a task's data in manifest.json: every file read
 // with its sha256, and the hub reference and commit it came from.
-type ManifestData struct {
-	Hub    string         `json:"hub,omitempty"`
-	Commit string         `json:"commit,omitempty"`
-	Files  []ManifestFile `json:"files"`
+type Data struct {
+	Hub    string `json:"hub,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	Files  []File `json:"files"`
 }
 
-// ManifestFile is one data file a task read.
-type ManifestFile struct {
+// File is one data file a task read.
+type File struct {
 	Path   string `json:"path"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`

@@ -1,4 +1,4 @@
-package runfolder
+package manifest
 
 import (
 	"encoding/json"
@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 )
 
-// ReadManifest reads the manifest.json of the run folder dir (the outputs
+// Read reads the manifest.json of the run folder dir (the outputs
 // in force). A folder written by a later format than FormatVersion is an
 // error naming both versions; one written before format_version existed
 // reads as format 1.
-func ReadManifest(dir string) (*Manifest, error) {
+func Read(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, "manifest.json")
 	data, err := os.ReadFile(path)
 	if err != nil {

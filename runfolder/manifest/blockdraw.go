@@ -1,4 +1,4 @@
-package runfolder
+package manifest
 
 import "fmt"
 
@@ -39,7 +39,7 @@ type BlockDrawer interface {
 // Drawn is what the block declares for the report: its Draw, or, in a
 // folder written before blocks declared one, the same facts read from the
 // kind and settings that folder recorded (the kinds that had any then).
-func (b ManifestBlock) Drawn() BlockDraw {
+func (b Block) Drawn() BlockDraw {
 	if b.Draw != nil {
 		return *b.Draw
 	}

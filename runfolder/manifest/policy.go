@@ -1,4 +1,4 @@
-package runfolder
+package manifest
 
 // Errors policies of a metric block (errors:), as the manifest's
 // errors_policy names them.
@@ -17,7 +17,7 @@ type AnswerPolicy struct{ unparsed, errors string }
 // AnswerPolicyOf reads the policy from the run folder's manifest (the
 // defaults when it has none or it cannot be read).
 func AnswerPolicyOf(runDir, task string) AnswerPolicy {
-	m, err := ReadManifest(runDir)
+	m, err := Read(runDir)
 	if err != nil {
 		m = nil
 	}

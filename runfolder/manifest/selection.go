@@ -1,4 +1,4 @@
-package runfolder
+package manifest
 
 import (
 	"fmt"

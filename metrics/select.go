@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
 )
@@ -170,11 +168,12 @@ func (m *selectCandidate) Compute(rs *spec.ResultSet) (*spec.MetricOutput, error
 	}
 	out.Tables = []spec.CSVTable{tbl}
 	if m.write != "" {
-		path := filepath.Join(rs.OutDir, m.write)
-		if err := writeChosen(path, rs.Study.Run.Name, m.varN, chosen); err != nil {
+		data, err := chosenFile(rs.Study.Run.Name, m.varN, chosen)
+		if err != nil {
 			return nil, fmt.Errorf("select_candidate: %w", err)
 		}
-		fmt.Fprintf(&text, "\n  written to %s", path)
+		out.Files = append(out.Files, spec.OutFile{Name: m.write, Data: data})
+		fmt.Fprintf(&text, "\n  written to %s", filepath.Join(rs.OutDir, m.write))
 	}
 	out.Text = text.String()
 	return out, nil
@@ -253,8 +252,8 @@ func stringList(v any) ([]string, error) {
 	return nil, fmt.Errorf("is %T, not a list", v)
 }
 
-// writeChosen writes {<model>: {<var>: <text>}} atomically.
-func writeChosen(path, run, varName string, chosen map[string]map[string]string) error {
+// chosenFile is the vars file of the chosen texts, {<model>: {<var>: <text>}}.
+func chosenFile(run, varName string, chosen map[string]map[string]string) ([]byte, error) {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# Per-model %s chosen by the select_candidate metric of run %s.\n", varName, run)
 	fmt.Fprintf(&buf, "# Read by the models' vars_file; rerun the selection to replace it.\n")
@@ -264,14 +263,11 @@ func writeChosen(path, run, varName string, chosen map[string]map[string]string)
 		enc := yaml.NewEncoder(&buf)
 		enc.SetIndent(2)
 		if err := enc.Encode(chosen); err != nil {
-			return err
+			return nil, err
 		}
 		if err := enc.Close(); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return parquetio.WriteFileAtomic(path, buf.Bytes())
+	return buf.Bytes(), nil
 }

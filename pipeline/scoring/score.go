@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -41,7 +42,10 @@ type Scores struct {
 	Factors []string
 	Rows    []spec.MetricRow
 	Tables  []spec.CSVTable // sorted by name, each with its block column first
-	Texts   []string
+	// Files are the files the blocks write into the run folder besides
+	// their tables (a select_candidate block's chosen texts).
+	Files []spec.OutFile
+	Texts []string
 	// Selection describes the part of the study the rows were computed
 	// on ("" for the whole study): every row and table carries it.
 	Selection string
@@ -114,6 +118,12 @@ func ComputeScores(rs *spec.ResultSet) (*Scores, error) {
 				t.Rows[j] = append([]string{base.BlockName()}, t.Rows[j]...)
 			}
 			tables[t.Name] = t
+		}
+		for _, f := range out.Files {
+			if !filepath.IsLocal(f.Name) {
+				return nil, fmt.Errorf("metric block %s writes %s, outside the run folder: a bug in the metric kind, please report it", base.BlockName(), f.Name)
+			}
+			sc.Files = append(sc.Files, f)
 		}
 		if out.Text != "" {
 			sc.Texts = append(sc.Texts, out.Text)
@@ -214,6 +224,15 @@ func (sc *Scores) Write(dir string) error {
 			return err
 		}
 		if err := parquetio.WriteFileAtomic(filepath.Join(dir, t.Name+".csv"), buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	for _, f := range sc.Files {
+		path := filepath.Join(dir, f.Name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := parquetio.WriteFileAtomic(path, f.Data); err != nil {
 			return err
 		}
 	}

@@ -461,9 +461,19 @@ func (r *MetricRow) Key() string {
 type MetricOutput struct {
 	Rows   []MetricRow
 	Tables []CSVTable
+	// Files are written into the run folder (each Name relative to it)
+	// with the block's tables, by scoring: a kind does no I/O, and scoring
+	// in memory (diff, a re-score from the journal) writes none.
+	Files []OutFile
 	// Text is printed after the run's summary line (e.g. a comparison with
 	// published figures); empty for none.
 	Text string
+}
+
+// OutFile is a file a metric block writes into the run folder.
+type OutFile struct {
+	Name string
+	Data []byte
 }
 
 // CSVTable is written as <name>.csv in the run folder.

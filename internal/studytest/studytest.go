@@ -15,6 +15,7 @@ import (
 	"github.com/promoral/promoral/internal/needs"
 	_ "github.com/promoral/promoral/metrics" // registers the metric kinds
 	"github.com/promoral/promoral/pipeline/engine"
+	_ "github.com/promoral/promoral/pipeline/hub" // reads datasets named by hub reference
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages" // the stage kinds the studies use

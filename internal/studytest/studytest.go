@@ -16,6 +16,7 @@ import (
 	_ "github.com/promoral/promoral/metrics"                     // registers the metric kinds
 	_ "github.com/promoral/promoral/pipeline/dataset/parquetfmt" // reads Parquet datasets and pilots
 	"github.com/promoral/promoral/pipeline/engine"
+	_ "github.com/promoral/promoral/pipeline/hub" // reads datasets named by hub reference
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
 	_ "github.com/promoral/promoral/stages" // the stage kinds the studies use

@@ -108,6 +108,17 @@ type Error struct {
 
 func (e *Error) Error() string { return "dataset " + e.Dataset + ": " + e.Msg }
 
+// As gives the error as a *dataset.Unreachable when the hub could not be
+// reached at all (Net).
+func (e *Error) As(target any) bool {
+	u, ok := target.(**dataset.Unreachable)
+	if !ok || !e.Net {
+		return false
+	}
+	*u = &dataset.Unreachable{Ref: e.Ref, Endpoint: e.Endpoint, Cause: e.Cause}
+	return true
+}
+
 type revisionInfo struct {
 	SHA      string `json:"sha"`
 	Siblings []struct {

@@ -30,6 +30,38 @@ func CacheDir() string {
 	return filepath.Join(base, "promoral", "datasets")
 }
 
+func init() { dataset.RegisterHub(Open) }
+
+// Open is the dataset.HubSource of a run file: the shared cache
+// (CacheDir), the run's lock file and the hub named by the environment
+// (FromEnv). It fails when the lock file cannot be read.
+func Open(o dataset.HubOptions) (dataset.HubSource, error) {
+	lock, err := ReadLock(LockPath(o.RunFile))
+	if err != nil {
+		return nil, err
+	}
+	return source{&Data{Client: FromEnv(), Cache: CacheDir(), Lock: lock, Fetch: o.Fetch, Update: o.Update,
+		Progress: o.Progress, Ctx: o.Ctx, RunFile: o.RunFile}}, nil
+}
+
+// source is a Data seen as a dataset.HubSource.
+type source struct{ d *Data }
+
+func (s source) Files(task string, ref *dataset.Hub) ([]string, error) { return s.d.Files(task, ref) }
+func (s source) OfflineHint() string                                   { return s.d.OfflineHint() }
+
+func (s source) Entry(task string, ref *dataset.Hub) *dataset.LockEntry {
+	e := s.d.Entry(task, ref)
+	if e == nil {
+		return nil
+	}
+	out := &dataset.LockEntry{Commit: e.Commit, Files: make([]dataset.LockedFile, len(e.Files))}
+	for i, f := range e.Files {
+		out.Files[i] = dataset.LockedFile{Size: f.Size, SHA256: f.SHA256}
+	}
+	return out
+}
+
 // Data finds the files of datasets named by hub reference: in the cache,
 // verified against the lock, or (with Fetch) from the hub.
 type Data struct {
@@ -57,6 +89,9 @@ func (e *NotCachedError) Error() string {
 	return fmt.Sprintf("dataset %s (%s) is not in the cache (%s): run `promoral data pull %s` (on a machine without network: run it on one with network, copy %s to the same place here, or point PROMORAL_DATA_DIR at the copy, and copy the lock file %s beside the run file)",
 		e.Name, e.ID, e.Cache, e.RunFile, e.Cache, filepath.Base(LockPath(e.RunFile)))
 }
+
+// Is makes the error dataset.ErrNotCached.
+func (e *NotCachedError) Is(target error) bool { return target == dataset.ErrNotCached }
 
 // Dir is where a locked dataset's files live in the cache.
 func (d *Data) Dir(e *Entry) string {

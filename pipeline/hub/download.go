@@ -18,12 +18,8 @@ import (
 	"github.com/promoral/promoral/pipeline/dataset"
 )
 
-// Progress follows a download: Start is called once per file with its
-// size (0 when unknown) and the bytes already there (a resumed part); the
-// returned add is called as bytes arrive and end when the file is done.
-type Progress interface {
-	Start(label string, size, have int64) (add func(n int), end func(err error))
-}
+// Progress follows a download (dataset.Progress).
+type Progress = dataset.Progress
 
 // Fetched is what a download learned of its file.
 type Fetched struct {

@@ -9,8 +9,10 @@
 //
 //   - loading (load.go, spec.go, task.go, strategy.go, hubdata.go): LoadWith
 //     reads the run file, the task, strategy and model files it
-//     uses, and the datasets, local or by hub reference; settings, limits
-//     and the run's name are checked there (harden.go);
+//     uses, and the datasets, local or by hub reference (through the
+//     dataset.HubSource that pipeline/hub registers: spec does not import
+//     the hub client); settings, limits and the run's name are checked
+//     there (harden.go);
 //   - the study (study.go): models, strategies, tasks with their items, the
 //     cells of the matrix and each Case, its ordinal and id; Select narrows
 //     it to a Selection (selection.go: cells, item limits, shards);

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral/pipeline/dataset"
-	"github.com/promoral/promoral/pipeline/hub"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"github.com/promoral/promoral/runfolder/manifest"
 )
@@ -23,7 +22,7 @@ type TaskData struct {
 	// Hub is the task's hub reference (nil for a local file).
 	Hub *dataset.Hub
 	// Entry is the lock's entry for it, when the data is cached.
-	Entry *hub.Entry
+	Entry *dataset.LockEntry
 	// Files are the local files read (the cache's verified copies for a
 	// hub reference); none while Pending.
 	Files []string
@@ -49,22 +48,22 @@ func (s *Study) PendingData() []*Task {
 	return out
 }
 
-// hubData is the loader's view of the dataset cache and lock.
-func (l *loader) hubData(o LoadOptions) (*hub.Data, error) {
+// hubData is the loader's view of the dataset cache and lock (through the
+// registered dataset.HubSource).
+func (l *loader) hubData(o LoadOptions) (dataset.HubSource, error) {
 	if l.data != nil {
 		return l.data, nil
-	}
-	lock, err := hub.ReadLock(hub.LockPath(l.runFile))
-	if err != nil {
-		return nil, err
 	}
 	upd := map[string]bool{}
 	for _, n := range o.Update {
 		upd[n] = true
 	}
-	l.data = &hub.Data{Client: hub.FromEnv(), Cache: hub.CacheDir(), Lock: lock, Fetch: o.Fetch, Update: upd,
-		Progress: o.Progress, Ctx: o.Ctx, RunFile: l.runFile}
-	return l.data, nil
+	d, err := dataset.OpenHub(dataset.HubOptions{RunFile: l.runFile, Fetch: o.Fetch, Update: upd, Progress: o.Progress, Ctx: o.Ctx})
+	if err != nil {
+		return nil, err
+	}
+	l.data = d
+	return d, nil
 }
 
 // resolveData finds the local files of a task's hub reference before the
@@ -92,21 +91,26 @@ func (l *loader) resolveData(spec *TaskSpec, o LoadOptions, allowFixtures bool, 
 		return td
 	}
 	d, err := l.hubData(o)
+	if errors.Is(err, dataset.ErrNoHub) {
+		l.ds.Addf(l.runFile, line, field, "import github.com/promoral/promoral/pipeline/hub in the program that loads the study, as cmd/promoral and internal/studytest do",
+			"task %s reads dataset.hub %s: %v", spec.Name, h.ID, err)
+		td.Pending = true
+		return td
+	}
 	if err != nil {
 		l.ds.Addf(l.runFile, 0, "", "fix or delete the lock file", "%v", err)
 		return td
 	}
 	files, err := d.Files(spec.Name, h)
-	var nc *hub.NotCachedError
-	var he *hub.Error
+	var un *dataset.Unreachable
 	switch {
-	case errors.As(err, &he) && he.Net && o.unreached != nil:
-		o.unreached.add(DownloadFailure{Task: spec.Name, Ref: he.Ref, Endpoint: he.Endpoint, Cause: he.Cause, File: l.runFile, Line: line, Field: field}, d.OfflineHint())
+	case errors.As(err, &un) && o.unreached != nil:
+		o.unreached.add(DownloadFailure{Task: spec.Name, Ref: un.Ref, Endpoint: un.Endpoint, Cause: un.Cause, File: l.runFile, Line: line, Field: field}, d.OfflineHint())
 		td.Pending = true
 	case err == nil:
 		td.Files, td.Entry = files, d.Entry(spec.Name, h)
 		spec.Dataset.Files = files
-	case errors.As(err, &nc) && !o.NeedData:
+	case errors.Is(err, dataset.ErrNotCached) && !o.NeedData:
 		td.Pending, td.NotCached = true, err
 	default:
 		l.ds.Addf(l.runFile, line, field, "", "%v", err)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/promoral/promoral"
 	"github.com/promoral/promoral/pipeline/dataset"
-	"github.com/promoral/promoral/pipeline/hub"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 
 	"github.com/promoral/promoral/pipeline/scripted"
@@ -42,7 +41,7 @@ type loader struct {
 	// items takes the fields of datasets too large to keep in memory.
 	items *dataset.Store
 	// data is the dataset cache and lock, once a task names hub data.
-	data *hub.Data
+	data dataset.HubSource
 	// factorDecls are the factor declarations of every layer of each
 	// model, task and strategy spec (factorspec.go).
 	factorDecls map[any]map[string][]factorDecl
@@ -111,7 +110,7 @@ type LoadOptions struct {
 	// their lock entries (data pull --update).
 	Update []string
 	// Progress follows downloads; Ctx stops them.
-	Progress hub.Progress
+	Progress dataset.Progress
 	Ctx      context.Context
 
 	// unreached collects the datasets the hub could not be reached for.

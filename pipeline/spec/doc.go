@@ -27,8 +27,10 @@
 //   - factors, repeats and sweeps (factors.go, factorspec.go, repeats.go,
 //     sweep.go): the columns that label each case, derived or declared;
 //   - metric blocks as declared (metric.go, blocks.go, reduce.go): the
-//     metric kinds registered with RegisterMetric, their configs, the
-//     ResultSet and MetricRow they compute over and into;
+//     metric kinds registered with RegisterMetric, their configs and the
+//     rows they declare, the ResultSet and MetricRow they compute over and
+//     into, and the helpers kinds share (SetCI for intervals, the reducers,
+//     MajorityLabel);
 //   - human verdicts (human.go, human3.go) and subset marks;
 //   - the JSON Schema of every file kind (schema.go), from the same field
 //     specs that drive validation;
@@ -40,9 +42,14 @@
 // call only through Exec.Call. The engine implements Exec and keeps the
 // case's running state (outputs, visits, spend, trace) private. A stage
 // that fails in a way of its own names the class with a ClassError
-// (errclass.go), which the engine records as the case's error_class. Stage kinds (package
-// stages) import this package and register themselves; neither this
-// package nor the engine knows a kind by name.
+// (errclass.go), which the engine records as the case's error_class.
+//
+// Stage and metric kinds (packages stages and metrics) import this package
+// as their contract and register themselves; neither this package nor the
+// engine knows a kind by name. It builds light for them: no engine,
+// provider SDK, network client or Apache Arrow, directly or not (the hub
+// and the Parquet format plug into package dataset from their own
+// packages; TestSpecBuildsWithoutHub checks it).
 //
 // What it does not do: it never calls a model, writes none of a run's outputs and
 // computes no metric. It imports nothing of the engine (package engine),

@@ -1,9 +1,9 @@
 package batch
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/promoral/promoral/internal/deptest"
 )
 
 // The transports sit below the engine: batch and transport build without
@@ -11,18 +11,12 @@ import (
 // them. (Their tests may still run them in an engine, from a _test
 // package.)
 func TestTransportsBuildWithoutEngine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
 	for _, pkg := range []string{".", "../transport"} {
-		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
-		}
-		for _, p := range strings.Fields(string(out)) {
-			if p == "github.com/promoral/promoral/pipeline/engine" {
-				t.Errorf("%s imports the engine (%s)", pkg, p)
+		deptest.Forbid(t, pkg, func(dep string) string {
+			if dep == deptest.Module+"pipeline/engine" {
+				return "the engine sits above the transports"
 			}
-		}
+			return ""
+		})
 	}
 }

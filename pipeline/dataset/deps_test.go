@@ -1,28 +1,21 @@
 package dataset
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/promoral/promoral/internal/deptest"
 )
 
 // dataset and simulated, which stage and metric kinds reach through the
 // study's types, link no Apache Arrow, directly or not: Parquet comes in
 // through pipeline/dataset/parquetfmt, which only programs import.
 func TestBuildsWithoutArrow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	for _, pkg := range []string{"github.com/promoral/promoral/pipeline/dataset", "github.com/promoral/promoral/pipeline/simulated"} {
-		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
-		}
-		for _, p := range strings.Fields(string(out)) {
-			if strings.HasPrefix(p, "github.com/apache/arrow-go/") {
-				t.Errorf("%s imports %s (Arrow); read Parquet in pipeline/dataset/parquetfmt", pkg, p)
-				break
+	for _, pkg := range []string{deptest.Module + "pipeline/dataset", deptest.Module + "pipeline/simulated"} {
+		deptest.Forbid(t, pkg, func(dep string) string {
+			if deptest.HasPrefix(dep, deptest.Arrow) {
+				return "Arrow; read Parquet in pipeline/dataset/parquetfmt"
 			}
-		}
+			return ""
+		})
 	}
 }

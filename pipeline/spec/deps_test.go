@@ -1,9 +1,9 @@
 package spec_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/promoral/promoral/internal/deptest"
 )
 
 // The kinds' contract builds light: spec reaches the dataset hub only
@@ -12,20 +12,14 @@ import (
 // the stage and metric kinds that import it, build neither the hub client,
 // net/http nor Apache Arrow.
 func TestSpecBuildsWithoutHub(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, p := range strings.Fields(string(out)) {
+	m := deptest.Module
+	deptest.Forbid(t, ".", func(dep string) string {
 		switch {
-		case p == "github.com/promoral/promoral/pipeline/hub", p == "net/http",
-			p == "github.com/promoral/promoral/pipeline/parquetio", p == "github.com/promoral/promoral/runfolder":
-			t.Errorf("pipeline/spec imports %s", p)
-		case strings.HasPrefix(p, "github.com/apache/arrow-go/"):
-			t.Errorf("pipeline/spec imports Arrow's %s", p)
+		case dep == m+"pipeline/hub" || dep == "net/http":
+			return "loading reaches the hub through dataset.HubSource"
+		case dep == m+"pipeline/parquetio" || dep == m+"runfolder" || deptest.HasPrefix(dep, deptest.Arrow):
+			return "Parquet comes in through pipeline/dataset/parquetfmt"
 		}
-	}
+		return ""
+	})
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/spec/schema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 )
@@ -18,8 +18,8 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // schema/*.json are checked in for yaml-language-server; they must match
 // what `promoral schema` generates from the stage kinds' specs.
 func TestSchemaFilesAreCurrent(t *testing.T) {
-	for _, kind := range spec.SchemaKinds {
-		data, _ := json.MarshalIndent(spec.Schema(kind), "", "  ")
+	for _, kind := range schema.Kinds {
+		data, _ := json.MarshalIndent(schema.Of(kind), "", "  ")
 		data = append(data, '\n')
 		path := filepath.Join("..", "..", "schema", kind+".json")
 		if *update {
@@ -37,7 +37,7 @@ func TestSchemaFilesAreCurrent(t *testing.T) {
 
 func compileSchema(t *testing.T, kind string) *jsonschema.Schema {
 	t.Helper()
-	data, _ := json.Marshal(spec.Schema(kind))
+	data, _ := json.Marshal(schema.Of(kind))
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
 	if err != nil {
 		t.Fatal(err)

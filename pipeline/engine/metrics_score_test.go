@@ -10,6 +10,7 @@ import (
 	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/spec/schema"
 )
 
 // Metric blocks declared in YAML, decoded strictly and run after the cases
@@ -105,7 +106,7 @@ metrics:
 
 // The metric kinds' fields reach the run file's JSON Schema.
 func TestMetricKindsInSchemaScore(t *testing.T) {
-	s := spec.Schema("run")
+	s := schema.Of("run")
 	defs, _ := s["$defs"].(map[string]any)
 	for _, k := range []string{"classification", "contrast", "choice", "safety", "umss", "confidence_study", "efficiency", "compare", "reference"} {
 		d, ok := defs["metric_"+k].(map[string]any)

@@ -32,8 +32,6 @@
 //     into, and the helpers kinds share (SetCI for intervals, the reducers,
 //     MajorityLabel);
 //   - human verdicts (human.go, human3.go) and subset marks;
-//   - the JSON Schema of every file kind (schema.go), from the same field
-//     specs that drive validation;
 //   - the results key (reusekey.go): what a case's result depends on, so
 //     the engine can tell when an earlier result still holds.
 //
@@ -50,6 +48,9 @@
 // provider SDK, network client or Apache Arrow, directly or not (the hub
 // and the Parquet format plug into package dataset from their own
 // packages; TestSpecBuildsWithoutHub checks it).
+//
+// The JSON Schema of every file kind is written from the same field specs
+// by package schema (pipeline/spec/schema).
 //
 // What it does not do: it never calls a model, writes none of a run's outputs and
 // computes no metric. It imports nothing of the engine (package engine),

@@ -515,6 +515,17 @@ func fieldLine(n *yaml.Node, key string) int {
 	return n.Line
 }
 
+// enumOf is the closed set a field of a config struct declares (its enum
+// tag), so validation and the schema read one list.
+func enumOf(t reflect.Type, field string) []string {
+	for _, f := range yamlstrict.Fields(t) {
+		if f.Name == field {
+			return f.Enum
+		}
+	}
+	return nil
+}
+
 // providerKinds is the provider field's closed set, from its enum tag (the
 // schema reads the same list).
 var providerKinds = func() map[string]bool {

@@ -1,32 +1,37 @@
-package spec
+// Package schema writes the JSON Schema of each kind of config file from
+// the same struct tags that drive strict decoding (package spec and every
+// registered stage and metric kind), so editors complete and check what
+// promoral accepts. It reads spec's exported field specs only.
+package schema
 
 import (
 	"reflect"
 	"strings"
 
+	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"gopkg.in/yaml.v3"
 )
 
-// Schema kinds: one JSON Schema per kind of config file.
-var SchemaKinds = []string{"run", "strategy", "task", "model"}
+// Kinds are the kinds of config file, one JSON Schema each.
+var Kinds = []string{"run", "strategy", "task", "model"}
 
-// Schema returns the JSON Schema (draft 2020-12) of one kind of config file,
+// Of returns the JSON Schema (draft 2020-12) of one kind of config file,
 // generated from the same struct tags that drive strict decoding, and from
 // every registered stage and metric kind's own config struct, so editors
 // (yaml-language-server) complete and check what promoral accepts.
-func Schema(kind string) map[string]any {
+func Of(kind string) map[string]any {
 	g := &schemaGen{defs: map[string]any{}}
 	var root map[string]any
 	switch kind {
 	case "run":
-		root = g.of(reflect.TypeOf(RunFile{}))
+		root = g.of(reflect.TypeOf(spec.RunFile{}))
 	case "strategy":
-		root = g.of(reflect.TypeOf(StrategySpec{}))
+		root = g.of(reflect.TypeOf(spec.StrategySpec{}))
 	case "task":
-		root = g.of(reflect.TypeOf(TaskSpec{}))
+		root = g.of(reflect.TypeOf(spec.TaskSpec{}))
 	case "model":
-		root = g.of(reflect.TypeOf(ModelSpec{}))
+		root = g.of(reflect.TypeOf(spec.ModelSpec{}))
 	default:
 		return nil
 	}
@@ -41,11 +46,11 @@ func Schema(kind string) map[string]any {
 type schemaGen struct{ defs map[string]any }
 
 var (
-	stageNodeType  = reflect.TypeOf(StageNode{})
-	metricNodeType = reflect.TypeOf(MetricNode{})
-	matrixType     = reflect.TypeOf(Matrix{})
-	stringListType = reflect.TypeOf(StringList{})
-	factorType     = reflect.TypeOf(FactorValue{})
+	stageNodeType  = reflect.TypeOf(spec.StageNode{})
+	metricNodeType = reflect.TypeOf(spec.MetricNode{})
+	matrixType     = reflect.TypeOf(spec.Matrix{})
+	stringListType = reflect.TypeOf(spec.StringList{})
+	factorType     = reflect.TypeOf(spec.FactorValue{})
 )
 
 // ref returns a $ref to a named definition, generating it once.
@@ -64,7 +69,7 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	case stageNodeType:
 		return g.ref("stage", func() map[string]any {
 			var alts []any
-			for _, k := range Kinds() {
+			for _, k := range spec.Kinds() {
 				s := g.of(k.ConfigType())
 				s["description"] = k.Doc
 				props := s["properties"].(map[string]any)
@@ -76,7 +81,7 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	case metricNodeType:
 		return g.ref("metric", func() map[string]any {
 			var alts []any
-			for _, k := range MetricKinds() {
+			for _, k := range spec.MetricKinds() {
 				s := g.of(reflect.TypeOf(k.New()).Elem())
 				s["description"] = k.Doc
 				props := s["properties"].(map[string]any)
@@ -89,12 +94,12 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 			return map[string]any{"oneOf": alts}
 		})
 	case matrixType:
-		block := g.of(reflect.TypeOf(MatrixBlock{}))
+		block := g.of(reflect.TypeOf(spec.MatrixBlock{}))
 		return map[string]any{"oneOf": []any{block, map[string]any{"type": "array", "items": block}}}
 	case factorType:
 		return g.ref("factor", func() map[string]any {
 			derive := func(field string) map[string]any {
-				f, _ := reflect.TypeOf(FactorValue{}).FieldByName(field)
+				f, _ := reflect.TypeOf(spec.FactorValue{}).FieldByName(field)
 				name := strings.Split(f.Tag.Get("yaml"), ",")[0]
 				return map[string]any{"type": "object", "required": []any{name}, "additionalProperties": false,
 					"properties": map[string]any{name: map[string]any{"type": "string", "description": f.Tag.Get("doc")}}}
@@ -197,17 +202,6 @@ func withBounds(s map[string]any, lo, hi *float64) map[string]any {
 		out["maximum"] = *hi
 	}
 	return out
-}
-
-// enumOf is the closed set a field of a config struct declares (its enum
-// tag), so validation and the schema read one list.
-func enumOf(t reflect.Type, field string) []string {
-	for _, f := range yamlstrict.Fields(t) {
-		if f.Name == field {
-			return f.Enum
-		}
-	}
-	return nil
 }
 
 // withDoc adds a description without disturbing a $ref (2020-12 allows

@@ -5,6 +5,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 func init() {
@@ -54,7 +55,7 @@ func (c *ChoiceConfig) Build(b *spec.MetricBuild) spec.Metric {
 	m := &choice{errs: c.MetricBase.ErrorsPolicy(), options: c.Options, forms: c.Forms, itemKey: c.ItemKey}
 	for i, s := range c.Forms {
 		if b.Study.Strategy(s) == nil {
-			b.Errf(fmt.Sprintf("forms[%d]", i), spec.NameHint(s, b.Study.StrategyNames(), "name a strategy declared under strategies"), "no strategy %q", s)
+			b.Errf(fmt.Sprintf("forms[%d]", i), yamlstrict.NameHint(s, b.Study.StrategyNames(), "name a strategy declared under strategies"), "no strategy %q", s)
 		}
 	}
 	m.tasks = selectTasks(b, func(t *spec.Task) string {

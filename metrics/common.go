@@ -15,6 +15,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // Helpers shared by the metric kinds. Every metric reads the
@@ -137,7 +138,7 @@ func selectTasks(b *spec.MetricBuild, fits func(t *spec.Task) string) map[string
 		for i, name := range b.Base.Tasks {
 			t := b.Study.Task(name)
 			if t == nil {
-				b.Errf(fmt.Sprintf("tasks[%d]", i), spec.NameHint(name, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", name)
+				b.Errf(fmt.Sprintf("tasks[%d]", i), yamlstrict.NameHint(name, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", name)
 				continue
 			}
 			if why := fits(t); why != "" {
@@ -390,7 +391,7 @@ func compileSubsets(b *spec.MetricBuild, tasks map[string]*spec.Task, only []str
 	}
 	for i, n := range only {
 		if !found[n] {
-			b.Errf(fmt.Sprintf("subsets[%d]", i), spec.NameHint(n, subsetNames(tasks), "name a subset declared in the task's subsets:"), "no scored task has a subset %q", n)
+			b.Errf(fmt.Sprintf("subsets[%d]", i), yamlstrict.NameHint(n, subsetNames(tasks), "name a subset declared in the task's subsets:"), "no scored task has a subset %q", n)
 		}
 	}
 	return s

@@ -8,6 +8,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 func init() {
@@ -97,7 +98,7 @@ func checkPairNames(b *spec.MetricBuild, pairs [][]string, byModel bool, tasks m
 	for i, p := range pairs {
 		for j, n := range p {
 			if !slices.Contains(known, n) {
-				b.Errf(fmt.Sprintf("pairs[%d][%d]", i, j), spec.NameHint(n, known, "name a "+what+" of this run"), "no %s %q", what, n)
+				b.Errf(fmt.Sprintf("pairs[%d][%d]", i, j), yamlstrict.NameHint(n, known, "name a "+what+" of this run"), "no %s %q", what, n)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/promoral/promoral/pipeline/audit"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"github.com/promoral/promoral/runfolder/manifest"
 )
 
@@ -165,7 +166,7 @@ func (c *JudgeAgreementConfig) Build(b *spec.MetricBuild) spec.Metric {
 	m.calib = map[string]bool{}
 	for i, name := range c.Calibration {
 		if m.tasks[name] == nil {
-			b.Errf(fmt.Sprintf("calibration[%d]", i), spec.NameHint(name, sortedTaskNames(m.tasks), "name a task the block scores"), "task %q is not one of the block's tasks", name)
+			b.Errf(fmt.Sprintf("calibration[%d]", i), yamlstrict.NameHint(name, sortedTaskNames(m.tasks), "name a task the block scores"), "task %q is not one of the block's tasks", name)
 		}
 		m.calib[name] = true
 	}

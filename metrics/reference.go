@@ -15,6 +15,7 @@ import (
 	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"github.com/promoral/promoral/runfolder/manifest"
 )
 
@@ -120,24 +121,24 @@ func (c *ReferenceConfig) Build(b *spec.MetricBuild) spec.Metric {
 	blockNamed := func(name string) bool { return slices.Contains(blocks, name) }
 	const fromHint = "name a classification or safety block of this run"
 	if c.From != "" && !blockNamed(c.From) {
-		b.Errf("from", spec.NameHint(c.From, blocks, fromHint), "no classification or safety block %q", c.From)
+		b.Errf("from", yamlstrict.NameHint(c.From, blocks, fromHint), "no classification or safety block %q", c.From)
 	}
 	for i, d := range c.Datasets {
 		t := b.Study.Task(d.Task)
 		if t == nil {
-			b.Errf(fmt.Sprintf("datasets[%d].task", i), spec.NameHint(d.Task, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", d.Task)
+			b.Errf(fmt.Sprintf("datasets[%d].task", i), yamlstrict.NameHint(d.Task, b.Study.TaskNames(), "name a task declared under tasks"), "no task %q", d.Task)
 			continue
 		}
 		if d.Subset != "" {
 			if _, ok := t.Spec.Subsets[d.Subset]; !ok {
-				b.Errf(fmt.Sprintf("datasets[%d].subset", i), spec.NameHint(d.Subset, subsetNames(map[string]*spec.Task{t.Name: t}), "name a subset from the task's subsets:"), "task %s has no subset %q", d.Task, d.Subset)
+				b.Errf(fmt.Sprintf("datasets[%d].subset", i), yamlstrict.NameHint(d.Subset, subsetNames(map[string]*spec.Task{t.Name: t}), "name a subset from the task's subsets:"), "task %s has no subset %q", d.Task, d.Subset)
 			}
 		}
 		if err == nil && !have[d.Dataset] {
 			b.Errf(fmt.Sprintf("datasets[%d].dataset", i), "use a value of the CSV's dataset column", "%s has no rows of dataset %q", c.File, d.Dataset)
 		}
 		if d.From != "" && !blockNamed(d.From) {
-			b.Errf(fmt.Sprintf("datasets[%d].from", i), spec.NameHint(d.From, blocks, fromHint), "no classification or safety block %q", d.From)
+			b.Errf(fmt.Sprintf("datasets[%d].from", i), yamlstrict.NameHint(d.From, blocks, fromHint), "no classification or safety block %q", d.From)
 		}
 		m.tasks[t.Name] = t
 	}

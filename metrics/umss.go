@@ -8,6 +8,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/spec"
 	"github.com/promoral/promoral/pipeline/stats"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"github.com/promoral/promoral/runfolder/manifest"
 )
 
@@ -111,7 +112,7 @@ func (c *UMSSMetricConfig) Build(b *spec.MetricBuild) spec.Metric {
 		t := b.Study.Task(in.Task)
 		switch {
 		case t == nil:
-			b.Errf(at+".task", spec.NameHint(in.Task, b.Study.TaskNames(), "name a task of this run, or list competence: explicitly"), "no task %q", in.Task)
+			b.Errf(at+".task", yamlstrict.NameHint(in.Task, b.Study.TaskNames(), "name a task of this run, or list competence: explicitly"), "no task %q", in.Task)
 			continue
 		case t.Spec.Gold == "":
 			b.Errf(at+".task", "", "task %s has no gold labels", in.Task)
@@ -122,7 +123,7 @@ func (c *UMSSMetricConfig) Build(b *spec.MetricBuild) spec.Metric {
 		}
 		if in.Subset != "" {
 			if _, ok := t.Spec.Subsets[in.Subset]; !ok {
-				b.Errf(at+".subset", spec.NameHint(in.Subset, subsetNames(map[string]*spec.Task{t.Name: t}), "name a subset from the task's subsets:"), "task %s has no subset %q", in.Task, in.Subset)
+				b.Errf(at+".subset", yamlstrict.NameHint(in.Subset, subsetNames(map[string]*spec.Task{t.Name: t}), "name a subset from the task's subsets:"), "task %s has no subset %q", in.Task, in.Subset)
 			}
 		}
 		tasks[t.Name] = t
@@ -131,7 +132,7 @@ func (c *UMSSMetricConfig) Build(b *spec.MetricBuild) spec.Metric {
 	m.subsets = compileSubsets(b, tasks, nil)
 	st := c.Safety
 	if m.safety = b.Study.Task(st); m.safety == nil {
-		b.Errf("safety", spec.NameHint(st, b.Study.TaskNames(), "name the task whose judged replies give ASR and RTA"), "no task %q", st)
+		b.Errf("safety", yamlstrict.NameHint(st, b.Study.TaskNames(), "name the task whose judged replies give ASR and RTA"), "no task %q", st)
 	} else if why := m.kinds.fits(m.safety); why != "" {
 		b.Errf("safety", "", "task %s: %s", st, why)
 	}

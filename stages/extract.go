@@ -13,6 +13,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/parse"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 func init() {
@@ -100,7 +101,7 @@ func (c *ExtractConfig) Build(b *spec.Build) spec.Stage {
 		x.text = b.Expr("text", c.Text, false)
 	case c.From != "":
 		if !b.Names[c.From] {
-			b.Errf("from", spec.NameHint(c.From, b.StageNames(), "name a prompt stage of this strategy"), "no stage %q", c.From)
+			b.Errf("from", yamlstrict.NameHint(c.From, b.StageNames(), "name a prompt stage of this strategy"), "no stage %q", c.From)
 		}
 	default:
 		for i := b.Index - 1; i >= 0; i-- {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 func init() {
@@ -84,7 +85,7 @@ func (c *PromptConfig) Build(b *spec.Build) spec.Stage {
 			}
 		}
 		if !found || name == c.Name && len(c.Continue) == 1 {
-			b.Errf("continue", spec.NameHint(name, b.StageNames(), "name another prompt stage of this strategy"), "no stage %q to continue", name)
+			b.Errf("continue", yamlstrict.NameHint(name, b.StageNames(), "name another prompt stage of this strategy"), "no stage %q to continue", name)
 		}
 	}
 	if len(c.Messages) == 0 {

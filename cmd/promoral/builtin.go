@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/promoral/promoral"
-	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // resolveConfig turns a built-in study's name (quickstart) into the path of
@@ -23,7 +23,7 @@ func resolveConfig(arg string, log io.Writer) (string, error) {
 		for n := range promoral.Studies {
 			names = append(names, n)
 		}
-		if d := spec.DidYouMean(arg, names); d != "" && !strings.ContainsAny(arg, `/\.`) {
+		if d := yamlstrict.DidYouMean(arg, names); d != "" && !strings.ContainsAny(arg, `/\.`) {
 			return "", fmt.Errorf("%s: no such file, nor a built-in study; %s", arg, d)
 		}
 		return arg, nil

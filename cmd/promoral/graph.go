@@ -9,6 +9,7 @@ import (
 	"github.com/promoral/promoral/internal/wrap"
 
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"github.com/spf13/cobra"
 )
 
@@ -30,7 +31,7 @@ func newGraph() *cobra.Command {
 				for _, x := range st.Strategies {
 					names = append(names, x.Name)
 				}
-				msg := fmt.Sprintf("no strategy %q in %s: %s", args[1], args[0], spec.NameHint(args[1], names, ""))
+				msg := fmt.Sprintf("no strategy %q in %s: %s", args[1], args[0], yamlstrict.NameHint(args[1], names, ""))
 				return errors.New(strings.Join(wrap.Words(msg, 80-len("promoral: ")), "\n  "))
 			}
 			switch format {

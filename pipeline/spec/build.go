@@ -110,7 +110,7 @@ func CompileExpr(src string, names map[string]bool, asBool bool) (*vm.Program, e
 					known = append(known, n)
 				}
 				msg := fmt.Sprintf("expression %q reads stages.%s, but the strategy has no stage %q", src, r, r)
-				if d := DidYouMean(r, known); d != "" {
+				if d := yamlstrict.DidYouMean(r, known); d != "" {
 					msg += "; " + d
 				}
 				return nil, errors.New(msg)

@@ -20,7 +20,8 @@
 //     with Register compile their configs with a Build into Stages, and
 //     edges, loops and max_visits bounds are checked; ShapeOf gives a
 //     graph's calls at best and at worst (shape.go);
-//   - names and hints (names.go): DidYouMean, NameHint, Plural;
+//   - names (names.go): the names a config may refer to, Plural; the
+//     near-miss hints are yamlstrict.DidYouMean and NameHint;
 //   - expressions and templates (typecheck.go, fasttemplate.go, dryrun.go):
 //     compiled and type-checked at load, every template rendered against
 //     every item shape before any call (a dry run);

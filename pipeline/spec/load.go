@@ -181,7 +181,7 @@ func load(runFile string, ds *yamlstrict.Diags, o LoadOptions) *Study {
 				for k := range modelLayers {
 					earlier = append(earlier, k)
 				}
-				ds.Addf(layers[len(layers)-1].file, n.Line, path+".extends", NameHint(ext, earlier, "extends names a model declared earlier in the list"), "no earlier model %q", ext)
+				ds.Addf(layers[len(layers)-1].file, n.Line, path+".extends", yamlstrict.NameHint(ext, earlier, "extends names a model declared earlier in the list"), "no earlier model %q", ext)
 				continue
 			}
 			layers = append(append([]layer(nil), base...), layers...)
@@ -451,10 +451,10 @@ func (l *loader) fileLayer(from string, at *yaml.Node, name, path, dir, what str
 	}
 	hint := fmt.Sprintf("create %s, declare the %s inline, or set %s to the folder that holds it", displayPath(file), what, field)
 	own := yamlNames(dir)
-	if d := DidYouMean(name, append(own, promoral.Names(libDir)...)); d != "" {
+	if d := yamlstrict.DidYouMean(name, append(own, promoral.Names(libDir)...)); d != "" {
 		hint = d + " Or " + hint
 	} else if len(own) > 0 {
-		hint = NameHint(name, own, hint)
+		hint = yamlstrict.NameHint(name, own, hint)
 	}
 	l.ds.Addf(from, at.Line, path, hint, "%s %q not found in %s nor in the shipped library", what, name, displayPath(dir)+string(filepath.Separator))
 	return nil
@@ -648,7 +648,7 @@ func (l *loader) resolveJudges(st *Study) {
 		file, line := t.File, l.line(t.File, "judge", t.Spec.Line)
 		m := st.Model(js.Model)
 		if m == nil && js.Model != "" {
-			l.ds.Addf(file, l.line(t.File, "judge.model", line), "judge.model", NameHint(js.Model, st.ModelNames(), "declare the judge model under models in the run file"), "no model %q for the judge", js.Model)
+			l.ds.Addf(file, l.line(t.File, "judge.model", line), "judge.model", yamlstrict.NameHint(js.Model, st.ModelNames(), "declare the judge model under models in the run file"), "no model %q for the judge", js.Model)
 		}
 		s, ok := judges[js.Strategy]
 		if !ok {
@@ -736,7 +736,7 @@ func (l *loader) resolveMatrix(st *Study, root *yaml.Node) {
 		}
 		check := func(field, name string, exists bool, known []string, what, under string) {
 			if !exists {
-				l.ds.Addf(file, at(field), path+"."+field, NameHint(name, known, "name a "+what+" declared under "+under), "no %s %q", what, name)
+				l.ds.Addf(file, at(field), path+"."+field, yamlstrict.NameHint(name, known, "name a "+what+" declared under "+under), "no %s %q", what, name)
 				ok = false
 			}
 		}
@@ -832,7 +832,7 @@ func (l *loader) checkAppliesTo(st *Study) {
 			if slices.Contains(known, a) {
 				continue
 			}
-			if d := DidYouMean(a, known); d != "" {
+			if d := yamlstrict.DidYouMean(a, known); d != "" {
 				field := fmt.Sprintf("applies_to[%d]", i)
 				l.ds.Addf(s.Spec.File, l.line(s.Spec.File, field, s.Spec.Line), field, d, "applies_to names %q, which is neither a task of this run nor a task type", a)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 )
 
 // Every name a config refers to gets the same help a misspelt field gets:
@@ -111,11 +112,11 @@ func TestDidYouMean(t *testing.T) {
 		"xyz":          "",
 		"completely":   "",
 	} {
-		if got := spec.DidYouMean(name, known); got != want {
-			t.Errorf("DidYouMean(%q) = %q, want %q", name, got, want)
+		if got := yamlstrict.DidYouMean(name, known); got != want {
+			t.Errorf("yamlstrict.DidYouMean(%q) = %q, want %q", name, got, want)
 		}
 	}
-	if got := spec.NameHint("qqq", []string{"b", "a", "a"}, "name one"); got != "name one; known: a, b" {
+	if got := yamlstrict.NameHint("qqq", []string{"b", "a", "a"}, "name one"); got != "name one; known: a, b" {
 		t.Errorf("NameHint = %q", got)
 	}
 }

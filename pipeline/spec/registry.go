@@ -135,7 +135,7 @@ func decodeKind[K any](t *kindTable[K], d *yamlstrict.Decoder, n *yaml.Node, pat
 	k, ok := t.lookup(kn.Value)
 	if !ok {
 		hint := t.hint()
-		if dm := DidYouMean(kn.Value, t.names()); dm != "" {
+		if dm := yamlstrict.DidYouMean(kn.Value, t.names()); dm != "" {
 			hint = dm + " " + hint
 		}
 		d.Errf(kn, yamlstrict.JoinPath(path, "kind"), hint, "unknown %s %q", t.what, kn.Value)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/promoral/promoral/pipeline/yamlstrict"
 	"github.com/promoral/promoral/runfolder/manifest"
 )
 
@@ -50,7 +51,7 @@ func (s *Study) Select(sel manifest.Selection) error {
 		for _, n := range names {
 			if !slices.Contains(known, n) {
 				return fmt.Errorf("%s %s: the study has no such %s; %s", flag, n, strings.TrimPrefix(flag, "--"),
-					NameHint(n, known, ""))
+					yamlstrict.NameHint(n, known, ""))
 			}
 		}
 		return nil

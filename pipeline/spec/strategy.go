@@ -203,7 +203,7 @@ func compileStrategy(spec *StrategySpec, promptsDir string, ds *yamlstrict.Diags
 			if line == 0 {
 				line = spec.Line
 			}
-			ds.Addf(spec.File, line, "verdicts."+part, NameHint(out, slices.Sorted(maps.Keys(spec.Outputs)), "name one of the strategy's outputs"), "verdict %s reads output %q, which the strategy does not declare", part, out)
+			ds.Addf(spec.File, line, "verdicts."+part, yamlstrict.NameHint(out, slices.Sorted(maps.Keys(spec.Outputs)), "name one of the strategy's outputs"), "verdict %s reads output %q, which the strategy does not declare", part, out)
 		}
 	}
 	// Only expressions that compiled are type-checked, and the stages that
@@ -228,10 +228,10 @@ func (s *Strategy) suggest(target string) string {
 	for name := range s.Index {
 		names = append(names, name)
 	}
-	if d := DidYouMean(target, append(names, End)); d != "" {
+	if d := yamlstrict.DidYouMean(target, append(names, End)); d != "" {
 		return d
 	}
-	return NameHint(target, names, "name a stage of this strategy, or end")
+	return yamlstrict.NameHint(target, names, "name a stage of this strategy, or end")
 }
 
 // checkLoops rejects any cycle that does not pass through a stage with

@@ -138,7 +138,7 @@ func (d *Decoder) checkEnum(n *yaml.Node, fv reflect.Value, f FieldInfo, path st
 		return
 	}
 	hint := "use " + orList(f.Enum)
-	if dym := closest(s, f.Enum); dym != "" {
+	if dym := nearest(s, f.Enum); dym != "" {
 		hint = fmt.Sprintf("did you mean %q? %s", dym, hint)
 	}
 	d.Errf(n, path, hint, "unknown %s %q", f.Name, s)
@@ -164,18 +164,4 @@ func orList(values []string) string {
 		return values[0]
 	}
 	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
-}
-
-// closest is the value a typo most likely meant, or "" when none is near.
-func closest(s string, values []string) string {
-	best, bestD := "", 1<<30
-	for _, x := range values {
-		if dd := editDistance(strings.ToLower(s), strings.ToLower(x)); dd < bestD {
-			best, bestD = x, dd
-		}
-	}
-	if best == "" || bestD > 3 || bestD >= len(s) {
-		return ""
-	}
-	return best
 }

@@ -416,43 +416,18 @@ func fieldByIndexAlloc(v reflect.Value, index []int) reflect.Value {
 	return v
 }
 
-// suggest proposes the closest known field name for a typo.
+// suggest proposes the closest known field name for a typo, else lists
+// the fields there are.
 func suggest(name string, fields []FieldInfo) string {
-	best, bestD := "", 1<<30
-	for _, f := range fields {
-		if dd := editDistance(name, f.Name); dd < bestD {
-			best, bestD = f.Name, dd
-		}
-	}
-	if best != "" && bestD <= 3 && bestD < len(name) {
-		return fmt.Sprintf("did you mean %q?", best)
-	}
 	names := make([]string, 0, len(fields))
 	for _, f := range fields {
 		names = append(names, f.Name)
 	}
+	if s := DidYouMean(name, names); s != "" {
+		return s
+	}
 	sort.Strings(names)
 	return "known fields: " + strings.Join(names, ", ")
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // ParseYAML reads one YAML document, turning a syntax error into a diagnostic

@@ -100,11 +100,7 @@ func TestHumanLabelsOfStoredItemsThroughAliases(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sum, _ := studytest.Apply(t, st, out)
-	if sum.Errors != 0 {
-		t.Fatalf("%d errored cases", sum.Errors)
-	}
-	m := metricsByKey(t, out)
+	m := appliedMetrics(t, st, out)
 	wantValue(t, m, "toy_judge/labelled/all/accuracy", float64(want.wholeAgree)/float64(want.harmful), want.harmful)
 	wantValue(t, m, "pub/labelled/all/accuracy", float64(want.pubAgree)/float64(want.harmful), want.harmful)
 	wantValue(t, m, "toy_judge/labelled/harmful/accuracy", float64(want.wholeAgree)/float64(want.harmful), want.harmful)

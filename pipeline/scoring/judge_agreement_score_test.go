@@ -115,6 +115,16 @@ metrics:
 }
 
 // metricsByKey reads metrics.parquet keyed "strategy/task/subset/metric".
+// appliedMetrics applies st into out, which must leave no case errored,
+// and returns its metric rows by key (metricsByKey).
+func appliedMetrics(t *testing.T, st *spec.Study, out string) map[string]map[string]any {
+	t.Helper()
+	if sum, _ := studytest.Apply(t, st, out); sum.Errors != 0 {
+		t.Fatalf("%d errored cases", sum.Errors)
+	}
+	return metricsByKey(t, out)
+}
+
 func metricsByKey(t *testing.T, out string) map[string]map[string]any {
 	t.Helper()
 	studytest.CheckDeclaredRows(t, out)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // A run applied with its own cache (settings.cache: run) left its replies
@@ -120,7 +120,7 @@ func TestSharedCacheMergeAndDiff(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("merge (%d):\n%s\n%s", code, stdout, stderr)
 	}
-	var m engine.Manifest
+	var m manifest.Manifest
 	data, _ := os.ReadFile(filepath.Join(merged, "manifest.json"))
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)

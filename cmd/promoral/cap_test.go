@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/fake"
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/review"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // capStudy writes a study of n one-call cases against a fake OpenAI
@@ -146,7 +146,7 @@ func TestSpendCapStopsWithinItsBound(t *testing.T) {
 	if final, _, _ := srv.Counts(); final != n {
 		t.Fatalf("%d requests for %d one-call cases: some went out twice", final, n)
 	}
-	var man engine.Manifest
+	var man manifest.Manifest
 	data, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
 	if err := json.Unmarshal(data, &man); err != nil || man.Cases != n || man.Capped != nil {
 		t.Fatalf("final manifest: %v cases %d capped %+v", err, man.Cases, man.Capped)

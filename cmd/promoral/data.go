@@ -12,6 +12,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/promoral/promoral/pipeline/dataset"
 	"github.com/promoral/promoral/pipeline/hub"
 	"github.com/promoral/promoral/pipeline/spec"
 )
@@ -122,7 +123,7 @@ func dash(s string) string {
 
 // dataProgress follows downloads: bars on a terminal, a line per file
 // otherwise. wait ends the bars.
-func dataProgress(w io.Writer) (hub.Progress, func()) {
+func dataProgress(w io.Writer) (dataset.Progress, func()) {
 	if !isTerminal(w) {
 		return lineProgress{w}, func() {}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/promoral/promoral"
 	"github.com/promoral/promoral/internal/wrap"
 
 	_ "github.com/promoral/promoral/metrics"                     // registers the metric kinds
@@ -152,7 +153,7 @@ func newRoot() *cobra.Command {
 		Short:         "Run prompting-strategy studies of LLM moral reasoning and safety, written as YAML",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       spec.Version,
+		Version:       promoral.Version,
 	}
 	root.AddCommand(newApply(), newPlan(), newDiff(), newValidate(), newSchema(), newGraph(), newReport(), newView(), newBatches(), newMerge(), newCache(), newData(), newDocs(), newExport())
 	wrapHelp(root)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/promoral/promoral"
 	"github.com/promoral/promoral/export/eee"
 	"github.com/promoral/promoral/internal/wrap"
 	"github.com/promoral/promoral/pipeline/hub"
@@ -127,7 +128,7 @@ RUN is a run folder or a run file (its output folder, or --out).`,
 			errw := cmd.ErrOrStderr()
 			res, err := c.Push(cmd.Context(), repo, plan.Files, hub.PushOptions{
 				Message:     msg,
-				Description: "Published with promoral " + spec.Version + ".",
+				Description: "Published with promoral " + promoral.Version + ".",
 				Private:     private,
 				Log:         func(s string) { fmt.Fprintln(errw, wrap.Indent(s, "", "  ", 80)) },
 			})

@@ -33,12 +33,6 @@ import (
 // continues where the last one stopped and spends at most the cap on what is
 // still missing.
 
-// CapStop is what an apply stopped at its spend cap reports.
-type CapStop = manifest.CapStop
-
-// ModelCases is a count of cases of one model.
-type ModelCases = manifest.ModelCases
-
 // errCapped stops a case at the spend cap. It reads as an interruption:
 // the case has no result in this apply and the next apply continues it.
 var errCapped = fmt.Errorf("the spend cap is reached: %w", errInterrupted)
@@ -149,10 +143,10 @@ func WorstCost(m *spec.Model, req *llm.Request, batched bool) float64 {
 }
 
 // capStop sums up an apply the cap stopped.
-func (e *Engine) capStop(done func(ordinal int) bool) *CapStop {
+func (e *Engine) capStop(done func(ordinal int) bool) *manifest.CapStop {
 	b := e.budget
 	b.mu.Lock()
-	cs := &CapStop{CapUSD: b.cap, SpentUSD: b.spent, Refused: b.refused}
+	cs := &manifest.CapStop{CapUSD: b.cap, SpentUSD: b.spent, Refused: b.refused}
 	b.mu.Unlock()
 	by := map[string]int{}
 	e.study.EachCase(func(c *spec.Case) bool {
@@ -166,13 +160,13 @@ func (e *Engine) capStop(done func(ordinal int) bool) *CapStop {
 		return true
 	})
 	for m, n := range by {
-		cs.ByModel = append(cs.ByModel, ModelCases{Model: m, Cases: n})
+		cs.ByModel = append(cs.ByModel, manifest.ModelCases{Model: m, Cases: n})
 	}
 	sort.Slice(cs.ByModel, func(i, j int) bool { return cs.ByModel[i].Model < cs.ByModel[j].Model })
 	return cs
 }
 
-func describeCap(cs *CapStop, b *strings.Builder, s *Summary) {
+func describeCap(cs *manifest.CapStop, b *strings.Builder, s *Summary) {
 	fmt.Fprintf(b, "%s: stopped at the spend cap of $%.4f after %d of %d cases; %d calls (%d new, %d cached), %d errors, %d unparsed, $%.4f billed for new calls",
 		s.Run, cs.CapUSD, s.Cases, s.CasesPlanned, s.CallsNew+s.CallsCached, s.CallsNew, s.CallsCached, s.Errors, s.Unparsed, cs.SpentUSD)
 	var by []string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/promoral/promoral/pipeline/journal"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // CacheImport counts what ImportToCache did with one run folder's journal.
@@ -109,7 +110,7 @@ func localModels(runDir string) (map[string]bool, error) {
 		return nil, err
 	}
 	var m struct {
-		Models []ManifestModel `json:"models"`
+		Models []manifest.Model `json:"models"`
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %v", filepath.Join(runDir, "manifest.json"), err)

@@ -88,9 +88,6 @@ const DefaultGrace = 60 * time.Second
 // (manifest.Summary, whose fields it has).
 type Summary manifest.Summary
 
-// ClassCount is one error class of a run: how many cases, and one of them.
-type ClassCount = manifest.ClassCount
-
 func (s *Summary) String() string {
 	var b strings.Builder
 	if s.Capped != nil && !s.Interrupted {

@@ -1,9 +1,6 @@
 package engine
 
 import (
-	"github.com/promoral/promoral/runfolder"
-	"github.com/promoral/promoral/runfolder/manifest"
-
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,10 +12,13 @@ import (
 	"time"
 	"unique"
 
+	"github.com/promoral/promoral"
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/secret"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // CallRow is one row of calls.parquet: one attempt at one model call, or a
@@ -159,19 +159,10 @@ func (e *Engine) resultValues(c *spec.Case, r *spec.Result) []any {
 	return e.flatValues(vals, c, r, fields, subsetsVal)
 }
 
-// Manifest is manifest.json (manifest.Manifest).
-type Manifest = manifest.Manifest
-
-// ManifestModel records a model entry without anything secret.
-type ManifestModel = manifest.Model
-
-// ManifestTask records a task and its item count.
-type ManifestTask = manifest.Task
-
 func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) error {
 	s := e.study
-	m := Manifest{
-		Summary: manifest.Summary(*sum), Format: manifest.FormatVersion, Version: spec.Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
+	m := manifest.Manifest{
+		Summary: manifest.Summary(*sum), Format: manifest.FormatVersion, Version: promoral.Version, ConfigFile: s.File, ConfigHash: s.ConfigHash,
 		Files: map[string]string{}, Started: started, Finished: time.Now().UTC(),
 		Seed: s.Run.Settings.Seed, Unparsed: s.UnparsedPolicy(), ModelVersions: e.ModelVersions(),
 	}
@@ -182,7 +173,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 		}
 	}
 	for _, md := range s.Models {
-		m.Models = append(m.Models, ManifestModel{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: manifest.Price(md.Spec.Price),
+		m.Models = append(m.Models, manifest.Model{Name: md.Name, Provider: md.Spec.Provider, Model: md.Spec.ID(), BaseURL: secret.URL(md.Spec.BaseURL), Price: manifest.Price(md.Spec.Price),
 			Extends: md.Spec.Extends, Factors: md.Factors})
 	}
 	m.Factors, m.Metrics = s.Factors, spec.ManifestBlocks(s)
@@ -198,7 +189,7 @@ func (e *Engine) writeManifest(path string, sum *Summary, started time.Time) err
 	}
 	sort.Strings(m.Strategies)
 	for _, t := range s.Tasks {
-		m.Tasks = append(m.Tasks, ManifestTask{Name: t.Name, Items: len(t.Items), Data: spec.ManifestDataOf(t), Judge: t.JudgeName()})
+		m.Tasks = append(m.Tasks, manifest.Task{Name: t.Name, Items: len(t.Items), Data: spec.ManifestDataOf(t), Judge: t.JudgeName()})
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -15,9 +15,6 @@ import (
 	"github.com/promoral/promoral/runfolder/manifest"
 )
 
-// MergedShard is one shard a merge joined, as the merged manifest lists it.
-type MergedShard = manifest.MergedShard
-
 // MergeTotals is what the summary of an output set written from other run
 // folders' rows takes from their manifests: what was sent and served is
 // what those runs did, since the rows alone do not say which calls a case
@@ -28,7 +25,7 @@ type MergeTotals struct {
 	// shared cache folder.
 	CallsShared int
 	SharedCache string
-	Shards      []MergedShard
+	Shards      []manifest.MergedShard
 }
 
 func (mt *MergeTotals) into(sum *Summary) {

@@ -1,9 +1,10 @@
 package engine_test
 
 import (
-	"github.com/promoral/promoral/internal/studytest"
 	"path/filepath"
 	"testing"
+
+	"github.com/promoral/promoral/internal/studytest"
 )
 
 // A scripted model sees the repeat index (.repeat), so a script that varies

@@ -40,7 +40,7 @@ func TestSelectedApplyIsMarkedAndKeepsTheJournal(t *testing.T) {
 			t.Errorf("summary does not say %q:\n%s", p, text)
 		}
 	}
-	var man engine.Manifest
+	var man manifest.Manifest
 	data, err := os.ReadFile(filepath.Join(out, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,12 @@ package engine_test
 
 import (
 	"fmt"
-	"github.com/promoral/promoral/internal/studytest"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/promoral/promoral/internal/studytest"
 
 	"github.com/promoral/promoral/pipeline/spec"
 )

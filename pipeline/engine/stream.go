@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // An apply keeps a case's state only while the case is in flight: a
@@ -199,7 +200,7 @@ func (t *tally) fill(sum *Summary) {
 	sum.CostUSD = float64(t.picoUSD) / 1e12
 	sum.ErrorClasses = sum.ErrorClasses[:0]
 	for class, ct := range t.classes {
-		sum.ErrorClasses = append(sum.ErrorClasses, ClassCount{Class: class, Cases: ct.cases, Example: ct.example})
+		sum.ErrorClasses = append(sum.ErrorClasses, manifest.ClassCount{Class: class, Cases: ct.cases, Example: ct.example})
 	}
 	sort.Slice(sum.ErrorClasses, func(i, j int) bool {
 		a, b := sum.ErrorClasses[i], sum.ErrorClasses[j]

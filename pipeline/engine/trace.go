@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/promoral/promoral/runfolder"
 	"math"
 	"slices"
 	"sort"
@@ -16,9 +15,6 @@ import (
 	"github.com/promoral/promoral/pipeline/llm"
 	"github.com/promoral/promoral/pipeline/spec"
 )
-
-// TraceStep is one stage run of a case (runfolder.TraceStep).
-type TraceStep = runfolder.TraceStep
 
 // traceClip bounds each published string in the trace: the trace says what
 // a stage decided, the replies are in calls.parquet, and every byte here is

@@ -74,7 +74,7 @@ type Data struct {
 	// Update names the datasets to resolve again, replacing their lock
 	// entries (data pull --update).
 	Update   map[string]bool
-	Progress Progress
+	Progress dataset.Progress
 	Ctx      context.Context
 	// RunFile is named in the messages' commands.
 	RunFile string

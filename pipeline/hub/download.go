@@ -18,9 +18,6 @@ import (
 	"github.com/promoral/promoral/pipeline/dataset"
 )
 
-// Progress follows a download (dataset.Progress).
-type Progress = dataset.Progress
-
 // Fetched is what a download learned of its file.
 type Fetched struct {
 	Size   int64
@@ -46,7 +43,7 @@ const partSuffix = ".part"
 // size, then renamed to dest. On a failure the part is removed, so the
 // cache never holds a partial file; on an interruption (ctx cancelled, or
 // the process killed) the part stays for the next pull to resume.
-func (c *Client) Download(ctx context.Context, name string, ref *dataset.Hub, f File, dest string, prog Progress) (*Fetched, error) {
+func (c *Client) Download(ctx context.Context, name string, ref *dataset.Hub, f File, dest string, prog dataset.Progress) (*Fetched, error) {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 // ShardManifest reads the manifest of a shard folder's finished outputs.
-func ShardManifest(dir string) (*engine.Manifest, error) {
+func ShardManifest(dir string) (*manifest.Manifest, error) {
 	path := filepath.Join(dir, "manifest.json")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -33,7 +33,7 @@ func ShardManifest(dir string) (*engine.Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m engine.Manifest
+	var m manifest.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
@@ -42,7 +42,7 @@ func ShardManifest(dir string) (*engine.Manifest, error) {
 
 type shardIn struct {
 	dir string
-	m   *engine.Manifest
+	m   *manifest.Manifest
 }
 
 // Merge joins the run folders of the shards of one study into out, a new
@@ -128,7 +128,7 @@ func Merge(st *spec.Study, out string, dirs []string, log io.Writer) (*engine.Su
 		} else if m.SharedCache != "" && m.SharedCache != merged.SharedCache {
 			merged.SharedCache = "(several folders: see merged_from)"
 		}
-		merged.Shards = append(merged.Shards, engine.MergedShard{Dir: sh.dir, Shard: m.Selection.Shard.String(),
+		merged.Shards = append(merged.Shards, manifest.MergedShard{Dir: sh.dir, Shard: m.Selection.Shard.String(),
 			Generation: filepath.Base(engine.CurrentGeneration(sh.dir)), Cases: m.Cases, Errors: m.Errors, Kept: m.Kept,
 			CallsNew: m.CallsNew, CallsShared: m.CallsShared, SharedCache: m.SharedCache, CostUSD: m.CostUSD, Started: m.Started, Finished: m.Finished})
 	}

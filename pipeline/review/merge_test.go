@@ -104,7 +104,7 @@ func TestShardsMergedEqualOneProcess(t *testing.T) {
 			if got := studytest.CountLines(t, filepath.Join(merged, "journal.jsonl")); got != journal {
 				t.Errorf("merged journal has %d lines, the shards %d", got, journal)
 			}
-			var man engine.Manifest
+			var man manifest.Manifest
 			data, _ := os.ReadFile(filepath.Join(merged, "manifest.json"))
 			if err := json.Unmarshal(data, &man); err != nil || len(man.MergedFrom) != n {
 				t.Fatalf("merged manifest: %v %+v", err, man.MergedFrom)

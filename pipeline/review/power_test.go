@@ -2,12 +2,12 @@ package review_test
 
 import (
 	"fmt"
-	"github.com/promoral/promoral/internal/studytest"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/promoral/promoral/internal/studytest"
 	"github.com/promoral/promoral/pipeline/review"
 	"github.com/promoral/promoral/pipeline/stats"
 )

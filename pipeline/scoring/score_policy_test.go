@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/promoral/promoral/internal/studytest"
-	"github.com/promoral/promoral/pipeline/engine"
 	"github.com/promoral/promoral/pipeline/parquetio"
 	"github.com/promoral/promoral/pipeline/scoring"
 	"github.com/promoral/promoral/pipeline/spec"
+	"github.com/promoral/promoral/runfolder/manifest"
 )
 
 // A bot that fails item e ("I hit my brother.") with an HTTP 400 and
@@ -124,7 +124,7 @@ metrics:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var man engine.Manifest
+	var man manifest.Manifest
 	if err := json.Unmarshal(data, &man); err != nil {
 		t.Fatal(err)
 	}

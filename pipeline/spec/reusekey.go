@@ -30,7 +30,7 @@ func resultsKey(st *Study, root *yaml.Node, files map[string][]byte) string {
 	if code == "" {
 		return ""
 	}
-	fmt.Fprintf(h, "promoral %s %s\x00", Version, code)
+	fmt.Fprintf(h, "promoral %s %s\x00", promoral.Version, code)
 	names := make([]string, 0, len(files))
 	for f := range files {
 		names = append(names, f)
@@ -194,7 +194,3 @@ func buildID(head []byte) string {
 	}
 	return ""
 }
-
-// Version is promoral's version, recorded in every manifest (the module
-// root's promoral.Version).
-var Version = promoral.Version
